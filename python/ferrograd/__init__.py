@@ -1,0 +1,43 @@
+"""ferrograd: a CPU autograd engine with a Rust core and PyTorch's API.
+
+``import ferrograd as torch`` runs torch tensor + autograd code unchanged.
+"""
+
+from . import _C
+from ._C import (  # noqa: F401
+    Tensor,
+    bool,
+    double,
+    dtype,
+    float,
+    float32,
+    float64,
+    get_num_threads,
+    int64,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    long,
+    manual_seed,
+    ones,
+    rand,
+    randn,
+    set_num_threads,
+    tensor,
+    zeros,
+)
+from . import autograd  # noqa: F401
+from .autograd.grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    no_grad,
+    set_grad_enabled,
+)
+
+__version__ = "0.1.0"
+
+# Everything else the extension exports at top level (op functions added by
+# the op families) becomes part of the ferrograd namespace.
+for _name in dir(_C):
+    if not _name.startswith("_") and _name not in globals():
+        globals()[_name] = getattr(_C, _name)
+del _name

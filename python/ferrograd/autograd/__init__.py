@@ -1,0 +1,4 @@
+"""ferrograd.autograd: torch.autograd's surface, backed by the Rust engine."""
+
+from .._C import backward, grad  # noqa: F401
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401

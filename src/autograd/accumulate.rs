@@ -1,0 +1,140 @@
+//! AccumulateGrad: the node at the end of every path to a leaf; it adds the
+//! incoming gradient into the leaf's `.grad`.
+
+use super::grad_mode::is_grad_enabled;
+use super::node::{Backward, InputMeta, Node};
+use crate::tensor::layout::contiguous_strides;
+use crate::tensor::{Layout, Tensor};
+use crate::Result;
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+pub struct AccumulateGrad {
+    pub variable: Tensor,
+}
+
+impl AccumulateGrad {
+    pub(crate) fn new_node(leaf: &Tensor) -> Arc<Node> {
+        let meta = vec![InputMeta {
+            shape: leaf.dims(),
+            dtype: leaf.dtype(),
+        }];
+        Arc::new(Node::new(
+            Box::new(AccumulateGrad {
+                variable: leaf.clone(),
+            }),
+            Vec::new(),
+            meta,
+        ))
+    }
+}
+
+/// Gives a gradient the layout of its parameter (the autograd docs'
+/// layout contract): a non-overlapping dense parameter gets a gradient with
+/// its strides, any other a contiguous one. Reuses `g` when nobody else can
+/// see it; with create_graph, keeps `g` and its history.
+fn grad_for(param: &Tensor, g: Tensor) -> Result<Tensor> {
+    if is_grad_enabled() {
+        return Ok(g);
+    }
+    let pl = param.layout();
+    let strides = if is_non_overlapping_dense(pl) {
+        pl.strides.clone()
+    } else {
+        contiguous_strides(&pl.shape)
+    };
+    let exclusive =
+        Arc::strong_count(&g.0) == 1 && Arc::strong_count(&g.0.storage) == 1 && !g.is_view();
+    if exclusive && g.storage_offset() == 0 && g.strides() == &strides[..] {
+        return Ok(g.detach());
+    }
+    let layout = Layout {
+        shape: pl.shape.clone(),
+        strides,
+        offset: 0,
+    };
+    let out = Tensor::zeros(&[layout.storage_extent()], g.dtype())
+        .alias_with_layout(layout)
+        .detach_base();
+    crate::kernels::copy::copy_into(&out, &g)?;
+    Ok(out)
+}
+
+fn is_non_overlapping_dense(l: &Layout) -> bool {
+    let mut dims: Vec<(usize, usize)> = l
+        .shape
+        .iter()
+        .copied()
+        .zip(l.strides.iter().copied())
+        .collect();
+    dims.sort_by_key(|&(_, s)| s);
+    let mut expected = 1;
+    for (d, s) in dims {
+        if d == 1 {
+            continue;
+        }
+        if s != expected {
+            return false;
+        }
+        expected *= d;
+    }
+    true
+}
+
+/// Adds `g` into `t.grad` (shared by AccumulateGrad and retain_grad).
+pub(crate) fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
+    let old = t.grad();
+    let new = match old {
+        None => grad_for(t, g)?,
+        Some(old) => {
+            if is_grad_enabled() {
+                old.add(&g)?
+            } else {
+                crate::kernels::binary::add_assign(&old, &g)?;
+                old.bump_version();
+                return Ok(());
+            }
+        }
+    };
+    t.meta().grad = Some(new);
+    Ok(())
+}
+
+impl Backward for AccumulateGrad {
+    fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed("torch::autograd::AccumulateGrad")
+    }
+    fn apply(&self, _node: &Node, mut grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        let Some(mut g) = grads.pop().flatten() else {
+            return Ok(Vec::new());
+        };
+        let hooks: Vec<_> = self
+            .variable
+            .meta()
+            .hooks
+            .iter()
+            .map(|(_, h)| h.clone())
+            .collect();
+        for h in hooks {
+            if let Some(r) = h(&g)? {
+                g = r;
+            }
+        }
+        accumulate_into(&self.variable, g)?;
+        let post: Vec<_> = self
+            .variable
+            .meta()
+            .post_accumulate_hooks
+            .iter()
+            .map(|(_, h)| h.clone())
+            .collect();
+        for h in post {
+            h(&self.variable)?;
+        }
+        Ok(Vec::new())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,429 @@
+//! The backward engine.
+//!
+//! Discovery walks the graph once from the roots, gives every edge between
+//! two participating nodes a fixed slot in its consumer, and counts each
+//! node's incoming edges. Execution runs a node when its counter reaches
+//! zero; producers write into their own slot, so no lock is contended, and a
+//! node sums its slots in slot order: the result does not depend on which
+//! thread ran what. Independent ready nodes are spawned on the pool; a chain
+//! continues inline on the same thread.
+
+use super::accumulate::accumulate_into;
+use super::grad_mode::GradModeGuard;
+use super::node::{Edge, Node};
+use crate::tensor::Tensor;
+use crate::{bail, Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// One backward request.
+pub struct Request {
+    /// Root edges with their initial gradients.
+    pub roots: Vec<(Edge, Tensor)>,
+    pub keep_graph: bool,
+    pub create_graph: bool,
+    /// Edges whose arriving gradients are captured and returned, in order.
+    pub capture: Vec<Edge>,
+    /// When false, only nodes that lead to `capture` edges or to
+    /// `run_targets` execute (autograd.grad, backward(inputs=...)).
+    pub run_all: bool,
+    /// Nodes that must execute even when pruning (AccumulateGrad of leaf inputs).
+    pub run_targets: Vec<Arc<Node>>,
+}
+
+struct NodeTask {
+    node: Arc<Node>,
+    execute: bool,
+    pending: AtomicUsize,
+    /// One slot per incoming edge, filled by its producer.
+    slots: Vec<Mutex<Option<Tensor>>>,
+    /// Which input (forward output number) each slot is a gradient for.
+    slot_input_nr: Vec<usize>,
+    /// For each next edge: the (task, slot) its gradient goes to.
+    out: Vec<Option<(usize, usize)>>,
+    /// (input_nr, capture index) pairs captured at this node.
+    captures: Vec<(usize, usize)>,
+}
+
+struct GraphTask {
+    tasks: Vec<NodeTask>,
+    keep_graph: bool,
+    create_graph: bool,
+    captured: Vec<Mutex<Option<Tensor>>>,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+}
+
+fn key(n: &Arc<Node>) -> usize {
+    Arc::as_ptr(n) as usize
+}
+
+/// Runs backward; returns the captured gradients (one per `capture` edge).
+pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
+    let (task, ready) = build(&req)?;
+    if !ready.is_empty() {
+        crate::parallel::install(|| {
+            rayon::scope(|s| {
+                let task = &task;
+                let mut ready = ready;
+                sort_ready(task, &mut ready);
+                for idx in ready {
+                    s.spawn(move |s| run_chain(task, idx, s));
+                }
+            })
+        });
+    }
+    if let Some(e) = task.error.lock().take() {
+        return Err(e);
+    }
+    Ok(task.captured.into_iter().map(|c| c.into_inner()).collect())
+}
+
+/// Discovery: which nodes take part, their slots and dependency counts.
+fn build(req: &Request) -> Result<(GraphTask, Vec<usize>)> {
+    // 1. Reachable nodes in DFS discovery order (deterministic).
+    let mut index: HashMap<usize, usize> = HashMap::new();
+    let mut nodes: Vec<Arc<Node>> = Vec::new();
+    let mut stack: Vec<Arc<Node>> = Vec::new();
+    for (e, _) in req.roots.iter().rev() {
+        stack.push(e.node.clone());
+    }
+    while let Some(n) = stack.pop() {
+        if index.contains_key(&key(&n)) {
+            continue;
+        }
+        index.insert(key(&n), nodes.len());
+        for e in n.next_edges().iter().rev().flatten() {
+            if !index.contains_key(&key(&e.node)) {
+                stack.push(e.node.clone());
+            }
+        }
+        nodes.push(n);
+    }
+    let count = nodes.len();
+
+    // 2. Which nodes execute, and which receive gradients at all.
+    let mut captures: Vec<Vec<(usize, usize)>> = vec![Vec::new(); count];
+    for (ci, e) in req.capture.iter().enumerate() {
+        if let Some(&i) = index.get(&key(&e.node)) {
+            captures[i].push((e.input_nr, ci));
+        }
+    }
+    let mut execute = vec![req.run_all; count];
+    if !req.run_all {
+        for t in &req.run_targets {
+            if let Some(&i) = index.get(&key(t)) {
+                execute[i] = true;
+            }
+        }
+        // Children before parents: iterate to a fixed point over a
+        // post-order (the graph is a DAG, one reverse pass suffices).
+        for i in post_order(&nodes, &index).into_iter() {
+            if execute[i] {
+                continue;
+            }
+            execute[i] = nodes[i].next_edges().iter().flatten().any(|e| {
+                let c = index[&key(&e.node)];
+                execute[c] || !captures[c].is_empty()
+            });
+        }
+    }
+    let receives: Vec<bool> = (0..count)
+        .map(|i| execute[i] || !captures[i].is_empty())
+        .collect();
+
+    // 3. Slots: roots first, then every edge from an executing node.
+    let mut slot_input_nr: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut prefilled: Vec<Vec<Option<Tensor>>> = vec![Vec::new(); count];
+    for (e, g) in &req.roots {
+        let i = index[&key(&e.node)];
+        slot_input_nr[i].push(e.input_nr);
+        prefilled[i].push(Some(g.clone()));
+    }
+    let mut pending = vec![0usize; count];
+    let mut out: Vec<Vec<Option<(usize, usize)>>> = vec![Vec::new(); count];
+    for i in 0..count {
+        if !execute[i] {
+            continue;
+        }
+        out[i] = nodes[i]
+            .next_edges()
+            .iter()
+            .map(|e| {
+                let e = e.as_ref()?;
+                let c = index[&key(&e.node)];
+                if !receives[c] {
+                    return None;
+                }
+                slot_input_nr[c].push(e.input_nr);
+                prefilled[c].push(None);
+                pending[c] += 1;
+                Some((c, slot_input_nr[c].len() - 1))
+            })
+            .collect();
+    }
+
+    let mut ready = Vec::new();
+    let mut tasks = Vec::with_capacity(count);
+    for (i, node) in nodes.into_iter().enumerate() {
+        if receives[i] && pending[i] == 0 && !prefilled[i].is_empty() {
+            ready.push(i);
+        }
+        tasks.push(NodeTask {
+            node,
+            execute: execute[i],
+            pending: AtomicUsize::new(pending[i]),
+            slots: std::mem::take(&mut prefilled[i])
+                .into_iter()
+                .map(Mutex::new)
+                .collect(),
+            slot_input_nr: std::mem::take(&mut slot_input_nr[i]),
+            out: std::mem::take(&mut out[i]),
+            captures: std::mem::take(&mut captures[i]),
+        });
+    }
+    let task = GraphTask {
+        tasks,
+        keep_graph: req.keep_graph,
+        create_graph: req.create_graph,
+        captured: req.capture.iter().map(|_| Mutex::new(None)).collect(),
+        failed: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
+    Ok((task, ready))
+}
+
+/// Node indices with every node after all nodes reachable from it.
+fn post_order(nodes: &[Arc<Node>], index: &HashMap<usize, usize>) -> Vec<usize> {
+    let n = nodes.len();
+    let mut order = Vec::with_capacity(n);
+    let mut state = vec![0u8; n]; // 0 new, 1 open, 2 done
+    for root in 0..n {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        state[root] = 1;
+        while let Some((i, k)) = stack.pop() {
+            let edges = nodes[i].next_edges();
+            if let Some(next) = edges[k..].iter().position(|e| e.is_some()) {
+                let k = k + next;
+                stack.push((i, k + 1));
+                let c = index[&key(&edges[k].as_ref().unwrap().node)];
+                if state[c] == 0 {
+                    state[c] = 1;
+                    stack.push((c, 0));
+                }
+            } else {
+                state[i] = 2;
+                order.push(i);
+            }
+        }
+    }
+    order
+}
+
+fn sort_ready(task: &GraphTask, ready: &mut [usize]) {
+    ready.sort_by_key(|&i| std::cmp::Reverse(task.tasks[i].node.sequence_nr()));
+}
+
+/// Runs `idx`, then keeps running one ready successor inline and spawns the rest.
+fn run_chain<'s>(task: &'s GraphTask, idx: usize, scope: &rayon::Scope<'s>) {
+    let mut cur = idx;
+    loop {
+        if task.failed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut ready = match run_node(task, cur) {
+            Ok(r) => r,
+            Err(e) => {
+                let mut slot = task.error.lock();
+                if slot.is_none() {
+                    *slot = Some(e);
+                }
+                task.failed.store(true, Ordering::Release);
+                return;
+            }
+        };
+        if ready.is_empty() {
+            return;
+        }
+        sort_ready(task, &mut ready);
+        for &r in &ready[1..] {
+            scope.spawn(move |s| run_chain(task, r, s));
+        }
+        cur = ready[0];
+    }
+}
+
+/// Sums slots into per-input gradients, runs hooks and the node, delivers
+/// its outputs. Returns the nodes this made ready.
+fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
+    let t = &task.tasks[idx];
+    let node = &t.node;
+    let _mode = GradModeGuard::new(task.create_graph);
+
+    let mut grads: Vec<Option<Tensor>> = vec![None; node.num_inputs()];
+    for (slot, &nr) in t.slots.iter().zip(&t.slot_input_nr) {
+        if let Some(g) = slot.lock().take() {
+            grads[nr] = Some(match grads[nr].take() {
+                None => g,
+                Some(acc) => acc.add(&g)?,
+            });
+        }
+    }
+
+    run_tensor_pre_hooks(node, &mut grads)?;
+    for &(nr, ci) in &t.captures {
+        *task.captured[ci].lock() = grads[nr].clone();
+    }
+    if !t.execute {
+        return Ok(Vec::new());
+    }
+
+    let pre: Vec<_> = node
+        .hooks
+        .lock()
+        .pre
+        .iter()
+        .map(|(_, h)| h.clone())
+        .collect();
+    for h in pre {
+        if let Some(new) = h(&grads)? {
+            grads = new;
+        }
+    }
+    let inputs_for_hooks = if node.hooks.lock().post.is_empty() {
+        None
+    } else {
+        Some(grads.clone())
+    };
+    let backward = node.backward();
+    let mut outputs = catch_unwind(AssertUnwindSafe(|| backward.apply(node, grads)))
+        .unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(Error::internal(format!(
+                "internal error in {}: {}",
+                node.name(),
+                msg
+            )))
+        })?;
+    if let Some(inputs) = inputs_for_hooks {
+        let post: Vec<_> = node
+            .hooks
+            .lock()
+            .post
+            .iter()
+            .map(|(_, h)| h.clone())
+            .collect();
+        for h in post {
+            if let Some(new) = h(&outputs, &inputs)? {
+                outputs = new;
+            }
+        }
+    }
+    if !task.keep_graph {
+        backward.release_saved();
+    }
+    if outputs.len() != node.next_edges().len() {
+        bail!(
+            runtime,
+            "function {} returned an incorrect number of gradients (expected {}, got {})",
+            node.name(),
+            node.next_edges().len(),
+            outputs.len()
+        );
+    }
+
+    let mut ready = Vec::new();
+    for (i, g) in outputs.into_iter().enumerate() {
+        let Some((c, slot)) = t.out[i] else { continue };
+        let consumer = &task.tasks[c];
+        let g = match g {
+            Some(g) => Some(validate(
+                node,
+                i,
+                g,
+                &consumer.node,
+                consumer.slot_input_nr[slot],
+            )?),
+            None => None,
+        };
+        *consumer.slots[slot].lock() = g;
+        if consumer.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            ready.push(c);
+        }
+    }
+    Ok(ready)
+}
+
+/// Tensor hooks and retain_grad for the outputs of `node`.
+fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()> {
+    let (hooks, retain): (Vec<_>, Vec<_>) = {
+        let h = node.hooks.lock();
+        if h.tensor_pre.is_empty() && h.retain_grad.is_empty() {
+            return Ok(());
+        }
+        (
+            h.tensor_pre
+                .iter()
+                .map(|p| (p.output_nr, p.hook.clone()))
+                .collect(),
+            h.retain_grad.clone(),
+        )
+    };
+    for (nr, hook) in hooks {
+        if let Some(g) = &grads[nr] {
+            if let Some(new) = hook(g)? {
+                grads[nr] = Some(new);
+            }
+        }
+    }
+    for (nr, weak) in retain {
+        if let (Some(g), Some(imp)) = (&grads[nr], weak.upgrade()) {
+            accumulate_into(&Tensor(imp), g.clone())?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks a gradient against the consumer's input metadata: sums a
+/// broadcast gradient down to the input's shape, casts its dtype.
+fn validate(
+    producer: &Node,
+    i: usize,
+    g: Tensor,
+    consumer: &Node,
+    input_nr: usize,
+) -> Result<Tensor> {
+    let meta = &consumer.input_meta()[input_nr];
+    let mut g = g;
+    if g.shape() != &meta.shape[..] {
+        if crate::tensor::layout::broadcast_shapes(&meta.shape, g.shape())
+            .ok()
+            .as_deref()
+            != Some(g.shape())
+        {
+            bail!(
+                runtime,
+                "Function {} returned an invalid gradient at index {} - got {:?} but expected shape compatible with {:?}",
+                producer.name(),
+                i,
+                g.shape(),
+                &meta.shape[..]
+            );
+        }
+        g = g.sum_to_size(&meta.shape)?;
+    }
+    if g.dtype() != meta.dtype {
+        g = g.to_dtype(meta.dtype)?;
+    }
+    Ok(g)
+}

@@ -1,0 +1,192 @@
+//! Recording built-in ops into the graph. An op computes its result without
+//! history, then states its derivative once, here:
+//!
+//! ```ignore
+//! let out = kernels::binary(a, b, Mul)?;
+//! Ok(record("MulBackward0", &[a, b]).save("self", a).save("other", b)
+//!     .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(1)?)?), Some(c.grad().mul(&c.saved(0)?)?)])))
+//! ```
+//!
+//! The backward closure is written in ferrograd ops, so with
+//! `create_graph=True` it records a graph of its own (double backward).
+//! Gradients may be returned in the broadcast shape: the engine sums them
+//! to each input's shape and casts them to its dtype.
+
+use super::grad_mode::is_grad_enabled;
+use super::node::{Backward, Edge, InputMeta, Node};
+use super::saved::{SavedList, SavedTensor};
+use crate::tensor::Tensor;
+use crate::Result;
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// What a backward closure sees.
+pub struct BackwardCtx<'a> {
+    grads: &'a [Option<Tensor>],
+    saved: &'a SavedList,
+    node: &'a Node,
+}
+
+impl BackwardCtx<'_> {
+    /// The gradient of output 0.
+    pub fn grad(&self) -> &Tensor {
+        self.grads[0].as_ref().expect("materialized")
+    }
+    /// The gradient of output `i`.
+    pub fn grad_of(&self, i: usize) -> &Tensor {
+        self.grads[i].as_ref().expect("materialized")
+    }
+    /// Saved tensor `i` (in `save` order), version checked.
+    pub fn saved(&self, i: usize) -> Result<Tensor> {
+        self.saved.unpack(i)
+    }
+    /// Whether input `i` needs a gradient (torch's needs_input_grad).
+    pub fn needs(&self, i: usize) -> bool {
+        self.node.next_edges[i].is_some()
+    }
+}
+
+type BackwardFn = dyn Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync;
+
+/// A built-in op's node: a name, its saved tensors and its derivative.
+pub struct FnBackward {
+    name: &'static str,
+    saved_names: Vec<&'static str>,
+    saved: SavedList,
+    f: Box<BackwardFn>,
+}
+
+impl Backward for FnBackward {
+    fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(self.name)
+    }
+    fn apply(&self, node: &Node, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        // Built-in formulas expect defined gradients: materialize zeros.
+        let grads: Vec<Option<Tensor>> = grads
+            .into_iter()
+            .zip(node.input_meta())
+            .map(|(g, m)| Some(g.unwrap_or_else(|| Tensor::zeros(&m.shape, m.dtype))))
+            .collect();
+        let ctx = BackwardCtx {
+            grads: &grads,
+            saved: &self.saved,
+            node,
+        };
+        let mut out = (self.f)(&ctx)?;
+        // Drop gradients nobody asked for.
+        for (g, e) in out.iter_mut().zip(node.next_edges()) {
+            if e.is_none() {
+                *g = None;
+            }
+        }
+        Ok(out)
+    }
+    fn release_saved(&self) {
+        self.saved.release();
+    }
+    fn saved_names(&self) -> Vec<&'static str> {
+        self.saved_names.clone()
+    }
+    fn saved(&self, name: &str, _node: &Node) -> Option<Result<Tensor>> {
+        let i = self.saved_names.iter().position(|n| *n == name)?;
+        Some(self.saved.unpack(i))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+enum ToSave {
+    Input(Tensor),
+    Output(usize),
+}
+
+/// Builder returned by [`record`].
+pub struct Record {
+    name: &'static str,
+    edges: Option<Vec<Option<Edge>>>,
+    to_save: Vec<(&'static str, ToSave)>,
+}
+
+/// Starts recording op `name` over `inputs`. Inert (no node, nothing saved)
+/// when grad mode is off or no input requires grad.
+pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
+    let edges = if is_grad_enabled() && inputs.iter().any(|t| t.requires_grad()) {
+        Some(inputs.iter().map(|t| t.gradient_edge()).collect())
+    } else {
+        None
+    };
+    Record {
+        name,
+        edges,
+        to_save: Vec::new(),
+    }
+}
+
+impl Record {
+    /// True when the op will be recorded (use to skip work only backward needs).
+    pub fn active(&self) -> bool {
+        self.edges.is_some()
+    }
+    pub fn save(mut self, name: &'static str, t: &Tensor) -> Self {
+        if self.active() {
+            self.to_save.push((name, ToSave::Input(t.clone())));
+        }
+        self
+    }
+    /// Saves forward output `i` (without a reference cycle).
+    pub fn save_output(mut self, name: &'static str, i: usize) -> Self {
+        if self.active() {
+            self.to_save.push((name, ToSave::Output(i)));
+        }
+        self
+    }
+    /// Attaches the node to the single output and returns it.
+    pub fn finish<F>(self, out: Tensor, f: F) -> Tensor
+    where
+        F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+    {
+        self.finish_many(vec![out], f).pop().unwrap()
+    }
+    /// Attaches the node to every output (output i gets output_nr i).
+    pub fn finish_many<F>(self, outs: Vec<Tensor>, f: F) -> Vec<Tensor>
+    where
+        F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+    {
+        let Some(edges) = self.edges else { return outs };
+        let input_meta = outs
+            .iter()
+            .map(|t| InputMeta {
+                shape: t.dims(),
+                dtype: t.dtype(),
+            })
+            .collect();
+        let name = self.name;
+        let saved_names = self.to_save.iter().map(|(n, _)| *n).collect();
+        let to_save = self.to_save;
+        let node = Arc::new_cyclic(|weak| {
+            let saved = to_save
+                .into_iter()
+                .map(|(_, s)| match s {
+                    ToSave::Input(t) => SavedTensor::input(&t, name),
+                    ToSave::Output(i) => SavedTensor::output(&outs[i], weak.clone(), i, name),
+                })
+                .collect();
+            Node::new(
+                Box::new(FnBackward {
+                    name,
+                    saved_names,
+                    saved: SavedList::new(saved),
+                    f: Box::new(f),
+                }),
+                edges,
+                input_meta,
+            )
+        });
+        for (i, t) in outs.iter().enumerate() {
+            t.set_history(node.clone(), i);
+        }
+        outs
+    }
+}

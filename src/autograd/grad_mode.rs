@@ -1,0 +1,52 @@
+//! Thread-local grad mode (no_grad / enable_grad / inference_mode).
+
+use std::cell::Cell;
+
+thread_local! {
+    static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
+    static INFERENCE_MODE: Cell<bool> = const { Cell::new(false) };
+}
+
+pub fn is_grad_enabled() -> bool {
+    GRAD_ENABLED.with(|g| g.get())
+}
+
+pub fn set_grad_enabled(enabled: bool) {
+    GRAD_ENABLED.with(|g| g.set(enabled));
+}
+
+pub fn is_inference_mode_enabled() -> bool {
+    INFERENCE_MODE.with(|g| g.get())
+}
+
+pub fn set_inference_mode(enabled: bool) {
+    INFERENCE_MODE.with(|g| g.set(enabled));
+}
+
+/// Sets grad mode for its lifetime, then restores the previous mode.
+pub struct GradModeGuard {
+    prev: bool,
+}
+
+impl GradModeGuard {
+    pub fn new(enabled: bool) -> Self {
+        let prev = is_grad_enabled();
+        set_grad_enabled(enabled);
+        GradModeGuard { prev }
+    }
+}
+
+impl Drop for GradModeGuard {
+    fn drop(&mut self) {
+        set_grad_enabled(self.prev);
+    }
+}
+
+/// `let _g = no_grad();` disables graph recording until the guard drops.
+pub fn no_grad() -> GradModeGuard {
+    GradModeGuard::new(false)
+}
+
+pub fn enable_grad() -> GradModeGuard {
+    GradModeGuard::new(true)
+}

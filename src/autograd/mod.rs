@@ -1,0 +1,203 @@
+//! Reverse-mode autograd: graph nodes, saved tensors, grad mode, the engine
+//! and the `backward` / `grad` entry points.
+
+pub mod accumulate;
+pub mod engine;
+pub mod function;
+pub mod grad_mode;
+pub mod node;
+pub mod saved;
+
+pub use accumulate::AccumulateGrad;
+pub use function::{record, BackwardCtx};
+pub use grad_mode::{enable_grad, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard};
+pub use node::{Backward, Edge, Node};
+
+use crate::tensor::Tensor;
+use crate::{bail, Result};
+
+/// The root gradient: the given one (checked) or ones for a scalar output.
+fn root_grad(t: &Tensor, g: Option<&Tensor>, i: usize) -> Result<Tensor> {
+    match g {
+        Some(g) => {
+            if g.shape() != t.shape() {
+                bail!(
+                    runtime,
+                    "Mismatch in shape: grad_output[{}] has a shape of {:?} and output[{}] has a shape of {:?}.",
+                    i,
+                    g.shape(),
+                    i,
+                    t.shape()
+                );
+            }
+            Ok(g.clone())
+        }
+        None => {
+            if t.numel() != 1 {
+                bail!(
+                    runtime,
+                    "grad can be implicitly created only for scalar outputs"
+                );
+            }
+            Ok(Tensor::ones(t.shape(), t.dtype()))
+        }
+    }
+}
+
+fn root_edges(outputs: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge, Tensor)>> {
+    if grads.len() != outputs.len() {
+        bail!(
+            runtime,
+            "grad requires one gradient per output: got {} tensors and {} gradients",
+            outputs.len(),
+            grads.len()
+        );
+    }
+    let mut roots = Vec::with_capacity(outputs.len());
+    for (i, (t, g)) in outputs.iter().zip(grads).enumerate() {
+        let Some(edge) = t.gradient_edge() else {
+            bail!(
+                runtime,
+                "element {} of tensors does not require grad and does not have a grad_fn",
+                i
+            );
+        };
+        if !t.dtype().is_floating() {
+            bail!(
+                runtime,
+                "only Tensors of floating point dtype can require gradients"
+            );
+        }
+        roots.push((edge, root_grad(t, g.as_ref(), i)?));
+    }
+    Ok(roots)
+}
+
+/// `torch.autograd.backward`: accumulates into the `.grad` of leaves (or
+/// only of `inputs`, when given).
+pub fn backward(
+    tensors: &[Tensor],
+    grad_tensors: &[Option<Tensor>],
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    inputs: Option<&[Tensor]>,
+) -> Result<()> {
+    let roots = root_edges(tensors, grad_tensors)?;
+    let keep_graph = retain_graph.unwrap_or(create_graph);
+    match inputs {
+        None => {
+            engine::execute(engine::Request {
+                roots,
+                keep_graph,
+                create_graph,
+                capture: Vec::new(),
+                run_all: true,
+                run_targets: Vec::new(),
+            })?;
+        }
+        Some(inputs) => {
+            if inputs.is_empty() {
+                bail!(value, "'inputs' argument to backward() cannot be empty.");
+            }
+            let mut capture = Vec::new();
+            let mut capture_of = Vec::new();
+            let mut run_targets = Vec::new();
+            for (i, t) in inputs.iter().enumerate() {
+                let Some(edge) = t.gradient_edge() else {
+                    bail!(
+                        runtime,
+                        "One of the differentiated Tensors does not require grad"
+                    );
+                };
+                if t.is_leaf() {
+                    run_targets.push(edge.node);
+                } else {
+                    capture.push(edge);
+                    capture_of.push(i);
+                }
+            }
+            let grads = engine::execute(engine::Request {
+                roots,
+                keep_graph,
+                create_graph,
+                capture,
+                run_all: false,
+                run_targets,
+            })?;
+            let _mode = GradModeGuard::new(create_graph);
+            for (g, i) in grads.into_iter().zip(capture_of) {
+                if let Some(g) = g {
+                    accumulate::accumulate_into(&inputs[i], g)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `torch.autograd.grad`: returns d(outputs)/d(inputs) without touching `.grad`.
+#[allow(clippy::too_many_arguments)]
+pub fn grad(
+    outputs: &[Tensor],
+    inputs: &[Tensor],
+    grad_outputs: &[Option<Tensor>],
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+    materialize_grads: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let roots = root_edges(outputs, grad_outputs)?;
+    let mut capture = Vec::with_capacity(inputs.len());
+    for t in inputs {
+        match t.gradient_edge() {
+            Some(e) => capture.push(e),
+            None => bail!(
+                runtime,
+                "One of the differentiated Tensors does not require grad"
+            ),
+        }
+    }
+    let keep_graph = retain_graph.unwrap_or(create_graph);
+    let grads = engine::execute(engine::Request {
+        roots,
+        keep_graph,
+        create_graph,
+        capture,
+        run_all: false,
+        run_targets: Vec::new(),
+    })?;
+    let allow_unused = allow_unused || materialize_grads;
+    grads
+        .into_iter()
+        .zip(inputs)
+        .map(|(g, t)| match g {
+            Some(g) => Ok(Some(g)),
+            None if materialize_grads => Ok(Some(t.zeros_like())),
+            None if allow_unused => Ok(None),
+            None => Err(crate::Error::runtime(
+                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+            )),
+        })
+        .collect()
+}
+
+impl Tensor {
+    /// `tensor.backward(gradient, retain_graph, create_graph)`.
+    pub fn backward(&self) -> Result<()> {
+        backward(std::slice::from_ref(self), &[None], None, false, None)
+    }
+    pub fn backward_with(
+        &self,
+        gradient: Option<Tensor>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+    ) -> Result<()> {
+        backward(
+            std::slice::from_ref(self),
+            &[gradient],
+            retain_graph,
+            create_graph,
+            None,
+        )
+    }
+}

@@ -1,0 +1,192 @@
+//! Graph nodes: a backward function plus the edges to the nodes that
+//! produced its inputs. Nodes are immutable once built, except for hooks,
+//! metadata and the saved tensors their backward releases.
+
+use crate::tensor::{DType, Dims, Tensor, TensorHook, TensorImpl};
+use crate::Result;
+use parking_lot::Mutex;
+use std::any::Any;
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+/// Points at input `input_nr` of `node` (that node's forward output number).
+#[derive(Clone)]
+pub struct Edge {
+    pub node: Arc<Node>,
+    pub input_nr: usize,
+}
+
+/// What a node does on the backward pass.
+pub trait Backward: Send + Sync + 'static {
+    fn name(&self) -> Cow<'static, str>;
+    /// Gradients w.r.t. the forward outputs in (`None` = zero), gradients
+    /// w.r.t. the forward inputs out, one per `next_edges` entry.
+    fn apply(&self, node: &Node, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>>;
+    /// Frees saved tensors after a backward without `retain_graph`.
+    fn release_saved(&self) {}
+    /// Names and values of saved tensors, for `_saved_*` inspection.
+    fn saved_names(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    fn saved(&self, _name: &str, _node: &Node) -> Option<Result<Tensor>> {
+        None
+    }
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Shape and dtype of one forward output: the gradient arriving for that
+/// output is checked against (and summed/cast to) it.
+#[derive(Clone, Debug)]
+pub struct InputMeta {
+    pub shape: Dims,
+    pub dtype: DType,
+}
+
+/// A pre-hook on the gradient of one forward output (tensor.register_hook on
+/// a non-leaf).
+pub(crate) struct TensorPreHook {
+    pub id: u64,
+    pub output_nr: usize,
+    pub hook: TensorHook,
+}
+
+/// A node-level hook (register_prehook / register_hook on grad_fn).
+pub type PreHook =
+    Arc<dyn Fn(&[Option<Tensor>]) -> Result<Option<Vec<Option<Tensor>>>> + Send + Sync>;
+pub type PostHook = Arc<
+    dyn Fn(&[Option<Tensor>], &[Option<Tensor>]) -> Result<Option<Vec<Option<Tensor>>>>
+        + Send
+        + Sync,
+>;
+
+#[derive(Default)]
+pub(crate) struct Hooks {
+    pub tensor_pre: Vec<TensorPreHook>,
+    pub retain_grad: Vec<(usize, Weak<TensorImpl>)>,
+    pub pre: Vec<(u64, PreHook)>,
+    pub post: Vec<(u64, PostHook)>,
+}
+
+pub struct Node {
+    backward: Option<Box<dyn Backward>>,
+    pub(crate) next_edges: Vec<Option<Edge>>,
+    /// One entry per forward output of the op (per gradient this node takes).
+    pub(crate) input_meta: Vec<InputMeta>,
+    pub(crate) sequence_nr: u64,
+    pub(crate) hooks: Mutex<Hooks>,
+    /// Free-form per-node data for the bindings (the Python `metadata` dict).
+    pub metadata: Mutex<Option<Box<dyn Any + Send + Sync>>>,
+}
+
+static NEXT_HOOK_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A process-unique id for hook handles.
+pub fn next_hook_id() -> u64 {
+    NEXT_HOOK_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+thread_local! {
+    static SEQUENCE_NR: Cell<u64> = const { Cell::new(0) };
+}
+
+fn next_sequence_nr() -> u64 {
+    SEQUENCE_NR.with(|s| {
+        let v = s.get();
+        s.set(v + 1);
+        v
+    })
+}
+
+impl Node {
+    pub fn new(
+        backward: Box<dyn Backward>,
+        next_edges: Vec<Option<Edge>>,
+        input_meta: Vec<InputMeta>,
+    ) -> Node {
+        Node {
+            backward: Some(backward),
+            next_edges,
+            input_meta,
+            sequence_nr: next_sequence_nr(),
+            hooks: Mutex::default(),
+            metadata: Mutex::new(None),
+        }
+    }
+    pub fn backward(&self) -> &dyn Backward {
+        self.backward.as_deref().expect("node used after drop")
+    }
+    pub fn name(&self) -> Cow<'static, str> {
+        self.backward().name()
+    }
+    pub fn next_edges(&self) -> &[Option<Edge>] {
+        &self.next_edges
+    }
+    pub fn num_inputs(&self) -> usize {
+        self.input_meta.len()
+    }
+    pub fn input_meta(&self) -> &[InputMeta] {
+        &self.input_meta
+    }
+    pub fn sequence_nr(&self) -> u64 {
+        self.sequence_nr
+    }
+    pub fn as_any(&self) -> &dyn Any {
+        self.backward().as_any()
+    }
+    pub(crate) fn add_retain_grad(&self, output_nr: usize, t: Weak<TensorImpl>) {
+        self.hooks.lock().retain_grad.push((output_nr, t));
+    }
+    pub(crate) fn add_tensor_pre_hook(&self, id: u64, output_nr: usize, hook: TensorHook) {
+        self.hooks.lock().tensor_pre.push(TensorPreHook {
+            id,
+            output_nr,
+            hook,
+        });
+    }
+    pub fn add_pre_hook(&self, hook: PreHook) -> u64 {
+        let id = next_hook_id();
+        self.hooks.lock().pre.push((id, hook));
+        id
+    }
+    pub fn add_post_hook(&self, hook: PostHook) -> u64 {
+        let id = next_hook_id();
+        self.hooks.lock().post.push((id, hook));
+        id
+    }
+    /// Removes a hook of any kind by id; true if one was removed.
+    pub fn remove_hook(&self, id: u64) -> bool {
+        let mut h = self.hooks.lock();
+        let before = h.tensor_pre.len() + h.pre.len() + h.post.len();
+        h.tensor_pre.retain(|x| x.id != id);
+        h.pre.retain(|x| x.0 != id);
+        h.post.retain(|x| x.0 != id);
+        before != h.tensor_pre.len() + h.pre.len() + h.post.len()
+    }
+}
+
+// Dropping a long chain of nodes would recurse once per node (node -> edge ->
+// node ...) and overflow the stack. Instead the outermost drop on a thread
+// drains a queue of node parts iteratively; nested drops only enqueue.
+type NodeParts = (Vec<Option<Edge>>, Option<Box<dyn Backward>>);
+thread_local! {
+    static DROP_QUEUE: RefCell<Vec<NodeParts>> = const { RefCell::new(Vec::new()) };
+    static DRAINING: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let parts = (std::mem::take(&mut self.next_edges), self.backward.take());
+        if DRAINING.with(|d| d.get()) {
+            DROP_QUEUE.with(|q| q.borrow_mut().push(parts));
+            return;
+        }
+        DRAINING.with(|d| d.set(true));
+        drop(parts);
+        while let Some(p) = DROP_QUEUE.with(|q| q.borrow_mut().pop()) {
+            drop(p);
+        }
+        DRAINING.with(|d| d.set(false));
+    }
+}

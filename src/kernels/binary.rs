@@ -1,0 +1,132 @@
+//! Broadcasting elementwise kernels over two operands.
+
+use crate::tensor::layout::{broadcast_shapes, for_each_offset2};
+use crate::tensor::{Element, Layout, Tensor};
+use crate::{bail, Result};
+use rayon::prelude::*;
+
+/// `out[i] = f(a[i], b[i])` with broadcasting. `a` and `b` must both be of
+/// dtype `T` (ops cast to the promoted dtype first); `out` is of `U`.
+pub fn map2<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Result<Tensor> {
+    debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let la = a.layout().expand(&shape)?;
+    let lb = b.layout().expand(&shape)?;
+    let sa = a.storage().read_recursive();
+    let sb = b.storage().read_recursive();
+    let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
+    let n = la.numel();
+    let out: Vec<U> = match (la.contiguous_range(), lb.contiguous_range()) {
+        (Some(ra), Some(rb)) => {
+            let (xa, xb) = (&da[ra], &db[rb]);
+            if n >= super::PAR_THRESHOLD {
+                crate::parallel::install(|| {
+                    xa.par_iter()
+                        .zip(xb.par_iter())
+                        .map(|(&x, &y)| f(x, y))
+                        .collect()
+                })
+            } else {
+                xa.iter().zip(xb).map(|(&x, &y)| f(x, y)).collect()
+            }
+        }
+        (Some(ra), None) if b.numel() == 1 => {
+            let y = db[b.storage_offset()];
+            let xa = &da[ra];
+            if n >= super::PAR_THRESHOLD {
+                crate::parallel::install(|| xa.par_iter().map(|&x| f(x, y)).collect())
+            } else {
+                xa.iter().map(|&x| f(x, y)).collect()
+            }
+        }
+        (None, Some(rb)) if a.numel() == 1 => {
+            let x = da[a.storage_offset()];
+            db[rb].iter().map(|&y| f(x, y)).collect()
+        }
+        _ => {
+            let mut out = Vec::with_capacity(n);
+            for_each_offset2(
+                &shape,
+                &la.strides,
+                la.offset,
+                &lb.strides,
+                lb.offset,
+                |i, j| out.push(f(da[i], db[j])),
+            );
+            out
+        }
+    };
+    Ok(Tensor::from_data(U::wrap(out), &shape))
+}
+
+/// `dst[i] = f(dst[i], src[i])` in place, `src` broadcast to `dst`'s shape.
+/// Both of dtype `T`. Does not bump the version.
+pub fn apply2_inplace<T: Element>(
+    dst: &Tensor,
+    src: &Tensor,
+    f: impl Fn(T, T) -> T + Sync + Send,
+) -> Result<()> {
+    let ls = src.layout().expand(dst.shape())?;
+    // src may alias dst: read it into a contiguous buffer first when it does.
+    let aliased = std::sync::Arc::ptr_eq(dst.storage(), src.storage());
+    let src_vals: Option<Vec<T>> = aliased.then(|| src.to_vec::<T>());
+    let ld = dst.layout().clone();
+    let ls = if aliased {
+        Layout::contiguous(dst.shape())
+    } else {
+        ls.clone()
+    };
+    let guard = (!aliased).then(|| src.storage().read_recursive());
+    let s: &[T] = match (&src_vals, &guard) {
+        (Some(v), _) => v,
+        (None, Some(g)) => g.as_slice::<T>(),
+        _ => unreachable!(),
+    };
+    let mut dstore = dst.storage().write();
+    let d = dstore.as_mut_slice::<T>();
+    match (ld.contiguous_range(), ls.contiguous_range()) {
+        (Some(rd), Some(rs)) => {
+            let (xd, xs) = (&mut d[rd], &s[rs]);
+            let n = xd.len();
+            if n >= super::PAR_THRESHOLD {
+                crate::parallel::install(|| {
+                    xd.par_iter_mut()
+                        .zip(xs.par_iter())
+                        .for_each(|(x, &y)| *x = f(*x, y))
+                })
+            } else {
+                xd.iter_mut().zip(xs).for_each(|(x, &y)| *x = f(*x, y))
+            }
+        }
+        _ => for_each_offset2(
+            &ld.shape,
+            &ld.strides,
+            ld.offset,
+            &ls.strides,
+            ls.offset,
+            |i, j| d[i] = f(d[i], s[j]),
+        ),
+    }
+    Ok(())
+}
+
+/// `dst += src` for gradient accumulation (same dtype, src broadcastable).
+pub fn add_assign(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.dtype() != src.dtype() {
+        bail!(
+            runtime,
+            "add_assign: dtype mismatch {} vs {}",
+            dst.dtype().name(),
+            src.dtype().name()
+        );
+    }
+    crate::dispatch_all!(dst.dtype(), T => add_assign_typed::<T>(dst, src))
+}
+
+fn add_assign_typed<T: Element>(dst: &Tensor, src: &Tensor) -> Result<()> {
+    apply2_inplace::<T>(dst, src, |x, y| T::from_f64(x.to_f64() + y.to_f64()))
+}

@@ -1,0 +1,58 @@
+//! Raw loops over buffers. No autograd here: ops call these for their
+//! forward values and build history themselves.
+
+pub mod binary;
+pub mod copy;
+pub mod math;
+pub mod reduce;
+pub mod unary;
+
+/// Elementwise work below this many elements stays on the calling thread.
+pub const PAR_THRESHOLD: usize = 1 << 15;
+
+/// Dispatches on a float dtype, binding `$T` to f32 or f64.
+#[macro_export]
+macro_rules! dispatch_float {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            other => $crate::bail!(
+                runtime,
+                "expected a floating point tensor, got {}",
+                other.name()
+            ),
+        }
+    };
+}
+
+/// Dispatches on any dtype, binding `$T` to its Rust element type.
+#[macro_export]
+macro_rules! dispatch_all {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}

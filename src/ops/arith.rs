@@ -1,0 +1,129 @@
+//! Arithmetic: add, sub, mul, div, neg.
+//!
+//! | op  | d/dself            | d/dother                   |
+//! |-----|--------------------|----------------------------|
+//! | add | grad               | grad                       |
+//! | sub | grad               | -grad                      |
+//! | mul | grad * other       | grad * self                |
+//! | div | grad / other       | -grad * self / other^2     |
+//! | neg | -grad              |                            |
+
+use crate::autograd::record;
+use crate::kernels::binary::map2;
+use crate::kernels::unary::map1;
+use crate::tensor::{DType, Scalar, Tensor};
+use crate::{bail, Result};
+
+/// Applies a numeric binary op in `dt`; bool operands compute in int64
+/// and are cast back to bool.
+macro_rules! numeric2 {
+    ($a:expr, $b:expr, $dt:expr, |$x:ident, $y:ident| $e:expr) => {{
+        let dt: DType = $dt;
+        match dt {
+            DType::F32 => map2::<f32, f32>($a, $b, |$x, $y| $e),
+            DType::F64 => map2::<f64, f64>($a, $b, |$x, $y| $e),
+            DType::I64 => map2::<i64, i64>($a, $b, |$x: i64, $y: i64| $e),
+            DType::Bool => {
+                let (a, b) = ($a.cast_raw(DType::I64), $b.cast_raw(DType::I64));
+                Ok(map2::<i64, i64>(&a, &b, |$x: i64, $y: i64| $e)?.cast_raw(DType::Bool))
+            }
+        }
+    }};
+}
+
+/// Both operands cast to the promoted dtype (no copy when already there).
+fn promoted(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
+    let dt = a.result_type(b);
+    (a.cast_raw(dt), b.cast_raw(dt), dt)
+}
+
+impl Tensor {
+    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
+        let (a, b, dt) = promoted(self, other);
+        let out = numeric2!(&a, &b, dt, |x, y| x + y)?;
+        Ok(record("AddBackward0", &[self, other]).finish(out, |c| {
+            Ok(vec![Some(c.grad().clone()), Some(c.grad().clone())])
+        }))
+    }
+
+    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
+        let (a, b, dt) = promoted(self, other);
+        if dt == DType::Bool {
+            bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
+        }
+        let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
+        Ok(record("SubBackward0", &[self, other]).finish(out, |c| {
+            Ok(vec![Some(c.grad().clone()), Some(c.grad().neg()?)])
+        }))
+    }
+
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        let (a, b, dt) = promoted(self, other);
+        let out = numeric2!(&a, &b, dt, |x, y| x * y)?;
+        Ok(record("MulBackward0", &[self, other])
+            .save("self", self)
+            .save("other", other)
+            .finish(out, |c| {
+                let g = c.grad();
+                let da = if c.needs(0) {
+                    Some(g.mul(&c.saved(1)?)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    Some(g.mul(&c.saved(0)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    /// True division: integer operands give a float result.
+    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
+        let dt = self.result_type(other).to_floating();
+        let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
+        let out = crate::dispatch_float!(dt, T => map2::<T, T>(&a, &b, |x, y| x / y)?);
+        Ok(record("DivBackward0", &[self, other])
+            .save("self", self)
+            .save("other", other)
+            .finish(out, |c| {
+                let (g, other) = (c.grad(), c.saved(1)?);
+                let da = if c.needs(0) {
+                    Some(g.div(&other)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    let s = c.saved(0)?;
+                    Some(g.neg()?.mul(&s)?.div(&other.mul(&other)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    pub fn neg(&self) -> Result<Tensor> {
+        let out = match self.dtype() {
+            DType::F32 => map1::<f32, f32>(self, |x| -x),
+            DType::F64 => map1::<f64, f64>(self, |x| -x),
+            DType::I64 => map1::<i64, i64>(self, |x| x.wrapping_neg()),
+            DType::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
+        };
+        Ok(record("NegBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().neg()?)])))
+    }
+
+    pub fn add_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
+        self.add(&self.wrap_scalar(s.into()))
+    }
+    pub fn sub_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
+        self.sub(&self.wrap_scalar(s.into()))
+    }
+    pub fn mul_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
+        self.mul(&self.wrap_scalar(s.into()))
+    }
+    pub fn div_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
+        self.div(&self.wrap_scalar(s.into()))
+    }
+}

@@ -1,0 +1,77 @@
+//! Casts, copies, broadcasting helpers.
+
+use crate::autograd::record;
+use crate::kernels::copy::contiguous_as;
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::{DType, Tensor};
+use crate::{bail, dispatch_all, Result};
+
+impl Tensor {
+    /// Values cast to `dtype` (torch's `.to(dtype)`); returns `self` if
+    /// already of that dtype.
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let out = self.cast_raw(dtype);
+        if !dtype.is_floating() {
+            return Ok(out);
+        }
+        let from = self.dtype();
+        Ok(record("ToCopyBackward0", &[self])
+            .finish(out, move |c| Ok(vec![Some(c.grad().to_dtype(from)?)])))
+    }
+    /// `self` cast to `dtype` without history (a contiguous copy unless the
+    /// dtype already matches).
+    pub fn cast_raw(&self, dtype: DType) -> Tensor {
+        if dtype == self.dtype() {
+            return self.clone();
+        }
+        dispatch_all!(dtype, T => contiguous_as::<T>(self))
+    }
+    /// A copy with its own memory (torch's `clone()`).
+    pub fn clone_tensor(&self) -> Result<Tensor> {
+        let out = dispatch_all!(self.dtype(), T => contiguous_as::<T>(self));
+        Ok(record("CloneBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().clone())])))
+    }
+    /// `self` if contiguous, else a contiguous copy.
+    pub fn contiguous(&self) -> Result<Tensor> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        self.clone_tensor()
+    }
+    /// A zero-copy broadcast view with no history (for kernels).
+    pub(crate) fn broadcast_to_raw(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        Ok(self.alias_with_layout(self.layout().expand(shape)?))
+    }
+    /// Sums dims so the result has `shape` (the reverse of broadcasting).
+    pub fn sum_to_size(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        if broadcast_shapes(shape, self.shape())?.as_slice() != self.shape() {
+            bail!(
+                runtime,
+                "size {:?} is not expandable to size {:?}",
+                shape,
+                self.shape()
+            );
+        }
+        let lead = self.ndim() - shape.len();
+        let dims: Vec<i64> = (0..self.ndim())
+            .filter(|&i| i < lead || (shape[i - lead] == 1 && self.shape()[i] != 1))
+            .map(|i| i as i64)
+            .collect();
+        let summed = if dims.is_empty() {
+            self.clone()
+        } else {
+            self.sum_dims(&dims, true, None)?
+        };
+        let target: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        summed.reshape(&target)
+    }
+}

@@ -1,0 +1,235 @@
+//! In-place ops. Every in-place op goes through [`Tensor::apply_inplace`]:
+//! the new value is computed out of place (recording the graph as usual),
+//! written into the tensor's memory, the version is bumped and the tensor's
+//! history is rebased onto the op. In-place on a view also rewrites the
+//! base's history (torch's CopySlices), so the base's gradient flows
+//! through the op too.
+
+use crate::autograd::node::{Backward, Edge, InputMeta, Node};
+use crate::autograd::{is_grad_enabled, no_grad};
+use crate::kernels::copy::{check_can_cast, copy_into};
+use crate::tensor::{Layout, Scalar, Tensor};
+use crate::{bail, Result};
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+impl Tensor {
+    /// Errors torch raises before any in-place op on `self`.
+    pub(crate) fn check_inplace(&self) -> Result<()> {
+        if !is_grad_enabled() {
+            return Ok(());
+        }
+        if self.is_leaf() && self.requires_grad() {
+            if self.is_view() {
+                bail!(runtime, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+            }
+            bail!(
+                runtime,
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            );
+        }
+        if let Some(base) = self.view_base() {
+            if base.is_leaf() && base.requires_grad() {
+                bail!(runtime, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs an in-place op whose out-of-place value is `f(self_value)`;
+    /// `others` are the op's other tensor inputs (for requires-grad checks).
+    pub fn apply_inplace(
+        &self,
+        others: &[&Tensor],
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+    ) -> Result<()> {
+        self.check_inplace()?;
+        let tracked =
+            is_grad_enabled() && (self.requires_grad() || others.iter().any(|t| t.requires_grad()));
+        if !tracked {
+            let r = {
+                let _g = no_grad();
+                f(self)?
+            };
+            check_can_cast(r.dtype(), self.dtype())?;
+            copy_into(self, &r)?;
+            self.bump_version();
+            return Ok(());
+        }
+        // A stand-in for self's current value with self's autograd identity,
+        // so what the op saves survives the overwrite below.
+        let before =
+            crate::dispatch_all!(self.dtype(), T => crate::kernels::copy::contiguous_as::<T>(self));
+        {
+            let m = self.meta();
+            if let Some(node) = m.grad_fn.clone() {
+                let nr = m.output_nr;
+                drop(m);
+                before.set_history(node, nr);
+            }
+        }
+        let r = f(&before)?;
+        check_can_cast(r.dtype(), self.dtype())?;
+        let r = r.to_dtype(self.dtype())?;
+        if r.shape() != self.shape() {
+            bail!(
+                runtime,
+                "output with shape {:?} doesn't match the broadcast shape {:?}",
+                self.shape(),
+                r.shape()
+            );
+        }
+        copy_into(self, &r)?;
+        self.bump_version();
+        match self.view_base() {
+            None => match r.gradient_edge() {
+                Some(e) => self.set_history(e.node, e.input_nr),
+                None => {
+                    self.meta().grad_fn = None;
+                }
+            },
+            Some(base) => rebase_view(base, self, &r),
+        }
+        Ok(())
+    }
+
+    /// `self.copy_(src)`: broadcast, cast, differentiable w.r.t. `src`.
+    pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+        let dt = self.dtype();
+        self.apply_inplace(&[src], |_| {
+            let v = src.expand(&shape)?;
+            let v = if v.dtype() == dt { v } else { v.to_dtype(dt)? };
+            v.clone_tensor()
+        })
+    }
+    pub fn fill_(&self, value: Scalar) -> Result<()> {
+        let dt = self.dtype();
+        let shape = self.dims();
+        self.apply_inplace(&[], |_| Ok(Tensor::full(&shape, value, dt)))
+    }
+    pub fn zero_(&self) -> Result<()> {
+        self.fill_(Scalar::Int(0))
+    }
+    pub fn add_(&self, other: &Tensor) -> Result<()> {
+        self.apply_inplace(&[other], |s| s.add(other))
+    }
+    pub fn sub_(&self, other: &Tensor) -> Result<()> {
+        self.apply_inplace(&[other], |s| s.sub(other))
+    }
+    pub fn mul_(&self, other: &Tensor) -> Result<()> {
+        self.apply_inplace(&[other], |s| s.mul(other))
+    }
+    pub fn div_(&self, other: &Tensor) -> Result<()> {
+        self.apply_inplace(&[other], |s| s.div(other))
+    }
+}
+
+/// After in-place op result `r` was written into `view`: the base's new
+/// history is CopySlices(old base, r); the view's is a view of that.
+fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
+    let base_layout = base.layout().clone();
+    let view_layout = view.layout().clone();
+    let copy_slices = Arc::new(Node::new(
+        Box::new(CopySlices {
+            base: base_layout.clone(),
+            view: view_layout.clone(),
+        }),
+        vec![base.gradient_edge(), r.gradient_edge()],
+        vec![InputMeta {
+            shape: base.dims(),
+            dtype: base.dtype(),
+        }],
+    ));
+    base.set_history(copy_slices.clone(), 0);
+    let view_node = Arc::new(Node::new(
+        Box::new(ViewOfBase {
+            base: base_layout,
+            view: view_layout,
+        }),
+        vec![Some(Edge {
+            node: copy_slices,
+            input_nr: 0,
+        })],
+        vec![InputMeta {
+            shape: view.dims(),
+            dtype: view.dtype(),
+        }],
+    ));
+    view.set_history(view_node, 0);
+}
+
+/// Moves a gradient between two layouts over one storage: writes `g` at
+/// `from` into a zeroed storage-sized buffer, reads it back at `to`.
+fn relayout(
+    g: &Tensor,
+    from: &Layout,
+    to: &Layout,
+    zero_region: Option<&Layout>,
+) -> Result<Tensor> {
+    let extent = from.storage_extent().max(to.storage_extent());
+    let buf = Tensor::zeros(&[extent], g.dtype());
+    copy_into(&buf.alias_with_layout(from.clone()), g)?;
+    if let Some(z) = zero_region {
+        crate::kernels::copy::fill(&buf.alias_with_layout(z.clone()), Scalar::Int(0))?;
+    }
+    buf.alias_with_layout(to.clone()).clone_tensor()
+}
+
+/// The base's node after an in-place op on one of its views.
+struct CopySlices {
+    base: Layout,
+    view: Layout,
+}
+
+impl Backward for CopySlices {
+    fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed("CopySlices")
+    }
+    fn apply(&self, node: &Node, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = grads.into_iter().next().flatten() else {
+            return Ok(vec![None, None]);
+        };
+        let g = g.detach();
+        let old_base = match node.next_edges()[0] {
+            Some(_) => Some(relayout(&g, &self.base, &self.base, Some(&self.view))?),
+            None => None,
+        };
+        let result = match node.next_edges()[1] {
+            Some(_) => Some(relayout(&g, &self.base, &self.view, None)?),
+            None => None,
+        };
+        Ok(vec![old_base, result])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A view's node after an in-place op on it: its gradient is placed into
+/// the base's shape.
+struct ViewOfBase {
+    base: Layout,
+    view: Layout,
+}
+
+impl Backward for ViewOfBase {
+    fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed("AsStridedBackward0")
+    }
+    fn apply(&self, _node: &Node, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = grads.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        Ok(vec![Some(relayout(
+            &g.detach(),
+            &self.view,
+            &self.base,
+            None,
+        )?)])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,30 @@
+//! Differentiable ops, one file per family. Each op computes its value with
+//! a kernel and states its derivative once, next to it, with
+//! `autograd::record(...).finish(out, |ctx| ...)`. Gradients are written in
+//! ferrograd ops, so they are differentiable themselves.
+
+pub mod arith;
+pub mod convert;
+pub mod inplace;
+pub mod reduce;
+pub mod view;
+
+use crate::tensor::{dtype::result_type, DType, Scalar, Tensor};
+
+impl Tensor {
+    /// torch.result_type(self, other).
+    pub fn result_type(&self, other: &Tensor) -> DType {
+        result_type(
+            self.dtype(),
+            self.ndim() == 0,
+            other.dtype(),
+            other.ndim() == 0,
+        )
+    }
+    /// A Python number as a 0-dim operand for `self ⊕ value`: a "wrapped
+    /// number" whose dtype follows torch's scalar promotion.
+    pub fn wrap_scalar(&self, value: Scalar) -> Tensor {
+        let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), value);
+        Tensor::scalar(value, dt)
+    }
+}

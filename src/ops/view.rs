@@ -1,0 +1,254 @@
+//! View ops: new layouts over the same storage, no copies.
+//!
+//! | op                 | backward                                   |
+//! |--------------------|--------------------------------------------|
+//! | view / reshape     | grad.reshape(self.shape)                    |
+//! | transpose(d0, d1)  | grad.transpose(d0, d1)                      |
+//! | permute(dims)      | grad.permute(inverse(dims))                 |
+//! | expand(shape)      | grad.sum_to_size(self.shape)                |
+//! | (un)squeeze        | grad.reshape(self.shape)                    |
+//! | narrow/select/slice| scatter grad into zeros of self.shape       |
+
+use crate::autograd::record;
+use crate::tensor::layout::{infer_shape, wrap_dim};
+use crate::tensor::{Layout, Tensor};
+use crate::{bail, Result};
+use std::sync::Arc;
+
+/// A geometric view function: maps a tensor's layout to its view's layout.
+/// It must work on any input layout (it is replayed on gradients).
+pub type ViewFn = Arc<dyn Fn(&Layout) -> Layout + Send + Sync>;
+
+fn to_i64(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
+impl Tensor {
+    /// torch's `view`: fails when the strides make it impossible.
+    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        let shape = infer_shape(shape, self.numel())?;
+        let Some(strides) = self.layout().view_strides(&shape) else {
+            bail!(runtime, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+        };
+        let out = self.alias_with_layout(Layout {
+            shape,
+            strides,
+            offset: self.storage_offset(),
+        });
+        let orig = to_i64(self.shape());
+        Ok(record("ViewBackward0", &[self])
+            .finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)])))
+    }
+    /// A view when the strides allow, else a copy.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let dims = infer_shape(shape, self.numel())?;
+        if dims.as_slice() == self.shape() {
+            return self.view(shape);
+        }
+        if self.layout().view_strides(&dims).is_some() {
+            return self.view(shape);
+        }
+        self.clone_tensor()?.view(shape)
+    }
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            return self.reshape(&[1]);
+        }
+        let (s, e) = (
+            wrap_dim(start_dim, self.ndim())?,
+            wrap_dim(end_dim, self.ndim())?,
+        );
+        if s > e {
+            bail!(
+                runtime,
+                "flatten() has invalid args: start_dim cannot come after end_dim"
+            );
+        }
+        let mut shape: Vec<i64> = to_i64(&self.shape()[..s]);
+        shape.push(self.shape()[s..=e].iter().product::<usize>() as i64);
+        shape.extend(to_i64(&self.shape()[e + 1..]));
+        self.reshape(&shape)
+    }
+    pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        let (d0, d1) = (wrap_dim(dim0, self.ndim())?, wrap_dim(dim1, self.ndim())?);
+        let out = self.alias_with_layout(self.layout().transpose(d0, d1));
+        Ok(record("TransposeBackward0", &[self]).finish(out, move |c| {
+            Ok(vec![Some(c.grad().transpose(d0 as i64, d1 as i64)?)])
+        }))
+    }
+    /// 2-D transpose (`t()`); 0-D and 1-D tensors come back as they are.
+    pub fn t(&self) -> Result<Tensor> {
+        if self.ndim() > 2 {
+            bail!(
+                runtime,
+                "t() expects a tensor with <= 2 dimensions, but self is {}D",
+                self.ndim()
+            );
+        }
+        if self.ndim() < 2 {
+            return self.transpose(0, 0);
+        }
+        self.transpose(0, 1)
+    }
+    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        let dims: Vec<usize> = dims
+            .iter()
+            .map(|&d| wrap_dim(d, self.ndim()))
+            .collect::<Result<_>>()?;
+        let out = self.alias_with_layout(self.layout().permute(&dims)?);
+        let mut inverse = vec![0i64; dims.len()];
+        for (i, &d) in dims.iter().enumerate() {
+            inverse[d] = i as i64;
+        }
+        Ok(record("PermuteBackward0", &[self])
+            .finish(out, move |c| Ok(vec![Some(c.grad().permute(&inverse)?)])))
+    }
+    /// Broadcast to `shape`; `-1` keeps a dim.
+    pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
+        let lead = shape.len().saturating_sub(self.ndim());
+        let mut target = Vec::with_capacity(shape.len());
+        for (i, &d) in shape.iter().enumerate() {
+            if d == -1 {
+                if i < lead {
+                    bail!(runtime, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {}", i);
+                }
+                target.push(self.shape()[i - lead]);
+            } else if d < 0 {
+                bail!(runtime, "invalid shape dimension {}", d);
+            } else {
+                target.push(d as usize);
+            }
+        }
+        let out = self.alias_with_layout(self.layout().expand(&target)?);
+        let orig = self.dims();
+        Ok(record("ExpandBackward0", &[self])
+            .finish(out, move |c| Ok(vec![Some(c.grad().sum_to_size(&orig)?)])))
+    }
+    pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.expand(&to_i64(other.shape()))
+    }
+    pub fn broadcast_to(&self, shape: &[i64]) -> Result<Tensor> {
+        self.expand(shape)
+    }
+    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim() + 1)?;
+        let out = self.alias_with_layout(self.layout().unsqueeze(d));
+        let orig = to_i64(self.shape());
+        Ok(record("UnsqueezeBackward0", &[self])
+            .finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)])))
+    }
+    /// Removes the given size-1 dims (all size-1 dims when `dims` is None).
+    pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
+        let mut drop: Vec<usize> = match dims {
+            None => (0..self.ndim()).filter(|&i| self.shape()[i] == 1).collect(),
+            Some(ds) => ds
+                .iter()
+                .map(|&d| wrap_dim(d, self.ndim()))
+                .collect::<Result<_>>()?,
+        };
+        drop.sort_unstable();
+        drop.dedup();
+        let mut l = self.layout().clone();
+        for &d in drop.iter().rev() {
+            l = l.squeeze_dim(d);
+        }
+        let out = self.alias_with_layout(l);
+        let orig = to_i64(self.shape());
+        Ok(record("SqueezeBackward0", &[self])
+            .finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)])))
+    }
+
+    /// A view made by a geometric function of the layout, with a generic
+    /// scatter-into-zeros backward.
+    pub fn strided_view(&self, name: &'static str, f: ViewFn) -> Result<Tensor> {
+        let out = self.alias_with_layout(f(self.layout()));
+        let orig = self.dims();
+        Ok(record(name, &[self]).finish(out, move |c| {
+            Ok(vec![Some(c.grad().strided_scatter(&orig, f.clone())?)])
+        }))
+    }
+    /// Zeros of `shape` with `self` written into the view `f` of it. The
+    /// backward of `strided_view`, and differentiable itself.
+    pub fn strided_scatter(&self, shape: &[usize], f: ViewFn) -> Result<Tensor> {
+        let out = Tensor::zeros(shape, self.dtype());
+        let region = out.alias_with_layout(f(out.layout()));
+        crate::kernels::copy::copy_into(&region, self)?;
+        Ok(
+            record("AsStridedScatterBackward0", &[self]).finish(out, move |c| {
+                Ok(vec![Some(
+                    c.grad().strided_view("AsStridedBackward0", f.clone())?,
+                )])
+            }),
+        )
+    }
+    pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let size = self.shape()[d] as i64;
+        let start = if start < 0 { start + size } else { start };
+        if start < 0 || start > size {
+            bail!(
+                index,
+                "start out of range (expected to be in range of [{}, {}], but got {})",
+                -size,
+                size,
+                start
+            );
+        }
+        self.layout().narrow(d, start as usize, length)?;
+        let s = start as usize;
+        self.strided_view(
+            "NarrowBackward0",
+            Arc::new(move |l: &Layout| l.narrow(d, s, length).expect("checked")),
+        )
+    }
+    /// `self[..., start:stop:step, ...]` along `dim` with Python slice rules.
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: i64,
+    ) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim())?;
+        if step <= 0 {
+            bail!(value, "step must be greater than zero");
+        }
+        let size = self.shape()[d] as i64;
+        let clamp = |v: i64| {
+            if v < 0 {
+                (v + size).max(0)
+            } else {
+                v.min(size)
+            }
+        };
+        let s = clamp(start.unwrap_or(0)) as usize;
+        let e = clamp(stop.unwrap_or(size)).max(s as i64) as usize;
+        let step = step as usize;
+        self.strided_view(
+            "SliceBackward0",
+            Arc::new(move |l: &Layout| l.slice(d, s, e, step)),
+        )
+    }
+    /// `self[..., index, ...]`: removes `dim`.
+    pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            bail!(index, "select() cannot be applied to a 0-dim tensor.");
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let size = self.shape()[d] as i64;
+        if index < -size || index >= size {
+            bail!(
+                index,
+                "index {} is out of bounds for dimension {} with size {}",
+                index,
+                d,
+                size
+            );
+        }
+        let i = if index < 0 { index + size } else { index } as usize;
+        self.strided_view(
+            "SelectBackward0",
+            Arc::new(move |l: &Layout| l.select(d, i)),
+        )
+    }
+}

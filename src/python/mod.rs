@@ -1,0 +1,50 @@
+//! PyO3 bindings (feature "python"): the `ferrograd._C` extension module.
+//! Each file registers one area; op families add `#[pymethods]` blocks to
+//! `PyTensor` in their own `ops_*.rs` file.
+
+mod autograd;
+mod create;
+mod dtype;
+mod errors;
+mod node;
+mod tensor;
+
+use crate::tensor::Scalar;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A shape as Python sees it.
+pub(crate) fn size<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    Ok(PyTuple::new(py, shape)?.into_any())
+}
+
+pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// `dim=` as torch takes it: None, an int, or a sequence of ints.
+pub(crate) fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+    match dim {
+        None => Ok(Vec::new()),
+        Some(d) if d.is_none() => Ok(Vec::new()),
+        Some(d) => match d.extract::<i64>() {
+            Ok(i) => Ok(vec![i]),
+            Err(_) => d.extract::<Vec<i64>>(),
+        },
+    }
+}
+
+#[pymodule]
+#[pyo3(name = "_C")]
+fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    dtype::register(m)?;
+    node::register(m)?;
+    autograd::register(m)?;
+    create::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! grad_fn objects: a Python view of a graph node.
+
+use crate::autograd::Node;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use std::sync::Arc;
+
+#[pyclass(name = "Node", module = "ferrograd.autograd.graph", frozen)]
+pub struct PyNode {
+    pub node: Arc<Node>,
+}
+
+#[pymethods]
+impl PyNode {
+    fn name(&self) -> String {
+        self.node.name().into_owned()
+    }
+    /// ((node or None, input_nr), ...) for each input of the op.
+    #[getter]
+    fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let items: Vec<Bound<'py, PyAny>> = self
+            .node
+            .next_edges()
+            .iter()
+            .map(|e| match e {
+                Some(e) => (
+                    PyNode {
+                        node: e.node.clone(),
+                    },
+                    e.input_nr,
+                )
+                    .into_pyobject(py)
+                    .map(|t| t.into_any()),
+                None => (py.None(), 0usize).into_pyobject(py).map(|t| t.into_any()),
+            })
+            .collect::<PyResult<_>>()?;
+        PyTuple::new(py, items)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "<{} object at {:#x}>",
+            self.node.name(),
+            Arc::as_ptr(&self.node) as usize
+        )
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyNode>()
+            .map(|o| Arc::ptr_eq(&o.get().node, &self.node))
+            .unwrap_or(false)
+    }
+    fn __hash__(&self) -> isize {
+        Arc::as_ptr(&self.node) as isize
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyNode>()
+}

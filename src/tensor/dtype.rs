@@ -1,0 +1,359 @@
+//! Element types and torch's type-promotion rules.
+
+use super::storage::{Buf, StorageData};
+use std::fmt::Debug;
+
+/// The element type of a tensor, ordered by promotion rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    I64,
+    F32,
+    F64,
+}
+
+/// The default floating dtype (torch.get_default_dtype()).
+pub const DEFAULT_FLOAT: DType = DType::F32;
+
+impl DType {
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I64 => "int64",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+    pub fn is_floating(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+    pub fn itemsize(self) -> usize {
+        match self {
+            DType::Bool => 1,
+            DType::I64 | DType::F64 => 8,
+            DType::F32 => 4,
+        }
+    }
+    /// The category torch promotes by: bool < integral < floating.
+    pub fn category(self) -> u8 {
+        match self {
+            DType::Bool => 0,
+            DType::I64 => 1,
+            DType::F32 | DType::F64 => 2,
+        }
+    }
+    /// Promotion of two tensors of the same priority class.
+    pub fn promote(a: DType, b: DType) -> DType {
+        a.max(b)
+    }
+    /// The dtype floating ops compute in: floats stay, others become float32.
+    pub fn to_floating(self) -> DType {
+        if self.is_floating() {
+            self
+        } else {
+            DEFAULT_FLOAT
+        }
+    }
+}
+
+/// A Python-style number: the wrapped-number operand of tensor ⊕ scalar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Scalar {
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as i64 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+        }
+    }
+    /// The dtype a bare scalar of this kind becomes (torch.tensor(3.0) etc.).
+    pub fn dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::I64,
+            Scalar::Float(_) => DEFAULT_FLOAT,
+        }
+    }
+    pub fn category(self) -> u8 {
+        self.dtype().category()
+    }
+}
+
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Float(v)
+    }
+}
+impl From<f32> for Scalar {
+    fn from(v: f32) -> Self {
+        Scalar::Float(v as f64)
+    }
+}
+impl From<i64> for Scalar {
+    fn from(v: i64) -> Self {
+        Scalar::Int(v)
+    }
+}
+impl From<i32> for Scalar {
+    fn from(v: i32) -> Self {
+        Scalar::Int(v as i64)
+    }
+}
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Self {
+        Scalar::Bool(v)
+    }
+}
+
+/// torch's result type of `tensor ⊕ scalar`: the scalar only wins when it is
+/// of a higher category, and then gives that category's default dtype.
+pub fn result_type_scalar(t: DType, s: Scalar) -> DType {
+    if s.category() > t.category() {
+        s.dtype()
+    } else {
+        t
+    }
+}
+
+/// torch's result type of two tensors: dimensioned tensors outrank 0-dim
+/// ones, which are promoted like scalars of their category.
+pub fn result_type(a: DType, a_dim0: bool, b: DType, b_dim0: bool) -> DType {
+    match (a_dim0, b_dim0) {
+        (false, true) | (true, false) => {
+            let (t, s) = if a_dim0 { (b, a) } else { (a, b) };
+            if s.category() > t.category() {
+                s
+            } else {
+                t
+            }
+        }
+        _ => DType::promote(a, b),
+    }
+}
+
+/// A Rust type that can be the element of a tensor.
+pub trait Element: Copy + Send + Sync + Debug + PartialOrd + Default + 'static {
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+    fn to_i64(self) -> i64;
+    fn from_i64(v: i64) -> Self;
+    fn to_bool(self) -> bool;
+    fn from_bool(v: bool) -> Self;
+    fn zero() -> Self;
+    fn one() -> Self;
+    /// This type's buffer inside storage data, if the storage holds this type.
+    fn slice(d: &StorageData) -> Option<&[Self]>;
+    fn slice_mut(d: &mut StorageData) -> Option<&mut [Self]>;
+    fn wrap(v: Vec<Self>) -> StorageData;
+}
+
+macro_rules! impl_storage_access {
+    ($variant:ident) => {
+        #[inline(always)]
+        fn slice(d: &StorageData) -> Option<&[Self]> {
+            match d {
+                StorageData::$variant(b) => Some(b),
+                _ => None,
+            }
+        }
+        #[inline(always)]
+        fn slice_mut(d: &mut StorageData) -> Option<&mut [Self]> {
+            match d {
+                StorageData::$variant(b) => Some(b),
+                _ => None,
+            }
+        }
+        fn wrap(v: Vec<Self>) -> StorageData {
+            StorageData::$variant(Buf::Owned(v))
+        }
+    };
+}
+
+macro_rules! impl_num_element {
+    ($t:ty, $dt:expr, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            impl_storage_access!($variant);
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self != (0 as $t)
+            }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self {
+                v as i64 as $t
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                0 as $t
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1 as $t
+            }
+        }
+    };
+}
+impl_num_element!(f32, DType::F32, F32);
+impl_num_element!(f64, DType::F64, F64);
+impl_num_element!(i64, DType::I64, I64);
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    impl_storage_access!(Bool);
+    fn to_f64(self) -> f64 {
+        self as i64 as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    fn to_bool(self) -> bool {
+        self
+    }
+    fn from_bool(v: bool) -> Self {
+        v
+    }
+    fn zero() -> Self {
+        false
+    }
+    fn one() -> Self {
+        true
+    }
+}
+
+/// Floating element types: the math the differentiable kernels need.
+pub trait Float:
+    Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + std::iter::Sum
+{
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn abs(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn tanh(self) -> Self;
+    fn powf(self, e: Self) -> Self;
+    fn erf(self) -> Self;
+    fn is_nan(self) -> bool;
+    fn max_val(self, o: Self) -> Self;
+    fn min_val(self, o: Self) -> Self;
+}
+
+macro_rules! impl_float {
+    ($t:ty, $erf:path) => {
+        impl Float for $t {
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                <$t>::ln_1p(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                <$t>::exp_m1(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            #[inline(always)]
+            fn powf(self, e: Self) -> Self {
+                <$t>::powf(self, e)
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                $erf(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            /// NaN-propagating maximum, as torch's `maximum`.
+            #[inline(always)]
+            fn max_val(self, o: Self) -> Self {
+                if self.is_nan() || o.is_nan() {
+                    <$t>::NAN
+                } else if self > o {
+                    self
+                } else {
+                    o
+                }
+            }
+            #[inline(always)]
+            fn min_val(self, o: Self) -> Self {
+                if self.is_nan() || o.is_nan() {
+                    <$t>::NAN
+                } else if self < o {
+                    self
+                } else {
+                    o
+                }
+            }
+        }
+    };
+}
+impl_float!(f32, crate::kernels::math::erf_f32);
+impl_float!(f64, crate::kernels::math::erf_f64);

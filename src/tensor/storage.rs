@@ -1,0 +1,143 @@
+//! Storage: one typed buffer shared by a tensor and all of its views.
+
+use super::dtype::{DType, Element};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// A buffer of `T`: owned by Rust, or borrowed from a foreign owner (a NumPy
+/// array) that is kept alive for as long as the buffer exists.
+pub enum Buf<T> {
+    Owned(Vec<T>),
+    Foreign {
+        ptr: NonNull<T>,
+        len: usize,
+        _owner: Box<dyn Send + Sync>,
+    },
+}
+
+impl<T> Buf<T> {
+    /// Wraps foreign memory.
+    ///
+    /// # Safety
+    /// `ptr` must be aligned for `T` and point at `len` initialised values of
+    /// `T` that stay valid, and are not freed, while `owner` is alive. Every
+    /// bit pattern found there must be a valid `T`.
+    pub unsafe fn foreign(ptr: NonNull<T>, len: usize, owner: Box<dyn Send + Sync>) -> Self {
+        Buf::Foreign {
+            ptr,
+            len,
+            _owner: owner,
+        }
+    }
+}
+
+// SAFETY: a foreign buffer is only reachable through the storage's RwLock,
+// exactly like the owned Vec; the owner box is itself Send + Sync.
+unsafe impl<T: Send> Send for Buf<T> {}
+unsafe impl<T: Sync> Sync for Buf<T> {}
+
+impl<T> Deref for Buf<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Buf::Owned(v) => v,
+            // SAFETY: see `Buf::foreign`: ptr/len describe live, valid memory
+            // for as long as `self` (which owns `_owner`) exists.
+            Buf::Foreign { ptr, len, .. } => unsafe {
+                std::slice::from_raw_parts(ptr.as_ptr(), *len)
+            },
+        }
+    }
+}
+
+impl<T> DerefMut for Buf<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            Buf::Owned(v) => v,
+            // SAFETY: as in `deref`; `&mut self` proves exclusive access
+            // through this buffer (the storage's write lock is held).
+            Buf::Foreign { ptr, len, .. } => unsafe {
+                std::slice::from_raw_parts_mut(ptr.as_ptr(), *len)
+            },
+        }
+    }
+}
+
+/// The typed data of a storage.
+pub enum StorageData {
+    Bool(Buf<bool>),
+    I64(Buf<i64>),
+    F32(Buf<f32>),
+    F64(Buf<f64>),
+}
+
+impl StorageData {
+    pub fn dtype(&self) -> DType {
+        match self {
+            StorageData::Bool(_) => DType::Bool,
+            StorageData::I64(_) => DType::I64,
+            StorageData::F32(_) => DType::F32,
+            StorageData::F64(_) => DType::F64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            StorageData::Bool(b) => b.len(),
+            StorageData::I64(b) => b.len(),
+            StorageData::F32(b) => b.len(),
+            StorageData::F64(b) => b.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The buffer as `T`. Callers dispatch on the tensor's dtype first, so a
+    /// mismatch is a bug in ferrograd.
+    pub fn as_slice<T: Element>(&self) -> &[T] {
+        T::slice(self).expect("storage dtype mismatch")
+    }
+    pub fn as_mut_slice<T: Element>(&mut self) -> &mut [T] {
+        T::slice_mut(self).expect("storage dtype mismatch")
+    }
+}
+
+/// Shared, lockable storage. Readers (kernels) take the read lock; in-place
+/// ops take the write lock.
+pub struct Storage {
+    data: RwLock<StorageData>,
+}
+
+impl Storage {
+    pub fn new(data: StorageData) -> Self {
+        Storage {
+            data: RwLock::new(data),
+        }
+    }
+    pub fn from_vec<T: Element>(v: Vec<T>) -> Self {
+        Self::new(T::wrap(v))
+    }
+    pub fn read(&self) -> RwLockReadGuard<'_, StorageData> {
+        self.data.read()
+    }
+    /// A read lock that may be taken twice by one thread (an op reading the
+    /// same storage as both operands).
+    pub fn read_recursive(&self) -> RwLockReadGuard<'_, StorageData> {
+        self.data.read_recursive()
+    }
+    pub fn write(&self) -> RwLockWriteGuard<'_, StorageData> {
+        self.data.write()
+    }
+    pub fn dtype(&self) -> DType {
+        self.data.read().dtype()
+    }
+    /// Address of the first element (for `data_ptr()` and aliasing checks).
+    pub fn data_ptr(&self) -> usize {
+        match &*self.data.read() {
+            StorageData::Bool(b) => b.as_ptr() as usize,
+            StorageData::I64(b) => b.as_ptr() as usize,
+            StorageData::F32(b) => b.as_ptr() as usize,
+            StorageData::F64(b) => b.as_ptr() as usize,
+        }
+    }
+}

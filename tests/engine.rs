@@ -1,0 +1,128 @@
+use ferrograd::{autograd, DType, Tensor};
+
+fn t(v: &[f64], shape: &[usize]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), shape).unwrap()
+}
+fn leaf(v: &[f64], shape: &[usize]) -> Tensor {
+    t(v, shape).requires_grad_(true).unwrap()
+}
+
+#[test]
+fn mul_add_sum_backward() {
+    let x = leaf(&[1.0, 2.0, 3.0], &[3]);
+    let y = x.mul(&x).unwrap().add(&x).unwrap().sum().unwrap();
+    y.backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![3.0, 5.0, 7.0]);
+}
+
+#[test]
+fn broadcast_grad_is_summed_to_input_shape() {
+    let a = leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = leaf(&[10.0, 20.0, 30.0], &[3]);
+    a.mul(&b).unwrap().sum().unwrap().backward().unwrap();
+    assert_eq!(b.grad().unwrap().shape(), &[3]);
+    assert_eq!(b.grad().unwrap().to_f64_vec(), vec![5.0, 7.0, 9.0]);
+    assert_eq!(
+        a.grad().unwrap().to_f64_vec(),
+        vec![10.0, 20.0, 30.0, 10.0, 20.0, 30.0]
+    );
+}
+
+#[test]
+fn diamond_and_accumulation_over_two_calls() {
+    let x = leaf(&[2.0], &[1]);
+    let a = x.mul_scalar(3.0).unwrap();
+    let b = x.mul(&x).unwrap();
+    let y = a.add(&b).unwrap().sum().unwrap();
+    autograd::backward(&[y.clone()], &[None], Some(true), false, None).unwrap();
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![7.0]);
+    y.backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![14.0]);
+    let err = y.backward().unwrap_err();
+    assert!(
+        err.msg.contains("backward through the graph a second time"),
+        "{}",
+        err.msg
+    );
+}
+
+#[test]
+fn grad_api_and_double_backward() {
+    let x = leaf(&[3.0], &[1]);
+    let y = x.mul(&x).unwrap().mul(&x).unwrap().sum().unwrap(); // x^3
+    let g = autograd::grad(&[y], &[x.clone()], &[None], None, true, false, false).unwrap();
+    let g = g[0].clone().unwrap();
+    assert_eq!(g.to_f64_vec(), vec![27.0]);
+    let gg = autograd::grad(
+        &[g.sum().unwrap()],
+        &[x.clone()],
+        &[None],
+        None,
+        false,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(gg[0].as_ref().unwrap().to_f64_vec(), vec![18.0]);
+    assert!(x.grad().is_none());
+}
+
+#[test]
+fn inplace_modification_of_saved_tensor_errors() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.mul_scalar(2.0).unwrap();
+    let z = y.mul(&y).unwrap().sum().unwrap();
+    y.add_(&Tensor::scalar(1.0.into(), DType::F64)).unwrap();
+    let err = z.backward().unwrap_err();
+    assert!(
+        err.msg.contains("modified by an inplace operation"),
+        "{}",
+        err.msg
+    );
+    assert!(
+        err.msg.contains("is at version 1; expected version 0"),
+        "{}",
+        err.msg
+    );
+}
+
+#[test]
+fn inplace_on_view_flows_to_base() {
+    let w = leaf(&[5.0], &[1]);
+    let base = Tensor::zeros(&[3], DType::F64);
+    let v = base.narrow(0, 1, 1).unwrap();
+    v.copy_(&w.mul_scalar(2.0).unwrap()).unwrap();
+    assert_eq!(base.to_f64_vec(), vec![0.0, 10.0, 0.0]);
+    base.mul(&t(&[1.0, 2.0, 3.0], &[3]))
+        .unwrap()
+        .sum()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(w.grad().unwrap().to_f64_vec(), vec![4.0]);
+}
+
+#[test]
+fn views_transpose_reshape_backward() {
+    let x = leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let y = x.t().unwrap().reshape(&[6]).unwrap();
+    let w = t(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[6]);
+    y.mul(&w).unwrap().sum().unwrap().backward().unwrap();
+    // y = [1,4,2,5,3,6] -> grad for x[i][j] = w[j*2+i]
+    assert_eq!(
+        x.grad().unwrap().to_f64_vec(),
+        vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]
+    );
+}
+
+#[test]
+fn deep_chain_does_not_overflow() {
+    let x = leaf(&[1.0], &[1]);
+    let mut y = x.clone();
+    for _ in 0..100_000 {
+        y = y.add_scalar(1.0).unwrap();
+    }
+    y.sum().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![1.0]);
+    drop(y);
+}
