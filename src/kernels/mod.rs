@@ -3,7 +3,9 @@
 
 pub mod binary;
 pub mod copy;
+pub mod index;
 pub mod math;
+pub mod matmul;
 pub mod reduce;
 pub mod unary;
 

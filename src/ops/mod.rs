@@ -5,8 +5,14 @@
 
 pub mod arith;
 pub mod convert;
+pub mod index;
 pub mod inplace;
+pub mod join;
+pub mod linalg;
+pub mod pointwise;
 pub mod reduce;
+pub mod softmax;
+pub mod unary;
 pub mod view;
 
 use crate::tensor::{dtype::result_type, DType, Scalar, Tensor};

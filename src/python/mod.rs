@@ -6,7 +6,13 @@ mod autograd;
 mod create;
 mod dtype;
 mod errors;
+mod function;
 mod node;
+mod ops_index;
+mod ops_linalg;
+mod ops_pointwise;
+mod ops_reduce;
+mod repr;
 mod tensor;
 
 use crate::tensor::Scalar;
@@ -46,5 +52,11 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     node::register(m)?;
     autograd::register(m)?;
     create::register(m)?;
+    function::register(m)?;
+    ops_index::register(m)?;
+    ops_linalg::register(m)?;
+    ops_pointwise::register(m)?;
+    ops_reduce::register(m)?;
+    repr::register(m)?;
     Ok(())
 }
