@@ -32,6 +32,9 @@ impl VersionCounter {
 /// A hook on a tensor's gradient: may return a replacement gradient.
 pub type TensorHook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
 
+/// A hook run after a leaf's `.grad` was updated.
+pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
+
 /// Autograd state of one tensor.
 #[derive(Default)]
 pub struct AutogradMeta {
@@ -46,7 +49,7 @@ pub struct AutogradMeta {
     /// Hooks of a leaf, run by its AccumulateGrad before accumulation.
     pub hooks: Vec<(u64, TensorHook)>,
     /// Hooks run after `.grad` has been accumulated into a leaf.
-    pub post_accumulate_hooks: Vec<(u64, Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>)>,
+    pub post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
 }
 
 pub struct TensorImpl {
