@@ -7,6 +7,7 @@ from . import _C
 from ._C import (  # noqa: F401
     Tensor,
     bool,
+    device,
     double,
     dtype,
     float,
@@ -25,8 +26,12 @@ from ._C import (  # noqa: F401
     tensor,
     zeros,
 )
-from . import autograd  # noqa: F401
-from .autograd.grad_mode import (  # noqa: F401
+from ._size import Size
+
+_C._set_size_class(Size)
+
+from . import autograd  # noqa: E402, F401
+from .autograd.grad_mode import (  # noqa: E402, F401
     enable_grad,
     inference_mode,
     no_grad,
@@ -41,3 +46,5 @@ for _name in dir(_C):
     if not _name.startswith("_") and _name not in globals():
         globals()[_name] = getattr(_C, _name)
 del _name
+
+from . import random  # noqa: E402, F401

@@ -8,6 +8,7 @@ mod dtype;
 mod errors;
 mod function;
 mod node;
+mod numpy_interop;
 mod ops_index;
 mod ops_linalg;
 mod ops_pointwise;
@@ -17,11 +18,10 @@ mod tensor;
 
 use crate::tensor::Scalar;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-/// A shape as Python sees it.
+/// A shape as Python sees it: a `ferrograd.Size`.
 pub(crate) fn size<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
-    Ok(PyTuple::new(py, shape)?.into_any())
+    create::make_size(py, shape)
 }
 
 pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
@@ -52,6 +52,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     node::register(m)?;
     autograd::register(m)?;
     create::register(m)?;
+    numpy_interop::register(m)?;
     function::register(m)?;
     ops_index::register(m)?;
     ops_linalg::register(m)?;

@@ -141,8 +141,8 @@ impl PyTensor {
         self.inner.dtype().itemsize()
     }
     #[getter]
-    fn device(&self) -> &'static str {
-        "cpu"
+    fn device(&self) -> super::create::PyDevice {
+        super::create::PyDevice::cpu()
     }
     #[getter]
     fn is_cuda(&self) -> bool {

@@ -54,55 +54,102 @@ impl Tensor {
     pub fn ones_like(&self) -> Tensor {
         Self::ones(self.shape(), self.dtype())
     }
-    /// `start, start+step, ...` below `end` (torch.arange).
+    /// `start, start+step, ...` below `end` (torch.arange). As in torch,
+    /// the length is `ceil((end - start) / step)` computed in f64, and for an
+    /// integer dtype `start` and `step` are first cast to integers.
     pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<Tensor> {
         let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
-        if st == 0.0 {
+        if !s.is_finite() || !e.is_finite() {
+            bail!(
+                runtime,
+                "unsupported range: {} -> {}",
+                fmt_bound(start),
+                fmt_bound(end)
+            );
+        }
+        if dtype == DType::Bool {
+            bail!(runtime, "\"arange_cpu\" not implemented for 'Bool'");
+        }
+        if st == 0.0 || (dtype == DType::I64 && scalar_as_i64(step) == 0) {
             bail!(runtime, "step must be nonzero");
         }
         if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
             bail!(
                 runtime,
-                "upper bound and larger bound inconsistent with step sign"
+                "upper bound and lower bound inconsistent with step sign"
             );
         }
-        let n = ((e - s) / st).ceil().max(0.0) as usize;
+        let len = ((e - s) / st).ceil();
+        if !len.is_finite() || len >= (1u64 << 53) as f64 {
+            bail!(runtime, "invalid size, possible overflow?");
+        }
+        let n = len.max(0.0) as usize;
         Ok(match dtype {
             DType::I64 => {
                 let (s, st) = (scalar_as_i64(start), scalar_as_i64(step));
-                Self::from_vec((0..n as i64).map(|i| s + i * st).collect::<Vec<_>>(), &[n])?
+                Self::from_vec(
+                    (0..n as i64)
+                        .map(|i| s.wrapping_add(i.wrapping_mul(st)))
+                        .collect::<Vec<_>>(),
+                    &[n],
+                )?
             }
             DType::F32 => Self::from_vec(
                 (0..n)
-                    .map(|i| (s + i as f64 * st) as f32)
+                    .map(|i| st.mul_add(i as f64, s) as f32)
                     .collect::<Vec<_>>(),
                 &[n],
             )?,
-            DType::F64 => {
-                Self::from_vec((0..n).map(|i| s + i as f64 * st).collect::<Vec<_>>(), &[n])?
-            }
-            DType::Bool => bail!(runtime, "\"arange_cpu\" not implemented for 'Bool'"),
+            DType::F64 => Self::from_vec(
+                (0..n).map(|i| st.mul_add(i as f64, s)).collect::<Vec<_>>(),
+                &[n],
+            )?,
+            DType::Bool => unreachable!("rejected above"),
         })
     }
-    /// `steps` evenly spaced values from `start` to `end` inclusive.
+    /// `steps` evenly spaced values from `start` to `end` inclusive
+    /// (torch.linspace). Floating dtypes compute in their own precision, as
+    /// torch does; integer dtypes compute in f64 and truncate.
     pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
-        let step = if steps > 1 {
-            (end - start) / (steps - 1) as f64
-        } else {
-            0.0
-        };
-        let half = steps / 2;
-        // torch fills the second half backwards from `end` for symmetry.
-        let vals: Vec<f64> = (0..steps)
-            .map(|i| {
-                if i < half {
-                    start + step * i as f64
-                } else {
-                    end - step * (steps - 1 - i) as f64
-                }
-            })
-            .collect();
-        Tensor::from_vec(vals, &[steps])?.to_dtype(dtype)
+        /// torch's kernel: the first half counts up from `start`, the second
+        /// half counts down from `end`, so both ends are exact.
+        fn fill<T: super::Float>(
+            start: T,
+            end: T,
+            steps: usize,
+            fma: impl Fn(T, T, T) -> T,
+        ) -> Vec<T> {
+            let step = (end - start) / T::from_f64(steps.saturating_sub(1).max(1) as f64);
+            if steps == 1 {
+                return vec![start];
+            }
+            let half = steps / 2;
+            // torch's compiled kernel fuses `start + step * i` into an FMA.
+            (0..steps)
+                .map(|i| {
+                    if i < half {
+                        fma(step, T::from_f64(i as f64), start)
+                    } else {
+                        fma(-step, T::from_f64((steps - 1 - i) as f64), end)
+                    }
+                })
+                .collect()
+        }
+        Ok(match dtype {
+            DType::F32 => Tensor::from_vec(
+                fill(start as f32, end as f32, steps, f32::mul_add),
+                &[steps],
+            )?,
+            DType::F64 => Tensor::from_vec(fill(start, end, steps, f64::mul_add), &[steps])?,
+            // Integer dtypes: the ends are cast first, the values computed in
+            // f64 and truncated.
+            DType::I64 => Tensor::from_vec(
+                fill(start.trunc(), end.trunc(), steps, f64::mul_add),
+                &[steps],
+            )?
+            .cast_raw(DType::I64),
+            DType::Bool => bail!(runtime, "\"linspace_cpu\" not implemented for 'Bool'"),
+        })
     }
     pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
         let mut v = vec![0.0f64; n * m];
@@ -110,6 +157,15 @@ impl Tensor {
             v[i * m + i] = 1.0;
         }
         Tensor::from_vec(v, &[n, m])?.to_dtype(dtype)
+    }
+}
+
+/// A range bound as torch prints it in errors (`inf`, `nan`, `1`, `2.5`).
+fn fmt_bound(s: Scalar) -> String {
+    match s {
+        Scalar::Float(f) if f.is_nan() => "nan".into(),
+        Scalar::Float(f) if f.is_infinite() => if f > 0.0 { "inf" } else { "-inf" }.into(),
+        other => format!("{}", other.to_f64()),
     }
 }
 

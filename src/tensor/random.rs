@@ -49,17 +49,46 @@ impl Rng {
     }
 }
 
-static GENERATOR: Mutex<Option<Rng>> = Mutex::new(None);
+/// The global generator and the seed it was last seeded with.
+static GENERATOR: Mutex<Option<(Rng, u64)>> = Mutex::new(None);
 const DEFAULT_SEED: u64 = 67280421310721;
 
 fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
     let mut g = GENERATOR.lock();
-    f(g.get_or_insert_with(|| Rng::seeded(DEFAULT_SEED)))
+    f(&mut g
+        .get_or_insert_with(|| (Rng::seeded(DEFAULT_SEED), DEFAULT_SEED))
+        .0)
 }
 
 /// Reseeds the global generator (torch.manual_seed).
 pub fn manual_seed(seed: u64) {
-    *GENERATOR.lock() = Some(Rng::seeded(seed));
+    *GENERATOR.lock() = Some((Rng::seeded(seed), seed));
+}
+
+/// The seed the global generator was last seeded with (torch.initial_seed).
+pub fn initial_seed() -> u64 {
+    GENERATOR.lock().as_ref().map_or(DEFAULT_SEED, |g| g.1)
+}
+
+/// The global generator's state: its four state words and its seed.
+pub fn rng_state() -> [u64; 5] {
+    let mut g = GENERATOR.lock();
+    let (rng, seed) = g.get_or_insert_with(|| (Rng::seeded(DEFAULT_SEED), DEFAULT_SEED));
+    [rng.s[0], rng.s[1], rng.s[2], rng.s[3], *seed]
+}
+
+/// Restores a state returned by [`rng_state`].
+pub fn set_rng_state(state: [u64; 5]) -> Result<()> {
+    if state[..4].iter().all(|&w| w == 0) {
+        bail!(runtime, "invalid RNG state: all-zero generator state");
+    }
+    *GENERATOR.lock() = Some((
+        Rng {
+            s: [state[0], state[1], state[2], state[3]],
+        },
+        state[4],
+    ));
+    Ok(())
 }
 
 fn check_float(dtype: DType, what: &str) -> Result<()> {
@@ -75,19 +104,28 @@ fn check_float(dtype: DType, what: &str) -> Result<()> {
 }
 
 impl Tensor {
-    /// Uniform samples in [0, 1).
+    /// Uniform samples in [0, 1) (float32 samples use 24 random bits, so
+    /// rounding can never produce 1.0).
     pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
         check_float(dtype, "check_uniform_bounds")?;
         let n = shape.iter().product();
+        if dtype == DType::F32 {
+            let v: Vec<f32> = with_rng(|r| {
+                (0..n)
+                    .map(|_| (r.next_u64() >> 40) as f32 * (1.0 / (1u32 << 24) as f32))
+                    .collect()
+            });
+            return Tensor::from_vec(v, shape);
+        }
         let v: Vec<f64> = with_rng(|r| (0..n).map(|_| r.uniform()).collect());
-        Tensor::from_vec(v, shape)?.to_dtype(dtype)
+        Tensor::from_vec(v, shape)
     }
     /// Standard normal samples.
     pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
         check_float(dtype, "normal_kernel_cpu")?;
         let n = shape.iter().product();
         let v: Vec<f64> = with_rng(|r| (0..n).map(|_| r.normal()).collect());
-        Tensor::from_vec(v, shape)?.to_dtype(dtype)
+        Ok(Tensor::from_vec(v, shape)?.cast_raw(dtype))
     }
     /// Integers uniform in [low, high).
     pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
@@ -99,11 +137,14 @@ impl Tensor {
                 high
             );
         }
-        let span = (high - low) as u64;
+        let span = high.wrapping_sub(low) as u64;
         let n = shape.iter().product();
-        let v: Vec<i64> =
-            with_rng(|r| (0..n).map(|_| low + (r.next_u64() % span) as i64).collect());
-        Tensor::from_vec(v, shape)?.to_dtype(dtype)
+        let v: Vec<i64> = with_rng(|r| {
+            (0..n)
+                .map(|_| low.wrapping_add((r.next_u64() % span) as i64))
+                .collect()
+        });
+        Ok(Tensor::from_vec(v, shape)?.cast_raw(dtype))
     }
     /// A random permutation of 0..n.
     pub fn randperm(n: usize) -> Result<Tensor> {

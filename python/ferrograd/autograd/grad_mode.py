@@ -1,112 +1,205 @@
-"""Grad-mode context managers and decorators (state lives in Rust, per thread)."""
+"""Grad-mode context managers and decorators (torch.autograd.grad_mode).
+
+The state itself lives in Rust, per thread: a new thread starts with grad
+mode enabled and inference mode disabled, whatever the spawning thread does.
+The classes mirror torch's: each is a context manager, and also a decorator,
+either called (``@no_grad()``) or bare (``@no_grad``, ``@inference_mode``).
+Decorated generator functions run each of their steps under the mode.
+"""
 
 import functools
+import inspect
+import sys
+import warnings
 
 from .. import _C
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
 
 
+def _wrap_generator(ctx_factory, func):
+    """Runs every step of the generator returned by ``func`` under a fresh
+    context from ``ctx_factory`` (torch.utils._contextlib._wrap_generator)."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with ctx_factory():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
+
+
+def _context_decorator(ctx_factory, func):
+    if inspect.isclass(func):
+        raise RuntimeError(
+            "Cannot decorate classes; it is ambiguous whether or not only the "
+            "constructor or all methods should have the context manager applied; "
+            "additionally, decorating a class at definition-site will prevent "
+            "use of the identifier as a conventional type.  "
+            "To specify which methods to decorate, decorate each of them "
+            "individually."
+        )
+    if inspect.isgeneratorfunction(func):
+        return _wrap_generator(ctx_factory, func)
+
+    @functools.wraps(func)
+    def decorate_context(*args, **kwargs):
+        with ctx_factory():
+            return func(*args, **kwargs)
+
+    return decorate_context
+
+
 class _DecoratorContextManager:
-    """A context manager that is also usable as a (factory-called) decorator."""
+    """A context manager that is also usable as a decorator."""
 
-    def __call__(self, func):
-        if not callable(func):
-            raise TypeError(f"{type(self).__name__} decorator expects a callable")
+    def __call__(self, orig_func):
+        if inspect.isclass(orig_func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in "
+                "future versions. You should only decorate functions or methods. "
+                "To preserve the current behavior of class decoration, you can "
+                "directly decorate the `__init__` method and nothing else.",
+                FutureWarning,
+                stacklevel=2,
+            )
 
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with self.clone():
-                return func(*args, **kwargs)
+            def func(*args, **kwargs):
+                return orig_func(*args, **kwargs)
 
-        return wrapper
+        else:
+            func = orig_func
+        return _context_decorator(self.clone, func)
+
+    def __enter__(self):
+        raise NotImplementedError
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        raise NotImplementedError
 
     def clone(self):
+        # Subclasses whose __init__ takes parameters override this.
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
-    """Disables gradient recording inside its block (torch.no_grad)."""
-
-    def __init__(self, orig_func=None):
-        # Supports the bare ``@no_grad`` form as torch does.
-        self._orig = orig_func
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
 
     def __new__(cls, orig_func=None):
-        if orig_func is None or not callable(orig_func):
+        if orig_func is None:
             return super().__new__(cls)
         return cls()(orig_func)
 
+
+class no_grad(_NoParamDecoratorContextManager):
+    """Context manager (and decorator) that disables gradient recording.
+
+    Results computed inside have ``requires_grad=False`` even when their
+    inputs require grad. Factory functions called with ``requires_grad=True``
+    still make leaves that require grad. Thread local.
+    """
+
+    def __init__(self):
+        self.prev = False
+
     def __enter__(self):
-        self._prev = _C.is_grad_enabled()
+        self.prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
 
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+    def __exit__(self, exc_type, exc_value, traceback):
+        _C._set_grad_enabled(self.prev)
 
 
-class enable_grad(_DecoratorContextManager):
-    """Enables gradient recording inside its block (torch.enable_grad)."""
-
-    def __new__(cls, orig_func=None):
-        if orig_func is None or not callable(orig_func):
-            return super().__new__(cls)
-        return cls()(orig_func)
-
-    def __init__(self, orig_func=None):
-        pass
+class enable_grad(_NoParamDecoratorContextManager):
+    """Context manager (and decorator) that enables gradient recording, e.g.
+    inside a ``no_grad`` block. Thread local."""
 
     def __enter__(self):
-        self._prev = _C.is_grad_enabled()
+        self.prev = _C.is_grad_enabled()
         _C._set_grad_enabled(True)
 
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+    def __exit__(self, exc_type, exc_value, traceback):
+        _C._set_grad_enabled(self.prev)
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Sets grad mode on construction; restores it on exit (torch semantics)."""
+    """Sets grad mode to ``mode``.
+
+    Works as a plain function call (the mode stays set), as a context manager
+    (the previous mode comes back on exit) and as a decorator (the mode is
+    set only while the decorated function runs). Thread local.
+    """
 
     def __init__(self, mode):
-        self._prev = _C.is_grad_enabled()
-        self._mode = bool(mode)
-        _C._set_grad_enabled(self._mode)
+        self.prev = _C.is_grad_enabled()
+        self.mode = mode
+        _C._set_grad_enabled(mode)
+
+    def __call__(self, orig_func):
+        # Used as a decorator: constructing us set the mode; undo that.
+        _C._set_grad_enabled(self.prev)
+        return super().__call__(orig_func)
 
     def __enter__(self):
-        pass
+        _C._set_grad_enabled(self.mode)
 
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+    def __exit__(self, exc_type, exc_value, traceback):
+        _C._set_grad_enabled(self.prev)
+
+    def __str__(self):
+        return f"ferrograd.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
+    def __repr__(self):
+        return str(self)
 
     def clone(self):
-        return self.__class__(self._mode)
+        return self.__class__(self.mode)
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and marks the block as inference mode (torch.inference_mode)."""
+    """Context manager (and decorator) for inference: ``inference_mode(True)``
+    disables grad mode and turns inference mode on; ``inference_mode(False)``
+    enables grad mode and turns inference mode off, as torch's does.
+
+    Usable as ``@inference_mode``, ``@inference_mode()`` and
+    ``@inference_mode(False)``. Thread local. ferrograd tracks the flag
+    (``is_inference_mode_enabled()``); it does not make "inference tensors".
+    """
 
     def __new__(cls, mode=True):
-        if callable(mode) and not isinstance(mode, type(True)):
-            return cls()(mode)
-        return super().__new__(cls)
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode=True):
-        self._mode = mode if isinstance(mode, type(True)) else True
+        self.mode = mode
 
     def __enter__(self):
-        self._prev_grad = _C.is_grad_enabled()
-        self._prev_inf = _C.is_inference_mode_enabled()
-        if self._mode:
-            _C._set_grad_enabled(False)
-            _C._set_inference_mode(True)
+        self._prev = (_C.is_grad_enabled(), _C.is_inference_mode_enabled())
+        _C._set_grad_enabled(not self.mode)
+        _C._set_inference_mode(self.mode)
 
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev_grad)
-        _C._set_inference_mode(self._prev_inf)
-        return False
+    def __exit__(self, exc_type, exc_value, traceback):
+        grad, inference = self._prev
+        _C._set_grad_enabled(grad)
+        _C._set_inference_mode(inference)
 
     def clone(self):
-        return self.__class__(self._mode)
+        return self.__class__(self.mode)
