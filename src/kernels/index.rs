@@ -272,12 +272,13 @@ fn check_gather_scatter(
     Ok(())
 }
 
-/// Checks an index value of gather/scatter (no wrapping of negatives).
+/// Checks an index value of gather/scatter (no wrapping of negatives; a
+/// RuntimeError, as torch raises there).
 #[inline]
 fn check_gs_index(i: i64, size: usize, dim: usize) -> Result<usize> {
     if i < 0 || i >= size as i64 {
         bail!(
-            index,
+            runtime,
             "index {} is out of bounds for dimension {} with size {}",
             i,
             dim,

@@ -312,7 +312,6 @@ impl Tensor {
     fn apply_basic(&self, items: &[TensorIndex]) -> Result<(Tensor, Vec<Option<Tensor>>)> {
         let ndim = self.ndim();
         let mut consumed = 0usize;
-        let mut ellipses = 0;
         for it in items {
             match it {
                 TensorIndex::Int(_) | TensorIndex::Slice { .. } => consumed += 1,
@@ -323,12 +322,8 @@ impl Tensor {
                         1
                     }
                 }
-                TensorIndex::Ellipsis => ellipses += 1,
-                TensorIndex::None | TensorIndex::Bool(_) => {}
+                TensorIndex::Ellipsis | TensorIndex::None | TensorIndex::Bool(_) => {}
             }
-        }
-        if ellipses > 1 {
-            bail!(index, "an index can only have a single ellipsis ('...')");
         }
         if ndim == 0 && items.iter().any(|i| matches!(i, TensorIndex::Int(_))) {
             bail!(index, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
@@ -427,6 +422,11 @@ impl Tensor {
         };
         if adv.iter().any(|a| a.is_some()) {
             return r.index_put_(&adv, &value, false);
+        }
+        if r.same(self) {
+            // x[...] = v writes through an alias, as torch does (CopySlices)
+            let alias = self.strided_view("AliasBackward0", Arc::new(|l: &Layout| l.clone()))?;
+            return alias.copy_(&value);
         }
         r.copy_(&value)
     }
