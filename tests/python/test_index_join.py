@@ -52,7 +52,7 @@ def nest(flat, shape):
     if not shape:
         return flat[0]
     step = numel(shape[1:])
-    return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return [nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def mk(M, shape, seed=0, requires_grad=True):
@@ -134,8 +134,11 @@ def gradcheck(fn, make, eps=1e-6, tol=1e-6, second_order=True):
 
     def loss_at(vs):
         ys = f_at(vs)
-        return sum(sum(a * b for a, b in zip(vals(y), vals(weights(fg, tuple(y.shape), k))))
-                   for k, y in enumerate(ys) if y.dtype == fg.float64)
+        return sum(
+            sum(a * b for a, b in zip(vals(y), vals(weights(fg, tuple(y.shape), k))))
+            for k, y in enumerate(ys)
+            if y.dtype == fg.float64
+        )
 
     # first order
     ys = as_list(fn(fg, *ins))
@@ -157,8 +160,9 @@ def gradcheck(fn, make, eps=1e-6, tol=1e-6, second_order=True):
     ys = as_list(fn(fg, *ins))
     ys = [y for y in ys if y.dtype == fg.float64]
     gos = [weights(fg, tuple(y.shape), 7 + k).requires_grad_(True) for k, y in enumerate(ys)]
-    gs = fg.autograd.grad(ys, [ins[i] for i in leaves], grad_outputs=gos, create_graph=True,
-                          allow_unused=True)
+    gs = fg.autograd.grad(
+        ys, [ins[i] for i in leaves], grad_outputs=gos, create_graph=True, allow_unused=True
+    )
     dirs = [seq(len(b), 77 + j) for j, b in enumerate(base)]
     s2 = 0
     for j, g in enumerate(gs):
@@ -183,8 +187,12 @@ def boolt(M, v):
     return M.tensor(v, dtype=M.bool)
 
 
-MASK45 = [[True, False, True, False, False], [False, False, False, False, False],
-          [True, True, True, True, True], [False, True, False, False, True]]
+MASK45 = [
+    [True, False, True, False, False],
+    [False, False, False, False, False],
+    [True, True, True, True, True],
+    [False, True, False, False, True],
+]
 MASK56 = [[(i * 6 + j) % 3 == 0 for j in range(6)] for i in range(5)]
 
 # ---------------------------------------------------------------- getitem
@@ -284,8 +292,19 @@ def test_getitem_values_without_torch():
     assert tuple(y[1, :, fg.tensor([0, 1]), fg.tensor([0, 1])].shape) == (3, 2)
 
 
-@pytest.mark.parametrize("name", ["int", "two_ints", "slice_step_int", "idx_slice_idx", "mask",
-                                  "broadcast_idx", "idx_negative_dup", "mask_then_int"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "int",
+        "two_ints",
+        "slice_step_int",
+        "idx_slice_idx",
+        "mask",
+        "broadcast_idx",
+        "idx_negative_dup",
+        "mask_then_int",
+    ],
+)
 def test_getitem_gradcheck(name):
     gradcheck(lambda M, x: x[GETITEM[name](M)], lambda M: [mk(M, (4, 5, 6))])
 
@@ -333,8 +352,14 @@ def test_setitem_matches_torch(name):
 
 # Writes through a view are recorded by the core's CopySlices node, whose
 # backward is not differentiable yet: first order only for those.
-SETITEM_GRADCHECK = {"int_tensor": False, "list": True, "mask_values": True, "two_lists": True,
-                     "view_then_adv": False, "slice_col": False}
+SETITEM_GRADCHECK = {
+    "int_tensor": False,
+    "list": True,
+    "mask_values": True,
+    "two_lists": True,
+    "view_then_adv": False,
+    "slice_col": False,
+}
 
 
 @pytest.mark.parametrize("name", sorted(SETITEM_GRADCHECK))
@@ -346,8 +371,11 @@ def test_setitem_gradcheck(name):
         a[idx(M)] = v
         return a
 
-    gradcheck(fn, lambda M: [mk(M, (4, 6), seed=1), mk(M, vshape, seed=2)],
-              second_order=SETITEM_GRADCHECK[name])
+    gradcheck(
+        fn,
+        lambda M: [mk(M, (4, 6), seed=1), mk(M, vshape, seed=2)],
+        second_order=SETITEM_GRADCHECK[name],
+    )
 
 
 def test_setitem_versions_and_history():
@@ -381,7 +409,9 @@ def test_setitem_int_and_bool_tensors():
     b = fg.zeros(3, dtype=fg.bool)
     b[0] = 5
     assert vals(b) == [True, False, False]
-    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+    with pytest.raises(
+        RuntimeError, match="Index put requires the source and destination dtypes match"
+    ):
         z[[0]] = fg.tensor([2.5])
     assert vals(z) == [2, 3, 0]
 
@@ -403,45 +433,88 @@ IDX_G1 = [[3, 0], [1, 1], [0, 2]]
 OPS = {
     "gather_d0": (lambda M, x: x.gather(0, long(M, IDX_G0)), lambda M: [mk(M, (3, 4))]),
     "gather_d1_small": (lambda M, x: M.gather(x, 1, long(M, IDX_G1)), lambda M: [mk(M, (3, 4))]),
-    "gather_noncontig": (lambda M, x: x.t().gather(-1, long(M, [[0, 2], [1, 1], [2, 0], [0, 0]])),
-                         lambda M: [mk(M, (3, 4))]),
-    "scatter_add": (lambda M, x, s: x.scatter_add(0, long(M, IDX_G0), s),
-                    lambda M: [mk(M, (3, 4)), mk(M, (2, 4), 1)]),
-    "scatter_add_fn": (lambda M, x, s: M.scatter_add(x, 1, long(M, IDX_G1), s),
-                       lambda M: [mk(M, (3, 4)), mk(M, (3, 2), 1)]),
-    "scatter_src": (lambda M, x, s: x.scatter(1, long(M, [[3, 0], [1, 2], [0, 2]]), s),
-                    lambda M: [mk(M, (3, 4)), mk(M, (3, 2), 1)]),
-    "scatter_value": (lambda M, x: M.scatter(x, 0, long(M, [[0, 1, 2, 0]]), 2.5),
-                      lambda M: [mk(M, (3, 4))]),
-    "scatter_value_kw": (lambda M, x: x.scatter(0, long(M, [[0, 1, 2, 0]]), value=-1.0),
-                         lambda M: [mk(M, (3, 4))]),
-    "index_select_d0": (lambda M, x: x.index_select(0, long(M, [2, 0, 2])), lambda M: [mk(M, (3, 4))]),
-    "index_select_d1_nc": (lambda M, x: M.index_select(x.t(), 1, long(M, [1, 1, 0])),
-                           lambda M: [mk(M, (3, 4))]),
-    "index_select_scalar_idx": (lambda M, x: x.index_select(1, long(M, 3)), lambda M: [mk(M, (3, 4))]),
-    "masked_fill_scalar": (lambda M, x: x.masked_fill(boolt(M, [True, False, False, True]), 3.5),
-                           lambda M: [mk(M, (3, 4))]),
-    "masked_fill_tensor": (lambda M, x, v: M.masked_fill(x, boolt(M, [[True], [False], [True]]), v),
-                           lambda M: [mk(M, (3, 4)), mk(M, ())]),
-    "masked_fill_broadcast": (lambda M, x: x.masked_fill(boolt(M, [[[True, False, True, False]]] * 2), 1.0),
-                              lambda M: [mk(M, (3, 4))]),
-    "index_put": (lambda M, x, v: x.index_put((long(M, [0, 2]), long(M, [1, 3])), v),
-                  lambda M: [mk(M, (3, 4)), mk(M, (2,), 1)]),
-    "index_put_acc": (lambda M, x, v: x.index_put((long(M, [0, 0, 2]),), v, accumulate=True),
-                      lambda M: [mk(M, (3, 4)), mk(M, (3, 4), 1)]),
-    "index_put_mask": (lambda M, x, v: M.index_put(x, (boolt(M, [True, False, True]),), v),
-                       lambda M: [mk(M, (3, 4)), mk(M, (4,), 1)]),
+    "gather_noncontig": (
+        lambda M, x: x.t().gather(-1, long(M, [[0, 2], [1, 1], [2, 0], [0, 0]])),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "scatter_add": (
+        lambda M, x, s: x.scatter_add(0, long(M, IDX_G0), s),
+        lambda M: [mk(M, (3, 4)), mk(M, (2, 4), 1)],
+    ),
+    "scatter_add_fn": (
+        lambda M, x, s: M.scatter_add(x, 1, long(M, IDX_G1), s),
+        lambda M: [mk(M, (3, 4)), mk(M, (3, 2), 1)],
+    ),
+    "scatter_src": (
+        lambda M, x, s: x.scatter(1, long(M, [[3, 0], [1, 2], [0, 2]]), s),
+        lambda M: [mk(M, (3, 4)), mk(M, (3, 2), 1)],
+    ),
+    "scatter_value": (
+        lambda M, x: M.scatter(x, 0, long(M, [[0, 1, 2, 0]]), 2.5),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "scatter_value_kw": (
+        lambda M, x: x.scatter(0, long(M, [[0, 1, 2, 0]]), value=-1.0),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "index_select_d0": (
+        lambda M, x: x.index_select(0, long(M, [2, 0, 2])),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "index_select_d1_nc": (
+        lambda M, x: M.index_select(x.t(), 1, long(M, [1, 1, 0])),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "index_select_scalar_idx": (
+        lambda M, x: x.index_select(1, long(M, 3)),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "masked_fill_scalar": (
+        lambda M, x: x.masked_fill(boolt(M, [True, False, False, True]), 3.5),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "masked_fill_tensor": (
+        lambda M, x, v: M.masked_fill(x, boolt(M, [[True], [False], [True]]), v),
+        lambda M: [mk(M, (3, 4)), mk(M, ())],
+    ),
+    "masked_fill_broadcast": (
+        lambda M, x: x.masked_fill(boolt(M, [[[True, False, True, False]]] * 2), 1.0),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "index_put": (
+        lambda M, x, v: x.index_put((long(M, [0, 2]), long(M, [1, 3])), v),
+        lambda M: [mk(M, (3, 4)), mk(M, (2,), 1)],
+    ),
+    "index_put_acc": (
+        lambda M, x, v: x.index_put((long(M, [0, 0, 2]),), v, accumulate=True),
+        lambda M: [mk(M, (3, 4)), mk(M, (3, 4), 1)],
+    ),
+    "index_put_mask": (
+        lambda M, x, v: M.index_put(x, (boolt(M, [True, False, True]),), v),
+        lambda M: [mk(M, (3, 4)), mk(M, (4,), 1)],
+    ),
     "take": (lambda M, x: x.take(long(M, [[0, 11], [-1, 5]])), lambda M: [mk(M, (3, 4))]),
     "take_nc": (lambda M, x: M.take(x.t(), long(M, [1, 2, 3])), lambda M: [mk(M, (3, 4))]),
-    "masked_select": (lambda M, x: x.masked_select(boolt(M, [True, False, True, True])),
-                      lambda M: [mk(M, (3, 4))]),
+    "masked_select": (
+        lambda M, x: x.masked_select(boolt(M, [True, False, True, True])),
+        lambda M: [mk(M, (3, 4))],
+    ),
     "cat_d0": (lambda M, a, b: M.cat([a, b]), lambda M: [mk(M, (2, 3)), mk(M, (1, 3), 1)]),
     "cat_d1": (lambda M, a, b: M.cat((a, b, a), 1), lambda M: [mk(M, (2, 3)), mk(M, (2, 1), 1)]),
-    "cat_neg_nc": (lambda M, a, b: M.cat([a.t(), b], dim=-1), lambda M: [mk(M, (3, 2)), mk(M, (2, 2), 1)]),
-    "cat_legacy_empty": (lambda M, a, b: M.cat([a, b], 1), lambda M: [mk(M, (0,)), mk(M, (2, 2), 1)]),
+    "cat_neg_nc": (
+        lambda M, a, b: M.cat([a.t(), b], dim=-1),
+        lambda M: [mk(M, (3, 2)), mk(M, (2, 2), 1)],
+    ),
+    "cat_legacy_empty": (
+        lambda M, a, b: M.cat([a, b], 1),
+        lambda M: [mk(M, (0,)), mk(M, (2, 2), 1)],
+    ),
     "concat": (lambda M, a, b: M.concat([a, b]), lambda M: [mk(M, (2,)), mk(M, (3,), 1)]),
     "stack_d0": (lambda M, a, b: M.stack([a, b]), lambda M: [mk(M, (2, 3)), mk(M, (2, 3), 1)]),
-    "stack_last_nc": (lambda M, a, b: M.stack([a.t(), b], -1), lambda M: [mk(M, (3, 2)), mk(M, (2, 3), 1)]),
+    "stack_last_nc": (
+        lambda M, a, b: M.stack([a.t(), b], -1),
+        lambda M: [mk(M, (3, 2)), mk(M, (2, 3), 1)],
+    ),
     "split_int": (lambda M, x: x.split(2, 1), lambda M: [mk(M, (3, 5))]),
     "split_sections": (lambda M, x: M.split(x, [1, 0, 2], 0), lambda M: [mk(M, (3, 5))]),
     "split_partial_use": (lambda M, x: M.split(x, 2)[1], lambda M: [mk(M, (5, 2))]),
@@ -466,8 +539,10 @@ def test_op_gradcheck(name):
 
 def test_scatter_add_src_larger_than_index_gradcheck():
     # torch's backward rejects this case; ferrograd pads the gradient
-    gradcheck(lambda M, x, s: x.scatter_add(0, long(M, [[0, 2]]), s),
-              lambda M: [mk(M, (3, 4)), mk(M, (2, 3), 1)])
+    gradcheck(
+        lambda M, x, s: x.scatter_add(0, long(M, [[0, 2]]), s),
+        lambda M: [mk(M, (3, 4)), mk(M, (2, 3), 1)],
+    )
 
 
 def test_cat_type_promotion():
@@ -589,14 +664,24 @@ ERRORS = {
     "scatter_size": (lambda M: X34(M).scatter(1, long(M, [[0, 1]]), M.zeros(1, 1)), RuntimeError),
     "take_oob": (lambda M: X34(M).take(long(M, [12])), IndexError),
     "take_float": (lambda M: X34(M).take(M.tensor([1.0])), RuntimeError),
-    "masked_fill_float_mask": (lambda M: X34(M).masked_fill(M.tensor([1.0, 0, 0, 0]), 1.0), RuntimeError),
-    "masked_fill_1d_value": (lambda M: X34(M).masked_fill(boolt(M, [True] * 4), M.tensor([1.0, 2.0])),
-                             RuntimeError),
-    "masked_fill_inplace_broadcast": (lambda M: X34(M).masked_fill_(M.ones(2, 3, 4, dtype=M.bool), 1.0),
-                                      RuntimeError),
+    "masked_fill_float_mask": (
+        lambda M: X34(M).masked_fill(M.tensor([1.0, 0, 0, 0]), 1.0),
+        RuntimeError,
+    ),
+    "masked_fill_1d_value": (
+        lambda M: X34(M).masked_fill(boolt(M, [True] * 4), M.tensor([1.0, 2.0])),
+        RuntimeError,
+    ),
+    "masked_fill_inplace_broadcast": (
+        lambda M: X34(M).masked_fill_(M.ones(2, 3, 4, dtype=M.bool), 1.0),
+        RuntimeError,
+    ),
     "masked_select_float": (lambda M: X34(M).masked_select(M.tensor([1.0])), RuntimeError),
     "index_put_dtype": (lambda M: X34(M).index_put_((long(M, [0]),), long(M, [1])), RuntimeError),
-    "index_put_shape": (lambda M: X34(M).index_put((long(M, [0]),), M.tensor([1.0, 2.0])), RuntimeError),
+    "index_put_shape": (
+        lambda M: X34(M).index_put((long(M, [0]),), M.tensor([1.0, 2.0])),
+        RuntimeError,
+    ),
     "index_put_oob": (lambda M: X34(M).index_put_((long(M, [3]),), M.tensor(1.0)), IndexError),
     "cat_shapes": (lambda M: M.cat([X34(M), M.zeros(2, 3)]), RuntimeError),
     "cat_ndim": (lambda M: M.cat([X34(M), M.zeros(3)]), RuntimeError),
@@ -619,7 +704,13 @@ ERRORS = {
 }
 
 # messages that ferrograd words differently from torch
-LOOSE_MESSAGES = {"ellipsis_then_too_many", "float_index", "gather_float_index", "scatter_add_oob", "gather_ndim"}
+LOOSE_MESSAGES = {
+    "ellipsis_then_too_many",
+    "float_index",
+    "gather_float_index",
+    "scatter_add_oob",
+    "gather_ndim",
+}
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
