@@ -1,6 +1,8 @@
 //! One error type for the whole crate. The Python bindings map each kind to
 //! the exception type torch raises for it (see `src/python/errors.rs`).
 
+use std::any::Any;
+use std::sync::Arc;
 use thiserror::Error;
 
 /// The kind of failure, which decides the Python exception type.
@@ -23,6 +25,9 @@ pub enum ErrorKind {
 pub struct Error {
     pub kind: ErrorKind,
     pub msg: String,
+    /// The original foreign error this one carries, if any (e.g. the Python
+    /// exception a custom Function raised), for the bindings to re-raise as is.
+    pub payload: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Error {
@@ -30,6 +35,19 @@ impl Error {
         Error {
             kind,
             msg: msg.into(),
+            payload: None,
+        }
+    }
+    /// An error carrying a foreign error object (see `payload`).
+    pub fn with_payload(
+        kind: ErrorKind,
+        msg: impl Into<String>,
+        payload: Arc<dyn Any + Send + Sync>,
+    ) -> Self {
+        Error {
+            kind,
+            msg: msg.into(),
+            payload: Some(payload),
         }
     }
     pub fn runtime(msg: impl Into<String>) -> Self {

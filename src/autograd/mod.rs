@@ -2,6 +2,7 @@
 //! and the `backward` / `grad` entry points.
 
 pub mod accumulate;
+pub mod custom;
 pub mod engine;
 pub mod function;
 pub mod grad_mode;

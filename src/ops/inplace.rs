@@ -128,7 +128,7 @@ impl Tensor {
 
 /// After in-place op result `r` was written into `view`: the base's new
 /// history is CopySlices(old base, r); the view's is a view of that.
-fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
+pub(crate) fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
     let base_layout = base.layout().clone();
     let view_layout = view.layout().clone();
     let copy_slices = Arc::new(Node::new(

@@ -18,23 +18,7 @@ impl PyNode {
     /// ((node or None, input_nr), ...) for each input of the op.
     #[getter]
     fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let items: Vec<Bound<'py, PyAny>> = self
-            .node
-            .next_edges()
-            .iter()
-            .map(|e| match e {
-                Some(e) => (
-                    PyNode {
-                        node: e.node.clone(),
-                    },
-                    e.input_nr,
-                )
-                    .into_pyobject(py)
-                    .map(|t| t.into_any()),
-                None => (py.None(), 0usize).into_pyobject(py).map(|t| t.into_any()),
-            })
-            .collect::<PyResult<_>>()?;
-        PyTuple::new(py, items)
+        super::function::next_functions(py, &self.node)
     }
     fn __repr__(&self) -> String {
         format!(

@@ -2,7 +2,6 @@
 //! methods live in one `#[pymethods]` block per op family (ops_*.rs).
 
 use super::dtype::PyDType;
-use super::node::PyNode;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::PyTypeError;
@@ -186,8 +185,11 @@ impl PyTensor {
         Ok(())
     }
     #[getter]
-    fn grad_fn(&self) -> Option<PyNode> {
-        self.inner.grad_fn().map(|node| PyNode { node })
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .grad_fn()
+            .map(|node| super::function::node_to_py(py, node))
+            .transpose()
     }
     #[getter]
     fn output_nr(&self) -> usize {

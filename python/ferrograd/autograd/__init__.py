@@ -2,3 +2,5 @@
 
 from .._C import backward, grad  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .function import Function, InplaceFunction, Variable, once_differentiable  # noqa: F401
+from . import function  # noqa: F401
