@@ -67,4 +67,3 @@ def restore_threads():
     n = ferrograd.get_num_threads()
     yield
     ferrograd.set_num_threads(n)
-

@@ -87,8 +87,14 @@ class Sample:
         for a in self.args:
             if isinstance(a, Arg):
                 s = "x".join(map(str, a.shape)) or "scalar"
-                tags = [t for t in (a.domain if a.domain != "normal" else "",
-                                    "noncontig" if a.noncontig else "") if t]
+                tags = [
+                    t
+                    for t in (
+                        a.domain if a.domain != "normal" else "",
+                        "noncontig" if a.noncontig else "",
+                    )
+                    if t
+                ]
                 parts.append(s + (f"[{','.join(tags)}]" if tags else ""))
             elif isinstance(a, Const):
                 parts.append(f"const{np.asarray(a.value).shape}")
@@ -226,8 +232,14 @@ REGISTRY: list = []
 def op(name, fn, samples, needs=None, api=(), **kw):
     if needs is None:
         needs = (name,)
-    entry = OpEntry(name, fn, [s if isinstance(s, Sample) else Sample(list(s)) for s in samples],
-                    tuple(needs), tuple(api), **kw)
+    entry = OpEntry(
+        name,
+        fn,
+        [s if isinstance(s, Sample) else Sample(list(s)) for s in samples],
+        tuple(needs),
+        tuple(api),
+        **kw,
+    )
     assert all(e.name != name for e in REGISTRY), f"duplicate registry entry {name}"
     REGISTRY.append(entry)
     return entry
@@ -265,37 +277,75 @@ def unary(name, domain="normal", method=True, fn=None, needs=None, **kw):
 
 # ---- arithmetic (operators and functions) ----
 op("add_op", lambda lib, x, y: x + y, binary_samples(), needs=("Tensor.__add__",))
-op("add", lambda lib, x, y, **kw: lib.add(x, y, **kw),
-   binary_samples()[:2] + [S(A(3, 4), A(4), alpha=2.5)], api=("Tensor.add",))
-op("add_scalar", lambda lib, x: (x + 1.5) + (2 + x), [S(A(3, 4)), S(A())],
-   needs=("Tensor.__add__", "Tensor.__radd__"))
+op(
+    "add",
+    lambda lib, x, y, **kw: lib.add(x, y, **kw),
+    binary_samples()[:2] + [S(A(3, 4), A(4), alpha=2.5)],
+    api=("Tensor.add",),
+)
+op(
+    "add_scalar",
+    lambda lib, x: (x + 1.5) + (2 + x),
+    [S(A(3, 4)), S(A())],
+    needs=("Tensor.__add__", "Tensor.__radd__"),
+)
 op("sub_op", lambda lib, x, y: x - y, binary_samples(), needs=("Tensor.__sub__",))
-op("sub", lambda lib, x, y, **kw: lib.sub(x, y, **kw),
-   binary_samples()[:2] + [S(A(3, 4), A(4), alpha=0.5)], api=("Tensor.sub",))
-op("rsub_scalar", lambda lib, x: (1.0 - x) - (x - 2), [S(A(3, 4))],
-   needs=("Tensor.__sub__", "Tensor.__rsub__"))
+op(
+    "sub",
+    lambda lib, x, y, **kw: lib.sub(x, y, **kw),
+    binary_samples()[:2] + [S(A(3, 4), A(4), alpha=0.5)],
+    api=("Tensor.sub",),
+)
+op(
+    "rsub_scalar",
+    lambda lib, x: (1.0 - x) - (x - 2),
+    [S(A(3, 4))],
+    needs=("Tensor.__sub__", "Tensor.__rsub__"),
+)
 op("mul_op", lambda lib, x, y: x * y, binary_samples(), needs=("Tensor.__mul__",))
 op("mul", lambda lib, x, y: lib.mul(x, y), binary_samples()[:2], api=("Tensor.mul",))
-op("mul_scalar", lambda lib, x: (x * 3.0) * (2 * x), [S(A(3, 4)), S(A())],
-   needs=("Tensor.__mul__", "Tensor.__rmul__"))
-op("div_op", lambda lib, x, y: x / y, binary_samples("normal", "away"),
-   needs=("Tensor.__truediv__",))
-op("div", lambda lib, x, y: lib.div(x, y), binary_samples("normal", "away")[:2],
-   api=("Tensor.div", "true_divide"))
-op("rdiv_scalar", lambda lib, x: 2.0 / x + x / 4, [S(W(3, 4)), S(W())],
-   needs=("Tensor.__truediv__", "Tensor.__rtruediv__"))
+op(
+    "mul_scalar",
+    lambda lib, x: (x * 3.0) * (2 * x),
+    [S(A(3, 4)), S(A())],
+    needs=("Tensor.__mul__", "Tensor.__rmul__"),
+)
+op(
+    "div_op",
+    lambda lib, x, y: x / y,
+    binary_samples("normal", "away"),
+    needs=("Tensor.__truediv__",),
+)
+op(
+    "div",
+    lambda lib, x, y: lib.div(x, y),
+    binary_samples("normal", "away")[:2],
+    api=("Tensor.div", "true_divide"),
+)
+op(
+    "rdiv_scalar",
+    lambda lib, x: 2.0 / x + x / 4,
+    [S(W(3, 4)), S(W())],
+    needs=("Tensor.__truediv__", "Tensor.__rtruediv__"),
+)
 op("neg_op", lambda lib, x: -x, unary_samples(), needs=("Tensor.__neg__",))
 op("neg", lambda lib, x: lib.neg(x), unary_samples(), api=("Tensor.neg", "negative"))
-op("pow_tensor", lambda lib, x, y: lib.pow(x, y),
-   [S(P(3, 4), A(3, 4)), S(P(3, 4), A(4)), S(NC(3, 4, domain="pos"), A(3, 4))],
-   needs=("pow",), api=("Tensor.pow", "Tensor.__pow__"))
-op("pow_op", lambda lib, x, y: x ** y, [S(P(3, 4), A(1, 4))], needs=("Tensor.__pow__",))
-op("pow_scalar", lambda lib, x, e: lib.pow(x, e),
-   [S(P(3, 4), 2.5), S(A(3, 4), 3), S(A(3, 4), 2), S(P(3, 4), -1.5), S(A(), 2),
-    S(NC(3, 4), 2)], needs=("pow",))
-op("pow_scalar_op", lambda lib, x: x ** 2 + x ** 0.5, [S(P(3, 4))],
-   needs=("Tensor.__pow__",))
-op("rpow", lambda lib, x: 2.0 ** x, [S(A(3, 4)), S(A())], needs=("Tensor.__rpow__",))
+op(
+    "pow_tensor",
+    lambda lib, x, y: lib.pow(x, y),
+    [S(P(3, 4), A(3, 4)), S(P(3, 4), A(4)), S(NC(3, 4, domain="pos"), A(3, 4))],
+    needs=("pow",),
+    api=("Tensor.pow", "Tensor.__pow__"),
+)
+op("pow_op", lambda lib, x, y: x**y, [S(P(3, 4), A(1, 4))], needs=("Tensor.__pow__",))
+op(
+    "pow_scalar",
+    lambda lib, x, e: lib.pow(x, e),
+    [S(P(3, 4), 2.5), S(A(3, 4), 3), S(A(3, 4), 2), S(P(3, 4), -1.5), S(A(), 2), S(NC(3, 4), 2)],
+    needs=("pow",),
+)
+op("pow_scalar_op", lambda lib, x: x**2 + x**0.5, [S(P(3, 4))], needs=("Tensor.__pow__",))
+op("rpow", lambda lib, x: 2.0**x, [S(A(3, 4)), S(A())], needs=("Tensor.__rpow__",))
 
 # ---- pointwise unary ----
 unary("exp")
@@ -314,20 +364,42 @@ unary("sigmoid")
 unary("relu", "away")
 unary("reciprocal", "away")
 unary("square")
-op("gelu", lambda lib, x, **kw: lib.nn.functional.gelu(x, **kw),
-   [S(A(3, 4)), S(A(2, 3, 2)), S(NC(3, 4)), S(A(3, 4), approximate="tanh")],
-   needs=("nn.functional.gelu",))
-op("silu", lambda lib, x: lib.nn.functional.silu(x), [S(A(3, 4)), S(A()), S(NC(3, 4))],
-   needs=("nn.functional.silu",))
-op("softplus", lambda lib, x, **kw: lib.nn.functional.softplus(x, **kw),
-   [S(A(3, 4)), S(NC(3, 4)), S(A(3, 4), beta=2.0), S(A(3, 4), beta=0.5, threshold=1.0)],
-   needs=("nn.functional.softplus",))
-op("clamp", lambda lib, x, **kw: lib.clamp(x, **kw),
-   [S(A(3, 4), min=-0.5, max=0.5), S(A(3, 4), min=0.0), S(A(3, 4), max=0.25),
-    S(NC(3, 4), min=-0.3, max=0.6), S(A(), min=-0.5, max=0.5)],
-   api=("Tensor.clamp",))
-op("clip", lambda lib, x, **kw: lib.clip(x, **kw), [S(A(3, 4), min=-0.5, max=0.5)],
-   api=("Tensor.clip",))
+op(
+    "gelu",
+    lambda lib, x, **kw: lib.nn.functional.gelu(x, **kw),
+    [S(A(3, 4)), S(A(2, 3, 2)), S(NC(3, 4)), S(A(3, 4), approximate="tanh")],
+    needs=("nn.functional.gelu",),
+)
+op(
+    "silu",
+    lambda lib, x: lib.nn.functional.silu(x),
+    [S(A(3, 4)), S(A()), S(NC(3, 4))],
+    needs=("nn.functional.silu",),
+)
+op(
+    "softplus",
+    lambda lib, x, **kw: lib.nn.functional.softplus(x, **kw),
+    [S(A(3, 4)), S(NC(3, 4)), S(A(3, 4), beta=2.0), S(A(3, 4), beta=0.5, threshold=1.0)],
+    needs=("nn.functional.softplus",),
+)
+op(
+    "clamp",
+    lambda lib, x, **kw: lib.clamp(x, **kw),
+    [
+        S(A(3, 4), min=-0.5, max=0.5),
+        S(A(3, 4), min=0.0),
+        S(A(3, 4), max=0.25),
+        S(NC(3, 4), min=-0.3, max=0.6),
+        S(A(), min=-0.5, max=0.5),
+    ],
+    api=("Tensor.clamp",),
+)
+op(
+    "clip",
+    lambda lib, x, **kw: lib.clip(x, **kw),
+    [S(A(3, 4), min=-0.5, max=0.5)],
+    api=("Tensor.clip",),
+)
 op("maximum", lambda lib, x, y: lib.maximum(x, y), binary_samples(), api=("Tensor.maximum",))
 op("minimum", lambda lib, x, y: lib.minimum(x, y), binary_samples(), api=("Tensor.minimum",))
 
@@ -340,13 +412,26 @@ REDUCE_SAMPLES = [
     S(NC(3, 4), dim=0),
     S(A()),
 ]
-op("sum", lambda lib, x, **kw: x.sum(**kw), REDUCE_SAMPLES + [S(A(3, 4), dim=[])],
-   needs=("Tensor.sum",), api=("sum",))
-op("mean", lambda lib, x, **kw: x.mean(**kw), REDUCE_SAMPLES, needs=("Tensor.mean",),
-   api=("mean",))
-op("prod", lambda lib, x, **kw: lib.prod(x, **kw),
-   [S(A(3, 4)), S(A(3, 4), dim=1), S(A(2, 3, 4), dim=0, keepdim=True), S(NC(3, 4), dim=-1),
-    S(A())], api=("Tensor.prod",))
+op(
+    "sum",
+    lambda lib, x, **kw: x.sum(**kw),
+    REDUCE_SAMPLES + [S(A(3, 4), dim=[])],
+    needs=("Tensor.sum",),
+    api=("sum",),
+)
+op("mean", lambda lib, x, **kw: x.mean(**kw), REDUCE_SAMPLES, needs=("Tensor.mean",), api=("mean",))
+op(
+    "prod",
+    lambda lib, x, **kw: lib.prod(x, **kw),
+    [
+        S(A(3, 4)),
+        S(A(3, 4), dim=1),
+        S(A(2, 3, 4), dim=0, keepdim=True),
+        S(NC(3, 4), dim=-1),
+        S(A()),
+    ],
+    api=("Tensor.prod",),
+)
 AMAX_SAMPLES = [
     S(A(3, 4)),
     S(A(3, 4), dim=1),
@@ -355,16 +440,33 @@ AMAX_SAMPLES = [
 ]
 op("amax", lambda lib, x, **kw: lib.amax(x, **kw), AMAX_SAMPLES, api=("Tensor.amax",))
 op("amin", lambda lib, x, **kw: lib.amin(x, **kw), AMAX_SAMPLES, api=("Tensor.amin",))
-op("max_full", lambda lib, x: lib.max(x), [S(A(3, 4)), S(NC(3, 4))], needs=("max",),
-   api=("Tensor.max",))
-op("max_dim", lambda lib, x, **kw: lib.max(x, **kw).values,
-   [S(A(3, 4), dim=1), S(A(2, 3, 4), dim=0, keepdim=True), S(NC(3, 4), dim=-1)],
-   needs=("max",))
+op(
+    "max_full",
+    lambda lib, x: lib.max(x),
+    [S(A(3, 4)), S(NC(3, 4))],
+    needs=("max",),
+    api=("Tensor.max",),
+)
+op(
+    "max_dim",
+    lambda lib, x, **kw: lib.max(x, **kw).values,
+    [S(A(3, 4), dim=1), S(A(2, 3, 4), dim=0, keepdim=True), S(NC(3, 4), dim=-1)],
+    needs=("max",),
+)
 op("max_binary", lambda lib, x, y: lib.max(x, y), binary_samples()[:2], needs=("max",))
-op("min_full", lambda lib, x: lib.min(x), [S(A(3, 4)), S(NC(3, 4))], needs=("min",),
-   api=("Tensor.min",))
-op("min_dim", lambda lib, x, d, **kw: lib.min(x, d, **kw)[0],
-   [S(A(3, 4), 1), S(A(2, 3, 4), 0, keepdim=True), S(NC(3, 4), -1)], needs=("min",))
+op(
+    "min_full",
+    lambda lib, x: lib.min(x),
+    [S(A(3, 4)), S(NC(3, 4))],
+    needs=("min",),
+    api=("Tensor.min",),
+)
+op(
+    "min_dim",
+    lambda lib, x, d, **kw: lib.min(x, d, **kw)[0],
+    [S(A(3, 4), 1), S(A(2, 3, 4), 0, keepdim=True), S(NC(3, 4), -1)],
+    needs=("min",),
+)
 VAR_SAMPLES = [
     S(A(3, 4)),
     S(A(3, 4), dim=1),
@@ -374,73 +476,184 @@ VAR_SAMPLES = [
 ]
 op("var", lambda lib, x, **kw: lib.var(x, **kw), VAR_SAMPLES, api=("Tensor.var",))
 op("std", lambda lib, x, **kw: lib.std(x, **kw), VAR_SAMPLES, api=("Tensor.std",))
-op("norm", lambda lib, x, **kw: lib.norm(x, **kw),
-   [S(A(3, 4)), S(A(3, 4), p=1, dim=1), S(A(3, 4), dim=0, keepdim=True), S(A(3, 4), p=3),
-    S(NC(3, 4), p=2, dim=1)], api=("Tensor.norm",))
-op("logsumexp", lambda lib, x, **kw: lib.logsumexp(x, **kw),
-   [S(A(3, 4), dim=1), S(A(3, 4), dim=0, keepdim=True), S(A(2, 3, 4), dim=(0, 2)),
-    S(NC(3, 4), dim=-1)], api=("Tensor.logsumexp",))
-op("cumsum", lambda lib, x, **kw: lib.cumsum(x, **kw),
-   [S(A(3, 4), dim=0), S(A(3, 4), dim=-1), S(A(5), dim=0), S(NC(3, 4), dim=1)],
-   api=("Tensor.cumsum",))
+op(
+    "norm",
+    lambda lib, x, **kw: lib.norm(x, **kw),
+    [
+        S(A(3, 4)),
+        S(A(3, 4), p=1, dim=1),
+        S(A(3, 4), dim=0, keepdim=True),
+        S(A(3, 4), p=3),
+        S(NC(3, 4), p=2, dim=1),
+    ],
+    api=("Tensor.norm",),
+)
+op(
+    "logsumexp",
+    lambda lib, x, **kw: lib.logsumexp(x, **kw),
+    [
+        S(A(3, 4), dim=1),
+        S(A(3, 4), dim=0, keepdim=True),
+        S(A(2, 3, 4), dim=(0, 2)),
+        S(NC(3, 4), dim=-1),
+    ],
+    api=("Tensor.logsumexp",),
+)
+op(
+    "cumsum",
+    lambda lib, x, **kw: lib.cumsum(x, **kw),
+    [S(A(3, 4), dim=0), S(A(3, 4), dim=-1), S(A(5), dim=0), S(NC(3, 4), dim=1)],
+    api=("Tensor.cumsum",),
+)
 
 # ---- linear algebra ----
-op("matmul", lambda lib, x, y: lib.matmul(x, y),
-   [S(A(4), A(4)), S(A(3, 4), A(4)), S(A(4), A(4, 5)), S(A(3, 4), A(4, 5)),
-    S(A(2, 3, 4), A(4, 5)), S(A(3, 4), A(2, 4, 5)), S(A(2, 1, 3, 4), A(5, 4, 2)),
-    S(NC(3, 4), NC(4, 5)), S(A(4), A(2, 4, 3))],
-   api=("Tensor.matmul",))
-op("matmul_op", lambda lib, x, y: x @ y, [S(A(3, 4), A(4, 5)), S(A(2, 3, 4), A(2, 4, 5))],
-   needs=("Tensor.__matmul__",))
-op("mm", lambda lib, x, y: lib.mm(x, y),
-   [S(A(3, 4), A(4, 5)), S(NC(3, 4), A(4, 5)), S(A(1, 4), NC(4, 2))], api=("Tensor.mm",))
-op("bmm", lambda lib, x, y: lib.bmm(x, y),
-   [S(A(2, 3, 4), A(2, 4, 5)), S(NC(2, 3, 4), A(2, 4, 2))], api=("Tensor.bmm",))
-op("outer", lambda lib, x, y: lib.outer(x, y), [S(A(3), A(4)), S(A(1), A(2))],
-   api=("Tensor.outer",))
+op(
+    "matmul",
+    lambda lib, x, y: lib.matmul(x, y),
+    [
+        S(A(4), A(4)),
+        S(A(3, 4), A(4)),
+        S(A(4), A(4, 5)),
+        S(A(3, 4), A(4, 5)),
+        S(A(2, 3, 4), A(4, 5)),
+        S(A(3, 4), A(2, 4, 5)),
+        S(A(2, 1, 3, 4), A(5, 4, 2)),
+        S(NC(3, 4), NC(4, 5)),
+        S(A(4), A(2, 4, 3)),
+    ],
+    api=("Tensor.matmul",),
+)
+op(
+    "matmul_op",
+    lambda lib, x, y: x @ y,
+    [S(A(3, 4), A(4, 5)), S(A(2, 3, 4), A(2, 4, 5))],
+    needs=("Tensor.__matmul__",),
+)
+op(
+    "mm",
+    lambda lib, x, y: lib.mm(x, y),
+    [S(A(3, 4), A(4, 5)), S(NC(3, 4), A(4, 5)), S(A(1, 4), NC(4, 2))],
+    api=("Tensor.mm",),
+)
+op(
+    "bmm",
+    lambda lib, x, y: lib.bmm(x, y),
+    [S(A(2, 3, 4), A(2, 4, 5)), S(NC(2, 3, 4), A(2, 4, 2))],
+    api=("Tensor.bmm",),
+)
+op(
+    "outer",
+    lambda lib, x, y: lib.outer(x, y),
+    [S(A(3), A(4)), S(A(1), A(2))],
+    api=("Tensor.outer",),
+)
 op("dot", lambda lib, x, y: lib.dot(x, y), [S(A(5), A(5)), S(A(1), A(1))], api=("Tensor.dot",))
 
 # ---- softmax ----
 SOFTMAX_SAMPLES = [S(A(3, 4), 1), S(A(3, 4), 0), S(A(2, 3, 4), -1), S(NC(3, 4), 1), S(A(5), 0)]
-op("softmax", lambda lib, x, d: lib.softmax(x, d), SOFTMAX_SAMPLES,
-   api=("Tensor.softmax", "nn.functional.softmax"))
-op("log_softmax", lambda lib, x, d: lib.log_softmax(x, dim=d), SOFTMAX_SAMPLES,
-   api=("Tensor.log_softmax", "nn.functional.log_softmax"))
+op(
+    "softmax",
+    lambda lib, x, d: lib.softmax(x, d),
+    SOFTMAX_SAMPLES,
+    api=("Tensor.softmax", "nn.functional.softmax"),
+)
+op(
+    "log_softmax",
+    lambda lib, x, d: lib.log_softmax(x, dim=d),
+    SOFTMAX_SAMPLES,
+    api=("Tensor.log_softmax", "nn.functional.log_softmax"),
+)
 
 # ---- views and copies ----
-op("reshape", lambda lib, x, s: x.reshape(s),
-   [S(A(3, 4), (4, 3)), S(A(3, 4), (-1,)), S(A(3, 4), (2, 2, 3)), S(NC(3, 4), (12,)),
-    S(A(), (1, 1))], needs=("Tensor.reshape",), api=("reshape",))
-op("view", lambda lib, x, *s: x.view(*s), [S(A(3, 4), 12), S(A(2, 3, 4), 6, -1)],
-   needs=("Tensor.view",))
-op("transpose", lambda lib, x, a, b: x.transpose(a, b),
-   [S(A(3, 4), 0, 1), S(A(2, 3, 4), 0, 2), S(NC(3, 4), -1, -2)],
-   needs=("Tensor.transpose",), api=("transpose",))
+op(
+    "reshape",
+    lambda lib, x, s: x.reshape(s),
+    [
+        S(A(3, 4), (4, 3)),
+        S(A(3, 4), (-1,)),
+        S(A(3, 4), (2, 2, 3)),
+        S(NC(3, 4), (12,)),
+        S(A(), (1, 1)),
+    ],
+    needs=("Tensor.reshape",),
+    api=("reshape",),
+)
+op(
+    "view",
+    lambda lib, x, *s: x.view(*s),
+    [S(A(3, 4), 12), S(A(2, 3, 4), 6, -1)],
+    needs=("Tensor.view",),
+)
+op(
+    "transpose",
+    lambda lib, x, a, b: x.transpose(a, b),
+    [S(A(3, 4), 0, 1), S(A(2, 3, 4), 0, 2), S(NC(3, 4), -1, -2)],
+    needs=("Tensor.transpose",),
+    api=("transpose",),
+)
 op("t", lambda lib, x: x.t(), [S(A(3, 4)), S(A(4))], needs=("Tensor.t",))
-op("permute", lambda lib, x, *d: x.permute(*d), [S(A(2, 3, 4), 2, 0, 1), S(NC(3, 4), 1, 0)],
-   needs=("Tensor.permute",), api=("permute",))
-op("expand", lambda lib, x, *s: x.expand(*s),
-   [S(A(3, 1), 3, 4), S(A(4), 2, 3, 4), S(A(3, 1), -1, 5), S(A(), 2, 2)],
-   needs=("Tensor.expand",))
-op("squeeze", lambda lib, x, *d: x.squeeze(*d),
-   [S(A(3, 1, 4)), S(A(3, 1, 4), 1), S(A(1, 3, 1), (0, 2)), S(A(3, 4), 0)],
-   needs=("Tensor.squeeze",), api=("squeeze",))
-op("unsqueeze", lambda lib, x, d: x.unsqueeze(d), [S(A(3, 4), 0), S(A(3, 4), -1), S(A(), 0)],
-   needs=("Tensor.unsqueeze",), api=("unsqueeze",))
-op("flatten", lambda lib, x, *a: x.flatten(*a),
-   [S(A(2, 3, 4)), S(A(2, 3, 4), 1), S(A(2, 3, 4), 0, 1), S(NC(3, 4))],
-   needs=("Tensor.flatten",), api=("flatten",))
-op("narrow", lambda lib, x, d, s, n: x.narrow(d, s, n),
-   [S(A(3, 4), 1, 1, 2), S(A(3, 4), 0, -2, 2), S(NC(3, 4), 1, 0, 3)],
-   needs=("Tensor.narrow",), api=("narrow",))
-op("select", lambda lib, x, d, i: x.select(d, i), [S(A(3, 4), 1, 2), S(A(3, 4), 0, -1)],
-   needs=("Tensor.select",), api=("select",))
-op("clone", lambda lib, x: x.clone(), [S(A(3, 4)), S(NC(3, 4))], needs=("Tensor.clone",),
-   api=("clone",))
-op("contiguous", lambda lib, x: x.contiguous() * 1.0, [S(NC(3, 4))],
-   needs=("Tensor.contiguous",))
-op("inplace_add_on_view", lambda lib, x, y: _inplace_on_view(x, y),
-   [S(A(3, 4), A(3, 2)), S(NC(3, 4), A(2))], needs=("Tensor.clone", "Tensor.narrow"))
+op(
+    "permute",
+    lambda lib, x, *d: x.permute(*d),
+    [S(A(2, 3, 4), 2, 0, 1), S(NC(3, 4), 1, 0)],
+    needs=("Tensor.permute",),
+    api=("permute",),
+)
+op(
+    "expand",
+    lambda lib, x, *s: x.expand(*s),
+    [S(A(3, 1), 3, 4), S(A(4), 2, 3, 4), S(A(3, 1), -1, 5), S(A(), 2, 2)],
+    needs=("Tensor.expand",),
+)
+op(
+    "squeeze",
+    lambda lib, x, *d: x.squeeze(*d),
+    [S(A(3, 1, 4)), S(A(3, 1, 4), 1), S(A(1, 3, 1), (0, 2)), S(A(3, 4), 0)],
+    needs=("Tensor.squeeze",),
+    api=("squeeze",),
+)
+op(
+    "unsqueeze",
+    lambda lib, x, d: x.unsqueeze(d),
+    [S(A(3, 4), 0), S(A(3, 4), -1), S(A(), 0)],
+    needs=("Tensor.unsqueeze",),
+    api=("unsqueeze",),
+)
+op(
+    "flatten",
+    lambda lib, x, *a: x.flatten(*a),
+    [S(A(2, 3, 4)), S(A(2, 3, 4), 1), S(A(2, 3, 4), 0, 1), S(NC(3, 4))],
+    needs=("Tensor.flatten",),
+    api=("flatten",),
+)
+op(
+    "narrow",
+    lambda lib, x, d, s, n: x.narrow(d, s, n),
+    [S(A(3, 4), 1, 1, 2), S(A(3, 4), 0, -2, 2), S(NC(3, 4), 1, 0, 3)],
+    needs=("Tensor.narrow",),
+    api=("narrow",),
+)
+op(
+    "select",
+    lambda lib, x, d, i: x.select(d, i),
+    [S(A(3, 4), 1, 2), S(A(3, 4), 0, -1)],
+    needs=("Tensor.select",),
+    api=("select",),
+)
+op(
+    "clone",
+    lambda lib, x: x.clone(),
+    [S(A(3, 4)), S(NC(3, 4))],
+    needs=("Tensor.clone",),
+    api=("clone",),
+)
+op("contiguous", lambda lib, x: x.contiguous() * 1.0, [S(NC(3, 4))], needs=("Tensor.contiguous",))
+op(
+    "inplace_add_on_view",
+    lambda lib, x, y: _inplace_on_view(x, y),
+    [S(A(3, 4), A(3, 2)), S(NC(3, 4), A(2))],
+    needs=("Tensor.clone", "Tensor.narrow"),
+)
 
 
 def _inplace_on_view(x, y):
@@ -463,56 +676,112 @@ def _getitem_basic(lib, x, which):
     }[which]()
 
 
-op("getitem_basic", _getitem_basic,
-   [S(A(3, 4), i) for i in range(6)] + [S(NC(3, 4), 1)], needs=("Tensor.__getitem__",))
-op("getitem_advanced", lambda lib, x, *idx: x[idx if len(idx) > 1 else idx[0]],
-   [S(A(3, 4), Const([0, 2, 0])),
-    S(A(3, 4), Const([[0, 1], [2, 2]])),
-    S(A(3, 4), slice(None), Const([1, 1, 3])),
-    S(A(3, 4), Const([[True, False, True, False]] * 3, "bool")),
-    S(A(3, 4), Const([0, 2]), Const([1, 3])),
-    S(NC(3, 4), Const([2, 2]))],
-   needs=("Tensor.__getitem__",))
-op("index_select", lambda lib, x, d, i: lib.index_select(x, d, i),
-   [S(A(3, 4), 0, Const([2, 0, 2])), S(A(3, 4), 1, Const([3, 1])), S(NC(3, 4), 1, Const([0, 0]))],
-   api=("Tensor.index_select",))
-op("gather", lambda lib, x, d, i: lib.gather(x, d, i),
-   [S(A(3, 4), 1, Const([[0, 2], [1, 0], [3, 3]])),
-    S(A(3, 4), 0, Const([[2, 0, 1, 2], [0, 0, 0, 1]])),
-    S(NC(3, 4), 1, Const([[1], [1], [0]]))],
-   api=("Tensor.gather",))
-op("scatter_add", lambda lib, x, d, i, s: lib.scatter_add(x, d, i, s),
-   [S(A(3, 4), 1, Const([[0, 2], [1, 0], [3, 3]]), A(3, 2)),
-    S(A(3, 4), 0, Const([[2, 0, 1, 2], [2, 0, 0, 1]]), A(2, 4)),
-    S(NC(3, 4), 1, Const([[1], [1], [0]]), A(3, 1))],
-   api=("Tensor.scatter_add",))
-op("masked_fill", lambda lib, x, m, v: lib.masked_fill(x, m, v),
-   [S(A(3, 4), Const([[True, False, False, True]] * 3, "bool"), 0.5),
-    S(A(3, 4), Const([False, True, True, False], "bool"), -1.0),
-    S(NC(3, 4), Const([[True], [False], [True]], "bool"), 2.0)],
-   api=("Tensor.masked_fill",))
-op("where", lambda lib, c, x, y: lib.where(c, x, y),
-   [S(Const([[True, False, True, False]] * 3, "bool"), A(3, 4), A(3, 4)),
-    S(Const([True, False, False, True], "bool"), A(3, 4), A(1, 4)),
-    S(Const([[True], [False], [True]], "bool"), NC(3, 4), A(4))],
-   api=("Tensor.where",))
-op("where_scalar", lambda lib, c, x: lib.where(c, x, 0.0),
-   [S(Const([[True, False, True, False]] * 3, "bool"), A(3, 4))], needs=("where",))
+op(
+    "getitem_basic",
+    _getitem_basic,
+    [S(A(3, 4), i) for i in range(6)] + [S(NC(3, 4), 1)],
+    needs=("Tensor.__getitem__",),
+)
+op(
+    "getitem_advanced",
+    lambda lib, x, *idx: x[idx if len(idx) > 1 else idx[0]],
+    [
+        S(A(3, 4), Const([0, 2, 0])),
+        S(A(3, 4), Const([[0, 1], [2, 2]])),
+        S(A(3, 4), slice(None), Const([1, 1, 3])),
+        S(A(3, 4), Const([[True, False, True, False]] * 3, "bool")),
+        S(A(3, 4), Const([0, 2]), Const([1, 3])),
+        S(NC(3, 4), Const([2, 2])),
+    ],
+    needs=("Tensor.__getitem__",),
+)
+op(
+    "index_select",
+    lambda lib, x, d, i: lib.index_select(x, d, i),
+    [S(A(3, 4), 0, Const([2, 0, 2])), S(A(3, 4), 1, Const([3, 1])), S(NC(3, 4), 1, Const([0, 0]))],
+    api=("Tensor.index_select",),
+)
+op(
+    "gather",
+    lambda lib, x, d, i: lib.gather(x, d, i),
+    [
+        S(A(3, 4), 1, Const([[0, 2], [1, 0], [3, 3]])),
+        S(A(3, 4), 0, Const([[2, 0, 1, 2], [0, 0, 0, 1]])),
+        S(NC(3, 4), 1, Const([[1], [1], [0]])),
+    ],
+    api=("Tensor.gather",),
+)
+op(
+    "scatter_add",
+    lambda lib, x, d, i, s: lib.scatter_add(x, d, i, s),
+    [
+        S(A(3, 4), 1, Const([[0, 2], [1, 0], [3, 3]]), A(3, 2)),
+        S(A(3, 4), 0, Const([[2, 0, 1, 2], [2, 0, 0, 1]]), A(2, 4)),
+        S(NC(3, 4), 1, Const([[1], [1], [0]]), A(3, 1)),
+    ],
+    api=("Tensor.scatter_add",),
+)
+op(
+    "masked_fill",
+    lambda lib, x, m, v: lib.masked_fill(x, m, v),
+    [
+        S(A(3, 4), Const([[True, False, False, True]] * 3, "bool"), 0.5),
+        S(A(3, 4), Const([False, True, True, False], "bool"), -1.0),
+        S(NC(3, 4), Const([[True], [False], [True]], "bool"), 2.0),
+    ],
+    api=("Tensor.masked_fill",),
+)
+op(
+    "where",
+    lambda lib, c, x, y: lib.where(c, x, y),
+    [
+        S(Const([[True, False, True, False]] * 3, "bool"), A(3, 4), A(3, 4)),
+        S(Const([True, False, False, True], "bool"), A(3, 4), A(1, 4)),
+        S(Const([[True], [False], [True]], "bool"), NC(3, 4), A(4)),
+    ],
+    api=("Tensor.where",),
+)
+op(
+    "where_scalar",
+    lambda lib, c, x: lib.where(c, x, 0.0),
+    [S(Const([[True, False, True, False]] * 3, "bool"), A(3, 4))],
+    needs=("where",),
+)
 
 # ---- joining and splitting ----
-op("cat", lambda lib, *xs, **kw: lib.cat(list(xs), **kw),
-   [S(A(2, 4), A(3, 4)), S(A(3, 1), A(3, 4), dim=1), S(A(2, 3, 2), A(2, 3, 1), A(2, 3, 3), dim=-1),
-    S(NC(3, 4), A(1, 4), dim=0)],
-   api=("concat", "concatenate"))
-op("stack", lambda lib, *xs, **kw: lib.stack(list(xs), **kw),
-   [S(A(3, 4), A(3, 4)), S(A(3, 4), A(3, 4), A(3, 4), dim=1), S(A(3, 4), NC(3, 4), dim=-1),
-    S(A(), A())])
-op("split", lambda lib, x, s, **kw: lib.split(x, s, **kw),
-   [S(A(5, 4), 2), S(A(3, 4), [1, 3], dim=1), S(NC(3, 4), 2, dim=-1)],
-   api=("Tensor.split",))
-op("chunk", lambda lib, x, n, **kw: lib.chunk(x, n, **kw),
-   [S(A(5, 4), 3), S(A(3, 4), 2, dim=1), S(NC(3, 4), 4, dim=1)],
-   api=("Tensor.chunk",))
+op(
+    "cat",
+    lambda lib, *xs, **kw: lib.cat(list(xs), **kw),
+    [
+        S(A(2, 4), A(3, 4)),
+        S(A(3, 1), A(3, 4), dim=1),
+        S(A(2, 3, 2), A(2, 3, 1), A(2, 3, 3), dim=-1),
+        S(NC(3, 4), A(1, 4), dim=0),
+    ],
+    api=("concat", "concatenate"),
+)
+op(
+    "stack",
+    lambda lib, *xs, **kw: lib.stack(list(xs), **kw),
+    [
+        S(A(3, 4), A(3, 4)),
+        S(A(3, 4), A(3, 4), A(3, 4), dim=1),
+        S(A(3, 4), NC(3, 4), dim=-1),
+        S(A(), A()),
+    ],
+)
+op(
+    "split",
+    lambda lib, x, s, **kw: lib.split(x, s, **kw),
+    [S(A(5, 4), 2), S(A(3, 4), [1, 3], dim=1), S(NC(3, 4), 2, dim=-1)],
+    api=("Tensor.split",),
+)
+op(
+    "chunk",
+    lambda lib, x, n, **kw: lib.chunk(x, n, **kw),
+    [S(A(5, 4), 3), S(A(3, 4), 2, dim=1), S(NC(3, 4), 4, dim=1)],
+    api=("Tensor.chunk",),
+)
 
 
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}

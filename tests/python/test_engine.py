@@ -78,8 +78,9 @@ def test_multiple_roots(lib):
     x = leaf(lib, X)
     y1 = x * 2
     y2 = x * x
-    lib.autograd.backward([y1, y2], [leaf(lib, [1.0, 1.0, 1.0], False),
-                                     leaf(lib, [1.0, 2.0, 3.0], False)])
+    lib.autograd.backward(
+        [y1, y2], [leaf(lib, [1.0, 1.0, 1.0], False), leaf(lib, [1.0, 2.0, 3.0], False)]
+    )
     close(x.grad, 2 + 2 * XA * np.array([1.0, 2.0, 3.0]))
 
 
@@ -268,7 +269,9 @@ def test_create_graph_false_gives_constant_grad(lib):
 def test_non_scalar_backward_needs_gradient(lib):
     x = leaf(lib, X)
     y = x * 2
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         y.backward()
     assert x.grad is None
     y.backward(leaf(lib, [1.0, 2.0, 3.0], False))
@@ -461,7 +464,10 @@ def test_inplace_on_unsaved_tensor_is_fine(lib):
 def test_inplace_on_leaf_requiring_grad_raises(lib):
     x = leaf(lib, X)
     v0 = x._version
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation",
+    ):
         x.add_(1.0)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         x.mul_(leaf(lib, [2.0, 2.0, 2.0], False))

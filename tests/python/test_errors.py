@@ -19,8 +19,9 @@ def f64(lib, values, requires_grad=False):
 
 
 def M(lib, rows=2, cols=3, requires_grad=False):
-    return f64(lib, np.arange(rows * cols, dtype=np.float64).reshape(rows, cols).tolist(),
-               requires_grad)
+    return f64(
+        lib, np.arange(rows * cols, dtype=np.float64).reshape(rows, cols).tolist(), requires_grad
+    )
 
 
 CASES = []
@@ -221,8 +222,11 @@ def _(lib):
 
 
 # ---- dtypes ----
-@case("requires_grad_on_integer_tensor", RuntimeError,
-      match="floating point dtype can require gradients")
+@case(
+    "requires_grad_on_integer_tensor",
+    RuntimeError,
+    match="floating point dtype can require gradients",
+)
 def _(lib):
     a = lib.tensor([1, 2, 3])
     return (lambda: a.requires_grad_()), [a]
@@ -307,8 +311,11 @@ def _(lib):
     return (lambda: a.mul_(2.0)), [a]
 
 
-@case("inplace_on_view_of_leaf_requiring_grad", RuntimeError,
-      match="view of a leaf Variable that requires grad")
+@case(
+    "inplace_on_view_of_leaf_requiring_grad",
+    RuntimeError,
+    match="view of a leaf Variable that requires grad",
+)
 def _(lib):
     a = M(lib, requires_grad=True)
     v = a.narrow(0, 0, 1)
@@ -356,8 +363,9 @@ def _(lib):
 @case("grad_materialize_with_allow_unused_false", ValueError)
 def _(lib):
     a = M(lib, requires_grad=True)
-    return (lambda: lib.autograd.grad((a * a).sum(), [a], allow_unused=False,
-                                      materialize_grads=True)), [a]
+    return (
+        lambda: lib.autograd.grad((a * a).sum(), [a], allow_unused=False, materialize_grads=True)
+    ), [a]
 
 
 @case("backward_after_inplace_on_saved", RuntimeError, match="modified by an inplace operation")

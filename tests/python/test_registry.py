@@ -74,8 +74,11 @@ def test_registry_samples_are_well_formed():
         for s in e.samples:
             assert any(isinstance(a, Arg) for a in s.args), f"{e.name}: sample without input"
     # Non-contiguous inputs are exercised by many entries.
-    nc = [e.name for e in REGISTRY if any(getattr(a, "noncontig", False)
-                                           for s in e.samples for a in s.args)]
+    nc = [
+        e.name
+        for e in REGISTRY
+        if any(getattr(a, "noncontig", False) for s in e.samples for a in s.args)
+    ]
     assert len(nc) > len(REGISTRY) // 2
 
 
@@ -132,7 +135,10 @@ def test_against_torch(entry, torch):
                 f"output {k}: requires_grad {g.requires_grad}, torch {r.requires_grad}"
             )
             np.testing.assert_allclose(
-                to_numpy(g), to_numpy(r), rtol=entry.rtol, atol=entry.atol,
+                to_numpy(g),
+                to_numpy(r),
+                rtol=entry.rtol,
+                atol=entry.atol,
                 err_msg=f"output {k} differs from torch",
             )
         vs = upstream_grads(float_outputs(ref), seed=i)
@@ -140,7 +146,10 @@ def test_against_torch(entry, torch):
         _, _, g_got = analytical_vjp(ferrograd, entry.fn, sample, arrays, vs)
         for k, (g, r) in enumerate(zip(g_got, g_ref)):
             np.testing.assert_allclose(
-                g, r, rtol=entry.rtol, atol=entry.atol,
+                g,
+                r,
+                rtol=entry.rtol,
+                atol=entry.atol,
                 err_msg=f"gradient of input {k} differs from torch",
             )
 
