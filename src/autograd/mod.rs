@@ -98,7 +98,10 @@ pub fn backward(
         }
         Some(inputs) => {
             if inputs.is_empty() {
-                bail!(value, "'inputs' argument to backward() cannot be empty.");
+                bail!(
+                    runtime,
+                    "`inputs` argument to `backward()` cannot be empty."
+                );
             }
             let mut capture = Vec::new();
             let mut capture_of = Vec::new();

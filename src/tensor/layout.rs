@@ -157,7 +157,7 @@ impl Layout {
     pub fn narrow(&self, dim: usize, start: usize, len: usize) -> Result<Layout> {
         if start + len > self.shape[dim] {
             bail!(
-                index,
+                runtime,
                 "start ({}) + length ({}) exceeds dimension size ({}).",
                 start,
                 len,

@@ -1,0 +1,165 @@
+"""A plain float64 central-difference gradient checker, independent of the
+library under test except for running its forward and backward.
+
+For a function ``f`` of tensors ``x_1..x_n`` with outputs ``y_1..y_m`` and a
+random upstream gradient ``v``, the analytical vector-Jacobian products
+``d(sum_k <y_k, v_k>)/dx_i`` (from the library's autograd) are compared with
+central differences of ``sum_k <y_k(x + eps e_j), v_k>`` for every element
+``j`` of every input. All arithmetic of the numerical side is done in numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from op_registry import build_args, make_tensor, outputs_of
+
+EPS = 1e-6
+ATOL = 1e-5
+RTOL = 1e-3
+
+
+def to_numpy(t) -> np.ndarray:
+    """A tensor's values as a numpy array (float64 for float tensors)."""
+    t = t.detach()
+    for attr in ("numpy", "tolist"):
+        f = getattr(t, attr, None)
+        if f is not None:
+            try:
+                return np.array(f())
+            except Exception:
+                pass
+    # Fallback for a front end without numpy()/tolist(): element by element.
+    shape = tuple(t.shape)
+    flat = t.reshape(-1)
+    vals = [flat.select(0, i).item() for i in range(int(np.prod(shape, dtype=np.int64)))]
+    return np.array(vals).reshape(shape)
+
+
+def dtype_name(t) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def is_float(t) -> bool:
+    return dtype_name(t) in ("float32", "float64", "float16", "bfloat16")
+
+
+def float_outputs(result) -> list:
+    return [o for o in outputs_of(result) if is_float(o)]
+
+
+def upstream_grads(outputs: list, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(tuple(o.shape)) for o in outputs]
+
+
+def _pairing(outputs: list, vs: list) -> float:
+    return float(sum((to_numpy(o).astype(np.float64) * v).sum() for o, v in zip(outputs, vs)))
+
+
+def analytical_vjp(lib, fn, sample, arrays, vs, create_graph=False):
+    """(outputs, leaves, grads) with grads[i] the library's VJP for input i
+    (zeros where the input is unused)."""
+    args, kwargs, leaves = build_args(lib, sample, arrays)
+    outs = float_outputs(fn(lib, *args, **kwargs))
+    pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
+    if not pairs or not leaves:
+        return outs, leaves, [np.zeros(a.shape) for a in arrays]
+    grads = lib.autograd.grad(
+        [o for o, _ in pairs],
+        leaves,
+        grad_outputs=[make_tensor(lib, v) for _, v in pairs],
+        allow_unused=True,
+        create_graph=create_graph,
+    )
+    out = []
+    for g, leaf, a in zip(grads, leaves, arrays):
+        if g is None:
+            out.append(np.zeros(a.shape))
+            continue
+        assert tuple(g.shape) == tuple(leaf.shape), (
+            f"gradient shape {tuple(g.shape)} != input shape {tuple(leaf.shape)}"
+        )
+        assert dtype_name(g) == dtype_name(leaf), (
+            f"gradient dtype {dtype_name(g)} != input dtype {dtype_name(leaf)}"
+        )
+        out.append(to_numpy(g))
+    return outs, leaves, out
+
+
+def numerical_vjp(lib, fn, sample, arrays, vs, eps=EPS):
+    """Central differences of <f(x), v> with respect to every input element."""
+    grads = []
+    for i, a in enumerate(arrays):
+        g = np.zeros(a.shape)
+        for j in np.ndindex(*a.shape) if a.ndim else [()]:
+            vals = []
+            for step in (eps, -eps):
+                perturbed = [b.copy() for b in arrays]
+                perturbed[i][j] += step
+                args, kwargs, _ = build_args(lib, sample, perturbed)
+                vals.append(_pairing(float_outputs(fn(lib, *args, **kwargs)), vs))
+            g[j] = (vals[0] - vals[1]) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def gradcheck(lib, fn, sample, arrays, seed=0, atol=ATOL, rtol=RTOL):
+    """Raises AssertionError with a readable message when the library's
+    gradients disagree with central differences."""
+    args, kwargs, _ = build_args(lib, sample, arrays)
+    outs = float_outputs(fn(lib, *args, **kwargs))
+    assert outs, "op produced no floating-point output"
+    vs = upstream_grads(outs, seed)
+    _, _, analytical = analytical_vjp(lib, fn, sample, arrays, vs)
+    numerical = numerical_vjp(lib, fn, sample, arrays, vs)
+    for i, (an, nu) in enumerate(zip(analytical, numerical)):
+        if not np.allclose(an, nu, atol=atol, rtol=rtol):
+            err = np.max(np.abs(an - nu))
+            raise AssertionError(
+                f"gradient of input {i} (shape {arrays[i].shape}) differs from central "
+                f"differences by up to {err:.3g}\nanalytical:\n{an}\nnumerical:\n{nu}"
+            )
+
+
+def gradgradcheck(lib, fn, sample, arrays, seed=0, atol=ATOL, rtol=RTOL):
+    """gradcheck of the first-order VJP (with a fixed upstream gradient):
+    checks that backward formulas are themselves differentiable and right."""
+    args, kwargs, _ = build_args(lib, sample, arrays)
+    outs = float_outputs(fn(lib, *args, **kwargs))
+    vs = upstream_grads(outs, seed)
+
+    def first_order(lib, *args, **kwargs):
+        leaves = [a for a in args if _is_tensor(lib, a) and a.requires_grad]
+        outs = float_outputs(fn(lib, *args, **kwargs))
+        pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
+        if not pairs:
+            return ()
+        grads = lib.autograd.grad(
+            [o for o, _ in pairs],
+            leaves,
+            grad_outputs=[make_tensor(lib, v) for _, v in pairs],
+            allow_unused=True,
+            create_graph=True,
+        )
+        return tuple(g for g in grads if g is not None)
+
+    if not float_outputs(first_order(lib, *args, **kwargs)):
+        return  # linear in every input with no gradient at all: nothing to check
+    gradcheck(lib, first_order, sample, arrays, seed=seed + 1, atol=atol, rtol=rtol)
+
+
+def _is_tensor(lib, a) -> bool:
+    return isinstance(a, lib.Tensor)
+
+
+def require(lib, *names):
+    """Skips the current test ("not implemented yet") unless ``lib`` has all
+    the given attribute paths (``"Tensor.register_hook"``, ``"matmul"``)."""
+    import pytest
+
+    from op_registry import has_attr_path
+
+    missing = [n for n in names if not has_attr_path(lib, n)]
+    if missing:
+        pytest.skip(f"not implemented yet: {', '.join(missing)}")

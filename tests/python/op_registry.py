@@ -1,0 +1,791 @@
+"""The op registry: every differentiable op listed once, like torch's OpInfo.
+
+Each :class:`OpEntry` names an op, gives a function ``fn(lib, *args, **kwargs)``
+that runs it through a library module (``ferrograd`` or ``torch``: the code is
+the same for both) and a list of :class:`Sample` inputs. Tests in
+``test_registry.py`` run every entry through a float64 central-difference
+gradcheck, a second-order (gradgrad) check and a comparison with torch.
+
+Adding an op = adding one entry here.
+
+Inputs of a sample:
+
+* :class:`Arg` -- a float64 tensor that is differentiated (random data from
+  numpy, identical for both libraries). ``domain`` picks the value range
+  (``normal``, ``pos`` for log/sqrt, ``away`` to stay clear of kinks at 0,
+  ``unit`` for tan). ``noncontig=True`` makes a non-contiguous (transposed)
+  leaf with the same logical shape.
+* :class:`Const` -- a fixed, non-differentiated tensor (indices, masks).
+* anything else -- passed through unchanged (dims, Python scalars).
+
+``needs`` lists the attributes an entry calls (``"exp"`` is ``lib.exp``,
+``"Tensor.sum"`` a method, ``"nn.functional.gelu"`` a nested name). An entry
+whose needs are not all present in ferrograd is *missing*: the per-op tests
+skip it ("not implemented yet") and the single coverage test fails listing it.
+``api`` lists further torch names the op must also be reachable under (e.g. the
+method form of a function); only the coverage test checks those.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------
+# Sample specs
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A differentiated float64 input."""
+
+    shape: tuple
+    domain: str = "normal"
+    noncontig: bool = False
+
+
+def A(*shape, domain="normal"):
+    return Arg(tuple(shape), domain)
+
+
+def P(*shape):
+    """Positive input (for log, sqrt, pow with a real exponent...)."""
+    return Arg(tuple(shape), "pos")
+
+
+def W(*shape):
+    """Input kept away from 0 (abs, relu, sign, division...)."""
+    return Arg(tuple(shape), "away")
+
+
+def NC(*shape, domain="normal"):
+    """A non-contiguous (transposed) leaf of the given logical shape."""
+    assert len(shape) >= 2
+    return Arg(tuple(shape), domain, noncontig=True)
+
+
+@dataclass(frozen=True)
+class Const:
+    """A non-differentiated tensor argument (indices, masks)."""
+
+    value: Any
+    dtype: str = "int64"  # "int64" | "bool" | "float64"
+
+
+@dataclass
+class Sample:
+    args: list
+    kwargs: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = []
+        for a in self.args:
+            if isinstance(a, Arg):
+                s = "x".join(map(str, a.shape)) or "scalar"
+                tags = [
+                    t
+                    for t in (
+                        a.domain if a.domain != "normal" else "",
+                        "noncontig" if a.noncontig else "",
+                    )
+                    if t
+                ]
+                parts.append(s + (f"[{','.join(tags)}]" if tags else ""))
+            elif isinstance(a, Const):
+                parts.append(f"const{np.asarray(a.value).shape}")
+            else:
+                parts.append(repr(a))
+        parts += [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return "(" + ", ".join(parts) + ")"
+
+
+@dataclass
+class OpEntry:
+    name: str
+    fn: Callable
+    samples: list
+    needs: tuple
+    api: tuple = ()
+    gradgrad: bool = True
+    # Tolerances for the comparison with torch (float64, different kernels).
+    rtol: float = 1e-7
+    atol: float = 1e-9
+
+    def missing(self, lib) -> list:
+        """The names this entry needs or promises that ``lib`` lacks."""
+        return [n for n in (*self.needs, *self.api) if not has_attr_path(lib, n)]
+
+    def runnable(self, lib) -> bool:
+        return all(has_attr_path(lib, n) for n in self.needs)
+
+
+def has_attr_path(lib, path: str) -> bool:
+    obj = lib
+    for part in path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------
+# Materializing samples
+# ----------------------------------------------------------------------------
+
+
+def seed_for(name: str, index: int) -> int:
+    return zlib.crc32(f"{name}#{index}".encode())
+
+
+def random_array(rng: np.random.Generator, spec: Arg) -> np.ndarray:
+    shape = spec.shape
+    if spec.domain == "normal":
+        a = rng.standard_normal(shape)
+    elif spec.domain == "pos":
+        a = rng.uniform(0.5, 2.0, shape)
+    elif spec.domain == "away":
+        a = rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+    elif spec.domain == "unit":
+        a = rng.uniform(-0.9, 0.9, shape)
+    else:
+        raise ValueError(f"unknown domain {spec.domain!r}")
+    return np.asarray(a, dtype=np.float64)
+
+
+def sample_arrays(entry: OpEntry, index: int) -> list:
+    """The float64 numpy arrays for the differentiated inputs of a sample."""
+    rng = np.random.default_rng(seed_for(entry.name, index))
+    return [random_array(rng, a) for a in entry.samples[index].args if isinstance(a, Arg)]
+
+
+def lib_dtype(lib, name: str):
+    return getattr(lib, name)
+
+
+def make_tensor(lib, arr: np.ndarray, dtype: str = "float64"):
+    """``lib.tensor`` from a numpy array, with an explicit dtype so both
+    libraries agree whatever their numpy dtype inference does."""
+    dt = lib_dtype(lib, {"float64": "float64", "int64": "int64", "bool": "bool"}[dtype])
+    arr = np.asarray(arr)
+    try:
+        return lib.tensor(arr, dtype=dt)
+    except TypeError:
+        # A front end without numpy input (or 0-d arrays): nested lists.
+        return lib.tensor(arr.tolist(), dtype=dt)
+
+
+def make_leaf(lib, spec: Arg, arr: np.ndarray, requires_grad: bool = True):
+    """A leaf holding ``arr``; non-contiguous when the spec says so."""
+    if spec.noncontig:
+        base = make_tensor(lib, np.ascontiguousarray(np.swapaxes(arr, -1, -2)))
+        t = base.transpose(-1, -2).detach()
+    else:
+        t = make_tensor(lib, arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def build_args(lib, sample: Sample, arrays: list, requires_grad: bool = True):
+    """(positional args, differentiated leaves) for a sample."""
+    it = iter(arrays)
+    args, leaves = [], []
+    for a in sample.args:
+        if isinstance(a, Arg):
+            t = make_leaf(lib, a, next(it), requires_grad)
+            args.append(t)
+            leaves.append(t)
+        elif isinstance(a, Const):
+            args.append(make_tensor(lib, np.asarray(a.value), a.dtype))
+        else:
+            args.append(a)
+    kwargs = {
+        k: make_tensor(lib, np.asarray(v.value), v.dtype) if isinstance(v, Const) else v
+        for k, v in sample.kwargs.items()
+    }
+    return args, kwargs, leaves
+
+
+def outputs_of(result) -> list:
+    """An op's result as a flat list of tensors."""
+    if isinstance(result, (tuple, list)):
+        out = []
+        for r in result:
+            out.extend(outputs_of(r))
+        return out
+    return [result]
+
+
+# ----------------------------------------------------------------------------
+# The registry
+# ----------------------------------------------------------------------------
+
+REGISTRY: list = []
+
+
+def op(name, fn, samples, needs=None, api=(), **kw):
+    if needs is None:
+        needs = (name,)
+    entry = OpEntry(
+        name,
+        fn,
+        [s if isinstance(s, Sample) else Sample(list(s)) for s in samples],
+        tuple(needs),
+        tuple(api),
+        **kw,
+    )
+    assert all(e.name != name for e in REGISTRY), f"duplicate registry entry {name}"
+    REGISTRY.append(entry)
+    return entry
+
+
+def S(*args, **kwargs):
+    return Sample(list(args), kwargs)
+
+
+# Shapes used by most elementwise ops: plain, 0-d, 3-d, non-contiguous.
+def unary_samples(domain="normal"):
+    return [
+        S(Arg((3, 4), domain)),
+        S(Arg((), domain)),
+        S(Arg((2, 3, 2), domain)),
+        S(Arg((3, 4), domain, noncontig=True)),
+    ]
+
+
+def binary_samples(d1="normal", d2="normal"):
+    return [
+        S(Arg((3, 4), d1), Arg((3, 4), d2)),
+        S(Arg((3, 4), d1), Arg((4,), d2)),  # broadcast second
+        S(Arg((2, 1, 4), d1), Arg((3, 1), d2)),  # broadcast both
+        S(Arg((), d1), Arg((2, 3), d2)),  # 0-d with tensor
+        S(Arg((3, 4), d1, noncontig=True), Arg((3, 4), d2)),
+    ]
+
+
+def unary(name, domain="normal", method=True, fn=None, needs=None, **kw):
+    f = fn or (lambda lib, x, _n=name: getattr(lib, _n)(x))
+    api = (f"Tensor.{name}",) if method else ()
+    return op(name, f, unary_samples(domain), needs=needs, api=api, **kw)
+
+
+# ---- arithmetic (operators and functions) ----
+op("add_op", lambda lib, x, y: x + y, binary_samples(), needs=("Tensor.__add__",))
+op(
+    "add",
+    lambda lib, x, y, **kw: lib.add(x, y, **kw),
+    binary_samples()[:2] + [S(A(3, 4), A(4), alpha=2.5)],
+    api=("Tensor.add",),
+)
+op(
+    "add_scalar",
+    lambda lib, x: (x + 1.5) + (2 + x),
+    [S(A(3, 4)), S(A())],
+    needs=("Tensor.__add__", "Tensor.__radd__"),
+)
+op("sub_op", lambda lib, x, y: x - y, binary_samples(), needs=("Tensor.__sub__",))
+op(
+    "sub",
+    lambda lib, x, y, **kw: lib.sub(x, y, **kw),
+    binary_samples()[:2] + [S(A(3, 4), A(4), alpha=0.5)],
+    api=("Tensor.sub",),
+)
+op(
+    "rsub_scalar",
+    lambda lib, x: (1.0 - x) - (x - 2),
+    [S(A(3, 4))],
+    needs=("Tensor.__sub__", "Tensor.__rsub__"),
+)
+op("mul_op", lambda lib, x, y: x * y, binary_samples(), needs=("Tensor.__mul__",))
+op("mul", lambda lib, x, y: lib.mul(x, y), binary_samples()[:2], api=("Tensor.mul",))
+op(
+    "mul_scalar",
+    lambda lib, x: (x * 3.0) * (2 * x),
+    [S(A(3, 4)), S(A())],
+    needs=("Tensor.__mul__", "Tensor.__rmul__"),
+)
+op(
+    "div_op",
+    lambda lib, x, y: x / y,
+    binary_samples("normal", "away"),
+    needs=("Tensor.__truediv__",),
+)
+op(
+    "div",
+    lambda lib, x, y: lib.div(x, y),
+    binary_samples("normal", "away")[:2],
+    api=("Tensor.div", "true_divide"),
+)
+op(
+    "rdiv_scalar",
+    lambda lib, x: 2.0 / x + x / 4,
+    [S(W(3, 4)), S(W())],
+    needs=("Tensor.__truediv__", "Tensor.__rtruediv__"),
+)
+op("neg_op", lambda lib, x: -x, unary_samples(), needs=("Tensor.__neg__",))
+op("neg", lambda lib, x: lib.neg(x), unary_samples(), api=("Tensor.neg", "negative"))
+op(
+    "pow_tensor",
+    lambda lib, x, y: lib.pow(x, y),
+    [S(P(3, 4), A(3, 4)), S(P(3, 4), A(4)), S(NC(3, 4, domain="pos"), A(3, 4))],
+    needs=("pow",),
+    api=("Tensor.pow", "Tensor.__pow__"),
+)
+op("pow_op", lambda lib, x, y: x**y, [S(P(3, 4), A(1, 4))], needs=("Tensor.__pow__",))
+op(
+    "pow_scalar",
+    lambda lib, x, e: lib.pow(x, e),
+    [S(P(3, 4), 2.5), S(A(3, 4), 3), S(A(3, 4), 2), S(P(3, 4), -1.5), S(A(), 2), S(NC(3, 4), 2)],
+    needs=("pow",),
+)
+op("pow_scalar_op", lambda lib, x: x**2 + x**0.5, [S(P(3, 4))], needs=("Tensor.__pow__",))
+op("rpow", lambda lib, x: 2.0**x, [S(A(3, 4)), S(A())], needs=("Tensor.__rpow__",))
+
+# ---- pointwise unary ----
+unary("exp")
+unary("log", "pos")
+unary("log1p", "pos")
+unary("expm1")
+unary("sqrt", "pos")
+unary("rsqrt", "pos")
+unary("abs", "away")
+unary("sign", "away")
+unary("sin")
+unary("cos")
+unary("tan", "unit")
+unary("tanh")
+unary("sigmoid")
+unary("relu", "away")
+unary("reciprocal", "away")
+unary("square")
+op(
+    "gelu",
+    lambda lib, x, **kw: lib.nn.functional.gelu(x, **kw),
+    [S(A(3, 4)), S(A(2, 3, 2)), S(NC(3, 4)), S(A(3, 4), approximate="tanh")],
+    needs=("nn.functional.gelu",),
+)
+op(
+    "silu",
+    lambda lib, x: lib.nn.functional.silu(x),
+    [S(A(3, 4)), S(A()), S(NC(3, 4))],
+    needs=("nn.functional.silu",),
+)
+op(
+    "softplus",
+    lambda lib, x, **kw: lib.nn.functional.softplus(x, **kw),
+    [S(A(3, 4)), S(NC(3, 4)), S(A(3, 4), beta=2.0), S(A(3, 4), beta=0.5, threshold=1.0)],
+    needs=("nn.functional.softplus",),
+)
+op(
+    "clamp",
+    lambda lib, x, **kw: lib.clamp(x, **kw),
+    [
+        S(A(3, 4), min=-0.5, max=0.5),
+        S(A(3, 4), min=0.0),
+        S(A(3, 4), max=0.25),
+        S(NC(3, 4), min=-0.3, max=0.6),
+        S(A(), min=-0.5, max=0.5),
+    ],
+    api=("Tensor.clamp",),
+)
+op(
+    "clip",
+    lambda lib, x, **kw: lib.clip(x, **kw),
+    [S(A(3, 4), min=-0.5, max=0.5)],
+    api=("Tensor.clip",),
+)
+op("maximum", lambda lib, x, y: lib.maximum(x, y), binary_samples(), api=("Tensor.maximum",))
+op("minimum", lambda lib, x, y: lib.minimum(x, y), binary_samples(), api=("Tensor.minimum",))
+
+# ---- reductions ----
+REDUCE_SAMPLES = [
+    S(A(3, 4)),
+    S(A(3, 4), dim=1),
+    S(A(2, 3, 4), dim=(0, 2), keepdim=True),
+    S(A(2, 3, 4), dim=-1, keepdim=True),
+    S(NC(3, 4), dim=0),
+    S(A()),
+]
+op(
+    "sum",
+    lambda lib, x, **kw: x.sum(**kw),
+    REDUCE_SAMPLES + [S(A(3, 4), dim=[])],
+    needs=("Tensor.sum",),
+    api=("sum",),
+)
+op("mean", lambda lib, x, **kw: x.mean(**kw), REDUCE_SAMPLES, needs=("Tensor.mean",), api=("mean",))
+op(
+    "prod",
+    lambda lib, x, **kw: lib.prod(x, **kw),
+    [
+        S(A(3, 4)),
+        S(A(3, 4), dim=1),
+        S(A(2, 3, 4), dim=0, keepdim=True),
+        S(NC(3, 4), dim=-1),
+        S(A()),
+    ],
+    api=("Tensor.prod",),
+)
+AMAX_SAMPLES = [
+    S(A(3, 4)),
+    S(A(3, 4), dim=1),
+    S(A(2, 3, 4), dim=(0, 2), keepdim=True),
+    S(NC(3, 4), dim=0),
+]
+op("amax", lambda lib, x, **kw: lib.amax(x, **kw), AMAX_SAMPLES, api=("Tensor.amax",))
+op("amin", lambda lib, x, **kw: lib.amin(x, **kw), AMAX_SAMPLES, api=("Tensor.amin",))
+op(
+    "max_full",
+    lambda lib, x: lib.max(x),
+    [S(A(3, 4)), S(NC(3, 4))],
+    needs=("max",),
+    api=("Tensor.max",),
+)
+op(
+    "max_dim",
+    lambda lib, x, **kw: lib.max(x, **kw).values,
+    [S(A(3, 4), dim=1), S(A(2, 3, 4), dim=0, keepdim=True), S(NC(3, 4), dim=-1)],
+    needs=("max",),
+)
+op("max_binary", lambda lib, x, y: lib.max(x, y), binary_samples()[:2], needs=("max",))
+op(
+    "min_full",
+    lambda lib, x: lib.min(x),
+    [S(A(3, 4)), S(NC(3, 4))],
+    needs=("min",),
+    api=("Tensor.min",),
+)
+op(
+    "min_dim",
+    lambda lib, x, d, **kw: lib.min(x, d, **kw)[0],
+    [S(A(3, 4), 1), S(A(2, 3, 4), 0, keepdim=True), S(NC(3, 4), -1)],
+    needs=("min",),
+)
+VAR_SAMPLES = [
+    S(A(3, 4)),
+    S(A(3, 4), dim=1),
+    S(A(3, 4), dim=1, correction=0),
+    S(A(2, 3, 4), dim=(0, 2), keepdim=True, correction=2),
+    S(NC(3, 4), dim=0, unbiased=False),
+]
+op("var", lambda lib, x, **kw: lib.var(x, **kw), VAR_SAMPLES, api=("Tensor.var",))
+op("std", lambda lib, x, **kw: lib.std(x, **kw), VAR_SAMPLES, api=("Tensor.std",))
+op(
+    "norm",
+    lambda lib, x, **kw: lib.norm(x, **kw),
+    [
+        S(A(3, 4)),
+        S(A(3, 4), p=1, dim=1),
+        S(A(3, 4), dim=0, keepdim=True),
+        S(A(3, 4), p=3),
+        S(NC(3, 4), p=2, dim=1),
+    ],
+    api=("Tensor.norm",),
+)
+op(
+    "logsumexp",
+    lambda lib, x, **kw: lib.logsumexp(x, **kw),
+    [
+        S(A(3, 4), dim=1),
+        S(A(3, 4), dim=0, keepdim=True),
+        S(A(2, 3, 4), dim=(0, 2)),
+        S(NC(3, 4), dim=-1),
+    ],
+    api=("Tensor.logsumexp",),
+)
+op(
+    "cumsum",
+    lambda lib, x, **kw: lib.cumsum(x, **kw),
+    [S(A(3, 4), dim=0), S(A(3, 4), dim=-1), S(A(5), dim=0), S(NC(3, 4), dim=1)],
+    api=("Tensor.cumsum",),
+)
+
+# ---- linear algebra ----
+op(
+    "matmul",
+    lambda lib, x, y: lib.matmul(x, y),
+    [
+        S(A(4), A(4)),
+        S(A(3, 4), A(4)),
+        S(A(4), A(4, 5)),
+        S(A(3, 4), A(4, 5)),
+        S(A(2, 3, 4), A(4, 5)),
+        S(A(3, 4), A(2, 4, 5)),
+        S(A(2, 1, 3, 4), A(5, 4, 2)),
+        S(NC(3, 4), NC(4, 5)),
+        S(A(4), A(2, 4, 3)),
+    ],
+    api=("Tensor.matmul",),
+)
+op(
+    "matmul_op",
+    lambda lib, x, y: x @ y,
+    [S(A(3, 4), A(4, 5)), S(A(2, 3, 4), A(2, 4, 5))],
+    needs=("Tensor.__matmul__",),
+)
+op(
+    "mm",
+    lambda lib, x, y: lib.mm(x, y),
+    [S(A(3, 4), A(4, 5)), S(NC(3, 4), A(4, 5)), S(A(1, 4), NC(4, 2))],
+    api=("Tensor.mm",),
+)
+op(
+    "bmm",
+    lambda lib, x, y: lib.bmm(x, y),
+    [S(A(2, 3, 4), A(2, 4, 5)), S(NC(2, 3, 4), A(2, 4, 2))],
+    api=("Tensor.bmm",),
+)
+op(
+    "outer",
+    lambda lib, x, y: lib.outer(x, y),
+    [S(A(3), A(4)), S(A(1), A(2))],
+    api=("Tensor.outer",),
+)
+op("dot", lambda lib, x, y: lib.dot(x, y), [S(A(5), A(5)), S(A(1), A(1))], api=("Tensor.dot",))
+
+# ---- softmax ----
+SOFTMAX_SAMPLES = [S(A(3, 4), 1), S(A(3, 4), 0), S(A(2, 3, 4), -1), S(NC(3, 4), 1), S(A(5), 0)]
+op(
+    "softmax",
+    lambda lib, x, d: lib.softmax(x, d),
+    SOFTMAX_SAMPLES,
+    api=("Tensor.softmax", "nn.functional.softmax"),
+)
+op(
+    "log_softmax",
+    lambda lib, x, d: lib.log_softmax(x, dim=d),
+    SOFTMAX_SAMPLES,
+    api=("Tensor.log_softmax", "nn.functional.log_softmax"),
+)
+
+# ---- views and copies ----
+op(
+    "reshape",
+    lambda lib, x, s: x.reshape(s),
+    [
+        S(A(3, 4), (4, 3)),
+        S(A(3, 4), (-1,)),
+        S(A(3, 4), (2, 2, 3)),
+        S(NC(3, 4), (12,)),
+        S(A(), (1, 1)),
+    ],
+    needs=("Tensor.reshape",),
+    api=("reshape",),
+)
+op(
+    "view",
+    lambda lib, x, *s: x.view(*s),
+    [S(A(3, 4), 12), S(A(2, 3, 4), 6, -1)],
+    needs=("Tensor.view",),
+)
+op(
+    "transpose",
+    lambda lib, x, a, b: x.transpose(a, b),
+    [S(A(3, 4), 0, 1), S(A(2, 3, 4), 0, 2), S(NC(3, 4), -1, -2)],
+    needs=("Tensor.transpose",),
+    api=("transpose",),
+)
+op("t", lambda lib, x: x.t(), [S(A(3, 4)), S(A(4))], needs=("Tensor.t",))
+op(
+    "permute",
+    lambda lib, x, *d: x.permute(*d),
+    [S(A(2, 3, 4), 2, 0, 1), S(NC(3, 4), 1, 0)],
+    needs=("Tensor.permute",),
+    api=("permute",),
+)
+op(
+    "expand",
+    lambda lib, x, *s: x.expand(*s),
+    [S(A(3, 1), 3, 4), S(A(4), 2, 3, 4), S(A(3, 1), -1, 5), S(A(), 2, 2)],
+    needs=("Tensor.expand",),
+)
+op(
+    "squeeze",
+    lambda lib, x, *d: x.squeeze(*d),
+    [S(A(3, 1, 4)), S(A(3, 1, 4), 1), S(A(1, 3, 1), (0, 2)), S(A(3, 4), 0)],
+    needs=("Tensor.squeeze",),
+    api=("squeeze",),
+)
+op(
+    "unsqueeze",
+    lambda lib, x, d: x.unsqueeze(d),
+    [S(A(3, 4), 0), S(A(3, 4), -1), S(A(), 0)],
+    needs=("Tensor.unsqueeze",),
+    api=("unsqueeze",),
+)
+op(
+    "flatten",
+    lambda lib, x, *a: x.flatten(*a),
+    [S(A(2, 3, 4)), S(A(2, 3, 4), 1), S(A(2, 3, 4), 0, 1), S(NC(3, 4))],
+    needs=("Tensor.flatten",),
+    api=("flatten",),
+)
+op(
+    "narrow",
+    lambda lib, x, d, s, n: x.narrow(d, s, n),
+    [S(A(3, 4), 1, 1, 2), S(A(3, 4), 0, -2, 2), S(NC(3, 4), 1, 0, 3)],
+    needs=("Tensor.narrow",),
+    api=("narrow",),
+)
+op(
+    "select",
+    lambda lib, x, d, i: x.select(d, i),
+    [S(A(3, 4), 1, 2), S(A(3, 4), 0, -1)],
+    needs=("Tensor.select",),
+    api=("select",),
+)
+op(
+    "clone",
+    lambda lib, x: x.clone(),
+    [S(A(3, 4)), S(NC(3, 4))],
+    needs=("Tensor.clone",),
+    api=("clone",),
+)
+op("contiguous", lambda lib, x: x.contiguous() * 1.0, [S(NC(3, 4))], needs=("Tensor.contiguous",))
+op(
+    "inplace_add_on_view",
+    lambda lib, x, y: _inplace_on_view(x, y),
+    [S(A(3, 4), A(3, 2)), S(NC(3, 4), A(2))],
+    needs=("Tensor.clone", "Tensor.narrow"),
+)
+
+
+def _inplace_on_view(x, y):
+    z = x.clone()
+    v = z.narrow(1, 1, 2)
+    v.mul_(y)
+    v.add_(y)
+    return z * 2.0
+
+
+# ---- indexing ----
+def _getitem_basic(lib, x, which):
+    return {
+        0: lambda: x[1],
+        1: lambda: x[:, 1:3],
+        2: lambda: x[::2, 1::2],
+        3: lambda: x[..., None],
+        4: lambda: x[1:, None, -1],
+        5: lambda: x[-1, ...],
+    }[which]()
+
+
+op(
+    "getitem_basic",
+    _getitem_basic,
+    [S(A(3, 4), i) for i in range(6)] + [S(NC(3, 4), 1)],
+    needs=("Tensor.__getitem__",),
+)
+op(
+    "getitem_advanced",
+    lambda lib, x, *idx: x[idx if len(idx) > 1 else idx[0]],
+    [
+        S(A(3, 4), Const([0, 2, 0])),
+        S(A(3, 4), Const([[0, 1], [2, 2]])),
+        S(A(3, 4), slice(None), Const([1, 1, 3])),
+        S(A(3, 4), Const([[True, False, True, False]] * 3, "bool")),
+        S(A(3, 4), Const([0, 2]), Const([1, 3])),
+        S(NC(3, 4), Const([2, 2])),
+    ],
+    needs=("Tensor.__getitem__",),
+)
+op(
+    "index_select",
+    lambda lib, x, d, i: lib.index_select(x, d, i),
+    [S(A(3, 4), 0, Const([2, 0, 2])), S(A(3, 4), 1, Const([3, 1])), S(NC(3, 4), 1, Const([0, 0]))],
+    api=("Tensor.index_select",),
+)
+op(
+    "gather",
+    lambda lib, x, d, i: lib.gather(x, d, i),
+    [
+        S(A(3, 4), 1, Const([[0, 2], [1, 0], [3, 3]])),
+        S(A(3, 4), 0, Const([[2, 0, 1, 2], [0, 0, 0, 1]])),
+        S(NC(3, 4), 1, Const([[1], [1], [0]])),
+    ],
+    api=("Tensor.gather",),
+)
+op(
+    "scatter_add",
+    lambda lib, x, d, i, s: lib.scatter_add(x, d, i, s),
+    [
+        S(A(3, 4), 1, Const([[0, 2], [1, 0], [3, 3]]), A(3, 2)),
+        S(A(3, 4), 0, Const([[2, 0, 1, 2], [2, 0, 0, 1]]), A(2, 4)),
+        S(NC(3, 4), 1, Const([[1], [1], [0]]), A(3, 1)),
+    ],
+    api=("Tensor.scatter_add",),
+)
+op(
+    "masked_fill",
+    lambda lib, x, m, v: lib.masked_fill(x, m, v),
+    [
+        S(A(3, 4), Const([[True, False, False, True]] * 3, "bool"), 0.5),
+        S(A(3, 4), Const([False, True, True, False], "bool"), -1.0),
+        S(NC(3, 4), Const([[True], [False], [True]], "bool"), 2.0),
+    ],
+    api=("Tensor.masked_fill",),
+)
+op(
+    "where",
+    lambda lib, c, x, y: lib.where(c, x, y),
+    [
+        S(Const([[True, False, True, False]] * 3, "bool"), A(3, 4), A(3, 4)),
+        S(Const([True, False, False, True], "bool"), A(3, 4), A(1, 4)),
+        S(Const([[True], [False], [True]], "bool"), NC(3, 4), A(4)),
+    ],
+    api=("Tensor.where",),
+)
+op(
+    "where_scalar",
+    lambda lib, c, x: lib.where(c, x, 0.0),
+    [S(Const([[True, False, True, False]] * 3, "bool"), A(3, 4))],
+    needs=("where",),
+)
+
+# ---- joining and splitting ----
+op(
+    "cat",
+    lambda lib, *xs, **kw: lib.cat(list(xs), **kw),
+    [
+        S(A(2, 4), A(3, 4)),
+        S(A(3, 1), A(3, 4), dim=1),
+        S(A(2, 3, 2), A(2, 3, 1), A(2, 3, 3), dim=-1),
+        S(NC(3, 4), A(1, 4), dim=0),
+    ],
+    api=("concat", "concatenate"),
+)
+op(
+    "stack",
+    lambda lib, *xs, **kw: lib.stack(list(xs), **kw),
+    [
+        S(A(3, 4), A(3, 4)),
+        S(A(3, 4), A(3, 4), A(3, 4), dim=1),
+        S(A(3, 4), NC(3, 4), dim=-1),
+        S(A(), A()),
+    ],
+)
+op(
+    "split",
+    lambda lib, x, s, **kw: lib.split(x, s, **kw),
+    [S(A(5, 4), 2), S(A(3, 4), [1, 3], dim=1), S(NC(3, 4), 2, dim=-1)],
+    api=("Tensor.split",),
+)
+op(
+    "chunk",
+    lambda lib, x, n, **kw: lib.chunk(x, n, **kw),
+    [S(A(5, 4), 3), S(A(3, 4), 2, dim=1), S(NC(3, 4), 4, dim=1)],
+    api=("Tensor.chunk",),
+)
+
+
+REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
+
+
+def by_name(name: str) -> Optional[OpEntry]:
+    return REGISTRY_BY_NAME.get(name)
