@@ -232,16 +232,19 @@ impl PyTensor {
         super::scalar_to_py(py, self.inner.item()?)
     }
     fn __float__(&self) -> PyResult<f64> {
-        Ok(self.inner.item()?.to_f64())
+        Ok(self.python_scalar()?.to_f64())
     }
     fn __int__(&self) -> PyResult<i64> {
-        Ok(self.inner.item()?.to_f64() as i64)
+        Ok(match self.python_scalar()? {
+            Scalar::Int(i) => i,
+            other => other.to_f64() as i64,
+        })
     }
     fn __bool__(&self) -> PyResult<bool> {
         if self.inner.numel() != 1 {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-                "Boolean value of Tensor with more than one value is ambiguous"
-            )));
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "Boolean value of Tensor with more than one value is ambiguous",
+            ));
         }
         Ok(self.inner.item()?.to_f64() != 0.0)
     }
@@ -459,6 +462,18 @@ impl PyTensor {
             keepdim,
             dtype.map(|d| d.dtype),
         )?))
+    }
+}
+
+impl PyTensor {
+    /// The value of a one-element tensor for float()/int() (ValueError otherwise, as torch).
+    fn python_scalar(&self) -> PyResult<Scalar> {
+        if self.inner.numel() != 1 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "only one element tensors can be converted to Python scalars",
+            ));
+        }
+        Ok(self.inner.item()?)
     }
 }
 
