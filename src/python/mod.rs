@@ -13,6 +13,7 @@ mod ops_index;
 mod ops_linalg;
 mod ops_pointwise;
 mod ops_reduce;
+mod ops_view;
 mod repr;
 mod tensor;
 
@@ -58,6 +59,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_linalg::register(m)?;
     ops_pointwise::register(m)?;
     ops_reduce::register(m)?;
+    ops_view::register(m)?;
     repr::register(m)?;
     Ok(())
 }
