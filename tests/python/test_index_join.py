@@ -499,6 +499,14 @@ OPS = {
         lambda M, x: x.masked_select(boolt(M, [True, False, True, True])),
         lambda M: [mk(M, (3, 4))],
     ),
+    "masked_select_broadcast": (
+        lambda M, x: M.masked_select(x, boolt(M, [[[True, False, True, True]], [[False] * 4]])),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "index_put_acc_broadcast": (
+        lambda M, x, v: x.index_put((long(M, [2, 0, 2]), long(M, [1, 1, 1])), v, accumulate=True),
+        lambda M: [mk(M, (3, 4)), mk(M, (1,), 1)],
+    ),
     "cat_d0": (lambda M, a, b: M.cat([a, b]), lambda M: [mk(M, (2, 3)), mk(M, (1, 3), 1)]),
     "cat_d1": (lambda M, a, b: M.cat((a, b, a), 1), lambda M: [mk(M, (2, 3)), mk(M, (2, 1), 1)]),
     "cat_neg_nc": (
