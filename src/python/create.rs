@@ -481,6 +481,16 @@ impl Flattener {
                 "ferrograd has no complex dtype: can't make a tensor of complex numbers",
             ));
         }
+        if self.numpy && numpy_interop::is_ndarray(obj) {
+            if numpy_interop::is_object_array(obj) {
+                let items = obj.call_method0(pyo3::intern!(obj.py(), "tolist"))?;
+                return self.walk(&items, depth);
+            }
+            // An array nested in a list: its own conversion is exact and
+            // fast; splice it in as a block of values.
+            let t = numpy_interop::tensor_from_ndarray(obj, None)?;
+            return self.splice(&t, depth);
+        }
         let seq = match obj.cast::<PySequence>() {
             Ok(s) if !obj.is_instance_of::<PyDict>() => s,
             _ => {
@@ -515,11 +525,6 @@ impl Flattener {
             for it in tup.iter() {
                 self.walk(&it, depth + 1)?;
             }
-        } else if self.numpy && numpy_interop::is_ndarray(obj) {
-            // An array nested in a list: its own conversion is exact and
-            // fast; splice it in as a block of values.
-            let t = numpy_interop::tensor_from_ndarray(obj, None)?;
-            self.splice(&t, depth + 1)?;
         } else {
             for i in 0..len {
                 self.walk(&seq.get_item(i)?, depth + 1)?;

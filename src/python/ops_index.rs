@@ -13,9 +13,19 @@ use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
 
+/// The short type name torch's argument parser prints ("Tensor", "int").
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
+/// The type's `tp_name` ("int", "numpy.ndarray"), as torch's indexing
+/// messages print it.
+fn qual_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .fully_qualified_name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "object".into())
 }
@@ -113,7 +123,7 @@ fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     }
     Err(PyIndexError::new_err(format!(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})",
-        type_name(obj)
+        qual_name(obj)
     )))
 }
 
@@ -298,7 +308,7 @@ impl PyTensor {
         }
         Err(PyTypeError::new_err(format!(
             "can't assign a {} to a torch.{}Tensor",
-            type_name(value),
+            qual_name(value),
             match self.inner.dtype() {
                 DType::Bool => "Bool",
                 DType::I64 => "Long",

@@ -499,6 +499,14 @@ OPS = {
         lambda M, x: x.masked_select(boolt(M, [True, False, True, True])),
         lambda M: [mk(M, (3, 4))],
     ),
+    "masked_select_broadcast": (
+        lambda M, x: M.masked_select(x, boolt(M, [[[True, False, True, True]], [[False] * 4]])),
+        lambda M: [mk(M, (3, 4))],
+    ),
+    "index_put_acc_broadcast": (
+        lambda M, x, v: x.index_put((long(M, [2, 0, 2]), long(M, [1, 1, 1])), v, accumulate=True),
+        lambda M: [mk(M, (3, 4)), mk(M, (1,), 1)],
+    ),
     "cat_d0": (lambda M, a, b: M.cat([a, b]), lambda M: [mk(M, (2, 3)), mk(M, (1, 3), 1)]),
     "cat_d1": (lambda M, a, b: M.cat((a, b, a), 1), lambda M: [mk(M, (2, 3)), mk(M, (2, 1), 1)]),
     "cat_neg_nc": (
@@ -746,3 +754,45 @@ def test_failed_inplace_ops_change_nothing():
             bad()
     assert vals(x) == [0.0] * 12
     assert x._version == 0
+
+
+ZERO_DIM = {
+    "none": lambda M: None,
+    "ellipsis": lambda M: Ellipsis,
+    "empty_tuple": lambda M: (),
+    "true": lambda M: True,
+    "false": lambda M: False,
+    "bool_tensor": lambda M: boolt(M, True),
+    "none_none": lambda M: (None, Ellipsis, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DIM))
+def test_getitem_zero_dim_matches_torch(name):
+    check_oracle(lambda M, x: x[ZERO_DIM[name](M)], lambda M: [mk(M, ())])
+
+
+def test_getitem_zero_dim_values():
+    x = fg.tensor(2.5)
+    assert tuple(x[None].shape) == (1,) and vals(x[None]) == [2.5]
+    assert tuple(x[...].shape) == () and x[...]._base is not None
+    assert tuple(x[fg.tensor(True)].shape) == (1,)
+    assert tuple(x[False].shape) == (0,)
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        x[0]
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 0"):
+        x[fg.tensor([True])]
+
+
+def test_numpy_indices():
+    np = pytest.importorskip("numpy")
+    x = fg.tensor([[0.0, 1, 2], [3, 4, 5]])
+    assert vals(x[np.int64(1)]) == [3, 4, 5]
+    assert vals(x[np.array([1, 0]), np.array([2, 2])]) == [5, 2]
+    assert vals(x[np.array([[True, False, True], [False, False, True]])]) == [0, 2, 5]
+    x[np.int64(0), np.int64(1)] = np.float64(9.0)
+    assert vals(x)[1] == 9.0
+    with pytest.raises(TypeError, match="can't assign a numpy.ndarray to a torch.FloatTensor"):
+        x[0] = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="can't assign a list to a torch.FloatTensor"):
+        x[0] = [1.0, 2.0, 3.0]
