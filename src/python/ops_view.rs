@@ -33,12 +33,6 @@ impl PyTensor {
     fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.div(other)
     }
-    fn neg(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.neg()?))
-    }
-    fn negative(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.neg()?))
-    }
 }
 
 #[pyfunction]
@@ -89,16 +83,6 @@ fn div(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor>
 #[pyfunction]
 fn true_divide(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     div(input, other)
-}
-
-#[pyfunction]
-fn neg(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.neg()?))
-}
-
-#[pyfunction]
-fn negative(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.neg()?))
 }
 
 #[pyfunction]
@@ -166,8 +150,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mul, m)?)?;
     m.add_function(wrap_pyfunction!(div, m)?)?;
     m.add_function(wrap_pyfunction!(true_divide, m)?)?;
-    m.add_function(wrap_pyfunction!(neg, m)?)?;
-    m.add_function(wrap_pyfunction!(negative, m)?)?;
     m.add_function(wrap_pyfunction!(reshape, m)?)?;
     m.add_function(wrap_pyfunction!(transpose, m)?)?;
     m.add_function(wrap_pyfunction!(t, m)?)?;
