@@ -410,6 +410,11 @@ pub(crate) enum Val {
     F(f64),
 }
 
+fn py_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    obj.extract::<i64>()
+        .map_err(|_| PyValueError::new_err("Overflow when unpacking long long"))
+}
+
 struct Flattener {
     shape: Vec<usize>,
     /// Number of dims, fixed by the first scalar met.
@@ -431,13 +436,12 @@ impl Flattener {
             (Val::F(obj.extract::<f64>()?), DType::F32)
         } else if obj.is_instance_of::<PyBool>() {
             (Val::B(obj.extract::<bool>()?), DType::Bool)
+        } else if obj.is_exact_instance_of::<PyInt>() {
+            (Val::I(py_int(obj)?), DType::I64)
         } else if let Some(v) = numpy_interop::numpy_scalar(obj, self.numpy)? {
             v
         } else if obj.is_instance_of::<PyInt>() {
-            let i = obj
-                .extract::<i64>()
-                .map_err(|_| PyRuntimeError::new_err("Overflow when unpacking long long"))?;
-            (Val::I(i), DType::I64)
+            (Val::I(py_int(obj)?), DType::I64)
         } else if obj.is_instance_of::<PyFloat>() {
             (Val::F(obj.extract::<f64>()?), DType::F32)
         } else if let Ok(t) = obj.cast::<PyTensor>() {
@@ -780,7 +784,9 @@ fn fill_scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         )));
     }
     if v.is_instance_of::<PyInt>() {
-        return Err(PyRuntimeError::new_err("Overflow when unpacking long long"));
+        return Err(pyo3::exceptions::PyOverflowError::new_err(
+            "int too big to convert",
+        ));
     }
     Err(PyTypeError::new_err(format!(
         "fill_value must be a number, not {}",
