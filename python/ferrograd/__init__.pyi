@@ -74,6 +74,7 @@ _Shape = Union[builtins.int, Sequence[builtins.int]]
 
 class Tensor:
     __array_priority__: builtins.int
+    def __init__(self, *args: Any, device: _DeviceLike = ...) -> None: ...
     # core properties
     @property
     def shape(self) -> Size: ...

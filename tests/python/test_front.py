@@ -918,3 +918,41 @@ def test_panic_does_not_kill_the_process():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["PanicException", "3.0"]
+
+
+# ---------------------------------------------------------------------------
+# the legacy Tensor(...) constructor and subclasses
+# ---------------------------------------------------------------------------
+
+
+def test_legacy_tensor_constructor():
+    assert fg.Tensor().shape == (0,) and fg.Tensor().dtype == fg.float32
+    assert fg.Tensor(2, 3).shape == (2, 3)
+    assert fg.Tensor(fg.Size([2, 3])).shape == (2, 3)
+    assert fg.Tensor((2, 3)).tolist() == [2.0, 3.0]  # a tuple is data
+    assert fg.Tensor([1, 2]).dtype == fg.float32
+    assert fg.Tensor(np.array([1, 2])).tolist() == [1.0, 2.0]
+    a = fg.tensor([1.0, 2.0], requires_grad=True)
+    b = fg.Tensor(a)
+    assert b.data_ptr() == a.data_ptr() and b.requires_grad
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        fg.Tensor(2.5)
+    with pytest.raises(TypeError):
+        fg.Tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError):
+        fg.Tensor([1.0], device="cuda")
+
+
+def test_subclass_construction_and_repr():
+    class MyTensor(fg.Tensor):
+        pass
+
+    t = MyTensor([1.0, 2.0])
+    assert isinstance(t, fg.Tensor) and type(t) is MyTensor
+    assert repr(t) == "MyTensor([1., 2.])"
+    torch = pytest.importorskip("torch")
+
+    class MyTensor(torch.Tensor):  # noqa: F811
+        pass
+
+    assert repr(MyTensor([1.0, 2.0])) == repr(t)
