@@ -94,7 +94,9 @@ class FunctionMeta(type):
 class _SingleLevelFunction(_C._FunctionBase, metaclass=FunctionMeta):
     @staticmethod
     def forward(*args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
