@@ -322,9 +322,9 @@ fn function_apply<'py>(
     let kwargs = kwargs.filter(|k| !k.is_empty());
 
     let (args, kwargs) = if has_setup {
-        let has_defaults = !forward
+        let has_defaults = forward
             .getattr_opt(intern!(py, "__defaults__"))?
-            .is_none_or(|d| d.is_none());
+            .is_some_and(|d| !d.is_none());
         if kwargs.is_some() || has_defaults {
             let bound = bases
                 .bind_default_args
