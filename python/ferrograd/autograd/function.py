@@ -125,6 +125,10 @@ class Function(_SingleLevelFunction):
 
     Subclasses define ``forward`` and ``backward`` staticmethods and are called
     through ``MyFn.apply(*args)``.
+
+    One difference from torch: tensors stored as plain ctx attributes
+    (``ctx.out = out``) are dropped when backward frees the saved tensors (a
+    backward without ``retain_graph``), so they cannot keep the graph alive.
     """
 
     def __init__(self, *args, **kwargs):
