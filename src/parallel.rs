@@ -49,10 +49,33 @@ pub fn set_num_threads(n: usize) {
     *POOL.write() = Some(build(n));
 }
 
+/// Wraps every section that waits on the pool. The Python bindings set one
+/// that releases the GIL if the calling thread holds it: pool threads may be
+/// waiting for the GIL (a Python custom Function's backward), so holding it
+/// while waiting for them would deadlock.
+static BLOCKING_WRAPPER: std::sync::OnceLock<fn(&mut dyn FnMut())> = std::sync::OnceLock::new();
+
+/// Sets the wrapper for sections that wait on the pool (first call wins).
+pub fn set_blocking_wrapper(wrapper: fn(&mut dyn FnMut())) {
+    let _ = BLOCKING_WRAPPER.set(wrapper);
+}
+
 /// Runs `f` inside the pool (directly if already on one of its threads).
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    if rayon::current_thread_index().is_some() {
-        return f();
+    let run = move || {
+        if rayon::current_thread_index().is_some() {
+            f()
+        } else {
+            pool().install(f)
+        }
+    };
+    match BLOCKING_WRAPPER.get() {
+        None => run(),
+        Some(wrapper) => {
+            let mut run = Some(run);
+            let mut out = None;
+            wrapper(&mut || out = run.take().map(|r| r()));
+            out.expect("the blocking wrapper runs its section once")
+        }
     }
-    pool().install(f)
 }

@@ -15,8 +15,9 @@ __all__ = [
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
-             device_type="cpu"):
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cpu"
+):
     """Restores the global generator's state when the block exits."""
     if not enabled:
         yield

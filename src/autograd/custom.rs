@@ -583,7 +583,7 @@ struct DelayedError {
 
 impl Backward for DelayedError {
     fn name(&self) -> Cow<'static, str> {
-        Cow::Borrowed("Error")
+        Cow::Borrowed("torch::autograd::Error")
     }
     fn apply(&self, _node: &Node, _grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
         Err(Error::runtime(self.msg.clone()))

@@ -51,19 +51,30 @@ impl SavedTensor {
         let now = self.data.version();
         if now != self.saved_version {
             let shape: Vec<String> = self.data.shape().iter().map(|d| d.to_string()).collect();
+            // torch names the producing op without its `Backward<N>` suffix.
+            let short = |name: &str| match name.rfind("Backward") {
+                Some(i) if name[i + 8..].bytes().all(|b| b.is_ascii_digit()) => {
+                    name[..i].to_string()
+                }
+                _ => name.to_string(),
+            };
             let producer = match &self.output_of {
                 Some((n, nr)) => match n.upgrade() {
-                    Some(n) => format!("output {} of {}", nr, n.name()),
-                    None => format!("output {} of {}", nr, self.saved_by),
+                    Some(n) => format!(", which is output {} of {},", nr, short(&n.name())),
+                    None => format!(", which is output {} of {},", nr, short(self.saved_by)),
                 },
                 None => match self.data.grad_fn() {
-                    Some(f) => format!("output {} of {}", self.data.output_nr(), f.name()),
-                    None => "a leaf or detached tensor".to_string(),
+                    Some(f) => format!(
+                        ", which is output {} of {},",
+                        self.data.output_nr(),
+                        short(&f.name())
+                    ),
+                    None => String::new(),
                 },
             };
             bail!(
                 runtime,
-                "one of the variables needed for gradient computation has been modified by an inplace operation: [{}[{}]], which is {}, is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} [{}]]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
                 match self.data.dtype() {
                     crate::tensor::DType::F32 => "torch.FloatTensor",
                     crate::tensor::DType::F64 => "torch.DoubleTensor",

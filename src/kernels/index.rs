@@ -63,18 +63,6 @@ macro_rules! dispatch_acc {
     };
 }
 
-/// The values of an int64 tensor in row-major order.
-pub fn index_values(index: &Tensor) -> Result<Vec<i64>> {
-    if index.dtype() != DType::I64 {
-        bail!(
-            runtime,
-            "expected an int64 index tensor, got {}",
-            index.dtype().name()
-        );
-    }
-    Ok(index.to_vec::<i64>())
-}
-
 /// `i` wrapped into `0..size` (negative counts from the end), or torch's
 /// IndexError for dimension `dim`.
 #[inline]
@@ -456,11 +444,6 @@ pub fn masked_fill(dst: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<
     }
     crate::dispatch_all!(dst.dtype(), T => go::<T>(dst, &m, &v));
     Ok(())
-}
-
-/// Copies `src` into the region `region` (a layout over `dst`'s storage).
-pub fn copy_region(dst: &Tensor, region: Layout, src: &Tensor) -> Result<()> {
-    crate::kernels::copy::copy_into(&dst.alias_with_layout(region), src)
 }
 
 /// `!mask` for a bool tensor, contiguous.

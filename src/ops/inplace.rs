@@ -160,8 +160,24 @@ pub(crate) fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
     view.set_history(view_node, 0);
 }
 
+/// A view function placing `target` (a layout in storage coordinates) onto
+/// a 1-D tensor that stands for the storage, whatever its stride/offset.
+fn onto(target: &Layout) -> crate::ops::view::ViewFn {
+    let target = target.clone();
+    Arc::new(move |l: &Layout| {
+        let s = l.strides[0];
+        Layout {
+            shape: target.shape.clone(),
+            strides: target.strides.iter().map(|&x| x * s).collect(),
+            offset: l.offset + target.offset * s,
+        }
+    })
+}
+
 /// Moves a gradient between two layouts over one storage: writes `g` at
-/// `from` into a zeroed storage-sized buffer, reads it back at `to`.
+/// `from` into a zeroed storage-sized buffer (then zeroes `zero_region`),
+/// reads it back at `to`. Built from differentiable ops, so in-place ops on
+/// views support double backward.
 fn relayout(
     g: &Tensor,
     from: &Layout,
@@ -169,12 +185,14 @@ fn relayout(
     zero_region: Option<&Layout>,
 ) -> Result<Tensor> {
     let extent = from.storage_extent().max(to.storage_extent());
-    let buf = Tensor::zeros(&[extent], g.dtype());
-    copy_into(&buf.alias_with_layout(from.clone()), g)?;
+    let mut buf = g.strided_scatter(&[extent], onto(from))?;
     if let Some(z) = zero_region {
-        crate::kernels::copy::fill(&buf.alias_with_layout(z.clone()), Scalar::Int(0))?;
+        let keep = Tensor::ones(&[extent], g.dtype());
+        crate::kernels::copy::fill(&keep.alias_with_layout(z.clone()), Scalar::Int(0))?;
+        buf = buf.mul(&keep)?;
     }
-    buf.alias_with_layout(to.clone()).clone_tensor()
+    buf.strided_view("AsStridedBackward0", onto(to))?
+        .clone_tensor()
 }
 
 /// The base's node after an in-place op on one of its views.
@@ -191,7 +209,6 @@ impl Backward for CopySlices {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None, None]);
         };
-        let g = g.detach();
         let old_base = match node.next_edges()[0] {
             Some(_) => Some(relayout(&g, &self.base, &self.base, Some(&self.view))?),
             None => None,
@@ -222,12 +239,7 @@ impl Backward for ViewOfBase {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
-        Ok(vec![Some(relayout(
-            &g.detach(),
-            &self.view,
-            &self.base,
-            None,
-        )?)])
+        Ok(vec![Some(relayout(&g, &self.view, &self.base, None)?)])
     }
     fn as_any(&self) -> &dyn Any {
         self

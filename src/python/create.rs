@@ -410,6 +410,11 @@ pub(crate) enum Val {
     F(f64),
 }
 
+fn py_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    obj.extract::<i64>()
+        .map_err(|_| PyValueError::new_err("Overflow when unpacking long long"))
+}
+
 struct Flattener {
     shape: Vec<usize>,
     /// Number of dims, fixed by the first scalar met.
@@ -431,13 +436,12 @@ impl Flattener {
             (Val::F(obj.extract::<f64>()?), DType::F32)
         } else if obj.is_instance_of::<PyBool>() {
             (Val::B(obj.extract::<bool>()?), DType::Bool)
+        } else if obj.is_exact_instance_of::<PyInt>() {
+            (Val::I(py_int(obj)?), DType::I64)
         } else if let Some(v) = numpy_interop::numpy_scalar(obj, self.numpy)? {
             v
         } else if obj.is_instance_of::<PyInt>() {
-            let i = obj
-                .extract::<i64>()
-                .map_err(|_| PyRuntimeError::new_err("Overflow when unpacking long long"))?;
-            (Val::I(i), DType::I64)
+            (Val::I(py_int(obj)?), DType::I64)
         } else if obj.is_instance_of::<PyFloat>() {
             (Val::F(obj.extract::<f64>()?), DType::F32)
         } else if let Ok(t) = obj.cast::<PyTensor>() {
@@ -780,7 +784,9 @@ fn fill_scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         )));
     }
     if v.is_instance_of::<PyInt>() {
-        return Err(PyRuntimeError::new_err("Overflow when unpacking long long"));
+        return Err(pyo3::exceptions::PyOverflowError::new_err(
+            "int too big to convert",
+        ));
     }
     Err(PyTypeError::new_err(format!(
         "fill_value must be a number, not {}",
@@ -1347,6 +1353,48 @@ fn dtype_from_type_name(s: &str) -> Option<DType> {
 
 #[pymethods]
 impl PyTensor {
+    /// The legacy constructor `Tensor(...)`: `Tensor()` is empty,
+    /// `Tensor(2, 3)` / `Tensor(Size)` a float32 tensor of that shape,
+    /// `Tensor(data)` float32 data, `Tensor(t)` an alias of `t`.
+    #[new]
+    #[pyo3(signature = (*args, device=None))]
+    fn py_new(args: &Bound<'_, PyTuple>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        check_device(device)?;
+        let py = args.py();
+        let f32_of = |shape: &[usize]| wrap(Tensor::zeros(shape, DType::F32));
+        if args.is_empty() {
+            return Ok(f32_of(&[0]));
+        }
+        let is_int =
+            |a: &Bound<'_, PyAny>| a.is_instance_of::<PyInt>() && !a.is_instance_of::<PyBool>();
+        if args.len() == 1 {
+            let a = args.get_item(0)?;
+            if let Ok(t) = a.cast::<PyTensor>() {
+                return Ok(wrap(t.borrow().inner.clone()));
+            }
+            let is_size = match SIZE_CLASS.get(py) {
+                Some((cls, _)) => a.is_instance(cls.bind(py))?,
+                None => false,
+            };
+            if is_size || is_int(&a) {
+                return Ok(f32_of(&shape_from(args, None, "new")?));
+            }
+            if as_scalar(&a).is_some() || a.is_none() {
+                return Err(PyTypeError::new_err(format!(
+                    "new(): data must be a sequence (got {})",
+                    a.get_type().name()?
+                )));
+            }
+            return Ok(wrap(tensor_from_py(&a, Some(DType::F32))?));
+        }
+        if args.iter().all(|a| is_int(&a)) {
+            return Ok(f32_of(&shape_from(args, None, "new")?));
+        }
+        Err(PyTypeError::new_err(
+            "new() received an invalid combination of arguments: expected (), (*size), (Size), (data) or (Tensor)",
+        ))
+    }
+
     #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
     fn new_zeros(
         &self,

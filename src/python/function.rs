@@ -322,9 +322,9 @@ fn function_apply<'py>(
     let kwargs = kwargs.filter(|k| !k.is_empty());
 
     let (args, kwargs) = if has_setup {
-        let has_defaults = !forward
+        let has_defaults = forward
             .getattr_opt(intern!(py, "__defaults__"))?
-            .is_none_or(|d| d.is_none());
+            .is_some_and(|d| !d.is_none());
         if kwargs.is_some() || has_defaults {
             let bound = bases
                 .bind_default_args
@@ -536,7 +536,36 @@ fn _delayed_error<'py>(
     PyTuple::new(py, delayed_error(msg, &t).into_iter().map(|t| t.map(wrap)))
 }
 
+/// Runs a section that waits on the thread pool with the GIL released when
+/// this thread holds it (see `crate::parallel::set_blocking_wrapper`).
+fn without_gil(section: &mut dyn FnMut()) {
+    // Not in the limited API pyo3 binds under abi3, but exported by every
+    // CPython 3 (since 3.4); the symbol resolves from the interpreter.
+    extern "C" {
+        fn PyGILState_Check() -> std::os::raw::c_int;
+    }
+    // SAFETY: PyGILState_Check only reads this thread's state; the
+    // interpreter is initialized (this module is loaded).
+    if unsafe { PyGILState_Check() } == 0 {
+        return section();
+    }
+    /// `detach` wants a `Send` closure so that no Python object is touched
+    /// without the GIL; the section is a kernel over tensor buffers, which
+    /// holds none, and it runs on this same thread.
+    struct NoPython<'a>(&'a mut dyn FnMut());
+    // SAFETY: see above; the section touches no Python object.
+    unsafe impl Send for NoPython<'_> {}
+    let s = NoPython(section);
+    Python::attach(|py| {
+        py.detach(move || {
+            let s = s;
+            (s.0)()
+        })
+    });
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::parallel::set_blocking_wrapper(without_gil);
     m.add_class::<PyFunctionCtx>()?;
     m.add_function(wrap_pyfunction!(_delayed_error, m)?)?;
     Ok(())

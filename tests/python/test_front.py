@@ -140,7 +140,7 @@ def test_tensor_requires_grad_and_device():
         (None, RuntimeError),
         (object(), RuntimeError),
         ([None], RuntimeError),
-        (2**64, (RuntimeError, ValueError, OverflowError)),
+        (2**64, ValueError),
         ([1 + 2j], TypeError),
         ({1: 2}, RuntimeError),
     ],
@@ -262,8 +262,16 @@ def test_arange_dtype_and_values():
 
 
 ARANGE_CASES = [
-    "5", "5.", "1,5,0.5", "0,1,0.1", "-3,7.5,0.7", "10,0,-3", "0.5, 3.5",
-    "1e-3, 1.0, 1e-2", "-1, 1, 0.3", "3, 20, 4",
+    "5",
+    "5.",
+    "1,5,0.5",
+    "0,1,0.1",
+    "-3,7.5,0.7",
+    "10,0,-3",
+    "0.5, 3.5",
+    "1e-3, 1.0, 1e-2",
+    "-1, 1, 0.3",
+    "3, 20, 4",
 ]
 
 
@@ -287,8 +295,18 @@ def test_arange_matches_torch(args, dtype):
 
 @pytest.mark.parametrize(
     "a,b,n",
-    [(0, 1, 5), (-1, 1, 7), (0, 10, 11), (0.1, 0.7, 13), (-3.3, 7.9, 101), (0, 1, 1),
-     (5, 5, 4), (0, 1, 2), (2.5, -1.25, 9), (0, 1, 0)],
+    [
+        (0, 1, 5),
+        (-1, 1, 7),
+        (0, 10, 11),
+        (0.1, 0.7, 13),
+        (-3.3, 7.9, 101),
+        (0, 1, 1),
+        (5, 5, 4),
+        (0, 1, 2),
+        (2.5, -1.25, 9),
+        (0, 1, 0),
+    ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_linspace_matches_torch(a, b, n, dtype):
@@ -358,8 +376,12 @@ def test_like_and_new_families():
 
 
 def test_manual_seed_reproducible():
-    for f in [lambda: fg.rand(5), lambda: fg.randn(2, 3, dtype=fg.float64),
-              lambda: fg.randint(0, 100, (6,)), lambda: fg.randperm(10)]:
+    for f in [
+        lambda: fg.rand(5),
+        lambda: fg.randn(2, 3, dtype=fg.float64),
+        lambda: fg.randint(0, 100, (6,)),
+        lambda: fg.randperm(10),
+    ]:
         fg.manual_seed(0)
         a = f().tolist()
         fg.manual_seed(0)
@@ -444,8 +466,14 @@ def test_from_numpy_inplace_ops_visible_in_numpy():
 
 def test_from_numpy_strides():
     base = np.arange(24.0).reshape(4, 6)
-    for view in [base.T, base[::2, 1::3], base[1:, 2], np.broadcast_to(base[0], (3, 6)).copy(),
-                 np.asfortranarray(base), base[:, :0]]:
+    for view in [
+        base.T,
+        base[::2, 1::3],
+        base[1:, 2],
+        np.broadcast_to(base[0], (3, 6)).copy(),
+        np.asfortranarray(base),
+        base[:, :0],
+    ]:
         t = fg.from_numpy(view)
         assert t.shape == view.shape
         assert t.stride() == tuple(s // view.itemsize for s in view.strides)
@@ -458,7 +486,9 @@ def test_from_numpy_strides():
 
 
 def test_from_numpy_errors():
-    with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+    with pytest.raises(
+        ValueError, match="At least one stride in the given numpy array is negative"
+    ):
         fg.from_numpy(np.arange(4.0)[::-1])
     with pytest.raises(ValueError, match="byte order"):
         fg.from_numpy(np.array([1.0, 2.0], dtype=">f8"))
@@ -623,29 +653,66 @@ def test_tolist():
 
 REPR_CASES = [
     "T.tensor([[1., 2.], [3., 4.]], requires_grad=True)",
-    "T.tensor(3.5)", "T.tensor([1, 2, 3])", "T.tensor([True, False])",
-    "T.tensor([1.5, 2.25], dtype=T.float64)", "T.tensor([1e10, 1.])", "T.tensor([1e-5, 1.])",
-    "T.tensor([123456789.0])", "T.tensor([float('nan'), float('inf'), -float('inf'), 1.])",
-    "T.tensor([float('nan'), 1.5])", "T.tensor([-0.0, 0.0])", "T.tensor([0.])",
-    "T.arange(2000.)", "T.arange(2000)", "T.ones(40, 40)", "T.ones(3, 1000)", "T.zeros(2, 3, 4)",
-    "T.arange(30.).reshape(5, 6) / 7", "T.zeros(0, 3)", "T.zeros(0, dtype=T.int64)",
-    "T.zeros(0, dtype=T.float64)", "T.tensor(5)", "T.tensor(True)",
-    "T.tensor(-7.25, dtype=T.float64)", "T.arange(100.) * 1.1", "T.tensor([1e-10])",
-    "T.tensor([1e200, 1e-200], dtype=T.float64)", "T.tensor([2.5, 0.125, 1/3])",
-    "T.tensor([0.00015, 0.5])", "T.tensor([10**12, -3])",
-    "T.tensor([[1., 2.], [3., 4.]], requires_grad=True) * 2", "T.zeros(50, requires_grad=True)",
-    "T.arange(1, 31, dtype=T.float64).reshape(5, 6) * 1e5", "T.tensor([[[1.]]])",
-    "T.zeros(1001)", "T.zeros(2, 600)", "T.zeros(1100, 2)", "T.tensor(1e-5)",
-    "T.tensor(float('nan'))", "T.tensor(1e8)", "T.tensor(1.5e8)", "T.tensor([1000., 1.])",
-    "T.tensor([1001., 1.])", "T.tensor([0.1, 0.25, 0.35])", "T.tensor(0.000125)",
-    "T.zeros(2, 0, 3)", "T.zeros(0, dtype=T.bool)", "T.arange(24).reshape(2, 3, 4).transpose(0, 2)",
-    "T.arange(12.).reshape(3, 4).select(1, 1)", "T.arange(5000.).reshape(50, 100)",
-    "T.arange(10**4).reshape(10, 10, 100)", "T.tensor([0.125, 0.375, 2.5, 3.5])",
-    "T.tensor([1.0e8, 2.0])", "T.tensor([-1.5, 2.0, -3.25])",
-    "T.linspace(-1, 1, 7, dtype=T.float64)", "T.tensor([[True, False, True]] * 3)",
-    "T.tensor([[-1, 20], [300, -4000]])", "T.arange(8.).reshape(2, 2, 2).requires_grad_()",
+    "T.tensor(3.5)",
+    "T.tensor([1, 2, 3])",
+    "T.tensor([True, False])",
+    "T.tensor([1.5, 2.25], dtype=T.float64)",
+    "T.tensor([1e10, 1.])",
+    "T.tensor([1e-5, 1.])",
+    "T.tensor([123456789.0])",
+    "T.tensor([float('nan'), float('inf'), -float('inf'), 1.])",
+    "T.tensor([float('nan'), 1.5])",
+    "T.tensor([-0.0, 0.0])",
+    "T.tensor([0.])",
+    "T.arange(2000.)",
+    "T.arange(2000)",
+    "T.ones(40, 40)",
+    "T.ones(3, 1000)",
+    "T.zeros(2, 3, 4)",
+    "T.arange(30.).reshape(5, 6) / 7",
+    "T.zeros(0, 3)",
+    "T.zeros(0, dtype=T.int64)",
+    "T.zeros(0, dtype=T.float64)",
+    "T.tensor(5)",
+    "T.tensor(True)",
+    "T.tensor(-7.25, dtype=T.float64)",
+    "T.arange(100.) * 1.1",
+    "T.tensor([1e-10])",
+    "T.tensor([1e200, 1e-200], dtype=T.float64)",
+    "T.tensor([2.5, 0.125, 1/3])",
+    "T.tensor([0.00015, 0.5])",
+    "T.tensor([10**12, -3])",
+    "T.tensor([[1., 2.], [3., 4.]], requires_grad=True) * 2",
+    "T.zeros(50, requires_grad=True)",
+    "T.arange(1, 31, dtype=T.float64).reshape(5, 6) * 1e5",
+    "T.tensor([[[1.]]])",
+    "T.zeros(1001)",
+    "T.zeros(2, 600)",
+    "T.zeros(1100, 2)",
+    "T.tensor(1e-5)",
+    "T.tensor(float('nan'))",
+    "T.tensor(1e8)",
+    "T.tensor(1.5e8)",
+    "T.tensor([1000., 1.])",
+    "T.tensor([1001., 1.])",
+    "T.tensor([0.1, 0.25, 0.35])",
+    "T.tensor(0.000125)",
+    "T.zeros(2, 0, 3)",
+    "T.zeros(0, dtype=T.bool)",
+    "T.arange(24).reshape(2, 3, 4).transpose(0, 2)",
+    "T.arange(12.).reshape(3, 4).select(1, 1)",
+    "T.arange(5000.).reshape(50, 100)",
+    "T.arange(10**4).reshape(10, 10, 100)",
+    "T.tensor([0.125, 0.375, 2.5, 3.5])",
+    "T.tensor([1.0e8, 2.0])",
+    "T.tensor([-1.5, 2.0, -3.25])",
+    "T.linspace(-1, 1, 7, dtype=T.float64)",
+    "T.tensor([[True, False, True]] * 3)",
+    "T.tensor([[-1, 20], [300, -4000]])",
+    "T.arange(8.).reshape(2, 2, 2).requires_grad_()",
     "T.tensor([3.0], dtype=T.float64, requires_grad=True)",
-    "T.tensor([1, 2]).expand(3, 2)", "T.arange(3.).to(T.float64)",
+    "T.tensor([1, 2]).expand(3, 2)",
+    "T.arange(3.).to(T.float64)",
 ]
 
 
@@ -738,7 +805,9 @@ def test_device():
     d = fg.device("cpu")
     assert repr(d) == "device(type='cpu')" and str(d) == "cpu"
     assert d.type == "cpu" and d.index is None
-    assert fg.device("cpu:0").index == 0 and repr(fg.device("cpu", 0)) == "device(type='cpu', index=0)"
+    assert (
+        fg.device("cpu:0").index == 0 and repr(fg.device("cpu", 0)) == "device(type='cpu', index=0)"
+    )
     assert fg.device("cpu") == fg.device("cpu") and fg.device("cpu") != fg.device("cpu:0")
     assert fg.device("cpu") != "cpu"
     assert fg.device(d) == d
@@ -761,7 +830,9 @@ def test_module_helpers():
     assert fg.get_default_dtype() == fg.float32
     assert fg.is_tensor(fg.zeros(1)) and not fg.is_tensor(3) and not fg.is_tensor(np.zeros(1))
     assert fg.numel(fg.zeros(2, 3)) == 6
-    assert fg.is_floating_point(fg.zeros(1)) and not fg.is_floating_point(fg.zeros(1, dtype=fg.int64))
+    assert fg.is_floating_point(fg.zeros(1)) and not fg.is_floating_point(
+        fg.zeros(1, dtype=fg.int64)
+    )
 
 
 def test_to_type_cpu():
@@ -803,8 +874,12 @@ def test_to_type_cpu():
 
 def test_shape_and_conversion_match_torch():
     torch = _torch()
-    for expr in ["T.zeros(2, 3).to(T.float64)", "T.zeros(2).to(T.zeros(1, dtype=T.int64))",
-                 "T.zeros(2).type(T.float64)", "T.tensor([[1, 2], [3, 4]])"]:
+    for expr in [
+        "T.zeros(2, 3).to(T.float64)",
+        "T.zeros(2).to(T.zeros(1, dtype=T.int64))",
+        "T.zeros(2).type(T.float64)",
+        "T.tensor([[1, 2], [3, 4]])",
+    ]:
         a, b = eval(expr, {"T": torch}), eval(expr, {"T": fg})
         assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
         assert a.tolist() == b.tolist()
@@ -838,7 +913,46 @@ def test_panic_does_not_kill_the_process():
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(fg.__file__)))
     env = dict(os.environ, RUST_BACKTRACE="0")
     env["PYTHONPATH"] = os.pathsep.join([pkg_root, env.get("PYTHONPATH", "")])
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["PanicException", "3.0"]
+
+
+# ---------------------------------------------------------------------------
+# the legacy Tensor(...) constructor and subclasses
+# ---------------------------------------------------------------------------
+
+
+def test_legacy_tensor_constructor():
+    assert fg.Tensor().shape == (0,) and fg.Tensor().dtype == fg.float32
+    assert fg.Tensor(2, 3).shape == (2, 3)
+    assert fg.Tensor(fg.Size([2, 3])).shape == (2, 3)
+    assert fg.Tensor((2, 3)).tolist() == [2.0, 3.0]  # a tuple is data
+    assert fg.Tensor([1, 2]).dtype == fg.float32
+    assert fg.Tensor(np.array([1, 2])).tolist() == [1.0, 2.0]
+    a = fg.tensor([1.0, 2.0], requires_grad=True)
+    b = fg.Tensor(a)
+    assert b.data_ptr() == a.data_ptr() and b.requires_grad
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        fg.Tensor(2.5)
+    with pytest.raises(TypeError):
+        fg.Tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError):
+        fg.Tensor([1.0], device="cuda")
+
+
+def test_subclass_construction_and_repr():
+    class MyTensor(fg.Tensor):
+        pass
+
+    t = MyTensor([1.0, 2.0])
+    assert isinstance(t, fg.Tensor) and type(t) is MyTensor
+    assert repr(t) == "MyTensor([1., 2.])"
+    torch = pytest.importorskip("torch")
+
+    class MyTensor(torch.Tensor):  # noqa: F811
+        pass
+
+    assert repr(MyTensor([1.0, 2.0])) == repr(t)

@@ -94,7 +94,9 @@ class FunctionMeta(type):
 class _SingleLevelFunction(_C._FunctionBase, metaclass=FunctionMeta):
     @staticmethod
     def forward(*args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -123,6 +125,10 @@ class Function(_SingleLevelFunction):
 
     Subclasses define ``forward`` and ``backward`` staticmethods and are called
     through ``MyFn.apply(*args)``.
+
+    One difference from torch: tensors stored as plain ctx attributes
+    (``ctx.out = out``) are dropped when backward frees the saved tensors (a
+    backward without ``retain_graph``), so they cannot keep the graph alive.
     """
 
     def __init__(self, *args, **kwargs):
