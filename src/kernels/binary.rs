@@ -1,6 +1,6 @@
 //! Broadcasting elementwise kernels over two operands.
 
-use crate::tensor::layout::{broadcast_shapes, for_each_offset2};
+use crate::tensor::layout::{broadcast_shapes, for_each_offset, for_each_offset2};
 use crate::tensor::{Element, Layout, Tensor};
 use crate::{bail, Result};
 use rayon::prelude::*;
@@ -129,4 +129,57 @@ pub fn add_assign(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 fn add_assign_typed<T: Element>(dst: &Tensor, src: &Tensor) -> Result<()> {
     apply2_inplace::<T>(dst, src, |x, y| T::from_f64(x.to_f64() + y.to_f64()))
+}
+
+/// `out[i] = f(a[i], b[i], c[i])` with broadcasting over all three; each
+/// operand has its own element type (e.g. a bool condition and two values).
+pub fn map3<A: Element, B: Element, C: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f: impl Fn(A, B, C) -> U + Sync + Send,
+) -> Result<Tensor> {
+    debug_assert!(a.dtype() == A::DTYPE && b.dtype() == B::DTYPE && c.dtype() == C::DTYPE);
+    let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
+    let (la, lb, lc) = (
+        a.layout().expand(&shape)?,
+        b.layout().expand(&shape)?,
+        c.layout().expand(&shape)?,
+    );
+    let (sa, sb, sc) = (
+        a.storage().read_recursive(),
+        b.storage().read_recursive(),
+        c.storage().read_recursive(),
+    );
+    // Operands that are not one contiguous run are gathered first.
+    fn run<'a, T: Element>(d: &'a [T], l: &Layout, buf: &'a mut Vec<T>) -> &'a [T] {
+        match l.contiguous_range() {
+            Some(r) => &d[r],
+            None => {
+                buf.reserve(l.numel());
+                for_each_offset(&l.shape, &l.strides, l.offset, |o| buf.push(d[o]));
+                buf
+            }
+        }
+    }
+    let (mut ba, mut bb, mut bc) = (Vec::new(), Vec::new(), Vec::new());
+    let xa = run(sa.as_slice::<A>(), &la, &mut ba);
+    let xb = run(sb.as_slice::<B>(), &lb, &mut bb);
+    let xc = run(sc.as_slice::<C>(), &lc, &mut bc);
+    let n = la.numel();
+    let out: Vec<U> = if n >= super::PAR_THRESHOLD {
+        crate::parallel::install(|| {
+            (xa, xb, xc)
+                .into_par_iter()
+                .map(|(&x, &y, &z)| f(x, y, z))
+                .collect()
+        })
+    } else {
+        xa.iter()
+            .zip(xb)
+            .zip(xc)
+            .map(|((&x, &y), &z)| f(x, y, z))
+            .collect()
+    };
+    Ok(Tensor::from_data(U::wrap(out), &shape))
 }

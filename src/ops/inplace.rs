@@ -53,6 +53,14 @@ impl Tensor {
                 f(self)?
             };
             check_can_cast(r.dtype(), self.dtype())?;
+            if r.shape() != self.shape() {
+                bail!(
+                    runtime,
+                    "output with shape {:?} doesn't match the broadcast shape {:?}",
+                    self.shape(),
+                    r.shape()
+                );
+            }
             copy_into(self, &r)?;
             self.bump_version();
             return Ok(());

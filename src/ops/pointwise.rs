@@ -1,1 +1,662 @@
-//! (being written)
+//! Binary and ternary pointwise ops: pow, maximum/minimum, clamp, where,
+//! comparisons, logical and bitwise ops. All broadcast and promote like torch.
+//!
+//! | op                        | d/dself                                         | d/dother                                       |
+//! |---------------------------|-------------------------------------------------|------------------------------------------------|
+//! | pow(self, e: Tensor)      | where(e == 0, 0, grad * e * self^(e-1))         | grad * where(self == 0 & e >= 0, 0, result * log(self)) |
+//! | pow(self, e: Scalar)      | e == 0 ? 0 : grad * e * self^(e-1)              |                                                |
+//! | pow(b: Scalar, e)         |                                                 | grad * result * log(b); 0 where b == 0 & e >= 0 |
+//! | maximum(self, other)      | grad * (self > other ? 1 : self == other ? ½ : self < other ? 0 : 1) | same with self and other swapped |
+//! | minimum(self, other)      | as maximum with < and > exchanged               |                                                |
+//! | clamp(self, min, max)     | where(min <= self <= max, grad, 0)              | min: where(self < min & min < max, grad, 0); max: where(self > max \| max < min, grad, 0) |
+//! | where(cond, self, other)  | where(cond, grad, 0)                            | where(cond, 0, grad)                           |
+//! | eq ne lt le gt ge, logical_*, bitwise_*, isnan ... | not differentiable (bool or integer outputs)     |    |
+
+use crate::autograd::record;
+use crate::kernels::binary::{map2, map3};
+use crate::kernels::unary::{apply1_inplace, f, ipow, map1};
+use crate::ops::unary::torch_name;
+use crate::tensor::{DType, Element, Float, Scalar, Tensor};
+use crate::{bail, dispatch_all, Result};
+
+/// torch's `result_type` over tensors and wrapped numbers (Python scalars):
+/// dimensioned tensors outrank 0-dim tensors, which outrank wrapped
+/// numbers, unless a lower class is of a higher category
+/// (bool < integral < floating).
+pub fn result_type_of(tensors: &[&Tensor], scalars: &[Scalar]) -> DType {
+    fn upd(acc: Option<DType>, d: DType) -> Option<DType> {
+        Some(acc.map_or(d, |a| DType::promote(a, d)))
+    }
+    let (mut dim, mut zero, mut wrapped) = (None, None, None);
+    for t in tensors {
+        if t.ndim() == 0 {
+            zero = upd(zero, t.dtype());
+        } else {
+            dim = upd(dim, t.dtype());
+        }
+    }
+    for s in scalars {
+        wrapped = upd(wrapped, s.dtype());
+    }
+    // ATen's combine_categories(higher, lower).
+    fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
+        match (higher, lower) {
+            (Some(h), _) if h.is_floating() => Some(h),
+            (Some(h), Some(l)) if h == DType::Bool || l.is_floating() => Some(DType::promote(h, l)),
+            (Some(h), _) => Some(h),
+            (None, l) => l,
+        }
+    }
+    combine(dim, combine(zero, wrapped)).unwrap_or(DType::F32)
+}
+
+/// A 0-dim zero of `dt` (broadcasts against anything).
+fn zero(dt: DType) -> Tensor {
+    Tensor::scalar(Scalar::Int(0), dt)
+}
+
+/// `grad` where `mask`, else 0.
+fn masked_grad(mask: &Tensor, g: &Tensor) -> Result<Tensor> {
+    Tensor::where_cond(mask, g, &zero(g.dtype()))
+}
+
+fn scalar_i64(s: Scalar) -> i64 {
+    match s {
+        Scalar::Bool(b) => b as i64,
+        Scalar::Int(i) => i,
+        Scalar::Float(v) => v as i64,
+    }
+}
+
+/// Elementwise max (or min) in dtype `dt` of already cast operands; floats
+/// propagate NaN, bools are `or` (or `and`).
+fn max_min_raw(a: &Tensor, b: &Tensor, dt: DType, is_max: bool) -> Result<Tensor> {
+    let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
+    Ok(match (dt, is_max) {
+        (DType::F32, true) => map2::<f32, f32>(&a, &b, |x, y| x.max_val(y))?,
+        (DType::F32, false) => map2::<f32, f32>(&a, &b, |x, y| x.min_val(y))?,
+        (DType::F64, true) => map2::<f64, f64>(&a, &b, |x, y| x.max_val(y))?,
+        (DType::F64, false) => map2::<f64, f64>(&a, &b, |x, y| x.min_val(y))?,
+        (DType::I64, true) => map2::<i64, i64>(&a, &b, |x, y| x.max(y))?,
+        (DType::I64, false) => map2::<i64, i64>(&a, &b, |x, y| x.min(y))?,
+        (DType::Bool, true) => map2::<bool, bool>(&a, &b, |x, y| x | y)?,
+        (DType::Bool, false) => map2::<bool, bool>(&a, &b, |x, y| x & y)?,
+    })
+}
+
+/// The share of maximum's (or minimum's) gradient that goes to `a`: 1 where
+/// `a` wins, ½ on ties, 0 where it loses, 1 where unordered (NaN), in `out`.
+fn max_min_share(a: &Tensor, b: &Tensor, is_max: bool, out: DType) -> Result<Tensor> {
+    fn share<T: Element>(x: T, y: T, is_max: bool) -> f64 {
+        let (win, lose) = if is_max {
+            (x > y, x < y)
+        } else {
+            (x < y, x > y)
+        };
+        if win {
+            1.0
+        } else if x == y {
+            0.5
+        } else if lose {
+            0.0
+        } else {
+            1.0
+        }
+    }
+    fn go<T: Element>(a: &Tensor, b: &Tensor, is_max: bool, out: DType) -> Result<Tensor> {
+        match out {
+            DType::F32 => map2::<T, f32>(a, b, move |x, y| share(x, y, is_max) as f32),
+            _ => map2::<T, f64>(a, b, move |x, y| share(x, y, is_max)),
+        }
+    }
+    let dt = a.result_type(b);
+    let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
+    dispatch_all!(dt, T => go::<T>(&a, &b, is_max, out))
+}
+
+/// Compares in the promoted dtype; bool output.
+macro_rules! compare_ops {
+    ($($(#[$doc:meta])* $name:ident, $scalar:ident, $inplace:ident, |$x:ident, $y:ident| $e:expr;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                #[allow(clippy::bool_comparison)] // instantiated for bool too
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    let dt = self.result_type(other);
+                    let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
+                    dispatch_all!(dt, T => map2::<T, bool>(&a, &b, |$x: T, $y: T| $e))
+                }
+                /// Against a Python number (wrapped-number promotion).
+                pub fn $scalar(&self, other: impl Into<Scalar>) -> Result<Tensor> {
+                    self.$name(&self.wrap_scalar(other.into()))
+                }
+                /// In place: self keeps its dtype and holds 0/1.
+                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
+                    self.apply_inplace(&[other], |s| s.$name(other))
+                }
+            )*
+        }
+    };
+}
+
+compare_ops! {
+    /// `self == other`
+    eq, eq_scalar, eq_, |x, y| x == y;
+    /// `self != other` (true for NaN)
+    ne, ne_scalar, ne_, |x, y| x != y;
+    /// `self < other`
+    lt, lt_scalar, lt_, |x, y| x < y;
+    /// `self <= other`
+    le, le_scalar, le_, |x, y| x <= y;
+    /// `self > other`
+    gt, gt_scalar, gt_, |x, y| x > y;
+    /// `self >= other`
+    ge, ge_scalar, ge_, |x, y| x >= y;
+}
+
+/// Logical ops: operands read as truth values (nonzero, NaN is true).
+macro_rules! logical_ops {
+    ($($(#[$doc:meta])* $name:ident, $inplace:ident, |$x:ident, $y:ident| $e:expr;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    let (a, b) = (self.cast_raw(DType::Bool), other.cast_raw(DType::Bool));
+                    map2::<bool, bool>(&a, &b, |$x, $y| $e)
+                }
+                /// In place: self keeps its dtype and holds 0/1.
+                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
+                    self.apply_inplace(&[other], |s| s.$name(other))
+                }
+            )*
+        }
+    };
+}
+
+logical_ops! {
+    logical_and, logical_and_, |x, y| x & y;
+    logical_or, logical_or_, |x, y| x | y;
+    logical_xor, logical_xor_, |x, y| x ^ y;
+}
+
+/// Bitwise ops on bool and int64 (floats are an error, as in torch).
+macro_rules! bitwise_ops {
+    ($($name:ident, $inplace:ident, $kernel:literal, |$x:ident, $y:ident| $e:expr;)*) => {
+        impl Tensor {
+            $(
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    let dt = self.result_type(other);
+                    let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
+                    match dt {
+                        DType::Bool => map2::<bool, bool>(&a, &b, |$x, $y| $e),
+                        DType::I64 => map2::<i64, i64>(&a, &b, |$x, $y| $e),
+                        _ => bail!(runtime, "\"{}\" not implemented for '{}'", $kernel, torch_name(dt)),
+                    }
+                }
+                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
+                    self.apply_inplace(&[other], |s| s.$name(other))
+                }
+            )*
+        }
+    };
+}
+
+bitwise_ops! {
+    bitwise_and, bitwise_and_, "bitwise_and_cpu", |x, y| x & y;
+    bitwise_or, bitwise_or_, "bitwise_or_cpu", |x, y| x | y;
+    bitwise_xor, bitwise_xor_, "bitwise_xor_cpu", |x, y| x ^ y;
+}
+
+impl Tensor {
+    // ----- pow -----
+
+    /// `self ** exponent`, both tensors.
+    /// d/dself = where(e == 0, 0, grad * e * self^(e-1));
+    /// d/dexponent = grad * where(self == 0 & e >= 0, 0, result * log(self)).
+    pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
+        let dt = self.result_type(exponent);
+        let (a, b) = (self.cast_raw(dt), exponent.cast_raw(dt));
+        let out = match dt {
+            DType::F32 => map2::<f32, f32>(&a, &b, |x, y| x.powf(y))?,
+            DType::F64 => map2::<f64, f64>(&a, &b, |x, y| x.powf(y))?,
+            DType::I64 => map2::<i64, i64>(&a, &b, ipow)?,
+            DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
+        };
+        Ok(record("PowBackward1", &[self, exponent])
+            .save("self", self)
+            .save("exponent", exponent)
+            .save_output("result", 0)
+            .finish(out, |c| {
+                let (x, e, g) = (c.saved(0)?, c.saved(1)?, c.grad());
+                let dx = if c.needs(0) {
+                    let v = g.mul(&e.mul(&x.pow(&e.sub_scalar(1)?)?)?)?;
+                    Some(Tensor::where_cond(&e.eq_scalar(0)?, &zero(v.dtype()), &v)?)
+                } else {
+                    None
+                };
+                let de = if c.needs(1) {
+                    let r = c.saved(2)?;
+                    let v = r.mul(&x.to_dtype(r.dtype())?.log()?)?;
+                    let at_zero = x.eq_scalar(0)?.logical_and(&e.ge_scalar(0)?)?;
+                    Some(g.mul(&Tensor::where_cond(&at_zero, &zero(v.dtype()), &v)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![dx, de])
+            }))
+    }
+
+    /// `self ** exponent` for a Python-number exponent.
+    /// d/dself = exponent == 0 ? 0 : grad * exponent * self^(exponent-1).
+    pub fn pow_scalar(&self, exponent: impl Into<Scalar>) -> Result<Tensor> {
+        let e: Scalar = exponent.into();
+        let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), e);
+        let x = self.cast_raw(dt);
+        let out = match dt {
+            DType::F32 => {
+                let ev = e.to_f64();
+                map1::<f32, f32>(&x, move |v| f::pow_scalar(v, ev))
+            }
+            DType::F64 => {
+                let ev = e.to_f64();
+                map1::<f64, f64>(&x, move |v| f::pow_scalar(v, ev))
+            }
+            DType::I64 | DType::Bool => {
+                let ei = scalar_i64(e);
+                if ei < 0 {
+                    bail!(
+                        runtime,
+                        "Integers to negative integer powers are not allowed."
+                    );
+                }
+                let r = map1::<i64, i64>(&x.cast_raw(DType::I64), move |v| ipow(v, ei));
+                r.cast_raw(dt)
+            }
+        };
+        Ok(record("PowBackward0", &[self])
+            .save("self", self)
+            .finish(out, move |c| {
+                let g = c.grad();
+                if e.to_f64() == 0.0 {
+                    return Ok(vec![Some(g.zeros_like())]);
+                }
+                let em1 = match e {
+                    Scalar::Float(v) => Scalar::Float(v - 1.0),
+                    other => Scalar::Int(scalar_i64(other) - 1),
+                };
+                let x = c.saved(0)?;
+                Ok(vec![Some(g.mul(&x.pow_scalar(em1)?.mul_scalar(e)?)?)])
+            }))
+    }
+
+    /// `base ** exponent` for a Python-number base.
+    /// d/dexponent = grad * result * log(base) (0 where base == 0 and
+    /// exponent >= 0).
+    pub fn scalar_pow(base: impl Into<Scalar>, exponent: &Tensor) -> Result<Tensor> {
+        let b: Scalar = base.into();
+        let dt = crate::tensor::dtype::result_type_scalar(exponent.dtype(), b);
+        let e = exponent.cast_raw(dt);
+        let out = match dt {
+            DType::F32 => {
+                let bv = b.to_f64() as f32;
+                map1::<f32, f32>(&e, move |v| bv.powf(v))
+            }
+            DType::F64 => {
+                let bv = b.to_f64();
+                map1::<f64, f64>(&e, move |v| bv.powf(v))
+            }
+            DType::I64 => {
+                let bv = scalar_i64(b);
+                map1::<i64, i64>(&e, move |v| ipow(bv, v))
+            }
+            DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
+        };
+        Ok(record("PowBackward2", &[exponent])
+            .save("exponent", exponent)
+            .save_output("result", 0)
+            .finish(out, move |c| {
+                let (g, r) = (c.grad(), c.saved(1)?);
+                let v = r.mul_scalar(b.to_f64().ln())?;
+                let v = if b.to_f64() == 0.0 {
+                    let e = c.saved(0)?;
+                    Tensor::where_cond(&e.ge_scalar(0)?, &zero(v.dtype()), &v)?
+                } else {
+                    v
+                };
+                Ok(vec![Some(g.mul(&v)?)])
+            }))
+    }
+
+    pub fn pow_(&self, exponent: &Tensor) -> Result<()> {
+        self.apply_inplace(&[exponent], |s| s.pow(exponent))
+    }
+    pub fn pow_scalar_(&self, exponent: impl Into<Scalar>) -> Result<()> {
+        let e: Scalar = exponent.into();
+        let ev = e.to_f64();
+        let fp = self.dtype().is_floating();
+        let done = self.try_fast_inplace(fp, |t| match t.dtype() {
+            DType::F32 => apply1_inplace::<f32>(t, move |v| f::pow_scalar(v, ev)),
+            _ => apply1_inplace::<f64>(t, move |v| f::pow_scalar(v, ev)),
+        })?;
+        if done {
+            return Ok(());
+        }
+        self.apply_inplace(&[], |s| s.pow_scalar(e))
+    }
+
+    // ----- maximum / minimum -----
+
+    /// Elementwise maximum (NaN propagates). Ties split the gradient in half.
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        self.max_min(other, true)
+    }
+    /// Elementwise minimum (NaN propagates). Ties split the gradient in half.
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        self.max_min(other, false)
+    }
+    fn max_min(&self, other: &Tensor, is_max: bool) -> Result<Tensor> {
+        let dt = self.result_type(other);
+        let out = max_min_raw(self, other, dt, is_max)?;
+        let name = if is_max {
+            "MaximumBackward0"
+        } else {
+            "MinimumBackward0"
+        };
+        Ok(record(name, &[self, other])
+            .save("self", self)
+            .save("other", other)
+            .finish(out, move |c| {
+                let (a, b, g) = (c.saved(0)?, c.saved(1)?, c.grad());
+                let da = if c.needs(0) {
+                    Some(g.mul(&max_min_share(&a, &b, is_max, g.dtype())?)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    Some(g.mul(&max_min_share(&b, &a, is_max, g.dtype())?)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    // ----- clamp -----
+
+    /// Clamps to `[min, max]` (either bound optional, not both). A NaN bound
+    /// gives NaN. d/dself = where(min <= self <= max, grad, 0).
+    pub fn clamp(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+        self.clamp_scalars(min, max, "ClampBackward1")
+    }
+    pub fn clamp_min(&self, min: impl Into<Scalar>) -> Result<Tensor> {
+        self.clamp_scalars(Some(min.into()), None, "ClampMinBackward0")
+    }
+    pub fn clamp_max(&self, max: impl Into<Scalar>) -> Result<Tensor> {
+        self.clamp_scalars(None, Some(max.into()), "ClampMaxBackward0")
+    }
+    /// `clip` is `clamp`.
+    pub fn clip(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+        self.clamp(min, max)
+    }
+
+    fn clamp_scalars(
+        &self,
+        min: Option<Scalar>,
+        max: Option<Scalar>,
+        name: &'static str,
+    ) -> Result<Tensor> {
+        if min.is_none() && max.is_none() {
+            bail!(
+                runtime,
+                "torch.clamp: At least one of 'min' or 'max' must not be None"
+            );
+        }
+        let bounds: Vec<Scalar> = min.iter().chain(max.iter()).copied().collect();
+        let dt = result_type_of(&[self], &bounds);
+        let x = self.cast_raw(dt);
+        let out = match dt {
+            DType::F32 => {
+                let lo = min.map_or(f32::NEG_INFINITY, |m| m.to_f64() as f32);
+                let hi = max.map_or(f32::INFINITY, |m| m.to_f64() as f32);
+                map1::<f32, f32>(&x, move |v| f::clamp(v, lo, hi))
+            }
+            DType::F64 => {
+                let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
+                let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
+                map1::<f64, f64>(&x, move |v| f::clamp(v, lo, hi))
+            }
+            DType::I64 => {
+                let lo = min.map_or(i64::MIN, scalar_i64);
+                let hi = max.map_or(i64::MAX, scalar_i64);
+                map1::<i64, i64>(&x, move |v| v.max(lo).min(hi))
+            }
+            DType::Bool => bail!(runtime, "\"clamp_scalar_cpu\" not implemented for 'Bool'"),
+        };
+        Ok(record(name, &[self])
+            .save("self", self)
+            .finish(out, move |c| {
+                let (x, g) = (c.saved(0)?, c.grad());
+                let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
+                let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
+                let inside = match x.dtype() {
+                    DType::F32 => {
+                        let (lo, hi) = (lo as f32, hi as f32);
+                        map1::<f32, bool>(&x, move |v| v >= lo && v <= hi)
+                    }
+                    _ => map1::<f64, bool>(&x.cast_raw(DType::F64), move |v| v >= lo && v <= hi),
+                };
+                Ok(vec![Some(masked_grad(&inside, g)?)])
+            }))
+    }
+
+    /// Clamps to tensor bounds (broadcast; either optional, not both).
+    /// d/dself = where(min <= self <= max, grad, 0);
+    /// d/dmin = where(self < min & min < max, grad, 0);
+    /// d/dmax = where(self > max | max < min, grad, 0)
+    /// (with one bound: where(self < min, ...) / where(self > max, ...)).
+    pub fn clamp_tensor(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+        self.clamp_tensors(min, max, "ClampBackward0")
+    }
+    pub fn clamp_min_tensor(&self, min: &Tensor) -> Result<Tensor> {
+        self.clamp_tensors(Some(min), None, "ClampMinBackward1")
+    }
+    pub fn clamp_max_tensor(&self, max: &Tensor) -> Result<Tensor> {
+        self.clamp_tensors(None, Some(max), "ClampMaxBackward1")
+    }
+
+    fn clamp_tensors(
+        &self,
+        min: Option<&Tensor>,
+        max: Option<&Tensor>,
+        name: &'static str,
+    ) -> Result<Tensor> {
+        let mut all = vec![self];
+        all.extend(min);
+        all.extend(max);
+        if all.len() == 1 {
+            bail!(
+                runtime,
+                "torch.clamp: At least one of 'min' or 'max' must not be None"
+            );
+        }
+        let dt = result_type_of(&all, &[]);
+        if dt == DType::Bool {
+            bail!(runtime, "\"clamp_cpu\" not implemented for 'Bool'");
+        }
+        let mut out = self.cast_raw(dt);
+        if let Some(lo) = min {
+            out = max_min_raw(&out, lo, dt, true)?;
+        }
+        if let Some(hi) = max {
+            out = max_min_raw(&out, hi, dt, false)?;
+        }
+        let (has_min, has_max) = (min.is_some(), max.is_some());
+        let placeholder = Tensor::scalar(Scalar::Int(0), dt);
+        let lo = min.cloned().unwrap_or_else(|| placeholder.clone());
+        let hi = max.cloned().unwrap_or(placeholder);
+        let mut inputs = vec![self];
+        inputs.extend(min);
+        inputs.extend(max);
+        Ok(record(name, &inputs)
+            .save("self", self)
+            .save("min", &lo)
+            .save("max", &hi)
+            .finish(out, move |c| {
+                let (x, lo, hi, g) = (c.saved(0)?, c.saved(1)?, c.saved(2)?, c.grad());
+                let mut grads = Vec::new();
+                if c.needs(0) {
+                    let inside = match (has_min, has_max) {
+                        (true, true) => x.ge(&lo)?.logical_and(&x.le(&hi)?)?,
+                        (true, false) => x.ge(&lo)?,
+                        _ => x.le(&hi)?,
+                    };
+                    grads.push(Some(masked_grad(&inside, g)?));
+                } else {
+                    grads.push(None);
+                }
+                if has_min {
+                    grads.push(if c.needs(1) {
+                        let below = x.lt(&lo)?;
+                        let m = if has_max {
+                            below.logical_and(&lo.lt(&hi)?)?
+                        } else {
+                            below
+                        };
+                        Some(masked_grad(&m, g)?)
+                    } else {
+                        None
+                    });
+                }
+                if has_max {
+                    let i = grads.len();
+                    grads.push(if c.needs(i) {
+                        let above = x.gt(&hi)?;
+                        let m = if has_min {
+                            above.logical_or(&hi.lt(&lo)?)?
+                        } else {
+                            above
+                        };
+                        Some(masked_grad(&m, g)?)
+                    } else {
+                        None
+                    });
+                }
+                Ok(grads)
+            }))
+    }
+
+    pub fn clamp_(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
+        if min.is_none() && max.is_none() {
+            return self.clamp(min, max).map(|_| ());
+        }
+        let fp = self.dtype().is_floating();
+        let done = self.try_fast_inplace(fp, |t| match t.dtype() {
+            DType::F32 => {
+                let lo = min.map_or(f32::NEG_INFINITY, |m| m.to_f64() as f32);
+                let hi = max.map_or(f32::INFINITY, |m| m.to_f64() as f32);
+                apply1_inplace::<f32>(t, move |v| f::clamp(v, lo, hi))
+            }
+            _ => {
+                let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
+                let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
+                apply1_inplace::<f64>(t, move |v| f::clamp(v, lo, hi))
+            }
+        })?;
+        if done {
+            return Ok(());
+        }
+        self.apply_inplace(&[], |s| s.clamp(min, max))
+    }
+    pub fn clamp_min_(&self, min: impl Into<Scalar>) -> Result<()> {
+        self.clamp_(Some(min.into()), None)
+    }
+    pub fn clamp_max_(&self, max: impl Into<Scalar>) -> Result<()> {
+        self.clamp_(None, Some(max.into()))
+    }
+    pub fn clip_(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
+        self.clamp_(min, max)
+    }
+    pub fn clamp_tensor_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
+        let others: Vec<&Tensor> = min.iter().chain(max.iter()).copied().collect();
+        self.apply_inplace(&others, |s| s.clamp_tensor(min, max))
+    }
+
+    // ----- where -----
+
+    /// `x` where `cond`, else `y` (broadcast over all three; `cond` must be
+    /// bool). d/dx = where(cond, grad, 0); d/dy = where(cond, 0, grad).
+    pub fn where_cond(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+        if cond.dtype() != DType::Bool {
+            bail!(
+                runtime,
+                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                torch_name(cond.dtype())
+            );
+        }
+        let dt = x.result_type(y);
+        let (a, b) = (x.cast_raw(dt), y.cast_raw(dt));
+        let out = dispatch_all!(dt, T => map3::<bool, T, T, T>(cond, &a, &b, |c, p, q| if c { p } else { q })?);
+        Ok(record("WhereBackward0", &[x, y])
+            .save("condition", cond)
+            .finish(out, |c| {
+                let (cond, g) = (c.saved(0)?, c.grad());
+                let z = zero(g.dtype());
+                let dx = if c.needs(0) {
+                    Some(Tensor::where_cond(&cond, g, &z)?)
+                } else {
+                    None
+                };
+                let dy = if c.needs(1) {
+                    Some(Tensor::where_cond(&cond, &z, g)?)
+                } else {
+                    None
+                };
+                Ok(vec![dx, dy])
+            }))
+    }
+
+    // ----- logical / bitwise unary, classification -----
+
+    pub fn logical_not(&self) -> Result<Tensor> {
+        Ok(map1::<bool, bool>(&self.cast_raw(DType::Bool), |v| !v))
+    }
+    pub fn logical_not_(&self) -> Result<()> {
+        self.apply_inplace(&[], |s| s.logical_not())
+    }
+    /// `~self`: logical not for bool, two's complement not for int64.
+    pub fn bitwise_not(&self) -> Result<Tensor> {
+        match self.dtype() {
+            DType::Bool => Ok(map1::<bool, bool>(self, |v| !v)),
+            DType::I64 => Ok(map1::<i64, i64>(self, |v| !v)),
+            dt => bail!(
+                runtime,
+                "\"bitwise_not_cpu\" not implemented for '{}'",
+                torch_name(dt)
+            ),
+        }
+    }
+    pub fn bitwise_not_(&self) -> Result<()> {
+        self.apply_inplace(&[], |s| s.bitwise_not())
+    }
+    pub fn isnan(&self) -> Result<Tensor> {
+        Ok(match self.dtype() {
+            DType::F32 => map1::<f32, bool>(self, |v| v.is_nan()),
+            DType::F64 => map1::<f64, bool>(self, |v| v.is_nan()),
+            _ => Tensor::full(self.shape(), Scalar::Bool(false), DType::Bool),
+        })
+    }
+    pub fn isinf(&self) -> Result<Tensor> {
+        Ok(match self.dtype() {
+            DType::F32 => map1::<f32, bool>(self, |v| v.is_infinite()),
+            DType::F64 => map1::<f64, bool>(self, |v| v.is_infinite()),
+            _ => Tensor::full(self.shape(), Scalar::Bool(false), DType::Bool),
+        })
+    }
+    pub fn isfinite(&self) -> Result<Tensor> {
+        Ok(match self.dtype() {
+            DType::F32 => map1::<f32, bool>(self, |v| v.is_finite()),
+            DType::F64 => map1::<f64, bool>(self, |v| v.is_finite()),
+            _ => Tensor::full(self.shape(), Scalar::Bool(true), DType::Bool),
+        })
+    }
+}

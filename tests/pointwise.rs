@@ -1,0 +1,891 @@
+//! Pointwise ops from Rust: numeric float64 gradchecks (first and second
+//! order), torch's values at edge cases, dtype promotion, in-place variants
+//! and errors.
+
+use ferrograd::{autograd, DType, Result, Scalar, Tensor};
+
+// ----- helpers -----
+
+/// Deterministic pseudo-random values in [lo, hi).
+fn values(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+/// Values with |x| in [0.3, 1.5] and random signs (clear of kinks at 0).
+fn away(n: usize, seed: u64) -> Vec<f64> {
+    let m = values(n, seed, 0.3, 1.5);
+    let s = values(n, seed + 99, -1.0, 1.0);
+    m.iter()
+        .zip(s)
+        .map(|(m, s)| if s < 0.0 { -m } else { *m })
+        .collect()
+}
+
+fn t(v: &[f64], shape: &[usize]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), shape).unwrap()
+}
+fn leaf(v: &[f64], shape: &[usize]) -> Tensor {
+    t(v, shape).requires_grad_(true).unwrap()
+}
+fn ti(v: &[i64]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
+}
+fn tb(v: &[bool]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
+}
+
+type Op = dyn Fn(&[Tensor]) -> Result<Tensor>;
+
+/// Analytic gradients of `sum(f(x) * w)` (w fixed, pseudo-random) and the
+/// value of that sum.
+fn analytic(f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) -> Vec<Vec<f64>> {
+    let xs: Vec<Tensor> = inputs.iter().map(|(v, s)| leaf(v, s)).collect();
+    let out = f(&xs).unwrap();
+    let w = t(&values(out.numel(), 77, -1.0, 1.0), out.shape());
+    out.mul(&w).unwrap().sum().unwrap().backward().unwrap();
+    xs.iter()
+        .zip(inputs)
+        .map(|(x, (v, _))| match x.grad() {
+            Some(g) => g.to_f64_vec(),
+            None => vec![0.0; v.len()],
+        })
+        .collect()
+}
+
+fn loss(f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) -> f64 {
+    let _g = autograd::no_grad();
+    let xs: Vec<Tensor> = inputs.iter().map(|(v, s)| t(v, s)).collect();
+    let out = f(&xs).unwrap();
+    let w = values(out.numel(), 77, -1.0, 1.0);
+    out.to_f64_vec().iter().zip(&w).map(|(a, b)| a * b).sum()
+}
+
+fn numeric(f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) -> Vec<Vec<f64>> {
+    let eps = 1e-6;
+    (0..inputs.len())
+        .map(|i| {
+            (0..inputs[i].0.len())
+                .map(|j| {
+                    let mut hi = inputs.to_vec();
+                    let mut lo = inputs.to_vec();
+                    hi[i].0[j] += eps;
+                    lo[i].0[j] -= eps;
+                    (loss(f, &hi) - loss(f, &lo)) / (2.0 * eps)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn assert_close(a: &[f64], b: &[f64], tol: f64, what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: length");
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= tol * (1.0 + y.abs()),
+            "{what}[{k}]: analytic {x} vs numeric {y}"
+        );
+    }
+}
+
+fn gradcheck(name: &str, f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) {
+    let a = analytic(f, inputs);
+    let n = numeric(f, inputs);
+    for (i, (a, n)) in a.iter().zip(&n).enumerate() {
+        assert_close(a, n, 1e-6, &format!("{name} input {i}"));
+    }
+}
+
+/// Gradchecks x -> sum_i <d(sum f(x) w)/dx_i, u_i> (built with create_graph),
+/// i.e. the second derivatives of `f`.
+fn gradgradcheck(name: &str, f: &'static Op, inputs: &[(Vec<f64>, Vec<usize>)]) {
+    let shapes: Vec<Vec<usize>> = inputs.iter().map(|(_, s)| s.clone()).collect();
+    let h = move |xs: &[Tensor]| -> Result<Tensor> {
+        let _g = autograd::enable_grad();
+        let xs: Vec<Tensor> = xs
+            .iter()
+            .map(|x| {
+                if x.requires_grad() {
+                    x.clone()
+                } else {
+                    x.detach().requires_grad_(true).unwrap()
+                }
+            })
+            .collect();
+        let out = f(&xs)?;
+        let w = t(&values(out.numel(), 77, -1.0, 1.0), out.shape());
+        let gs = autograd::grad(
+            &[out.mul(&w)?.sum()?],
+            &xs,
+            &[None],
+            None,
+            true,
+            true,
+            false,
+        )?;
+        let mut total = Tensor::scalar(Scalar::Float(0.0), DType::F64);
+        for (i, g) in gs.iter().enumerate() {
+            if let Some(g) = g {
+                let u = t(&values(g.numel(), 500 + i as u64, -1.0, 1.0), &shapes[i]);
+                total = total.add(&g.mul(&u)?.sum()?)?;
+            }
+        }
+        Ok(total)
+    };
+    let xs: Vec<Tensor> = inputs.iter().map(|(v, s)| leaf(v, s)).collect();
+    let hv = h(&xs).unwrap();
+    if hv.requires_grad() {
+        // w for a 0-dim output is values(1, 77, ..): match it in `loss`.
+        let w = values(1, 77, -1.0, 1.0)[0];
+        hv.mul_scalar(w).unwrap().backward().unwrap();
+    }
+    let ana: Vec<Vec<f64>> = xs
+        .iter()
+        .zip(inputs)
+        .map(|(x, (v, _))| x.grad().map_or(vec![0.0; v.len()], |g| g.to_f64_vec()))
+        .collect();
+    let num = numeric(&h, inputs);
+    for (i, (a, n)) in ana.iter().zip(&num).enumerate() {
+        assert_close(a, n, 1e-5, &format!("{name} (second order) input {i}"));
+    }
+}
+
+fn one(v: Vec<f64>) -> Vec<(Vec<f64>, Vec<usize>)> {
+    vec![(v, vec![3, 4])]
+}
+
+// ----- the op table -----
+
+#[allow(clippy::type_complexity)]
+fn unary_ops() -> Vec<(&'static str, &'static Op, Vec<f64>, bool)> {
+    // (name, op, input values (3x4), smooth enough for a second-order check)
+    let n = 12;
+    vec![
+        ("exp", &|x| x[0].exp(), values(n, 1, -2.0, 2.0), true),
+        ("log", &|x| x[0].log(), values(n, 2, 0.5, 2.0), true),
+        ("log1p", &|x| x[0].log1p(), values(n, 3, 0.5, 2.0), true),
+        ("expm1", &|x| x[0].expm1(), values(n, 4, -2.0, 2.0), true),
+        ("sqrt", &|x| x[0].sqrt(), values(n, 5, 0.5, 2.0), true),
+        ("rsqrt", &|x| x[0].rsqrt(), values(n, 6, 0.5, 2.0), true),
+        ("abs", &|x| x[0].abs(), away(n, 7), true),
+        (
+            "sign",
+            &|x| x[0].sign()?.add(&x[0].mul_scalar(0.5)?),
+            away(n, 8),
+            false,
+        ),
+        ("sin", &|x| x[0].sin(), values(n, 9, -3.0, 3.0), true),
+        ("cos", &|x| x[0].cos(), values(n, 10, -3.0, 3.0), true),
+        ("tan", &|x| x[0].tan(), values(n, 11, -1.0, 1.0), true),
+        ("tanh", &|x| x[0].tanh(), values(n, 12, -2.0, 2.0), true),
+        (
+            "sigmoid",
+            &|x| x[0].sigmoid(),
+            values(n, 13, -3.0, 3.0),
+            true,
+        ),
+        ("relu", &|x| x[0].relu(), away(n, 14), true),
+        (
+            "gelu",
+            &|x| x[0].gelu("none"),
+            values(n, 15, -3.0, 3.0),
+            true,
+        ),
+        (
+            "gelu_tanh",
+            &|x| x[0].gelu("tanh"),
+            values(n, 16, -3.0, 3.0),
+            true,
+        ),
+        ("silu", &|x| x[0].silu(), values(n, 17, -3.0, 3.0), true),
+        (
+            "softplus",
+            &|x| x[0].softplus(1.0, 20.0),
+            values(n, 18, -3.0, 3.0),
+            true,
+        ),
+        (
+            "softplus_beta_threshold",
+            &|x| x[0].mul_scalar(3.0)?.softplus(2.0, 1.0),
+            away(n, 19),
+            true,
+        ),
+        ("reciprocal", &|x| x[0].reciprocal(), away(n, 20), true),
+        ("square", &|x| x[0].square(), values(n, 21, -2.0, 2.0), true),
+        (
+            "pow2",
+            &|x| x[0].pow_scalar(2),
+            values(n, 22, -2.0, 2.0),
+            true,
+        ),
+        (
+            "pow3",
+            &|x| x[0].pow_scalar(3),
+            values(n, 23, -2.0, 2.0),
+            true,
+        ),
+        (
+            "pow_half",
+            &|x| x[0].pow_scalar(0.5),
+            values(n, 24, 0.5, 2.0),
+            true,
+        ),
+        (
+            "pow_neg",
+            &|x| x[0].pow_scalar(-1.5),
+            values(n, 25, 0.5, 2.0),
+            true,
+        ),
+        ("pow_m1", &|x| x[0].pow_scalar(-1), away(n, 26), true),
+        ("pow_m2", &|x| x[0].pow_scalar(-2), away(n, 27), true),
+        (
+            "pow_2_5",
+            &|x| x[0].pow_scalar(2.5),
+            values(n, 28, 0.5, 2.0),
+            true,
+        ),
+        (
+            "pow0",
+            &|x| x[0].pow_scalar(0)?.add(&x[0]),
+            values(n, 29, -2.0, 2.0),
+            true,
+        ),
+        (
+            "rpow",
+            &|x| Tensor::scalar_pow(2, &x[0]),
+            values(n, 30, -2.0, 2.0),
+            true,
+        ),
+        (
+            "rpow_frac",
+            &|x| Tensor::scalar_pow(0.5, &x[0]),
+            values(n, 31, -2.0, 2.0),
+            true,
+        ),
+        (
+            "clamp",
+            &|x| x[0].clamp(Some(Scalar::Float(-0.5)), Some(Scalar::Float(0.7))),
+            away(n, 32),
+            true,
+        ),
+        ("clamp_min", &|x| x[0].clamp_min(0.5), away(n, 33), true),
+        ("clamp_max", &|x| x[0].clamp_max(-0.5), away(n, 34), true),
+        (
+            "where_scalar",
+            &|x| {
+                let c = x[0].gt_scalar(0.0)?;
+                Tensor::where_cond(
+                    &c,
+                    &x[0].mul(&x[0])?,
+                    &Tensor::scalar(Scalar::Float(0.5), DType::F64),
+                )
+            },
+            away(n, 35),
+            true,
+        ),
+        ("neg", &|x| x[0].neg(), values(n, 36, -2.0, 2.0), true),
+    ]
+}
+
+#[test]
+fn unary_gradcheck() {
+    for (name, f, v, _) in unary_ops() {
+        gradcheck(name, f, &one(v));
+    }
+}
+
+#[test]
+fn unary_gradgradcheck() {
+    for (name, f, v, smooth) in unary_ops() {
+        if smooth {
+            gradgradcheck(name, f, &one(v));
+        }
+    }
+}
+
+#[test]
+fn unary_gradcheck_non_contiguous() {
+    // the op reads a transposed view of a (4, 3) leaf
+    for (name, f, v, _) in unary_ops() {
+        let base = leaf(&v, &[4, 3]);
+        let out = f(&[base.t().unwrap()]).unwrap();
+        assert_eq!(out.shape(), &[3, 4], "{name}");
+        out.sum().unwrap().backward().unwrap();
+        let g_strided = base.grad().unwrap().t().unwrap().to_f64_vec();
+        // same values through a contiguous leaf
+        let vt = t(&v, &[4, 3])
+            .t()
+            .unwrap()
+            .contiguous()
+            .unwrap()
+            .to_f64_vec();
+        let x = leaf(&vt, &[3, 4]);
+        let out2 = f(std::slice::from_ref(&x)).unwrap();
+        assert_close(&out.to_f64_vec(), &out2.to_f64_vec(), 1e-15, name);
+        out2.sum().unwrap().backward().unwrap();
+        assert_close(&g_strided, &x.grad().unwrap().to_f64_vec(), 1e-15, name);
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn binary_ops() -> Vec<(&'static str, &'static Op, Vec<(Vec<f64>, Vec<usize>)>, bool)> {
+    vec![
+        (
+            "pow",
+            &|x| x[0].pow(&x[1]),
+            vec![
+                (values(6, 40, 0.5, 2.0), vec![2, 3]),
+                (values(6, 41, -2.0, 2.0), vec![2, 3]),
+            ],
+            true,
+        ),
+        (
+            "pow_broadcast",
+            &|x| x[0].pow(&x[1]),
+            vec![
+                (values(2, 42, 0.5, 2.0), vec![2, 1]),
+                (values(3, 43, -2.0, 2.0), vec![3]),
+            ],
+            true,
+        ),
+        (
+            "maximum",
+            &|x| x[0].maximum(&x[1]),
+            vec![
+                (values(6, 44, -2.0, 2.0), vec![2, 3]),
+                (values(3, 45, -2.0, 2.0), vec![3]),
+            ],
+            false,
+        ),
+        (
+            "minimum",
+            &|x| x[0].minimum(&x[1]),
+            vec![
+                (values(6, 46, -2.0, 2.0), vec![2, 3]),
+                (values(6, 47, -2.0, 2.0), vec![2, 3]),
+            ],
+            false,
+        ),
+        (
+            "clamp_tensor",
+            &|x| x[0].clamp_tensor(Some(&x[1].sub_scalar(0.5)?), Some(&x[2].add_scalar(0.5)?)),
+            vec![
+                (values(6, 48, -2.0, 2.0), vec![2, 3]),
+                (away(3, 49), vec![3]),
+                (away(2, 50), vec![2, 1]),
+            ],
+            false,
+        ),
+        (
+            "clamp_min_tensor",
+            &|x| x[0].clamp_min_tensor(&x[1]),
+            vec![
+                (values(6, 51, -2.0, 2.0), vec![2, 3]),
+                (values(6, 52, -2.0, 2.0), vec![2, 3]),
+            ],
+            false,
+        ),
+        (
+            "clamp_max_tensor",
+            &|x| x[0].clamp_tensor(None, Some(&x[1])),
+            vec![
+                (values(6, 53, -2.0, 2.0), vec![2, 3]),
+                (values(3, 54, -2.0, 2.0), vec![1, 3]),
+            ],
+            false,
+        ),
+        (
+            "where",
+            &|x| Tensor::where_cond(&x[0].gt(&x[1])?, &x[0].sin()?, &x[1].mul(&x[1])?),
+            vec![
+                (values(6, 55, -2.0, 2.0), vec![2, 3]),
+                (values(3, 56, -2.0, 2.0), vec![3]),
+            ],
+            true,
+        ),
+    ]
+}
+
+#[test]
+fn binary_gradcheck() {
+    for (name, f, inputs, smooth) in binary_ops() {
+        gradcheck(name, f, &inputs);
+        if smooth {
+            gradgradcheck(name, f, &inputs);
+        }
+    }
+}
+
+// ----- torch's values at edge cases -----
+
+fn grads(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[&[f64]]) -> Vec<Vec<f64>> {
+    let xs: Vec<Tensor> = inputs.iter().map(|v| leaf(v, &[v.len()])).collect();
+    f(&xs).unwrap().sum().unwrap().backward().unwrap();
+    xs.iter().map(|x| x.grad().unwrap().to_f64_vec()).collect()
+}
+
+fn same(a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x.is_nan() && y.is_nan()) || x == y, "{a:?} != {b:?}");
+    }
+}
+
+const INF: f64 = f64::INFINITY;
+const NAN: f64 = f64::NAN;
+
+#[test]
+fn pow_grads_at_zero_match_torch() {
+    let x: &[f64] = &[0.0, 0.0, 2.0, -1.0, 0.0];
+    let e: &[f64] = &[0.0, 2.0, 0.0, 0.5, -1.0];
+    let g = grads(|v| v[0].pow(&v[1]), &[x, e]);
+    same(&g[0], &[0.0, 0.0, 0.0, NAN, -INF]);
+    same(&g[1], &[0.0, 0.0, 2f64.ln(), NAN, -INF]);
+    same(&grads(|v| v[0].pow_scalar(0), &[x])[0], &[0.0; 5]);
+    same(
+        &grads(|v| v[0].pow_scalar(0.5), &[x])[0],
+        &[INF, INF, 0.5 / 2f64.sqrt(), NAN, INF],
+    );
+    same(
+        &grads(|v| v[0].pow_scalar(-1), &[x])[0],
+        &[-INF, -INF, -0.25, -1.0, -INF],
+    );
+    same(
+        &grads(|v| Tensor::scalar_pow(0, &v[0]), &[e])[0],
+        &[0.0, 0.0, 0.0, 0.0, -INF],
+    );
+}
+
+#[test]
+fn maximum_minimum_split_ties() {
+    let a: &[f64] = &[1.0, 2.0, 3.0, NAN];
+    let b: &[f64] = &[1.0, 3.0, 2.0, 1.0];
+    let g = grads(|v| v[0].maximum(&v[1]), &[a, b]);
+    same(&g[0], &[0.5, 0.0, 1.0, 1.0]);
+    same(&g[1], &[0.5, 1.0, 0.0, 1.0]);
+    let g = grads(|v| v[0].minimum(&v[1]), &[a, b]);
+    same(&g[0], &[0.5, 1.0, 0.0, 1.0]);
+    same(&g[1], &[0.5, 0.0, 1.0, 1.0]);
+    let m = t(a, &[4]).maximum(&t(b, &[4])).unwrap().to_f64_vec();
+    same(&m, &[1.0, 3.0, 3.0, NAN]);
+}
+
+#[test]
+fn clamp_boundaries_match_torch() {
+    let x: &[f64] = &[0.0, 1.0, 1.5, 2.0, 3.0, NAN];
+    let g = grads(
+        |v| v[0].clamp(Some(Scalar::Int(1)), Some(Scalar::Int(2))),
+        &[x],
+    );
+    same(&g[0], &[0.0, 1.0, 1.0, 1.0, 0.0, 0.0]);
+    let out = t(x, &[6])
+        .clamp(Some(Scalar::Int(1)), Some(Scalar::Int(2)))
+        .unwrap()
+        .to_f64_vec();
+    same(&out, &[1.0, 1.0, 1.5, 2.0, 2.0, NAN]);
+    let g = grads(
+        |v| v[0].clamp_tensor(Some(&v[1]), Some(&v[2])),
+        &[
+            &[0.0, 1.0, 1.5, 2.0, 3.0],
+            &[1.0, 1.0, 1.0, 1.0, 3.5],
+            &[2.0, 2.0, 2.0, 2.0, 3.0],
+        ],
+    );
+    same(&g[0], &[0.0, 1.0, 1.0, 1.0, 0.0]);
+    same(&g[1], &[1.0, 0.0, 0.0, 0.0, 0.0]);
+    same(&g[2], &[0.0, 0.0, 0.0, 0.0, 1.0]);
+    let nan_bound = t(&[1.0, 2.0], &[2])
+        .clamp(Some(Scalar::Float(NAN)), Some(Scalar::Int(3)))
+        .unwrap();
+    assert!(nan_bound.to_f64_vec().iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn kinks_use_torch_subgradients() {
+    same(
+        &grads(|v| v[0].relu(), &[&[0.0, -1.0, 1.0, NAN]])[0],
+        &[0.0, 0.0, 1.0, 1.0],
+    );
+    same(
+        &grads(|v| v[0].abs(), &[&[0.0, -1.0, 1.0, NAN]])[0],
+        &[0.0, -1.0, 1.0, 0.0],
+    );
+    same(&grads(|v| v[0].sqrt(), &[&[0.0, 4.0]])[0], &[INF, 0.25]);
+    same(
+        &grads(|v| v[0].sign(), &[&[2.0, -1.0, 0.0]])[0],
+        &[0.0, 0.0, 0.0],
+    );
+    same(
+        &t(&[NAN, -0.0, 3.0, -2.0], &[4])
+            .sign()
+            .unwrap()
+            .to_f64_vec(),
+        &[0.0, 0.0, 1.0, -1.0],
+    );
+    same(
+        &t(&[NAN, -1.0], &[2]).relu().unwrap().to_f64_vec(),
+        &[NAN, 0.0],
+    );
+}
+
+#[test]
+fn softplus_threshold_and_gelu_values() {
+    let x: &[f64] = &[0.0, 0.5, 0.6, 3.0];
+    let out = t(x, &[4]).softplus(2.0, 1.0).unwrap().to_f64_vec();
+    assert_close(
+        &out,
+        &[2f64.ln() / 2.0, (1.0 + 1f64.exp()).ln() / 2.0, 0.6, 3.0],
+        1e-15,
+        "softplus",
+    );
+    let g = grads(|v| v[0].softplus(2.0, 1.0), &[x]);
+    assert_close(
+        &g[0],
+        &[0.5, 1.0 / (1.0 + (-1f64).exp()), 1.0, 1.0],
+        1e-15,
+        "softplus grad",
+    );
+    // gelu(1) = Φ(1)
+    let gl = t(&[1.0], &[1]).gelu("none").unwrap().to_f64_vec()[0];
+    assert!((gl - 0.841_344_746_068_542_9).abs() < 1e-15);
+    let gt = t(&[1.0], &[1]).gelu("tanh").unwrap().to_f64_vec()[0];
+    let k = (2.0 / std::f64::consts::PI).sqrt();
+    assert!((gt - 0.5 * (1.0 + (k * 1.044715f64).tanh())).abs() < 1e-15);
+}
+
+// ----- dtypes -----
+
+#[test]
+fn dtype_promotion() {
+    let i = ti(&[1, -2]);
+    let b = tb(&[true, false]);
+    assert_eq!(i.exp().unwrap().dtype(), DType::F32);
+    assert_eq!(b.sigmoid().unwrap().dtype(), DType::F32);
+    assert_eq!(i.abs().unwrap().dtype(), DType::I64);
+    assert_eq!(i.relu().unwrap().dtype(), DType::I64);
+    assert_eq!(b.sign().unwrap().dtype(), DType::Bool);
+    assert_eq!(b.square().unwrap().dtype(), DType::I64);
+    assert_eq!(i.pow_scalar(2).unwrap().dtype(), DType::I64);
+    assert_eq!(i.pow_scalar(0.5).unwrap().dtype(), DType::F32);
+    assert_eq!(Tensor::scalar_pow(2, &i).unwrap().dtype(), DType::I64);
+    assert_eq!(Tensor::scalar_pow(2.5, &i).unwrap().dtype(), DType::F32);
+    assert_eq!(
+        i.clamp(Some(Scalar::Float(0.5)), None).unwrap().dtype(),
+        DType::F32
+    );
+    assert_eq!(
+        i.clamp(Some(Scalar::Int(0)), Some(Scalar::Int(3)))
+            .unwrap()
+            .dtype(),
+        DType::I64
+    );
+    assert_eq!(i.lt_scalar(1.5).unwrap().dtype(), DType::Bool);
+    assert_eq!(i.bitwise_xor(&b).unwrap().dtype(), DType::I64);
+    assert_eq!(
+        b.maximum(&tb(&[false, false])).unwrap().dtype(),
+        DType::Bool
+    );
+    let f = t(&[1.0, 2.0], &[2]).to_dtype(DType::F32).unwrap();
+    assert_eq!(f.maximum(&i).unwrap().dtype(), DType::F32);
+    assert_eq!(
+        Tensor::where_cond(&b, &i, &Tensor::scalar(Scalar::Float(2.5), DType::F32))
+            .unwrap()
+            .dtype(),
+        DType::F32
+    );
+}
+
+#[test]
+fn integer_and_bool_values() {
+    assert_eq!(
+        ti(&[2, -1, 1, 0, -2])
+            .pow(&ti(&[-1, -1, -1, -1, -2]))
+            .unwrap()
+            .to_vec::<i64>(),
+        vec![0, -1, 1, 0, 0]
+    );
+    assert_eq!(
+        ti(&[3, -2]).pow_scalar(3).unwrap().to_vec::<i64>(),
+        vec![27, -8]
+    );
+    assert_eq!(
+        ti(&[1, -2]).bitwise_not().unwrap().to_vec::<i64>(),
+        vec![-2, 1]
+    );
+    assert_eq!(
+        tb(&[true, false]).bitwise_not().unwrap().to_vec::<bool>(),
+        vec![false, true]
+    );
+    assert_eq!(
+        ti(&[0, 2, 0])
+            .logical_xor(&t(&[0.0, 0.0, NAN], &[3]))
+            .unwrap()
+            .to_vec::<bool>(),
+        vec![false, true, true]
+    );
+    assert_eq!(
+        ti(&[1, 5, 9])
+            .clamp(Some(Scalar::Int(2)), Some(Scalar::Int(6)))
+            .unwrap()
+            .to_vec::<i64>(),
+        vec![2, 5, 6]
+    );
+    let a = t(&[1.0, 2.0, NAN], &[3]);
+    let b = t(&[2.0, 2.0, NAN], &[3]);
+    assert_eq!(a.lt(&b).unwrap().to_vec::<bool>(), vec![true, false, false]);
+    assert_eq!(a.le(&b).unwrap().to_vec::<bool>(), vec![true, true, false]);
+    assert_eq!(a.eq(&b).unwrap().to_vec::<bool>(), vec![false, true, false]);
+    assert_eq!(a.ne(&b).unwrap().to_vec::<bool>(), vec![true, false, true]);
+    assert_eq!(
+        a.ge_scalar(1.5).unwrap().to_vec::<bool>(),
+        vec![false, true, false]
+    );
+    assert_eq!(
+        a.isnan().unwrap().to_vec::<bool>(),
+        vec![false, false, true]
+    );
+}
+
+// ----- in-place -----
+
+#[test]
+fn inplace_on_non_leaf_bumps_version_and_gives_grads() {
+    type Pair = (
+        &'static str,
+        fn(&Tensor) -> Result<()>,
+        fn(&Tensor) -> Result<Tensor>,
+    );
+    let cases: Vec<Pair> = vec![
+        ("exp_", |t| t.exp_(), |t| t.exp()),
+        ("tanh_", |t| t.tanh_(), |t| t.tanh()),
+        ("sigmoid_", |t| t.sigmoid_(), |t| t.sigmoid()),
+        ("relu_", |t| t.relu_(), |t| t.relu()),
+        ("sin_", |t| t.sin_(), |t| t.sin()),
+        ("square_", |t| t.square_(), |t| t.square()),
+        ("reciprocal_", |t| t.reciprocal_(), |t| t.reciprocal()),
+        ("abs_", |t| t.abs_(), |t| t.abs()),
+        ("neg_", |t| t.neg_(), |t| t.neg()),
+        (
+            "clamp_",
+            |t| t.clamp_(Some(Scalar::Float(-0.5)), Some(Scalar::Float(0.5))),
+            |t| t.clamp(Some(Scalar::Float(-0.5)), Some(Scalar::Float(0.5))),
+        ),
+        ("pow_", |t| t.pow_scalar_(3), |t| t.pow_scalar(3)),
+        ("gelu_", |t| t.gelu_("tanh"), |t| t.gelu("tanh")),
+        ("silu_", |t| t.silu_(), |t| t.silu()),
+    ];
+    let v = away(6, 60);
+    let w = t(&values(6, 61, -1.0, 1.0), &[2, 3]);
+    for (name, inplace, outofplace) in cases {
+        let x0 = leaf(&v, &[2, 3]);
+        let r = outofplace(&x0.mul_scalar(1.0).unwrap()).unwrap();
+        r.mul(&w).unwrap().sum().unwrap().backward().unwrap();
+
+        let x = leaf(&v, &[2, 3]);
+        let y = x.mul_scalar(1.0).unwrap();
+        let before = y.version();
+        inplace(&y).unwrap();
+        assert_eq!(y.version(), before + 1, "{name}");
+        assert_close(&y.to_f64_vec(), &r.to_f64_vec(), 1e-15, name);
+        y.mul(&w).unwrap().sum().unwrap().backward().unwrap();
+        assert_close(
+            &x.grad().unwrap().to_f64_vec(),
+            &x0.grad().unwrap().to_f64_vec(),
+            1e-15,
+            name,
+        );
+    }
+}
+
+#[test]
+fn inplace_fast_path_without_grad() {
+    let v = values(8, 62, -2.0, 2.0);
+    let x = t(&v, &[2, 4]);
+    x.exp_().unwrap();
+    assert_eq!(x.version(), 1);
+    assert_close(
+        &x.to_f64_vec(),
+        &v.iter().map(|a| a.exp()).collect::<Vec<_>>(),
+        1e-15,
+        "exp_",
+    );
+    // a transposed (non-contiguous) view, float32
+    let base = t(&v, &[2, 4]).to_dtype(DType::F32).unwrap();
+    let view = base.t().unwrap();
+    view.sigmoid_().unwrap();
+    assert_eq!(base.version(), 1);
+    let expect: Vec<f64> = v
+        .iter()
+        .map(|a| 1.0 / (1.0 + (-(*a as f32) as f64).exp()))
+        .collect();
+    assert_close(&base.to_f64_vec(), &expect, 1e-6, "sigmoid_ on view");
+    // integers keep their dtype
+    let i = ti(&[-3, 4]);
+    i.relu_().unwrap();
+    i.abs_().unwrap();
+    assert_eq!(i.to_vec::<i64>(), vec![0, 4]);
+    assert_eq!(i.version(), 2);
+    // a leaf that requires grad may be modified under no_grad
+    let l = leaf(&[1.0, 4.0], &[2]);
+    {
+        let _g = autograd::no_grad();
+        l.sqrt_().unwrap();
+    }
+    assert_eq!(l.to_f64_vec(), vec![1.0, 2.0]);
+    assert_eq!(l.version(), 1);
+}
+
+#[test]
+fn inplace_on_broadcast_view_applies_once() {
+    // an expanded view has overlapping elements: the op must run once per
+    // memory location
+    let base = t(&[1.0, 2.0], &[2, 1]);
+    let ex = base.expand(&[2, 3]).unwrap();
+    let _ = ex.exp_();
+    let got = base.to_f64_vec();
+    assert!(
+        (got[0] - 1f64.exp()).abs() < 1e-15 && (got[1] - 2f64.exp()).abs() < 1e-15,
+        "{got:?}"
+    );
+}
+
+#[test]
+fn inplace_on_leaf_requiring_grad_is_an_error() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    for r in [
+        x.exp_(),
+        x.relu_(),
+        x.clamp_min_(0.0),
+        x.pow_scalar_(2),
+        x.sigmoid_(),
+    ] {
+        let e = r.unwrap_err();
+        assert!(
+            e.msg.contains("a leaf Variable that requires grad"),
+            "{}",
+            e.msg
+        );
+    }
+    assert_eq!(x.version(), 0);
+    assert_eq!(x.to_f64_vec(), vec![1.0, 2.0]);
+    let e = x.t().unwrap().tanh_().unwrap_err();
+    assert!(e.msg.contains("view of a leaf Variable"), "{}", e.msg);
+}
+
+#[test]
+fn inplace_with_tensor_operands() {
+    let x = leaf(&[0.5, 1.5, 2.5], &[3]);
+    let hi = leaf(&[1.0, 1.0, 3.0], &[3]);
+    let y = x.mul_scalar(1.0).unwrap();
+    y.clamp_tensor_(None, Some(&hi)).unwrap();
+    y.sum().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![1.0, 0.0, 1.0]);
+    assert_eq!(hi.grad().unwrap().to_f64_vec(), vec![0.0, 1.0, 0.0]);
+
+    let b = leaf(&[1.5, 2.0], &[2]);
+    let e = leaf(&[2.0, 3.0], &[2]);
+    let z = b.mul_scalar(1.0).unwrap();
+    z.pow_(&e).unwrap();
+    z.sum().unwrap().backward().unwrap();
+    assert_close(
+        &e.grad().unwrap().to_f64_vec(),
+        &[1.5f64.powi(2) * 1.5f64.ln(), 8.0 * 2f64.ln()],
+        1e-15,
+        "pow_ d/de",
+    );
+    assert_close(
+        &b.grad().unwrap().to_f64_vec(),
+        &[3.0, 12.0],
+        1e-15,
+        "pow_ d/db",
+    );
+
+    let m = tb(&[true, false, true]);
+    m.bitwise_and_(&tb(&[true, true, false])).unwrap();
+    assert_eq!(m.to_vec::<bool>(), vec![true, false, false]);
+    let f = t(&[1.5, 0.0], &[2]);
+    f.logical_not_().unwrap();
+    assert_eq!(f.to_f64_vec(), vec![0.0, 1.0]);
+    assert_eq!(f.dtype(), DType::F64);
+}
+
+// ----- errors -----
+
+#[test]
+fn errors_match_torch() {
+    let msg = |r: Result<Tensor>| r.unwrap_err().msg;
+    assert!(msg(tb(&[true]).neg()).contains("Negation, the `-` operator, on a bool tensor"));
+    assert!(msg(tb(&[true]).abs()).contains("\"abs_cpu\" not implemented for 'Bool'"));
+    assert!(msg(tb(&[true]).relu()).contains("Boolean inputs not supported for relu"));
+    assert!(msg(ti(&[1]).pow_scalar(-1)).contains("Integers to negative integer powers"));
+    assert!(msg(tb(&[true]).pow(&tb(&[true]))).contains("\"pow\" not implemented for 'Bool'"));
+    assert!(
+        msg(Tensor::where_cond(&ti(&[1]), &ti(&[1]), &ti(&[2]))).contains(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype Long"
+        )
+    );
+    assert!(msg(t(&[1.0], &[1]).clamp(None, None)).contains("At least one of 'min' or 'max'"));
+    assert!(
+        msg(t(&[1.0], &[1]).clamp_tensor(None, None)).contains("At least one of 'min' or 'max'")
+    );
+    assert!(msg(t(&[1.0], &[1]).gelu("exact"))
+        .contains("approximate argument must be either none or tanh"));
+    assert!(msg(ti(&[1]).gelu("none")).contains("\"GeluKernelImpl\" not implemented for 'Long'"));
+    assert!(msg(ti(&[1]).silu()).contains("\"silu_cpu\" not implemented for 'Long'"));
+    assert!(
+        msg(ti(&[1]).softplus(1.0, 20.0)).contains("\"softplus_cpu\" not implemented for 'Long'")
+    );
+    assert!(msg(t(&[1.0], &[1]).bitwise_and(&tb(&[true])))
+        .contains("\"bitwise_and_cpu\" not implemented for 'Double'"));
+    assert!(msg(t(&[1.0], &[1]).bitwise_not()).contains("\"bitwise_not_cpu\" not implemented"));
+    assert!(
+        msg(t(&[1.0, 2.0], &[2]).lt(&t(&[1.0, 2.0, 3.0], &[3]))).contains("must match the size")
+    );
+    // failed in-place ops change nothing
+    let i = ti(&[1, 2]);
+    assert!(i.exp_().unwrap_err().msg.contains("can't be cast"));
+    assert_eq!(i.to_vec::<i64>(), vec![1, 2]);
+    assert_eq!(i.version(), 0);
+    let f = t(&[1.0, 2.0], &[2]);
+    let e = f.pow_(&t(&[1.0, 2.0], &[2, 1])).unwrap_err();
+    assert!(
+        e.msg.contains("doesn't match the broadcast shape"),
+        "{}",
+        e.msg
+    );
+    assert_eq!(f.to_f64_vec(), vec![1.0, 2.0]);
+    assert_eq!(f.version(), 0);
+}
+
+#[test]
+fn comparisons_are_not_differentiable() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let c = x.gt_scalar(1.0).unwrap();
+    assert!(!c.requires_grad());
+    assert_eq!(c.to_vec::<bool>(), vec![false, true]);
+    let y = x.sigmoid().unwrap();
+    assert_eq!(y.grad_fn().unwrap().name(), "SigmoidBackward0");
+    assert_eq!(x.relu().unwrap().grad_fn().unwrap().name(), "ReluBackward0");
+    assert_eq!(
+        x.square().unwrap().grad_fn().unwrap().name(),
+        "PowBackward0"
+    );
+    assert_eq!(x.pow(&x).unwrap().grad_fn().unwrap().name(), "PowBackward1");
+    assert_eq!(
+        Tensor::scalar_pow(2, &x).unwrap().grad_fn().unwrap().name(),
+        "PowBackward2"
+    );
+    assert_eq!(
+        x.clamp_min(0.0).unwrap().grad_fn().unwrap().name(),
+        "ClampMinBackward0"
+    );
+}
