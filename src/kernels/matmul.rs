@@ -1,1 +1,292 @@
-//! (being written)
+//! Batched matrix products over strided operands.
+//!
+//! f32/f64 go to the `gemm` crate (blocked SIMD GEMM with runtime CPU
+//! dispatch), which takes a row and a column stride per operand: transposed,
+//! sliced or broadcast (stride 0) inputs are read in place, never copied.
+//! int64 uses a plain loop.
+
+use crate::tensor::layout::for_each_offset2;
+use crate::tensor::{DType, Dims, Element, Tensor};
+use crate::{bail, Result};
+use gemm::Parallelism;
+use rayon::prelude::*;
+
+/// Below this many multiply-adds per matrix product, gemm runs on the
+/// calling thread.
+pub const GEMM_PAR_THRESHOLD: usize = 48 * 48 * 48;
+
+/// `a @ b` for `a: [batch.., m, k]`, `b: [batch.., k, n]` with identical
+/// batch shapes (callers broadcast them first; stride-0 batch or matrix dims
+/// are fine). Both of the same dtype; the result is a fresh contiguous
+/// `[batch.., m, n]` tensor.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check(a, b)?;
+    match a.dtype() {
+        DType::F32 => Ok(matmul_typed::<f32>(a, b, false)),
+        DType::F64 => Ok(matmul_typed::<f64>(a, b, false)),
+        DType::I64 => Ok(matmul_typed::<i64>(a, b, false)),
+        DType::Bool => bail!(runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+    }
+}
+
+/// [`matmul`] with the plain loop for every dtype: the reference the tests
+/// check the gemm path against.
+pub fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check(a, b)?;
+    match a.dtype() {
+        DType::F32 => Ok(matmul_typed::<f32>(a, b, true)),
+        DType::F64 => Ok(matmul_typed::<f64>(a, b, true)),
+        DType::I64 => Ok(matmul_typed::<i64>(a, b, true)),
+        DType::Bool => bail!(runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+    }
+}
+
+fn check(a: &Tensor, b: &Tensor) -> Result<()> {
+    let (na, nb) = (a.ndim(), b.ndim());
+    if na < 2 || nb < 2 || na != nb || a.shape()[..na - 2] != b.shape()[..nb - 2] {
+        bail!(
+            internal,
+            "kernels::matmul: bad operand shapes {:?} and {:?}",
+            a.shape(),
+            b.shape()
+        );
+    }
+    if a.shape()[na - 1] != b.shape()[nb - 2] {
+        bail!(
+            internal,
+            "kernels::matmul: inner sizes differ: {:?} and {:?}",
+            a.shape(),
+            b.shape()
+        );
+    }
+    if a.dtype() != b.dtype() {
+        bail!(internal, "kernels::matmul: dtypes differ");
+    }
+    Ok(())
+}
+
+/// One matrix operand inside a storage: offset and (row, column) strides.
+#[derive(Clone, Copy)]
+struct Mat {
+    off: usize,
+    rs: usize,
+    cs: usize,
+}
+
+/// Element types the kernel multiplies.
+trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    /// `dst[m x n] = a[m x k] @ b[k x n]` (dst contiguous row-major).
+    fn product(
+        dst: &mut [Self],
+        a: &[Self],
+        am: Mat,
+        b: &[Self],
+        bm: Mat,
+        mnk: [usize; 3],
+        par: Parallelism,
+    ) {
+        let _ = par;
+        naive(dst, a, am, b, bm, mnk)
+    }
+}
+
+impl MatElem for i64 {}
+impl MatElem for f32 {
+    fn product(
+        dst: &mut [f32],
+        a: &[f32],
+        am: Mat,
+        b: &[f32],
+        bm: Mat,
+        mnk: [usize; 3],
+        par: Parallelism,
+    ) {
+        gemm_call(dst, a, am, b, bm, mnk, par)
+    }
+}
+impl MatElem for f64 {
+    fn product(
+        dst: &mut [f64],
+        a: &[f64],
+        am: Mat,
+        b: &[f64],
+        bm: Mat,
+        mnk: [usize; 3],
+        par: Parallelism,
+    ) {
+        gemm_call(dst, a, am, b, bm, mnk, par)
+    }
+}
+
+/// The plain i-k-j loop (int64, and the reference the tests check gemm with).
+fn naive<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) {
+    let int = T::DTYPE == DType::I64;
+    for i in 0..m {
+        let row = &mut dst[i * n..(i + 1) * n];
+        row.fill(T::zero());
+        for p in 0..k {
+            let x = a[am.off + i * am.rs + p * am.cs];
+            let boff = bm.off + p * bm.rs;
+            if int {
+                // Wrapping arithmetic, as torch's integer matmul.
+                for (j, o) in row.iter_mut().enumerate() {
+                    let y = b[boff + j * bm.cs];
+                    *o = T::from_i64(o.to_i64().wrapping_add(x.to_i64().wrapping_mul(y.to_i64())));
+                }
+            } else {
+                for (j, o) in row.iter_mut().enumerate() {
+                    *o = *o + x * b[boff + j * bm.cs];
+                }
+            }
+        }
+    }
+}
+
+fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+    par: Parallelism,
+) {
+    assert!(dst.len() >= m * n);
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        dst[..m * n].fill(T::zero());
+        return;
+    }
+    // Bounds: the last element each operand reads must lie in its slice.
+    assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a.len());
+    assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b.len());
+    // SAFETY: `dst` holds m*n writable elements laid out row-major (row
+    // stride n, column stride 1), exclusively borrowed. Every element of lhs
+    // (m x k at a[am.off] with strides rs, cs) and rhs (k x n at b[bm.off])
+    // lies inside its slice (asserted above; strides are non-negative), and
+    // neither aliases `dst` (a fresh buffer). T is f32 or f64, which gemm
+    // supports. read_dst=false: dst is only written (alpha unused).
+    unsafe {
+        gemm::gemm::<T>(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            a.as_ptr().add(am.off),
+            am.cs as isize,
+            am.rs as isize,
+            b.as_ptr().add(bm.off),
+            bm.cs as isize,
+            bm.rs as isize,
+            T::zero(),
+            T::one(),
+            false,
+            false,
+            false,
+            par,
+        )
+    }
+}
+
+fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
+    let nd = a.ndim();
+    let (la, lb) = (a.layout(), b.layout());
+    let (m, k, n) = (la.shape[nd - 2], la.shape[nd - 1], lb.shape[nd - 1]);
+    let batch: Dims = la.shape[..nd - 2].into();
+    let mut out_shape = batch.clone();
+    out_shape.push(m);
+    out_shape.push(n);
+    let nbatch: usize = batch.iter().product();
+    let mut out = vec![T::zero(); nbatch * m * n];
+    if out.is_empty() {
+        return Tensor::from_data(T::wrap(out), &out_shape);
+    }
+    // Offsets of every matrix pair, in row-major batch order.
+    let mut offs = Vec::with_capacity(nbatch);
+    for_each_offset2(
+        &batch,
+        &la.strides[..nd - 2],
+        la.offset,
+        &lb.strides[..nd - 2],
+        lb.offset,
+        |oa, ob| offs.push((oa, ob)),
+    );
+    let mat = |off, l: &crate::tensor::Layout| Mat {
+        off,
+        rs: l.strides[nd - 2],
+        cs: l.strides[nd - 1],
+    };
+    let sa = a.storage().read_recursive();
+    let sb = b.storage().read_recursive();
+    let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
+    let work = m * n * k;
+    if reference {
+        for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
+            naive(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k]);
+        }
+        drop((sa, sb));
+        return Tensor::from_data(T::wrap(out), &out_shape);
+    }
+    let threads = crate::parallel::num_threads();
+    if nbatch > 1 && work < GEMM_PAR_THRESHOLD && nbatch * work >= GEMM_PAR_THRESHOLD && threads > 1
+    {
+        // Many small products: one per task, each single-threaded.
+        crate::parallel::install(|| {
+            out.par_chunks_mut(m * n)
+                .zip(offs.par_iter())
+                .for_each(|(dst, &(oa, ob))| {
+                    T::product(
+                        dst,
+                        da,
+                        mat(oa, la),
+                        db,
+                        mat(ob, lb),
+                        [m, n, k],
+                        Parallelism::None,
+                    )
+                })
+        });
+    } else {
+        let par = if work >= GEMM_PAR_THRESHOLD && threads > 1 {
+            Parallelism::Rayon(threads)
+        } else {
+            Parallelism::None
+        };
+        let run = |out: &mut Vec<T>| {
+            for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
+                T::product(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k], par);
+            }
+        };
+        if matches!(par, Parallelism::None) {
+            run(&mut out);
+        } else {
+            // gemm spreads its work over the current rayon pool: ours.
+            crate::parallel::install(|| run(&mut out));
+        }
+    }
+    drop((sa, sb));
+    Tensor::from_data(T::wrap(out), &out_shape)
+}
+
+/// Dot product of two 1-D tensors of the same dtype and length.
+pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a2 = a.alias_with_layout(a.layout().unsqueeze(0));
+    let b2 = b.alias_with_layout(b.layout().unsqueeze(1));
+    let r = matmul(&a2, &b2)?;
+    Ok(Tensor::from_storage(
+        r.storage().clone(),
+        crate::tensor::Layout::contiguous(&[]),
+    ))
+}

@@ -1,8 +1,9 @@
-//! Reductions over a set of dims: each output element folds one "lane" of
-//! input elements (the elements that differ only along the reduced dims).
+//! Reductions and scans over a set of dims: each output element (or output
+//! lane) comes from one "lane" of input elements, the elements that differ
+//! only along the reduced dims.
 
 use crate::tensor::layout::for_each_offset;
-use crate::tensor::{Dims, Element, Tensor};
+use crate::tensor::{Dims, Element, Float, Tensor};
 use rayon::prelude::*;
 
 /// The output shape of reducing `dims` (sorted, unique) of `shape`.
@@ -20,37 +21,55 @@ pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
     out
 }
 
-/// `out[k] = f(lane_k)` where `lane_k` holds, in row-major order, the
-/// elements of `t` (dtype `T`) at kept index `k`.
-pub fn reduce<T: Element, U: Element>(
+/// Calls `f(data, lane)` where `data` holds all of `t`'s elements (dtype
+/// `T`) ordered with the kept dims first and the reduced `dims` last, so
+/// that consecutive chunks of `lane` elements are the lanes, in row-major
+/// order of the kept index. Borrows the storage when it is already laid out
+/// that way, else gathers once into a buffer.
+pub fn with_lanes<T: Element, R>(
     t: &Tensor,
     dims: &[usize],
-    keepdim: bool,
-    f: impl Fn(&[T]) -> U + Sync + Send,
-) -> Tensor {
+    f: impl FnOnce(&[T], usize) -> R,
+) -> R {
+    debug_assert!(t.dtype() == T::DTYPE);
     let l = t.layout();
-    let out_shape = reduced_shape(&l.shape, dims, keepdim);
-    let (mut ks, mut kst, mut rs, mut rst) = (Dims::new(), Dims::new(), Dims::new(), Dims::new());
-    for i in 0..l.ndim() {
-        if dims.contains(&i) {
-            rs.push(l.shape[i]);
-            rst.push(l.strides[i]);
-        } else {
-            ks.push(l.shape[i]);
-            kst.push(l.strides[i]);
-        }
+    let (mut sh, mut st) = (Dims::new(), Dims::new());
+    for i in (0..l.ndim()).filter(|i| !dims.contains(i)) {
+        sh.push(l.shape[i]);
+        st.push(l.strides[i]);
     }
-    let lane: usize = rs.iter().product();
-    let outer: usize = ks.iter().product();
-    let st = t.storage().read_recursive();
-    let d = st.as_slice::<T>();
-
+    for &i in dims {
+        sh.push(l.shape[i]);
+        st.push(l.strides[i]);
+    }
+    let lane: usize = dims.iter().map(|&d| l.shape[d]).product();
+    let guard = t.storage().read_recursive();
+    let d = guard.as_slice::<T>();
     let trailing = dims
         .iter()
         .enumerate()
         .all(|(j, &dim)| dim == l.ndim() - dims.len() + j);
-    let out: Vec<U> = if let (true, Some(r)) = (trailing, l.contiguous_range()) {
-        let data = &d[r];
+    if let (true, Some(r)) = (trailing, l.contiguous_range()) {
+        return f(&d[r], lane);
+    }
+    let mut buf = Vec::with_capacity(l.numel());
+    for_each_offset(&sh, &st, l.offset, |o| buf.push(d[o]));
+    drop(guard);
+    f(&buf, lane)
+}
+
+/// `f(lane_k)` for every lane (see [`with_lanes`]), in order; rayon above
+/// the size threshold.
+pub fn reduce_lanes<T: Element, R: Send>(
+    t: &Tensor,
+    dims: &[usize],
+    f: impl Fn(&[T]) -> R + Sync + Send,
+) -> Vec<R> {
+    let outer: usize = (0..t.ndim())
+        .filter(|i| !dims.contains(i))
+        .map(|i| t.shape()[i])
+        .product();
+    with_lanes::<T, _>(t, dims, |data, lane| {
         if lane == 0 {
             (0..outer).map(|_| f(&[])).collect()
         } else if outer * lane >= super::PAR_THRESHOLD && outer > 1 {
@@ -58,17 +77,68 @@ pub fn reduce<T: Element, U: Element>(
         } else {
             data.chunks(lane).map(&f).collect()
         }
-    } else {
-        let mut out = Vec::with_capacity(outer);
-        let mut buf: Vec<T> = Vec::with_capacity(lane);
-        for_each_offset(&ks, &kst, l.offset, |base| {
-            buf.clear();
-            for_each_offset(&rs, &rst, base, |o| buf.push(d[o]));
-            out.push(f(&buf));
-        });
+    })
+}
+
+/// `out[k] = f(lane_k)`: a tensor of the reduced shape.
+pub fn reduce<T: Element, U: Element>(
+    t: &Tensor,
+    dims: &[usize],
+    keepdim: bool,
+    f: impl Fn(&[T]) -> U + Sync + Send,
+) -> Tensor {
+    let out_shape = reduced_shape(t.shape(), dims, keepdim);
+    Tensor::from_data(U::wrap(reduce_lanes(t, dims, f)), &out_shape)
+}
+
+/// A scan along `dim`: `f(lane_in, lane_out)` fills each output lane from
+/// the matching input lane. The result has `t`'s shape and is contiguous.
+pub fn map_lanes<T: Element, U: Element>(
+    t: &Tensor,
+    dim: usize,
+    f: impl Fn(&[T], &mut [U]) + Sync + Send,
+) -> Tensor {
+    let nd = t.ndim();
+    if nd == 0 {
+        let mut out = [U::zero()];
+        with_lanes::<T, _>(t, &[], |d, _| f(d, &mut out));
+        return Tensor::from_data(U::wrap(out.to_vec()), &[]);
+    }
+    let out = with_lanes::<T, _>(t, &[dim], |data, lane| {
+        let mut out = vec![U::zero(); data.len()];
+        if lane > 0 {
+            if data.len() >= super::PAR_THRESHOLD && data.len() > lane {
+                crate::parallel::install(|| {
+                    out.par_chunks_mut(lane)
+                        .zip(data.par_chunks(lane))
+                        .for_each(|(o, i)| f(i, o))
+                })
+            } else {
+                out.chunks_mut(lane)
+                    .zip(data.chunks(lane))
+                    .for_each(|(o, i)| f(i, o))
+            }
+        }
         out
-    };
-    Tensor::from_data(U::wrap(out), &out_shape)
+    });
+    if dim == nd - 1 {
+        return Tensor::from_data(U::wrap(out), t.shape());
+    }
+    // `out` is laid out with `dim` last: view it back in `t`'s dim order and
+    // make that contiguous.
+    let mut perm: Vec<usize> = (0..nd).filter(|&i| i != dim).collect();
+    perm.push(dim);
+    let pshape: Dims = perm.iter().map(|&i| t.shape()[i]).collect();
+    let permuted = Tensor::from_data(U::wrap(out), &pshape);
+    let mut inverse = vec![0usize; nd];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    let l = permuted
+        .layout()
+        .permute(&inverse)
+        .expect("valid permutation");
+    crate::kernels::copy::contiguous_as::<U>(&permuted.alias_with_layout(l))
 }
 
 /// Sum of a slice with 8 independent accumulators (vectorizes, and is more
@@ -87,4 +157,135 @@ pub fn sum_slice<T: Element + std::ops::Add<Output = T>>(x: &[T]) -> T {
         s = s + v;
     }
     s
+}
+
+/// Product of a slice (4 accumulators).
+pub fn prod_slice<T: Element + std::ops::Mul<Output = T>>(x: &[T]) -> T {
+    let mut acc = [T::one(); 4];
+    let chunks = x.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..4 {
+            acc[i] = acc[i] * c[i];
+        }
+    }
+    let mut p = (acc[0] * acc[1]) * (acc[2] * acc[3]);
+    for &v in rest {
+        p = p * v;
+    }
+    p
+}
+
+/// Sum of squares, accumulated in f64.
+pub fn sum_sq_f64<T: Element>(x: &[T]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let chunks = x.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..4 {
+            let v = c[i].to_f64();
+            acc[i] += v * v;
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for &v in rest {
+        let v = v.to_f64();
+        s += v * v;
+    }
+    s
+}
+
+/// Maximum (`want_max`) or minimum of a non-empty lane with the index of its
+/// first occurrence. NaN wins (first NaN), as in torch.
+pub fn arg_extreme<T: Element>(x: &[T], want_max: bool) -> (T, i64) {
+    let mut best = x[0];
+    let mut bi = 0usize;
+    #[allow(clippy::eq_op)]
+    let is_nan = |v: T| v != v;
+    if is_nan(best) {
+        return (best, 0);
+    }
+    for (i, &v) in x.iter().enumerate().skip(1) {
+        if is_nan(v) {
+            return (v, i as i64);
+        }
+        if (want_max && v > best) || (!want_max && v < best) {
+            best = v;
+            bi = i;
+        }
+    }
+    (best, bi as i64)
+}
+
+/// NaN-propagating maximum or minimum of a non-empty lane.
+pub fn extreme<T: Element>(x: &[T], want_max: bool) -> T {
+    arg_extreme(x, want_max).0
+}
+
+/// Variance of a lane with `correction` (two-pass, in f64).
+pub fn var_f64<T: Element>(x: &[T], correction: f64) -> f64 {
+    let n = x.len() as f64;
+    let mean = x.iter().map(|v| v.to_f64()).sum::<f64>() / n;
+    let ss: f64 = x
+        .iter()
+        .map(|v| {
+            let d = v.to_f64() - mean;
+            d * d
+        })
+        .sum();
+    ss / (n - correction).max(0.0)
+}
+
+/// Numerically stable `log(sum(exp(x)))` of a lane (-inf when empty).
+pub fn logsumexp_slice<T: Float>(x: &[T]) -> T {
+    if x.is_empty() {
+        return T::from_f64(f64::NEG_INFINITY);
+    }
+    let m = extreme(x, true);
+    let shift = if m.to_f64().is_infinite() {
+        T::zero()
+    } else {
+        m
+    };
+    let s: T = x.iter().map(|&v| (v - shift).exp()).sum();
+    s.ln() + shift
+}
+
+/// Softmax of one lane into `out`.
+pub fn softmax_slice<T: Float>(x: &[T], out: &mut [T]) {
+    let m = extreme(x, true);
+    let mut s = T::zero();
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = (v - m).exp();
+        s = s + *o;
+    }
+    for o in out.iter_mut() {
+        *o = *o / s;
+    }
+}
+
+/// Log-softmax of one lane into `out`.
+pub fn log_softmax_slice<T: Float>(x: &[T], out: &mut [T]) {
+    let m = extreme(x, true);
+    let s: T = x.iter().map(|&v| (v - m).exp()).sum();
+    let ls = s.ln();
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v - m - ls;
+    }
+}
+
+/// Inclusive prefix sum of a lane, forwards or backwards.
+pub fn cumsum_slice<T: Element + std::ops::Add<Output = T>>(x: &[T], out: &mut [T], reverse: bool) {
+    let mut acc = T::zero();
+    if reverse {
+        for (o, &v) in out.iter_mut().zip(x).rev() {
+            acc = acc + v;
+            *o = acc;
+        }
+    } else {
+        for (o, &v) in out.iter_mut().zip(x) {
+            acc = acc + v;
+            *o = acc;
+        }
+    }
 }

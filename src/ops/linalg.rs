@@ -1,1 +1,330 @@
-//! (being written)
+//! Linear algebra: matrix products. `^T` swaps the last two dims (a view).
+//!
+//! | op                    | d/dself                 | d/dother                  |
+//! |-----------------------|-------------------------|---------------------------|
+//! | mm                    | grad @ other^T          | self^T @ grad             |
+//! | bmm, batched matmul   | grad @ other^T          | self^T @ grad             |
+//! | mv                    | outer(grad, vec)        | self^T @ grad             |
+//! | dot                   | grad * other            | grad * self               |
+//!
+//! Batched matmul broadcasts batch dims; its gradients come back in the
+//! broadcast shape and the engine sums them down to each input's shape.
+//! `matmul` itself is composed of the ops above and views, following torch's
+//! rules (1-D promotion and removal, folding `(..., k) @ (k, n)` into one mm);
+//! `outer` is a broadcast multiply.
+
+use crate::autograd::record;
+use crate::kernels::matmul as kernel;
+use crate::ops::reduce::scalar_type_name;
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::{DType, Dims, Tensor};
+use crate::{bail, Result};
+
+/// torch's C++ type name for dtype messages ("float", "long int").
+fn cpp_type_name(dt: DType) -> &'static str {
+    match dt {
+        DType::Bool => "bool",
+        DType::I64 => "long int",
+        DType::F32 => "float",
+        DType::F64 => "double",
+    }
+}
+
+fn shape_str(s: &[usize]) -> String {
+    s.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+impl Tensor {
+    /// Matrix product of two 2-D tensors.
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 2 {
+            bail!(runtime, "self must be a matrix");
+        }
+        if mat2.ndim() != 2 {
+            bail!(runtime, "mat2 must be a matrix");
+        }
+        if self.shape()[1] != mat2.shape()[0] {
+            bail!(
+                runtime,
+                "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+                shape_str(self.shape()),
+                shape_str(mat2.shape())
+            );
+        }
+        if self.dtype() != mat2.dtype() {
+            bail!(
+                runtime,
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                cpp_type_name(self.dtype()),
+                cpp_type_name(mat2.dtype())
+            );
+        }
+        let out = kernel::matmul(self, mat2)?;
+        Ok(record("MmBackward0", &[self, mat2])
+            .save("self", self)
+            .save("mat2", mat2)
+            .finish(out, |c| {
+                let g = c.grad();
+                let da = if c.needs(0) {
+                    Some(g.mm(&c.saved(1)?.t()?)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    Some(c.saved(0)?.t()?.mm(g)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    /// Batched matrix product of two 3-D tensors with equal batch sizes.
+    pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 3 {
+            bail!(runtime, "batch1 must be a 3D tensor");
+        }
+        if mat2.ndim() != 3 {
+            bail!(runtime, "batch2 must be a 3D tensor");
+        }
+        let (b, k) = (self.shape()[0], self.shape()[2]);
+        if mat2.shape()[0] != b || mat2.shape()[1] != k {
+            bail!(
+                runtime,
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                b,
+                k,
+                mat2.shape()[0],
+                mat2.shape()[1]
+            );
+        }
+        self.batched_matmul(mat2)
+    }
+
+    /// `self @ other` for `self: [.., m, k]`, `other: [.., k, n]` (both at
+    /// least 2-D) with broadcasting batch dims (BmmBackward0).
+    fn batched_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (na, nb) = (self.ndim(), other.ndim());
+        let (sa, sb) = (self.shape(), other.shape());
+        let batch = broadcast_shapes(&sa[..na - 2], &sb[..nb - 2])?;
+        let (m, k, k2, n) = (sa[na - 2], sa[na - 1], sb[nb - 2], sb[nb - 1]);
+        if k != k2 {
+            let nbatch: usize = batch.iter().product();
+            bail!(
+                runtime,
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                nbatch,
+                k,
+                nbatch,
+                k2
+            );
+        }
+        if self.dtype() != other.dtype() {
+            bail!(
+                runtime,
+                "expected scalar type {} but found {}",
+                scalar_type_name(self.dtype()),
+                scalar_type_name(other.dtype())
+            );
+        }
+        let with = |a: usize, b: usize| -> Dims {
+            let mut s = batch.clone();
+            s.push(a);
+            s.push(b);
+            s
+        };
+        let a = self.broadcast_to_raw(&with(m, k))?;
+        let b = other.broadcast_to_raw(&with(k, n))?;
+        let out = kernel::matmul(&a, &b)?;
+        Ok(record("BmmBackward0", &[self, other])
+            .save("self", self)
+            .save("mat2", other)
+            .finish(out, |c| {
+                let g = c.grad();
+                let da = if c.needs(0) {
+                    Some(g.batched_matmul(&c.saved(1)?.transpose(-1, -2)?)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    Some(c.saved(0)?.transpose(-1, -2)?.batched_matmul(g)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    /// Matrix-vector product.
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 2 || vec.ndim() != 1 {
+            bail!(
+                runtime,
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                self.ndim(),
+                vec.ndim()
+            );
+        }
+        let (m, k) = (self.shape()[0], self.shape()[1]);
+        if vec.shape()[0] != k {
+            bail!(
+                runtime,
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                m,
+                m,
+                k,
+                vec.shape()[0]
+            );
+        }
+        if self.dtype() != vec.dtype() {
+            let (v, s) = (
+                scalar_type_name(vec.dtype()),
+                scalar_type_name(self.dtype()),
+            );
+            bail!(
+                runtime,
+                "addmv input tensors must have the same dtype, but got {}, {}, and {}",
+                v,
+                s,
+                v
+            );
+        }
+        let col = vec.alias_with_layout(vec.layout().unsqueeze(1));
+        let out = kernel::matmul(self, &col)?;
+        let out = Tensor::from_storage(
+            out.storage().clone(),
+            crate::tensor::Layout::contiguous(&[m]),
+        );
+        Ok(record("MvBackward0", &[self, vec])
+            .save("self", self)
+            .save("vec", vec)
+            .finish(out, |c| {
+                let g = c.grad();
+                let da = if c.needs(0) {
+                    Some(g.outer(&c.saved(1)?)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    Some(c.saved(0)?.t()?.mv(g)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    /// Inner product of two 1-D tensors.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 1 || other.ndim() != 1 {
+            bail!(
+                runtime,
+                "1D tensors expected, but got {}D and {}D tensors",
+                self.ndim(),
+                other.ndim()
+            );
+        }
+        if self.dtype() != other.dtype() {
+            bail!(
+                runtime,
+                "dot : expected both vectors to have same dtype, but found {} and {}",
+                scalar_type_name(self.dtype()),
+                scalar_type_name(other.dtype())
+            );
+        }
+        let (n, m) = (self.shape()[0], other.shape()[0]);
+        if n != m {
+            bail!(runtime, "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", n, m, n, m);
+        }
+        let out = kernel::dot(self, other)?;
+        Ok(record("DotBackward0", &[self, other])
+            .save("self", self)
+            .save("tensor", other)
+            .finish(out, |c| {
+                let g = c.grad();
+                let da = if c.needs(0) {
+                    Some(g.mul(&c.saved(1)?)?)
+                } else {
+                    None
+                };
+                let db = if c.needs(1) {
+                    Some(g.mul(&c.saved(0)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![da, db])
+            }))
+    }
+
+    /// Outer product of two 1-D tensors (dtypes promote, as torch).
+    pub fn outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        for (name, t) in [("self", self), ("vec2", vec2)] {
+            if t.ndim() != 1 {
+                bail!(
+                    runtime,
+                    "outer: Expected 1-D argument {}, but got {}-D",
+                    name,
+                    t.ndim()
+                );
+            }
+        }
+        self.reshape(&[-1, 1])?.mul(vec2)
+    }
+
+    /// torch.matmul: dot, mv, mm or a batched product with broadcasting,
+    /// by the operands' dims.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (da, db) = (self.ndim(), other.ndim());
+        if da == 0 || db == 0 {
+            bail!(
+                runtime,
+                "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+                da,
+                db
+            );
+        }
+        match (da, db) {
+            (1, 1) => self.dot(other),
+            (2, 1) => self.mv(other),
+            (1, 2) => self.unsqueeze(0)?.mm(other)?.squeeze(Some(&[0])),
+            (2, 2) => self.mm(other),
+            (_, 1) | (_, 2) => {
+                // Fold the batch dims of self into the rows of one product.
+                let k = self.shape()[da - 1] as i64;
+                let mut shape: Vec<i64> =
+                    self.shape()[..da - 1].iter().map(|&d| d as i64).collect();
+                let rows = self.reshape(&[-1, k])?;
+                let r = if db == 1 {
+                    rows.mv(other)?
+                } else {
+                    shape.push(other.shape()[1] as i64);
+                    rows.mm(other)?
+                };
+                r.view(&shape)
+            }
+            _ => {
+                let a = if da == 1 {
+                    self.unsqueeze(0)?
+                } else {
+                    self.clone()
+                };
+                let b = if db == 1 {
+                    other.unsqueeze(1)?
+                } else {
+                    other.clone()
+                };
+                let mut r = a.batched_matmul(&b)?;
+                if da == 1 {
+                    r = r.squeeze(Some(&[-2]))?;
+                }
+                if db == 1 {
+                    r = r.squeeze(Some(&[-1]))?;
+                }
+                Ok(r)
+            }
+        }
+    }
+}

@@ -1,36 +1,191 @@
-//! Reductions.
+//! Reductions and scans. `g` is the output gradient with the reduced dims
+//! re-inserted (size 1) so it broadcasts against `self`; `r` is the result
+//! likewise; `N` is the number of elements reduced per output.
 //!
-//! | op   | backward                                          |
-//! |------|---------------------------------------------------|
-//! | sum  | grad (unsqueezed at reduced dims) expanded to self |
-//! | mean | sum's backward / count                            |
+//! | op                    | d/dself                                                      |
+//! |-----------------------|--------------------------------------------------------------|
+//! | sum                   | g expanded to self's shape                                   |
+//! | mean                  | g / N expanded                                               |
+//! | prod (no zero)        | g * r / self                                                 |
+//! | prod (zeros in lane)  | g * prod(others), exact to second order (prod_zeros_factor)  |
+//! | amax/amin, max()/min()| g * (self == r) / count(self == r)   (split among ties)      |
+//! | max/min(dim)          | g at the returned index, 0 elsewhere                         |
+//! | var                   | g * 2 (self - mean) / (N - correction)                       |
+//! | std                   | g * (self - mean) / ((N - correction) * r)                   |
+//! | norm p=2              | g * self / r   (0 where r == 0)                              |
+//! | norm p=1              | g * sign(self)                                               |
+//! | norm p=±inf           | g * sign(self) * (|self| == r) / count(|self| == r)          |
+//! | norm p=0              | none (undefined, as torch)                                   |
+//! | norm other p          | g * sign(self) |self|^(p-1) / r^(p-1)   (0 where r == 0)     |
+//! | logsumexp             | g * exp(self - r)                                            |
+//! | cumsum(dim)           | reversed cumsum of grad along dim                            |
+//! | argmax/argmin         | (integer output, not differentiable)                         |
 
 use crate::autograd::record;
-use crate::kernels::reduce::{reduce, sum_slice};
+use crate::kernels::binary::map2;
+use crate::kernels::reduce::{
+    arg_extreme, cumsum_slice, extreme, logsumexp_slice, map_lanes, prod_slice, reduce,
+    reduce_lanes, reduced_shape, sum_slice, sum_sq_f64, var_f64,
+};
+use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
-use crate::tensor::{DType, Tensor};
-use crate::Result;
+use crate::tensor::{DType, Element, Tensor};
+use crate::{bail, dispatch_all, dispatch_float, Result};
 
 /// Normalizes a dim list: wrapped, sorted, unique; empty means all dims.
+/// A 0-dim tensor accepts dims 0 and -1 and has nothing to reduce.
 pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
-    if dims.is_empty() {
-        return Ok((0..ndim).collect());
-    }
     let mut out: Vec<usize> = dims
         .iter()
         .map(|&d| wrap_dim(d, ndim))
         .collect::<Result<_>>()?;
+    if ndim == 0 {
+        return Ok(Vec::new());
+    }
+    if dims.is_empty() {
+        return Ok((0..ndim).collect());
+    }
     out.sort_unstable();
-    let n = out.len();
-    out.dedup();
-    if out.len() != n {
-        crate::bail!(
-            runtime,
-            "dim {} appears multiple times in the list of dims",
-            dims[0]
-        );
+    for w in out.windows(2) {
+        if w[0] == w[1] {
+            bail!(
+                runtime,
+                "dim {} appears multiple times in the list of dims",
+                w[0]
+            );
+        }
     }
     Ok(out)
+}
+
+fn to_i64(v: &[usize]) -> Vec<i64> {
+    v.iter().map(|&d| d as i64).collect()
+}
+
+/// torch's C++ scalar type name (`Long`, `Float`, ...) for messages.
+pub(crate) fn scalar_type_name(dt: DType) -> &'static str {
+    match dt {
+        DType::Bool => "Bool",
+        DType::I64 => "Long",
+        DType::F32 => "Float",
+        DType::F64 => "Double",
+    }
+}
+
+fn check_nonempty_dims(t: &Tensor, rd: &[usize], op: &str) -> Result<()> {
+    for &d in rd {
+        if t.shape()[d] == 0 {
+            bail!(
+                index,
+                "{}(): Expected reduction dim {} to have non-zero size.",
+                op,
+                d
+            );
+        }
+    }
+    Ok(())
+}
+
+// ----- helpers used by the backward formulas -----
+
+/// A constant (no history) tensor of `a`'s float dtype: 1 where
+/// `pred(a, b)` holds (b broadcast), else 0.
+pub(crate) fn mask(a: &Tensor, b: &Tensor, pred: fn(f64, f64) -> bool) -> Result<Tensor> {
+    let b = b.cast_raw(a.dtype());
+    dispatch_float!(a.dtype(), T => map2::<T, T>(a, &b, move |x, y| {
+        if pred(x.to_f64(), y.to_f64()) { T::one() } else { T::zero() }
+    }))
+}
+
+/// `sign(t)` as a constant (its derivative is 0 almost everywhere).
+pub(crate) fn sign_const(t: &Tensor) -> Result<Tensor> {
+    Ok(dispatch_float!(t.dtype(), T => map1::<T, T>(t, |x| {
+        let v = x.to_f64();
+        T::from_f64(if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v })
+    })))
+}
+
+/// Differentiable `exp`, private to the reduction family (ExpBackward0).
+pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
+    let out = dispatch_float!(t.dtype(), T => map1::<T, T>(t, |x| x.exp()));
+    Ok(record("ExpBackward0", &[t])
+        .save_output("result", 0)
+        .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(0)?)?)])))
+}
+
+/// Differentiable `t ** e` for a float exponent (PowBackward0).
+pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
+    let out = dispatch_float!(t.dtype(), T => map1::<T, T>(t, move |x| x.powf(T::from_f64(e))));
+    Ok(record("PowBackward0", &[t])
+        .save("self", t)
+        .finish(out, move |c| {
+            if e == 0.0 {
+                return Ok(vec![Some(c.grad().zeros_like())]);
+            }
+            let x = c.saved(0)?;
+            Ok(vec![Some(
+                c.grad().mul(&powf_d(&x, e - 1.0)?.mul_scalar(e)?)?,
+            )])
+        }))
+}
+
+/// Whether any element of a float tensor is zero.
+fn any_zero(t: &Tensor) -> Result<bool> {
+    let all: Vec<usize> = (0..t.ndim()).collect();
+    dispatch_float!(t.dtype(), T => {
+        Ok(crate::kernels::reduce::with_lanes::<T, _>(t, &all, |d, _| {
+            d.iter().any(|&v| v.to_f64() == 0.0)
+        }))
+    })
+}
+
+/// A constant of `shape`, 1 where the index along `dim` equals `idx`
+/// (int64, `shape` with size 1 at `dim`), else 0.
+fn one_hot_along(idx: &Tensor, shape: &[usize], dim: Option<usize>, dtype: DType) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut v = vec![0.0f64; n];
+    match dim {
+        None => v.iter_mut().for_each(|x| *x = 1.0),
+        Some(d) => {
+            let idx = idx.to_vec::<i64>();
+            let size = shape[d];
+            let inner: usize = shape[d + 1..].iter().product();
+            for (j, &i) in idx.iter().enumerate() {
+                let (o, r) = (j / inner.max(1), j % inner.max(1));
+                v[(o * size + i as usize) * inner + r] = 1.0;
+            }
+        }
+    }
+    Tensor::from_vec(v, shape)
+        .expect("shape matches")
+        .cast_raw(dtype)
+}
+
+/// The product of the zero elements of each lane other than x_j, exact in
+/// value and first derivative (so the gradient of prod is exact to second
+/// order). With `m0` the zero mask, `z` the lane sum of the zero elements
+/// (0, but differentiable) and `n` the lane's zero count:
+/// n = 0: 1;  n = 1: 1 at the zero, z elsewhere;  n = 2: the other zero at
+/// each zero (z - x_j), 0 elsewhere;  n > 2: 0.
+fn prod_zeros_factor(x: &Tensor, m0: &Tensor, rd: &[usize]) -> Result<Tensor> {
+    let rd = to_i64(rd);
+    let count = m0.sum_dims(&rd, true, None)?;
+    let zero = Tensor::zeros(&[], x.dtype());
+    let c0 = mask(&count, &zero, |a, _| a == 0.0)?;
+    let c1 = mask(&count, &zero, |a, _| a == 1.0)?;
+    let c2 = mask(&count, &zero, |a, _| a == 2.0)?;
+    let z = x.mul(m0)?.sum_dims(&rd, true, None)?;
+    let not_m0 = mask(m0, &zero, |a, _| a == 0.0)?;
+    let one = c1.mul(&m0.add(&not_m0.mul(&z)?)?)?;
+    let two = c2.mul(&m0.mul(&z.sub(x)?)?)?;
+    c0.add(&one)?.add(&two)
+}
+
+/// g / count * mask: spreads a gradient evenly over the elements of each
+/// lane where `mask` is 1.
+fn evenly_distribute(g: &Tensor, m: &Tensor, rd: &[usize]) -> Result<Tensor> {
+    let count = m.sum_dims(&to_i64(rd), true, None)?;
+    g.div(&count)?.mul(m)
 }
 
 impl Tensor {
@@ -46,6 +201,8 @@ impl Tensor {
         }
         Ok(g)
     }
+
+    // ----- sum / mean -----
 
     /// Sum over all elements.
     pub fn sum(&self) -> Result<Tensor> {
@@ -64,38 +221,484 @@ impl Tensor {
         let out = match dt {
             DType::F32 => reduce::<f32, f32>(&x, &rd, keepdim, sum_slice),
             DType::F64 => reduce::<f64, f64>(&x, &rd, keepdim, sum_slice),
-            DType::I64 => reduce::<i64, i64>(&x, &rd, keepdim, |v| v.iter().sum()),
-            DType::Bool => {
-                reduce::<i64, i64>(&x.cast_raw(DType::I64), &rd, keepdim, |v| v.iter().sum())
-                    .cast_raw(DType::Bool)
-            }
+            DType::I64 => reduce::<i64, i64>(&x, &rd, keepdim, wrapping_sum),
+            DType::Bool => reduce::<bool, bool>(&x, &rd, keepdim, |v| v.iter().any(|&b| b)),
         };
-        let shape = self.dims();
-        Ok(record("SumBackward1", &[self]).finish(out, move |c| {
+        let name = if dims.is_empty() {
+            "SumBackward0"
+        } else {
+            "SumBackward1"
+        };
+        let shape = to_i64(self.shape());
+        Ok(record(name, &[self]).finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-            let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
             Ok(vec![Some(g.expand(&shape)?)])
         }))
     }
     pub fn mean(&self) -> Result<Tensor> {
         self.mean_dims(&[], false, None)
     }
+    /// Mean over `dims` (all when empty); floating dtypes only (or `dtype`).
     pub fn mean_dims(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let dt = dtype.unwrap_or(self.dtype());
         if !dt.is_floating() {
-            crate::bail!(
+            bail!(
                 runtime,
-                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
-                match dt {
-                    DType::I64 => "Long",
-                    _ => "Bool",
+                "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {}",
+                if dtype.is_some() { "Optional" } else { "Input" },
+                scalar_type_name(dt)
+            );
+        }
+        let x = self.to_dtype(dt)?;
+        let rd = reduce_dims(dims, x.ndim())?;
+        let count: usize = rd.iter().map(|&d| x.shape()[d]).product();
+        let out = dispatch_float!(dt, T => reduce::<T, T>(&x, &rd, keepdim, move |v| {
+            sum_slice(v) / T::from_f64(count as f64)
+        }));
+        let name = if dims.is_empty() {
+            "MeanBackward0"
+        } else {
+            "MeanBackward1"
+        };
+        let shape = to_i64(x.shape());
+        Ok(record(name, &[&x]).finish(out, move |c| {
+            let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+            Ok(vec![Some(g.div_scalar(count as f64)?.expand(&shape)?)])
+        }))
+    }
+
+    // ----- prod -----
+
+    /// Product of all elements. Integer and bool inputs give int64 unless
+    /// `dtype` says otherwise.
+    pub fn prod(&self, dtype: Option<DType>) -> Result<Tensor> {
+        let rd: Vec<usize> = (0..self.ndim()).collect();
+        self.prod_impl(&rd, false, dtype, "ProdBackward0")
+    }
+    /// Product along one dim.
+    pub fn prod_dim(&self, dim: i64, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let rd = reduce_dims(&[dim], self.ndim())?;
+        self.prod_impl(&rd, keepdim, dtype, "ProdBackward1")
+    }
+    fn prod_impl(
+        &self,
+        rd: &[usize],
+        keepdim: bool,
+        dtype: Option<DType>,
+        name: &'static str,
+    ) -> Result<Tensor> {
+        let dt = dtype.unwrap_or(if self.dtype().is_floating() {
+            self.dtype()
+        } else {
+            DType::I64
+        });
+        let x = self.to_dtype(dt)?;
+        let out = match dt {
+            DType::F32 => reduce::<f32, f32>(&x, rd, keepdim, prod_slice),
+            DType::F64 => reduce::<f64, f64>(&x, rd, keepdim, prod_slice),
+            DType::I64 => reduce::<i64, i64>(&x, rd, keepdim, |v| {
+                v.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
+            }),
+            DType::Bool => reduce::<bool, bool>(&x, rd, keepdim, |v| v.iter().all(|&b| b)),
+        };
+        let rd = rd.to_vec();
+        Ok(record(name, &[&x])
+            .save("self", &x)
+            .save_output("result", 0)
+            .finish(out, move |c| {
+                let x = c.saved(0)?;
+                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                if x.ndim() == 0 {
+                    return Ok(vec![Some(g.clone())]);
                 }
+                if !any_zero(&x)? {
+                    let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
+                    return Ok(vec![Some(g.mul(&r.div(&x)?)?)]);
+                }
+                // Zeros: d/dx_j = A_j * B_j with A_j the product of the
+                // lane's nonzero elements other than x_j and B_j that of its
+                // zero elements other than x_j (see `prod_zeros_factor`).
+                let zero = Tensor::zeros(&[], x.dtype());
+                let m0 = mask(&x, &zero, |a, b| a == b)?;
+                let nonzero = mask(&x, &zero, |a, b| a != b)?;
+                let safe = x.mul(&nonzero)?.add(&m0)?;
+                let p = safe.prod_impl(&rd, true, None, "ProdBackward1")?;
+                let term = p.div(&safe)?.mul(&prod_zeros_factor(&x, &m0, &rd)?)?;
+                Ok(vec![Some(g.mul(&term)?)])
+            }))
+    }
+
+    // ----- amax / amin / max / min -----
+
+    /// Maximum over `dims` (all when empty); gradient split among ties.
+    pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.extreme_impl(dims, keepdim, true, "amax", "AmaxBackward0")
+    }
+    pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.extreme_impl(dims, keepdim, false, "amin", "AminBackward0")
+    }
+    /// Maximum of all elements (NaN propagates).
+    pub fn max(&self) -> Result<Tensor> {
+        self.extreme_impl(&[], false, true, "max", "MaxBackward1")
+    }
+    pub fn min(&self) -> Result<Tensor> {
+        self.extreme_impl(&[], false, false, "min", "MinBackward1")
+    }
+    fn extreme_impl(
+        &self,
+        dims: &[i64],
+        keepdim: bool,
+        want_max: bool,
+        op: &str,
+        name: &'static str,
+    ) -> Result<Tensor> {
+        let rd = reduce_dims(dims, self.ndim())?;
+        if dims.is_empty() && self.numel() == 0 {
+            bail!(runtime, "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.", op);
+        }
+        check_nonempty_dims(self, &rd, op)?;
+        let out = dispatch_all!(self.dtype(), T => reduce::<T, T>(self, &rd, keepdim, move |v| extreme(v, want_max)));
+        Ok(record(name, &[self])
+            .save("self", self)
+            .save_output("result", 0)
+            .finish(out, move |c| {
+                let x = c.saved(0)?;
+                let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
+                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                let m = mask(&x, &r, |a, b| a == b)?;
+                Ok(vec![Some(evenly_distribute(&g, &m, &rd)?)])
+            }))
+    }
+    /// `(values, indices)` of the maximum along `dim`; the first index wins
+    /// among ties, NaN wins over numbers.
+    pub fn max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.extreme_dim(dim, keepdim, true)
+    }
+    pub fn min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.extreme_dim(dim, keepdim, false)
+    }
+    fn extreme_dim(&self, dim: i64, keepdim: bool, want_max: bool) -> Result<(Tensor, Tensor)> {
+        let (op, name) = if want_max {
+            ("max", "MaxBackward0")
+        } else {
+            ("min", "MinBackward0")
+        };
+        let rd = reduce_dims(&[dim], self.ndim())?;
+        check_nonempty_dims(self, &rd, op)?;
+        let out_shape = reduced_shape(self.shape(), &rd, keepdim);
+        let (values, idx) = dispatch_all!(self.dtype(), T => {
+            let pairs = reduce_lanes::<T, (T, i64)>(self, &rd, move |v| arg_extreme(v, want_max));
+            let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
+            (Tensor::from_data(T::wrap(v), &out_shape), Tensor::from_data(i64::wrap(i), &out_shape))
+        });
+        let shape = self.dims();
+        let d = rd.first().copied();
+        let values = record(name, &[self])
+            .save("indices", &idx)
+            .finish(values, move |c| {
+                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                let idx = c.saved(0)?.unsqueeze_reduced(&rd, keepdim)?;
+                let oh = one_hot_along(&idx, &shape, d, g.dtype());
+                Ok(vec![Some(g.mul(&oh)?)])
+            });
+        Ok((values, idx))
+    }
+
+    /// Index of the maximum (flattened when `dim` is None).
+    pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        self.arg_impl(dim, keepdim, true)
+    }
+    pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        self.arg_impl(dim, keepdim, false)
+    }
+    fn arg_impl(&self, dim: Option<i64>, keepdim: bool, want_max: bool) -> Result<Tensor> {
+        let op = if want_max { "argmax" } else { "argmin" };
+        if self.dtype() == DType::Bool {
+            bail!(runtime, "{}(): does not support bool input", op);
+        }
+        match dim {
+            None => {
+                if self.numel() == 0 {
+                    bail!(
+                        index,
+                        "{}(): Expected reduction dim to be specified for input.numel() == 0.",
+                        op
+                    );
+                }
+                let rd: Vec<usize> = (0..self.ndim()).collect();
+                dispatch_all!(self.dtype(), T => {
+                    let v = reduce_lanes::<T, i64>(self, &rd, move |v| arg_extreme(v, want_max).1);
+                    let shape = reduced_shape(self.shape(), &rd, keepdim);
+                    Ok(Tensor::from_data(i64::wrap(v), &shape))
+                })
+            }
+            Some(d) => {
+                let rd = reduce_dims(&[d], self.ndim())?;
+                check_nonempty_dims(self, &rd, op)?;
+                dispatch_all!(self.dtype(), T => {
+                    let v = reduce_lanes::<T, i64>(self, &rd, move |v| arg_extreme(v, want_max).1);
+                    let shape = reduced_shape(self.shape(), &rd, keepdim);
+                    Ok(Tensor::from_data(i64::wrap(v), &shape))
+                })
+            }
+        }
+    }
+
+    // ----- var / std -----
+
+    /// Variance over `dims` (all when empty), dividing by N - correction.
+    pub fn var(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        self.var_std(dims, correction, keepdim, false)
+    }
+    /// Standard deviation over `dims` (all when empty).
+    pub fn std(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        self.var_std(dims, correction, keepdim, true)
+    }
+    fn var_std(&self, dims: &[i64], correction: f64, keepdim: bool, sqrt: bool) -> Result<Tensor> {
+        if !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "std and var only support floating point and complex dtypes"
             );
         }
         let rd = reduce_dims(dims, self.ndim())?;
-        let count: usize = rd.iter().map(|&d| self.shape()[d]).product();
-        self.to_dtype(dt)?
-            .sum_dims(dims, keepdim, None)?
-            .div_scalar(count as f64)
+        let n: usize = rd.iter().map(|&d| self.shape()[d]).product();
+        let out = dispatch_float!(self.dtype(), T => reduce::<T, T>(self, &rd, keepdim, move |v| {
+            let var = var_f64(v, correction);
+            T::from_f64(if sqrt { var.sqrt() } else { var })
+        }));
+        let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
+        Ok(record(name, &[self])
+            .save("self", self)
+            .save_output("result", 0)
+            .finish(out, move |c| {
+                let x = c.saved(0)?;
+                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                let centered = x.sub(&x.mean_dims(&to_i64(&rd), true, None)?)?;
+                let denom = n as f64 - correction;
+                let grad = if sqrt {
+                    let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
+                    g.div(&r)?.div_scalar(denom)?.mul(&centered)?
+                } else {
+                    g.mul_scalar(2.0 / denom)?.mul(&centered)?
+                };
+                Ok(vec![Some(grad)])
+            }))
     }
+
+    // ----- norm -----
+
+    /// Vector `p`-norm over `dims` (all when empty): p = 2, 1, 0, ±inf or any
+    /// other real. `dtype` casts the input first (no narrowing).
+    pub fn norm(
+        &self,
+        p: f64,
+        dims: &[i64],
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        if !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                scalar_type_name(self.dtype())
+            );
+        }
+        let x = match dtype {
+            None => self.clone(),
+            Some(dt) if !dt.is_floating() => bail!(
+                runtime,
+                "linalg.vector_norm: dtype should be floating point or complex, but got {}",
+                scalar_type_name(dt)
+            ),
+            Some(dt) if dt < self.dtype() => bail!(
+                runtime,
+                "linalg.vector_norm: the dtype of the input ({}) should be convertible without narrowing to the specified dtype ({})",
+                scalar_type_name(self.dtype()),
+                scalar_type_name(dt)
+            ),
+            Some(dt) => self.to_dtype(dt)?,
+        };
+        let rd = reduce_dims(dims, x.ndim())?;
+        if p.is_infinite() {
+            for &d in &rd {
+                if x.shape()[d] == 0 {
+                    bail!(runtime, "linalg.vector_norm cannot compute the {} norm on the dimension {}because this dimension is empty and the operation does not have an identity", if p > 0.0 { "inf" } else { "-inf" }, d);
+                }
+            }
+        }
+        let out = dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, move |v| {
+            T::from_f64(vector_norm_f64(v, p))
+        }));
+        Ok(record("LinalgVectorNormBackward0", &[&x])
+            .save("self", &x)
+            .save_output("result", 0)
+            .finish(out, move |c| {
+                if p == 0.0 {
+                    // torch gives no gradient at all (None) for the 0-"norm".
+                    return Ok(vec![None]);
+                }
+                let x = c.saved(0)?;
+                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                Ok(vec![Some(norm_backward(
+                    &g,
+                    &x,
+                    &c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?,
+                    p,
+                    &rd,
+                )?)])
+            }))
+    }
+
+    // ----- logsumexp -----
+
+    /// `log(sum(exp(self)))` over `dims`, computed stably; integer inputs
+    /// give float32.
+    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let x = if self.dtype().is_floating() {
+            self.clone()
+        } else {
+            self.to_dtype(DType::F32)?
+        };
+        let rd = reduce_dims(dims, x.ndim())?;
+        let out =
+            dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice));
+        Ok(record("LogsumexpBackward0", &[&x])
+            .save("self", &x)
+            .save_output("result", 0)
+            .finish(out, move |c| {
+                let x = c.saved(0)?;
+                let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
+                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                Ok(vec![Some(g.mul(&exp_d(&x.sub(&r)?)?)?)])
+            }))
+    }
+
+    // ----- cumsum -----
+
+    /// Inclusive prefix sum along `dim`; integer and bool inputs give int64
+    /// unless `dtype` says otherwise.
+    pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let dt = dtype.unwrap_or(if self.dtype().is_floating() {
+            self.dtype()
+        } else {
+            DType::I64
+        });
+        self.to_dtype(dt)?.cumsum_dir(d, false)
+    }
+    /// cumsum forwards or backwards (from the end) along `d`; each is the
+    /// other's derivative.
+    fn cumsum_dir(&self, d: usize, reverse: bool) -> Result<Tensor> {
+        let out = match self.dtype() {
+            DType::F32 => map_lanes::<f32, f32>(self, d, move |i, o| cumsum_slice(i, o, reverse)),
+            DType::F64 => map_lanes::<f64, f64>(self, d, move |i, o| cumsum_slice(i, o, reverse)),
+            DType::I64 => {
+                map_lanes::<i64, i64>(self, d, move |i, o| wrapping_cumsum(i, o, reverse))
+            }
+            DType::Bool => map_lanes::<bool, bool>(self, d, move |i, o| {
+                let mut acc = false;
+                let mut step = |(o, &v): (&mut bool, &bool)| {
+                    acc |= v;
+                    *o = acc;
+                };
+                if reverse {
+                    o.iter_mut().zip(i).rev().for_each(&mut step)
+                } else {
+                    o.iter_mut().zip(i).for_each(&mut step)
+                }
+            }),
+        };
+        let name = if reverse {
+            "CumsumReverseBackward0"
+        } else {
+            "CumsumBackward0"
+        };
+        Ok(record(name, &[self]).finish(out, move |c| {
+            Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
+        }))
+    }
+}
+
+fn wrapping_sum(v: &[i64]) -> i64 {
+    v.iter().fold(0i64, |a, &b| a.wrapping_add(b))
+}
+
+fn wrapping_cumsum(i: &[i64], o: &mut [i64], reverse: bool) {
+    let mut acc = 0i64;
+    let mut step = |(o, &v): (&mut i64, &i64)| {
+        acc = acc.wrapping_add(v);
+        *o = acc;
+    };
+    if reverse {
+        o.iter_mut().zip(i).rev().for_each(&mut step)
+    } else {
+        o.iter_mut().zip(i).for_each(&mut step)
+    }
+}
+
+/// The `p`-norm of a lane, accumulated in f64.
+fn vector_norm_f64<T: Element>(v: &[T], p: f64) -> f64 {
+    let abs = v.iter().map(|x| x.to_f64().abs());
+    if p == 2.0 {
+        sum_sq_f64(v).sqrt()
+    } else if p == 1.0 {
+        abs.sum()
+    } else if p == f64::INFINITY {
+        abs.fold(f64::NEG_INFINITY, |a, b| {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.max(b)
+            }
+        })
+    } else if p == f64::NEG_INFINITY {
+        abs.fold(f64::INFINITY, |a, b| {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.min(b)
+            }
+        })
+    } else if p == 0.0 {
+        abs.filter(|&a| a != 0.0).count() as f64
+    } else {
+        abs.map(|a| a.powf(p)).sum::<f64>().powf(1.0 / p)
+    }
+}
+
+/// torch's norm_backward for a vector norm (`g`, `r` broadcastable to `x`).
+fn norm_backward(g: &Tensor, x: &Tensor, r: &Tensor, p: f64, rd: &[usize]) -> Result<Tensor> {
+    let zero = Tensor::zeros(&[], x.dtype());
+    if p == 1.0 {
+        return g.mul(&sign_const(x)?);
+    }
+    let sgn = sign_const(x)?;
+    if p.is_infinite() {
+        let absx = x.mul(&sgn)?;
+        let m = mask(&absx, r, |a, b| a == b)?;
+        return evenly_distribute(&g.mul(&sgn)?, &m, rd);
+    }
+    // 0 where the norm is 0; r + (r == 0) keeps the division finite there.
+    let r_zero = mask(r, &zero, |a, b| a == b)?;
+    let r_nonzero = mask(r, &zero, |a, b| a != b)?;
+    let r_safe = r.add(&r_zero)?;
+    if p == 2.0 {
+        return g.mul(x)?.div(&r_safe)?.mul(&r_nonzero);
+    }
+    let absx = x.mul(&sgn)?;
+    if p < 1.0 {
+        // sign(x) |x|^(p-1) is taken as 0 at x == 0.
+        let x_nonzero = mask(x, &zero, |a, b| a != b)?;
+        let x_safe = absx.add(&mask(x, &zero, |a, b| a == b)?)?;
+        let scaled = sgn.mul(&powf_d(&x_safe, p - 1.0)?)?.mul(&x_nonzero)?;
+        return scaled.mul(g)?.mul(&powf_d(r, 1.0 - p)?);
+    }
+    let scaled = if p < 2.0 {
+        sgn.mul(&powf_d(&absx, p - 1.0)?)?
+    } else {
+        x.mul(&powf_d(&absx, p - 2.0)?)?
+    };
+    let scale = g.div(&powf_d(&r_safe, p - 1.0)?)?.mul(&r_nonzero)?;
+    scaled.mul(&scale)
 }

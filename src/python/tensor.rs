@@ -433,36 +433,6 @@ impl PyTensor {
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.select(dim, index)?))
     }
-
-    // ----- reductions (core two; the family adds the rest) -----
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum(
-        &self,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        let dims = super::dims_arg(dim)?;
-        Ok(wrap(self.inner.sum_dims(
-            &dims,
-            keepdim,
-            dtype.map(|d| d.dtype),
-        )?))
-    }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean(
-        &self,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        let dims = super::dims_arg(dim)?;
-        Ok(wrap(self.inner.mean_dims(
-            &dims,
-            keepdim,
-            dtype.map(|d| d.dtype),
-        )?))
-    }
 }
 
 impl PyTensor {
