@@ -159,6 +159,93 @@ pub fn sum_slice<T: Element + std::ops::Add<Output = T>>(x: &[T]) -> T {
     s
 }
 
+/// Elements per task when one long lane is summed in parallel. Fixed (not
+/// derived from the thread count) so results are identical for any count.
+const SUM_CHUNK: usize = 1 << 14;
+/// At most this many long lanes are summed chunk by chunk.
+const FEW_LANES: usize = 8;
+/// Rows summed into one partial before it joins the total (column sums).
+const ROW_BLOCK: usize = 256;
+
+/// Fast paths for sums of a contiguous float tensor, `None` when none
+/// applies: reduced dims trailing with few, long lanes (each lane is summed
+/// in fixed-size chunks in parallel), or reduced dims leading (rows are
+/// accumulated into the kept columns, in blocks of rows).
+pub fn sum_fast<T>(t: &Tensor, dims: &[usize], keepdim: bool) -> Option<Tensor>
+where
+    T: Element + std::ops::Add<Output = T>,
+{
+    let l = t.layout();
+    let r = l.contiguous_range()?;
+    let nd = l.ndim();
+    if dims.is_empty() || t.numel() < super::PAR_THRESHOLD {
+        return None;
+    }
+    let out_shape = reduced_shape(&l.shape, dims, keepdim);
+    let trailing = dims
+        .iter()
+        .enumerate()
+        .all(|(j, &d)| d == nd - dims.len() + j);
+    let leading = dims.iter().enumerate().all(|(j, &d)| d == j);
+    let split = if trailing {
+        nd - dims.len()
+    } else {
+        dims.len()
+    };
+    let lead: usize = l.shape[..split].iter().product();
+    let rest: usize = l.shape[split..].iter().product();
+    let guard = t.storage().read_recursive();
+    let data = &guard.as_slice::<T>()[r];
+    let out: Vec<T> = if trailing {
+        // `lead` lanes of `rest` elements; only worth it for few lanes. The
+        // choice depends on the shape only, never on the thread count.
+        if lead > FEW_LANES || rest < 2 * SUM_CHUNK {
+            return None;
+        }
+        crate::parallel::install(|| {
+            data.chunks(rest)
+                .map(|lane| {
+                    let partial: Vec<T> = lane.par_chunks(SUM_CHUNK).map(sum_slice).collect();
+                    sum_slice(&partial)
+                })
+                .collect()
+        })
+    } else if leading && rest > 1 {
+        // out[c] = sum over rows r of data[r * rest + c].
+        let cols = |c0: usize, out: &mut [T]| {
+            let w = out.len();
+            let mut part = vec![T::zero(); w];
+            for block in data.chunks(ROW_BLOCK * rest) {
+                part.iter_mut().for_each(|p| *p = T::zero());
+                for row in block.chunks(rest) {
+                    for (p, &v) in part.iter_mut().zip(&row[c0..c0 + w]) {
+                        *p = *p + v;
+                    }
+                }
+                for (o, &p) in out.iter_mut().zip(&part) {
+                    *o = *o + p;
+                }
+            }
+        };
+        let mut out = vec![T::zero(); rest];
+        let width = 256;
+        if rest > width {
+            crate::parallel::install(|| {
+                out.par_chunks_mut(width)
+                    .enumerate()
+                    .for_each(|(i, o)| cols(i * width, o))
+            });
+        } else {
+            cols(0, &mut out);
+        }
+        out
+    } else {
+        return None;
+    };
+    drop(guard);
+    Some(Tensor::from_data(T::wrap(out), &out_shape))
+}
+
 /// Product of a slice (4 accumulators).
 pub fn prod_slice<T: Element + std::ops::Mul<Output = T>>(x: &[T]) -> T {
     let mut acc = [T::one(); 4];

@@ -25,7 +25,7 @@ use crate::autograd::record;
 use crate::kernels::binary::map2;
 use crate::kernels::reduce::{
     arg_extreme, cumsum_slice, extreme, logsumexp_slice, map_lanes, prod_slice, reduce,
-    reduce_lanes, reduced_shape, sum_slice, sum_sq_f64, var_f64,
+    reduce_lanes, reduced_shape, sum_fast, sum_slice, sum_sq_f64, var_f64,
 };
 use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
@@ -219,8 +219,10 @@ impl Tensor {
         });
         let x = self.cast_raw(dt);
         let out = match dt {
-            DType::F32 => reduce::<f32, f32>(&x, &rd, keepdim, sum_slice),
-            DType::F64 => reduce::<f64, f64>(&x, &rd, keepdim, sum_slice),
+            DType::F32 => sum_fast::<f32>(&x, &rd, keepdim)
+                .unwrap_or_else(|| reduce::<f32, f32>(&x, &rd, keepdim, sum_slice)),
+            DType::F64 => sum_fast::<f64>(&x, &rd, keepdim)
+                .unwrap_or_else(|| reduce::<f64, f64>(&x, &rd, keepdim, sum_slice)),
             DType::I64 => reduce::<i64, i64>(&x, &rd, keepdim, wrapping_sum),
             DType::Bool => reduce::<bool, bool>(&x, &rd, keepdim, |v| v.iter().any(|&b| b)),
         };
@@ -252,9 +254,10 @@ impl Tensor {
         let x = self.to_dtype(dt)?;
         let rd = reduce_dims(dims, x.ndim())?;
         let count: usize = rd.iter().map(|&d| x.shape()[d]).product();
-        let out = dispatch_float!(dt, T => reduce::<T, T>(&x, &rd, keepdim, move |v| {
-            sum_slice(v) / T::from_f64(count as f64)
-        }));
+        let out = dispatch_float!(dt, T => match sum_fast::<T>(&x, &rd, keepdim) {
+            Some(s) => map1::<T, T>(&s, move |v| v / T::from_f64(count as f64)),
+            None => reduce::<T, T>(&x, &rd, keepdim, move |v| sum_slice(v) / T::from_f64(count as f64)),
+        });
         let name = if dims.is_empty() {
             "MeanBackward0"
         } else {

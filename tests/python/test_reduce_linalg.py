@@ -704,3 +704,22 @@ def test_matmul_large_parallel_matches_torch():
     fo = tensor(a, dtype=fg.float32) @ tensor(b, dtype=fg.float32)
     to = torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)
     np.testing.assert_allclose(to_np(fo), to.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_results_do_not_depend_on_thread_count():
+    a, b = tensor(randn(3, 80, 70), dtype=fg.float32), tensor(randn(70, 90), dtype=fg.float32)
+    x = tensor(randn(300, 200), dtype=fg.float32)
+    before = fg.get_num_threads()
+
+    def run():
+        return [to_np(a @ b), to_np(x.sum(0)), to_np(x.reshape(-1).sum()), to_np(x.softmax(0))]
+
+    try:
+        fg.set_num_threads(1)
+        one = run()
+        fg.set_num_threads(3)
+        three = run()
+    finally:
+        fg.set_num_threads(before)
+    for p, q in zip(one, three):
+        assert np.array_equal(p, q)
