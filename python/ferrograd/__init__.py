@@ -31,6 +31,7 @@ from ._size import Size
 _C._set_size_class(Size)
 
 from . import autograd  # noqa: E402, F401
+from . import nn  # noqa: E402, F401
 from .autograd.grad_mode import (  # noqa: E402, F401
     enable_grad,
     inference_mode,

@@ -1,0 +1,3 @@
+"""ferrograd.nn: the functional basics (modules and losses come later)."""
+
+from . import functional  # noqa: F401
