@@ -6,7 +6,11 @@ use crate::Tensor;
 use pyo3::prelude::*;
 
 /// `other * alpha` when alpha is given (torch's add/sub `alpha=`).
-fn scaled(other: &Bound<'_, PyAny>, like: &Tensor, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Tensor> {
+fn scaled(
+    other: &Bound<'_, PyAny>,
+    like: &Tensor,
+    alpha: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Tensor> {
     let o = tensor_or_scalar(other, like)?;
     match alpha.and_then(as_scalar) {
         Some(a) => Ok(o.mul(&o.wrap_scalar(a))?),
@@ -17,18 +21,30 @@ fn scaled(other: &Bound<'_, PyAny>, like: &Tensor, alpha: Option<&Bound<'_, PyAn
 #[pymethods]
 impl PyTensor {
     #[pyo3(signature = (other, *, alpha=None))]
-    fn add(&self, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn add(
+        &self,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.add(&scaled(other, &self.inner, alpha)?)?))
     }
     #[pyo3(signature = (other, *, alpha=None))]
-    fn sub(&self, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn sub(
+        &self,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.sub(&scaled(other, &self.inner, alpha)?)?))
     }
     fn mul(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.mul(&tensor_or_scalar(other, &self.inner)?)?))
+        Ok(wrap(
+            self.inner.mul(&tensor_or_scalar(other, &self.inner)?)?,
+        ))
     }
     fn div(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.div(&tensor_or_scalar(other, &self.inner)?)?))
+        Ok(wrap(
+            self.inner.div(&tensor_or_scalar(other, &self.inner)?)?,
+        ))
     }
     fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.div(other)
@@ -37,7 +53,11 @@ impl PyTensor {
 
 #[pyfunction]
 #[pyo3(signature = (input, other, *, alpha=None))]
-fn add(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn add(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    alpha: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let (a, b) = operands(input, other)?;
     let b = match alpha.and_then(as_scalar) {
         Some(s) => b.mul(&b.wrap_scalar(s))?,
@@ -48,7 +68,11 @@ fn add(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<
 
 #[pyfunction]
 #[pyo3(signature = (input, other, *, alpha=None))]
-fn sub(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn sub(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    alpha: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let (a, b) = operands(input, other)?;
     let b = match alpha.and_then(as_scalar) {
         Some(s) => b.mul(&b.wrap_scalar(s))?,
