@@ -1,5 +1,7 @@
 //! Elementwise kernels over one operand.
 
+pub mod vmath;
+
 use crate::tensor::layout::for_each_offset;
 use crate::tensor::{Element, Tensor};
 use rayon::prelude::*;
@@ -35,6 +37,57 @@ pub fn apply1_inplace<T: Element>(a: &Tensor, f: impl Fn(T) -> T + Sync + Send) 
         }
         Some(r) => d[r].iter_mut().for_each(|x| *x = f(*x)),
         None => for_each_offset(&l.shape, &l.strides, l.offset, |o| d[o] = f(d[o])),
+    }
+}
+
+/// Elements per task when a SIMD slice kernel runs on the thread pool.
+const SIMD_CHUNK: usize = 1 << 14;
+
+/// `out[i] = f(a[i])` for a float32 tensor, running `f` (a branch-free
+/// function from [`vmath`]) over contiguous runs on the best SIMD path.
+pub fn map1_f32_simd(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) -> Tensor {
+    debug_assert!(a.dtype() == crate::DType::F32);
+    let st = a.storage().read_recursive();
+    let d = st.as_slice::<f32>();
+    let l = a.layout();
+    let gathered: Vec<f32>;
+    let src: &[f32] = match l.contiguous_range() {
+        Some(r) => &d[r],
+        None => {
+            gathered = crate::kernels::copy::gather(d, a, |v| v);
+            &gathered
+        }
+    };
+    let mut out = vec![0.0f32; src.len()];
+    if src.len() >= super::PAR_THRESHOLD {
+        crate::parallel::install(|| {
+            out.par_chunks_mut(SIMD_CHUNK)
+                .zip(src.par_chunks(SIMD_CHUNK))
+                .for_each(|(o, s)| vmath::run_f32(s, o, &f))
+        });
+    } else {
+        vmath::run_f32(src, &mut out, &f);
+    }
+    Tensor::from_data(f32::wrap(out), a.shape())
+}
+
+/// `a[i] = f(a[i])` in place for a float32 tensor, SIMD over contiguous
+/// memory (strided tensors take the per-element loop; the results are the
+/// same). Does not bump the version.
+pub fn apply1_f32_simd_inplace(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) {
+    let range = a.layout().contiguous_range();
+    let Some(r) = range else {
+        return apply1_inplace::<f32>(a, f);
+    };
+    let mut st = a.storage().write();
+    let buf = &mut st.as_mut_slice::<f32>()[r];
+    if buf.len() >= super::PAR_THRESHOLD {
+        crate::parallel::install(|| {
+            buf.par_chunks_mut(SIMD_CHUNK)
+                .for_each(|c| vmath::run_f32_inplace(c, &f))
+        });
+    } else {
+        vmath::run_f32_inplace(buf, &f);
     }
 }
 

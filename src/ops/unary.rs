@@ -39,7 +39,8 @@
 
 use crate::autograd::{is_grad_enabled, record};
 use crate::kernels::binary::map2;
-use crate::kernels::unary::{apply1_inplace, f, map1};
+use crate::kernels::unary::vmath;
+use crate::kernels::unary::{apply1_f32_simd_inplace, apply1_inplace, f, map1, map1_f32_simd};
 use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, Result};
 
@@ -52,6 +53,30 @@ macro_rules! float_map {
             DType::F32 => map1::<f32, f32>(x, |$v: f32| $e),
             DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
             _ => map1::<f32, f32>(&x.cast_raw(DType::F32), |$v: f32| $e),
+        }
+    }};
+}
+
+/// As `float_map!`, with float32 computed by a branch-free SIMD function
+/// from `kernels::unary::vmath`.
+macro_rules! float_map_simd {
+    ($x:expr, $fast:path, |$v:ident| $e:expr) => {{
+        let x: &Tensor = $x;
+        match x.dtype() {
+            DType::F32 => map1_f32_simd(x, $fast),
+            DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
+            _ => map1_f32_simd(&x.cast_raw(DType::F32), $fast),
+        }
+    }};
+}
+
+/// As `float_apply!`, with float32 computed by a SIMD function.
+macro_rules! float_apply_simd {
+    ($x:expr, $fast:path, |$v:ident| $e:expr) => {{
+        let x: &Tensor = $x;
+        match x.dtype() {
+            DType::F32 => apply1_f32_simd_inplace(x, $fast),
+            _ => apply1_inplace::<f64>(x, |$v: f64| $e),
         }
     }};
 }
@@ -144,7 +169,7 @@ impl Tensor {
 
     /// d/dself = grad * result
     pub fn exp(&self) -> Result<Tensor> {
-        let out = float_map!(self, |v| v.exp());
+        let out = float_map_simd!(self, vmath::exp_f32, |v| v.exp());
         Ok(
             self.unary_record("ExpBackward0", out, Saves::Output, |g, r| {
                 g.mul(&r.unwrap())
@@ -153,7 +178,7 @@ impl Tensor {
     }
     /// d/dself = grad / self
     pub fn log(&self) -> Result<Tensor> {
-        let out = float_map!(self, |v| v.ln());
+        let out = float_map_simd!(self, vmath::ln_f32, |v| v.ln());
         Ok(self.unary_record("LogBackward0", out, Saves::Input, |g, s| g.div(&s.unwrap())))
     }
     /// d/dself = grad / (self + 1)
@@ -274,7 +299,7 @@ impl Tensor {
     }
     /// d/dself = tanh_backward(grad, result)
     pub fn tanh(&self) -> Result<Tensor> {
-        let out = float_map!(self, |v| v.tanh());
+        let out = float_map_simd!(self, vmath::tanh_f32, |v| v.tanh());
         Ok(
             self.unary_record("TanhBackward0", out, Saves::Output, |g, r| {
                 g.tanh_backward(&r.unwrap())
@@ -286,7 +311,7 @@ impl Tensor {
 
     /// d/dself = sigmoid_backward(grad, result)
     pub fn sigmoid(&self) -> Result<Tensor> {
-        let out = float_map!(self, |v| f::sigmoid(v));
+        let out = float_map_simd!(self, vmath::sigmoid_f32, |v| f::sigmoid(v));
         Ok(
             self.unary_record("SigmoidBackward0", out, Saves::Output, |g, r| {
                 g.sigmoid_backward(&r.unwrap())
@@ -315,7 +340,7 @@ impl Tensor {
         let out = match (self.dtype(), tanh) {
             (DType::F32, false) => map1::<f32, f32>(self, f::gelu),
             (DType::F64, false) => map1::<f64, f64>(self, f::gelu),
-            (DType::F32, true) => map1::<f32, f32>(self, f::gelu_tanh),
+            (DType::F32, true) => map1_f32_simd(self, vmath::gelu_tanh_f32),
             (DType::F64, true) => map1::<f64, f64>(self, f::gelu_tanh),
             (dt, _) => bail!(
                 runtime,
@@ -332,7 +357,7 @@ impl Tensor {
     /// `self * sigmoid(self)`; d/dself = silu_backward(grad, self)
     pub fn silu(&self) -> Result<Tensor> {
         let out = match self.dtype() {
-            DType::F32 => map1::<f32, f32>(self, f::silu),
+            DType::F32 => map1_f32_simd(self, vmath::silu_f32),
             DType::F64 => map1::<f64, f64>(self, f::silu),
             dt => bail!(
                 runtime,
@@ -539,14 +564,14 @@ impl Tensor {
 
     pub fn exp_(&self) -> Result<()> {
         let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.exp()))? {
+        if self.try_fast_inplace(fp, |t| float_apply_simd!(t, vmath::exp_f32, |v| v.exp()))? {
             return Ok(());
         }
         self.apply_inplace(&[], |t| t.exp())
     }
     pub fn log_(&self) -> Result<()> {
         let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.ln()))? {
+        if self.try_fast_inplace(fp, |t| float_apply_simd!(t, vmath::ln_f32, |v| v.ln()))? {
             return Ok(());
         }
         self.apply_inplace(&[], |t| t.log())
@@ -648,14 +673,16 @@ impl Tensor {
     }
     pub fn tanh_(&self) -> Result<()> {
         let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.tanh()))? {
+        if self.try_fast_inplace(fp, |t| float_apply_simd!(t, vmath::tanh_f32, |v| v.tanh()))? {
             return Ok(());
         }
         self.apply_inplace(&[], |t| t.tanh())
     }
     pub fn sigmoid_(&self) -> Result<()> {
         let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| f::sigmoid(v)))? {
+        if self.try_fast_inplace(fp, |t| {
+            float_apply_simd!(t, vmath::sigmoid_f32, |v| f::sigmoid(v))
+        })? {
             return Ok(());
         }
         self.apply_inplace(&[], |t| t.sigmoid())
@@ -676,7 +703,7 @@ impl Tensor {
         let fp = self.dtype().is_floating();
         let done = self.try_fast_inplace(fp, |t| {
             if tanh {
-                float_apply!(t, |v| f::gelu_tanh(v))
+                float_apply_simd!(t, vmath::gelu_tanh_f32, |v| f::gelu_tanh(v))
             } else {
                 float_apply!(t, |v| f::gelu(v))
             }
@@ -688,7 +715,9 @@ impl Tensor {
     }
     pub fn silu_(&self) -> Result<()> {
         let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| f::silu(v)))? {
+        if self.try_fast_inplace(fp, |t| {
+            float_apply_simd!(t, vmath::silu_f32, |v| f::silu(v))
+        })? {
             return Ok(());
         }
         self.apply_inplace(&[], |t| t.silu())

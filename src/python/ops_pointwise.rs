@@ -594,17 +594,26 @@ mod other_fns {
         Ok(input)
     }
     /// `where(condition, input, other)`; numbers allowed for input/other.
+    /// `where(condition)` is `condition.nonzero(as_tuple=True)`.
     #[pyfunction]
     #[pyo3(name = "where", signature = (condition, input=None, other=None))]
-    pub fn where_fn(
-        condition: PyRef<'_, PyTensor>,
-        input: Option<&Bound<'_, PyAny>>,
-        other: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    pub fn where_fn<'py>(
+        condition: &Bound<'py, PyTensor>,
+        input: Option<&Bound<'py, PyAny>>,
+        other: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         match (input, other) {
-            (Some(x), Some(y)) => Ok(wrap(where_impl(&condition.inner, x, y)?)),
+            (Some(x), Some(y)) => {
+                let c = condition.borrow().inner.clone();
+                Ok(Bound::new(condition.py(), wrap(where_impl(&c, x, y)?))?.into_any())
+            }
+            (None, None) => {
+                let kw = pyo3::types::PyDict::new(condition.py());
+                kw.set_item("as_tuple", true)?;
+                condition.call_method("nonzero", (), Some(&kw))
+            }
             _ => Err(PyTypeError::new_err(
-                "where(): expected both 'input' and 'other' (the one-argument form is torch.nonzero(condition, as_tuple=True))",
+                "where() missing required argument: both 'input' and 'other' must be given",
             )),
         }
     }

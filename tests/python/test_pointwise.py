@@ -905,3 +905,67 @@ def test_module_functions_and_methods_exist():
         assert callable(getattr(fg.Tensor, n)), n
     for n in "gelu gelu_ silu silu_ softplus".split():
         assert callable(getattr(fg._C._nn, n)), n
+
+
+# ----------------------------------------------------------------------------
+# float32 SIMD kernels: large tensors (the threaded path), strided inputs and
+# special values against torch
+# ----------------------------------------------------------------------------
+
+SIMD_OPS = {
+    "exp": lambda L, x: L.exp(x),
+    "log": lambda L, x: L.log(x),
+    "tanh": lambda L, x: L.tanh(x),
+    "sigmoid": lambda L, x: L.sigmoid(x),
+    "silu": lambda L, x: L._C._nn.silu(x),
+    "gelu_tanh": lambda L, x: L._C._nn.gelu(x, approximate="tanh"),
+}
+SIMD_INPLACE = {
+    "exp": lambda L, x: x.exp_(),
+    "log": lambda L, x: x.log_(),
+    "tanh": lambda L, x: x.tanh_(),
+    "sigmoid": lambda L, x: x.sigmoid_(),
+    "silu": lambda L, x: L._C._nn.silu_(x),
+    "gelu_tanh": lambda L, x: L._C._nn.gelu_(x, approximate="tanh"),
+}
+SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-40, -1e-40, 1e-30, 0.5, 0.625, -0.625]
+SPECIALS += [9.0, 88.7, -88.7, 88.8, -88.8, 100.0, -100.0, -103.9, -104.5, 1e30, -1e30]
+
+
+@pytest.mark.parametrize("name", sorted(SIMD_OPS))
+def test_float32_kernels_match_torch(name):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(31)
+    x = np.concatenate([rng.standard_normal(70_001) * 20, rng.standard_normal(30_000), SPECIALS])
+    if name == "log":
+        x = np.abs(x)
+        x[:7] = [math.nan, -1.0, -math.inf, 0.0, -0.0, 1e-42, math.inf]
+    x = x.astype(np.float32)
+    outs = []
+    for lib in (fg, torch):
+        t = lib.tensor(x.tolist(), dtype=lib.float32)
+        out = SIMD_OPS[name](lib, t)
+        strided = SIMD_OPS[name](
+            lib, t.narrow(0, 0, 100_000).reshape(100, 1000).narrow(1, 1, 997).t()
+        )
+        inplace = t.clone()
+        SIMD_INPLACE[name](lib, inplace)
+        outs.append((vals(out), vals(strided), vals(inplace)))
+    # gelu's 1 + tanh(u) cancels for u << 0: both libraries are then only
+    # accurate to ~ulp(1) * |x| in absolute terms
+    atol = 1e-6 if name == "gelu_tanh" else 1e-44
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=atol, equal_nan=True)
+    # in place gives bitwise the same values as out of place
+    np.testing.assert_array_equal(outs[0][0], outs[0][2])
+
+
+def test_where_one_argument_is_nonzero_as_tuple():
+    c = fg.tensor([[True, False], [False, True]])
+    with pytest.raises(TypeError):
+        fg.where(c, fg.tensor([1.0]))
+    if not hasattr(fg.Tensor, "nonzero"):
+        pytest.skip("nonzero not available in this build")
+    rows, cols = fg.where(c)
+    same(vals(rows), [0, 1])
+    same(vals(cols), [0, 1])
