@@ -351,7 +351,7 @@ impl Tensor {
         };
         for it in items {
             match it {
-                TensorIndex::Int(i) => r = r.select(dim as i64, *i)?,
+                TensorIndex::Int(i) => r = r.select_for_index(dim as i64, *i)?,
                 TensorIndex::Slice { start, stop, step } => {
                     r = r.slice(dim as i64, *start, *stop, *step)?;
                     dim += 1;
@@ -369,7 +369,7 @@ impl Tensor {
                 TensorIndex::Tensor(t) => match (t.dtype(), t.ndim()) {
                     (DType::I64, 0) => {
                         let i = t.to_vec::<i64>()[0];
-                        r = r.select(dim as i64, i)?;
+                        r = r.select_for_index(dim as i64, i)?;
                     }
                     (DType::Bool, 0) => {
                         let b = t.item()?.to_f64() != 0.0;

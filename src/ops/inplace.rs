@@ -29,8 +29,10 @@ impl Tensor {
                 "a leaf Variable that requires grad is being used in an in-place operation."
             );
         }
+        // torch: a view that requires grad may not be modified in place when
+        // its base is a leaf (whether or not the base requires grad).
         if let Some(base) = self.view_base() {
-            if base.is_leaf() && base.requires_grad() {
+            if self.requires_grad() && base.is_leaf() {
                 bail!(runtime, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
             }
         }

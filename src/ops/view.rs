@@ -239,10 +239,10 @@ impl Tensor {
         if index < -size || index >= size {
             bail!(
                 index,
-                "index {} is out of bounds for dimension {} with size {}",
+                "select(): index {} out of range for tensor of size {:?} at dimension {}",
                 index,
-                d,
-                size
+                self.shape(),
+                d
             );
         }
         let i = if index < 0 { index + size } else { index } as usize;
@@ -250,5 +250,23 @@ impl Tensor {
             "SelectBackward0",
             Arc::new(move |l: &Layout| l.select(d, i)),
         )
+    }
+    /// `self[..., index]` from indexing syntax: `select` with the error
+    /// message torch gives for `x[i]`.
+    pub(crate) fn select_for_index(&self, dim: i64, index: i64) -> Result<Tensor> {
+        if self.ndim() > 0 {
+            let d = wrap_dim(dim, self.ndim())?;
+            let size = self.shape()[d] as i64;
+            if index < -size || index >= size {
+                bail!(
+                    index,
+                    "index {} is out of bounds for dimension {} with size {}",
+                    index,
+                    d,
+                    size
+                );
+            }
+        }
+        self.select(dim, index)
     }
 }

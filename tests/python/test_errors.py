@@ -368,6 +368,43 @@ def _(lib):
     ), [a]
 
 
+@case("select_method_out_of_range", IndexError, match="out of range for tensor of size")
+def _(lib):
+    a = M(lib)
+    return (lambda: a.select(1, 4)), [a]
+
+
+@case("index_out_of_range", IndexError, match="index 5 is out of bounds for dimension 0 with size 2")
+def _(lib):
+    a = M(lib)
+    return (lambda: a[5]), [a]
+
+
+@case("inplace_on_leaf_view_requiring_grad", RuntimeError, match="a view of a leaf Variable")
+def _(lib):
+    base = f64(lib, [0.0, 0.0, 0.0, 0.0])
+    w = base.view(2, 2).requires_grad_()
+    return (lambda: w.add_(1)), [base, w]
+
+
+@case("inplace_on_view_of_leaf_view", RuntimeError, match="a view of a leaf Variable")
+def _(lib):
+    base = f64(lib, [0.0, 0.0, 0.0, 0.0])
+    w = base.view(2, 2).requires_grad_()
+
+    def go():
+        w[0] = 1.0
+
+    return go, [base, w]
+
+
+@case("inplace_on_view_of_detached_leaf", RuntimeError, match="a view of a leaf Variable")
+def _(lib):
+    u = f64(lib, [0.0, 0.0, 0.0, 0.0]).detach().requires_grad_()
+    v = u.view(2, 2)
+    return (lambda: v.mul_(2)), [u, v]
+
+
 @case("backward_after_inplace_on_saved", RuntimeError, match="modified by an inplace operation")
 def _(lib):
     a = M(lib, requires_grad=True)
