@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from op_registry import build_args, make_tensor, outputs_of
+from op_registry import Arg, build_args, make_tensor, outputs_of
 
 EPS = 1e-6
 ATOL = 1e-5
@@ -147,6 +147,34 @@ def gradgradcheck(lib, fn, sample, arrays, seed=0, atol=ATOL, rtol=RTOL):
     if not float_outputs(first_order(lib, *args, **kwargs)):
         return  # linear in every input with no gradient at all: nothing to check
     gradcheck(lib, first_order, sample, arrays, seed=seed + 1, atol=atol, rtol=rtol)
+
+
+def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False):
+    """Runs ``lib.autograd.gradcheck`` (or ``gradgradcheck``) on a registry
+    sample: the function takes the sample's differentiated leaves
+    positionally and returns its floating-point outputs. A failure (the
+    library's GradcheckError) is re-raised as AssertionError with its message.
+    """
+    args, kwargs, leaves = build_args(lib, sample, arrays)
+    positions = [k for k, a in enumerate(sample.args) if isinstance(a, Arg)]
+
+    def func(*xs):
+        full = list(args)
+        for p, x in zip(positions, xs):
+            full[p] = x
+        return tuple(float_outputs(fn(lib, *full, **kwargs)))
+
+    from importlib import import_module
+
+    GradcheckError = import_module(lib.__name__ + ".autograd.gradcheck").GradcheckError
+    check = lib.autograd.gradgradcheck if second_order else lib.autograd.gradcheck
+    with lib.random.fork_rng():
+        lib.manual_seed(seed)
+        try:
+            assert check(func, tuple(leaves)) is True
+        except GradcheckError as e:
+            kind = "gradgradcheck" if second_order else "gradcheck"
+            raise AssertionError(f"autograd.{kind} failed: {e}") from None
 
 
 def _is_tensor(lib, a) -> bool:

@@ -279,9 +279,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     outputs = _grad_postprocess(outputs, create_graph)
     vjp = _grad_postprocess(vjp, create_graph)
 
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        vjp, is_inputs_tuple
-    )
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp, is_inputs_tuple)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -330,9 +328,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     outputs = _grad_postprocess(outputs, create_graph)
     jvp = _grad_postprocess(jvp, create_graph)
 
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        jvp, is_outputs_tuple
-    )
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp, is_outputs_tuple)
 
 
 def _forward_ad():
@@ -611,9 +607,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     outputs = _grad_postprocess(outputs, create_graph)
     vhp = _grad_postprocess(vhp, create_graph)
 
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        vhp, is_inputs_tuple
-    )
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vhp, is_inputs_tuple)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -664,6 +658,4 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     outputs = _grad_postprocess(outputs, create_graph)
     hvp = _grad_postprocess(hvp, create_graph)
 
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        hvp, is_inputs_tuple
-    )
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(hvp, is_inputs_tuple)

@@ -156,9 +156,7 @@ def _perturbed(inputs, input_idx, delta):
 
 
 def _run(fn, inputs):
-    return tuple(
-        o.detach().clone() if _is_tensor(o) else o for o in _as_tuple(fn(*inputs))
-    )
+    return tuple(o.detach().clone() if _is_tensor(o) else o for o in _as_tuple(fn(*inputs)))
 
 
 def _check_outputs_same_dtype_and_shape(output1, output2, eps, idx=None):
@@ -200,9 +198,7 @@ def _numerical_jacobian_wrt_input(fn, inputs, input_idx, outputs, eps):
     rows = []  # rows[k][j]: d output_j / d x_k, flattened
     for idx in product(*[range(m) for m in x.shape]):
         cols = _central_difference(fn, inputs, input_idx, (idx, -eps), (idx, eps), eps, eps, idx)
-        rows.append(
-            [c for c, o in zip(cols, outputs) if _is_float_or_complex_tensor(o)]
-        )
+        rows.append([c for c, o in zip(cols, outputs) if _is_float_or_complex_tensor(o)])
     n_in = x.numel()
     jacobians = []
     for j, o in enumerate(float_outs):
@@ -268,9 +264,7 @@ def _vjp_rows(output, diff_inputs, grad_outputs):
     rows[i][k] is the k-th VJP for input i (None when unused)."""
     rows = [[] for _ in diff_inputs]
     for g in grad_outputs:
-        grads = torch.autograd.grad(
-            output, diff_inputs, g, retain_graph=True, allow_unused=True
-        )
+        grads = torch.autograd.grad(output, diff_inputs, g, retain_graph=True, allow_unused=True)
         for i, d in enumerate(grads):
             rows[i].append(d.clone() if _is_tensor(d) else None)
     return rows
@@ -393,7 +387,9 @@ def _forward_ad_outputs(fwAD, fn, inputs, tangents, check_grad_dtypes):
         return res
 
 
-def _get_analytical_jacobian_forward_ad(fn, inputs, outputs, *, check_grad_dtypes=False, all_u=None):
+def _get_analytical_jacobian_forward_ad(
+    fn, inputs, outputs, *, check_grad_dtypes=False, all_u=None
+):
     """jacobians[i][j]: Jacobian of float output j w.r.t. differentiable input i,
     shape (in_numel, out_numel), or (out_numel,) for ``J u`` when ``all_u``."""
     fwAD = _require_forward_ad("check_forward_ad=True")
@@ -401,6 +397,7 @@ def _get_analytical_jacobian_forward_ad(fn, inputs, outputs, *, check_grad_dtype
     float_outs = [o for o in outputs if _is_float_or_complex_tensor(o)]
     jacobians = []
     for i, inp in enumerate(tensor_inputs):
+
         def tangents_with(t, i=i):
             return [
                 t if k == i else torch.zeros(x.numel(), dtype=x.dtype)
@@ -420,7 +417,9 @@ def _get_analytical_jacobian_forward_ad(fn, inputs, outputs, *, check_grad_dtype
                 cols[j].append(t)
         jacobians.append(
             tuple(
-                torch.stack(c, 0) if c and o.numel() else torch.zeros((inp.numel(), o.numel()), dtype=o.dtype)
+                torch.stack(c, 0)
+                if c and o.numel()
+                else torch.zeros((inp.numel(), o.numel()), dtype=o.dtype)
                 for c, o in zip(cols, float_outs)
             )
         )
@@ -539,10 +538,26 @@ def _test_backward_mul_by_grad_output(outputs, inputs, masked):
     return True
 
 
+def _undefined_grad_function():
+    """torch._C._functions.UndefinedGrad(): identity whose backward sends an
+    undefined gradient to the node that made its input."""
+    from .function import Function
+
+    class UndefinedGrad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    return UndefinedGrad.apply
+
+
 def _test_undefined_backward_mode(func, outputs, inputs):
-    """Backward must cope with undefined (missing) and zero output gradients
-    and give zero (or no) input gradients. An output left out of the
-    ``autograd.grad`` call reaches its node as an undefined gradient."""
+    """Backward must cope with undefined output gradients and give zero (or
+    no) input gradients."""
     diff_input_list = list(_iter_tensors(inputs, True))
     if not diff_input_list:
         raise GradcheckError("no Tensors requiring grad found in input")
@@ -581,12 +596,21 @@ def _test_undefined_backward_mode(func, outputs, inputs):
                 )
         return True
 
-    outputs_to_check = [list(_differentiable_outputs(func(*inputs)))]
-    # With several outputs, leave one out at a time: its gradient is undefined.
+    undefined = _undefined_grad_function()
+    # All backward functions must work when every output grad is undefined.
+    outputs_to_check = [
+        [undefined(o) for o in _differentiable_outputs(func(*inputs)) if _is_tensor(o)]
+    ]
+    # With several outputs, undefine one at a time.
     if len(outputs_to_check[0]) > 1:
         for undef_grad_idx in range(len(outputs)):
-            out = _differentiable_outputs(func(*inputs))
-            outputs_to_check.append([o for i, o in enumerate(out) if i != undef_grad_idx])
+            output_to_check = _differentiable_outputs(func(*inputs))
+            outputs_to_check.append(
+                [
+                    undefined(o) if idx == undef_grad_idx else o
+                    for idx, o in enumerate(output_to_check)
+                ]
+            )
     return all(check_undefined_grad_support(o) for o in outputs_to_check)
 
 
@@ -684,9 +708,7 @@ def _get_numerical_vJu(fn, inputs, inp_indices, func_out, all_u, all_v, eps):
     func_out = _as_tuple(func_out)
     for inp_idx, u in zip(inp_indices, all_u):
         all_Ju = _numerical_jvp(fn, inputs, inp_idx, u, eps)
-        filtered = [
-            Ju for Ju, o in zip(all_Ju, func_out) if _is_float_or_complex_tensor(o)
-        ]
+        filtered = [Ju for Ju, o in zip(all_Ju, func_out) if _is_float_or_complex_tensor(o)]
         if all_v is not None:
             reduced.append([_dot(v, Ju) for v, Ju in zip(all_v, filtered)])
         else:
@@ -1001,9 +1023,7 @@ def gradgradcheck(
             x.requires_grad_() if i in diff_grad_output_indices else x
             for i, x in enumerate(args[-num_outputs:])
         )
-        diff_input_args = tuple(
-            x for i, x in enumerate(input_args) if i in diff_input_args_indices
-        )
+        diff_input_args = tuple(x for i, x in enumerate(input_args) if i in diff_input_args_indices)
         grad_inputs = torch.autograd.grad(
             outputs, diff_input_args, grad_outputs, create_graph=True, allow_unused=True
         )
