@@ -149,7 +149,7 @@ def gradgradcheck(lib, fn, sample, arrays, seed=0, atol=ATOL, rtol=RTOL):
     gradcheck(lib, first_order, sample, arrays, seed=seed + 1, atol=atol, rtol=rtol)
 
 
-def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False):
+def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False, fast_mode=False):
     """Runs ``lib.autograd.gradcheck`` (or ``gradgradcheck``) on a registry
     sample: the function takes the sample's differentiated leaves
     positionally and returns its floating-point outputs. A failure (the
@@ -171,10 +171,11 @@ def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False):
     with lib.random.fork_rng():
         lib.manual_seed(seed)
         try:
-            assert check(func, tuple(leaves)) is True
+            assert check(func, tuple(leaves), fast_mode=fast_mode) is True
         except GradcheckError as e:
             kind = "gradgradcheck" if second_order else "gradcheck"
-            raise AssertionError(f"autograd.{kind} failed: {e}") from None
+            mode = " (fast_mode)" if fast_mode else ""
+            raise AssertionError(f"autograd.{kind}{mode} failed: {e}") from None
 
 
 def _is_tensor(lib, a) -> bool:

@@ -140,10 +140,16 @@ def test_inputs_are_left_unchanged(lib):
     assert x.grad is None
 
 
-def test_output_without_gradient(lib):
-    # Outputs that do not require grad: numerical gradient must be zero.
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_output_without_gradient(lib, fast_mode):
+    # Outputs that do not require grad: their numerical gradient must be zero.
     x = rand_leaf(lib, 3, seed=7)
-    assert lib.autograd.gradcheck(lambda a: (a.sin(), (a > 0).long()), (x,)) is True
+    gc = lib.autograd.gradcheck
+    assert gc(lambda a: (a.sin(), (a > 0).long()), (x,), fast_mode=fast_mode) is True
+    assert gc(lambda a: (a > 5).double(), (x,), fast_mode=fast_mode) is True
+    GradcheckError = gc_module(lib).GradcheckError
+    with pytest.raises(GradcheckError, match="Numerical gradient for function expected to be zero"):
+        gc(lambda a: a.detach() * 2, (x,), fast_mode=fast_mode)
 
 
 # ---- failing checks ------------------------------------------------------------

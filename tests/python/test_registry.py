@@ -6,8 +6,9 @@
   (the plain, library-independent checker of ``gradcheck_util``);
 * ``test_gradgradcheck`` -- the same for the gradient itself (double backward);
 * ``test_autograd_gradcheck`` / ``test_autograd_gradgradcheck`` -- every
-  sample through ``ferrograd.autograd.gradcheck`` / ``gradgradcheck``
-  (full Jacobians, ``create_graph=True``, undefined/zero upstream gradients);
+  sample through ``ferrograd.autograd.gradcheck`` (slow and fast mode) /
+  ``gradgradcheck`` (full Jacobians, ``create_graph=True``, undefined and
+  zero upstream gradients);
 * ``test_against_torch`` -- forward values and gradients equal torch's on the
   same inputs (skipped without torch).
 
@@ -122,7 +123,12 @@ def test_gradgradcheck(entry):
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
 def test_autograd_gradcheck(entry):
     _runnable(entry)
-    _for_each_sample(entry, lambda i, s, a: autograd_gradcheck(ferrograd, entry.fn, s, a, seed=i))
+
+    def check(i, sample, arrays):
+        autograd_gradcheck(ferrograd, entry.fn, sample, arrays, seed=i)
+        autograd_gradcheck(ferrograd, entry.fn, sample, arrays, seed=i, fast_mode=True)
+
+    _for_each_sample(entry, check)
 
 
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)

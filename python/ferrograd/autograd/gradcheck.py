@@ -676,7 +676,7 @@ def _slow_gradcheck(
 # ----------------------------------------------------------------------------
 
 
-def _vec_like(x, n_gen):
+def _vec_like(x):
     """A random non-negative unit vector with x.numel() entries."""
     vec = torch.rand(x.numel(), dtype=torch.float64).to(x.dtype)
     norm = vec.norm()
@@ -687,8 +687,8 @@ def _make_vectors(inp_tensors, outputs, *, use_forward_ad):
     # A private, fixed-seed stream that leaves the user's RNG state alone.
     with torch.random.fork_rng():
         torch.manual_seed(67280421310721)
-        all_u = [_vec_like(inp, 0) for inp in inp_tensors]
-        all_v = None if use_forward_ad else [_vec_like(out, 0) for out in outputs]
+        all_u = [_vec_like(inp) for inp in inp_tensors]
+        all_v = None if use_forward_ad else [_vec_like(out) for out in outputs]
     return all_v, all_u
 
 
