@@ -192,3 +192,33 @@ def require(lib, *names):
     missing = [n for n in names if not has_attr_path(lib, n)]
     if missing:
         pytest.skip(f"not implemented yet: {', '.join(missing)}")
+
+
+def torch_port(name: str):
+    """ferrograd's ``autograd/<name>.py`` (gradcheck or functional) with
+    ``ferrograd`` replaced by ``torch``: the same code driven by torch's
+    engine. Lets the tests run code paths ferrograd cannot take yet (forward
+    AD) against a real implementation of the API they are written for."""
+    import os
+    import sys
+    import types
+
+    import ferrograd
+
+    path = os.path.join(os.path.dirname(ferrograd.__file__), "autograd", f"{name}.py")
+    with open(path) as f:
+        src = f.read()
+    assert "import ferrograd as torch" in src
+    for old, new in (
+        ("import ferrograd as torch", "import torch"),
+        ("from . import forward_ad", "from torch.autograd import forward_ad"),
+        ("from .function import Function", "from torch.autograd.function import Function"),
+    ):
+        src = src.replace(old, new)
+    assert "import ferrograd" not in src and "from ." not in src, "unported import"
+    mod_name = f"_ferrograd_torch_port_{name}"
+    mod = types.ModuleType(mod_name)
+    mod.__file__ = path
+    sys.modules[mod_name] = mod
+    exec(compile(src, path, "exec"), mod.__dict__)
+    return mod

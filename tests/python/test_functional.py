@@ -84,15 +84,15 @@ def numerical_jacobian(lib, fn, arrays):
 
 
 def structure(res):
-    """'T' for a tensor, nested tuples otherwise."""
-    if isinstance(res, tuple):
-        return tuple(structure(r) for r in res)
-    assert not isinstance(res, list), "lists are never returned"
+    """'T' for a tensor, nested tuples (and lists: torch's forward-mode
+    jacobian returns lists) otherwise."""
+    if isinstance(res, (tuple, list)):
+        return type(res)(structure(r) for r in res)
     return "T"
 
 
 def flat(res):
-    if isinstance(res, tuple):
+    if isinstance(res, (tuple, list)):
         return [t for r in res for t in flat(r)]
     return [res]
 
@@ -488,3 +488,35 @@ def test_nesting_matches_torch(torch):
         F(ferrograd).jacobian(lambda a: a * 2, (T(ferrograd, np.ones(2)),)),
     ):
         assert structure(lib_res) == ("T",)
+
+
+# ---- strategy="forward-mode" on torch's engine -------------------------------------
+# functional.py's forward-mode code runs on forward_ad, which ferrograd does not
+# have yet: run the module's own code with torch in place of ferrograd.
+
+
+def test_port_forward_mode_jacobian_and_hessian(torch):
+    from gradcheck_util import torch_port
+
+    port = torch_port("functional")
+    for fn, shapes in (
+        (f_single, [(3, 2)]),
+        (f_two_in, [(3,), (3,)]),
+        (f_two_out, [(2, 2)]),
+        (f_two_in_two_out, [(2,), (2,)]),
+    ):
+        inputs = tuple(T(torch, rnd(*s, seed=90 + k)) for k, s in enumerate(shapes))
+        inp = inputs if len(inputs) > 1 else inputs[0]
+        kw = {"vectorize": True, "strategy": "forward-mode"}
+        got = port.jacobian(fn, inp, **kw)
+        assert_close_tree(got, torch.autograd.functional.jacobian(fn, inp, **kw))
+        # Same values as reverse mode (which nests in tuples, not lists).
+        rev = torch.autograd.functional.jacobian(fn, inp)
+        for g, r in zip(flat(got), flat(rev), strict=True):
+            np.testing.assert_allclose(to_numpy(g), to_numpy(r), rtol=1e-10, atol=1e-12)
+    for fn, shapes in ((s_single, [(3,)]), (s_two, [(2,), (2,)])):
+        inputs = tuple(T(torch, rnd(*s, seed=95 + k)) for k, s in enumerate(shapes))
+        inp = inputs if len(inputs) > 1 else inputs[0]
+        kw = {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}
+        got = port.hessian(fn, inp, **kw)
+        assert_close_tree(got, torch.autograd.functional.hessian(fn, inp, **kw))

@@ -487,3 +487,78 @@ def test_same_verdicts_as_torch(torch):
                     for lib in (ferrograd, torch)
                 ]
                 assert got[0] == got[1], (name, check, fast, got)
+
+
+# ---- the forward-AD code paths, on torch's engine ----------------------------------
+# ferrograd has no forward AD yet; gradcheck.py's forward-AD code is written
+# against torch's forward_ad API. Running the module's own code with torch in
+# place of ferrograd checks that code now, so it works once forward_ad lands.
+
+
+@pytest.fixture
+def ported(torch):
+    from gradcheck_util import torch_port
+
+    return torch_port("gradcheck")
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_port_forward_ad(torch, ported, fast_mode):
+    x = rand_leaf(torch, 3, 2, seed=40)
+    y = rand_leaf(torch, 2, seed=41)
+    f = lambda a, b: (a.sin() * b, (a * a).sum())  # noqa: E731
+    assert ported.gradcheck(f, (x, y), check_forward_ad=True, fast_mode=fast_mode)
+    assert ported.gradcheck(
+        f, (x, y), check_forward_ad=True, check_backward_ad=False, fast_mode=fast_mode
+    )
+    assert ported.gradgradcheck(
+        lambda a: a.tanh() * a, (x,), check_fwd_over_rev=True, fast_mode=fast_mode
+    )
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_port_forward_ad_catches_wrong_jvp(torch, ported, fast_mode):
+    class BadJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            raise AssertionError("not used")
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * x  # should be 2 x t
+
+    xa = np.array([0.5, -1.25, 2.0])
+    with pytest.raises(ported.GradcheckError) as info:
+        ported.gradcheck(
+            BadJvp.apply,
+            (leaf(torch, xa),),
+            check_forward_ad=True,
+            check_backward_ad=False,
+            fast_mode=fast_mode,
+            check_undefined_grad=False,
+        )
+    msg = str(info.value)
+    assert msg.startswith(
+        "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,\n"
+    )
+    if not fast_mode:
+        np.testing.assert_allclose(shown_jacobian(msg, "analytical"), np.diag(xa), atol=1e-4)
+        np.testing.assert_allclose(shown_jacobian(msg, "numerical"), np.diag(2 * xa), atol=1e-4)
+    else:
+        np.testing.assert_allclose(shown_jacobian(msg, "Analytical"), np.diag(xa), atol=1e-4)
+
+
+def test_port_backward_mode_matches_torch(torch, ported):
+    # The whole checker on torch's engine gives torch's verdicts.
+    _, BadSquare, FlatSquare = square_fns(torch)
+    x = rand_leaf(torch, 3, seed=42)
+    assert ported.gradcheck(lambda a: a.exp() * a, (x,))
+    assert not ported.gradcheck(BadSquare.apply, (x,), raise_exception=False)
+    assert not ported.gradgradcheck(FlatSquare.apply, (x,), raise_exception=False)
+    assert not ported.gradcheck(BadSquare.apply, (x,), raise_exception=False, fast_mode=True)

@@ -388,8 +388,9 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
                 primal_outs = primals
                 columns = [[[] for _ in inputs] for _ in primals]
             for o, t in enumerate(jv):
-                columns[o][in_idx].append(t.detach().reshape(-1))
+                columns[o][in_idx].append(t.reshape(-1))
 
+    # Lists, not tuples, exactly as torch's forward-mode jacobian returns them.
     jacobian_output_input = []
     for o, out in enumerate(primal_outs):
         per_input = []
@@ -400,8 +401,8 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
             else:
                 jac = torch.zeros((out.numel(), inp.numel()), dtype=out.dtype)
             per_input.append(jac.reshape(tuple(out.shape) + tuple(inp.shape)))
-        jacobian_output_input.append(tuple(per_input))
-    return _tuple_postprocess(tuple(jacobian_output_input), (is_outputs_tuple, is_inputs_tuple))
+        jacobian_output_input.append(per_input)
+    return _tuple_postprocess(jacobian_output_input, (is_outputs_tuple, is_inputs_tuple))
 
 
 def jacobian(
