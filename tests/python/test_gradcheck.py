@@ -562,3 +562,24 @@ def test_port_backward_mode_matches_torch(torch, ported):
     assert not ported.gradcheck(BadSquare.apply, (x,), raise_exception=False)
     assert not ported.gradgradcheck(FlatSquare.apply, (x,), raise_exception=False)
     assert not ported.gradcheck(BadSquare.apply, (x,), raise_exception=False, fast_mode=True)
+
+
+def test_gen_non_contig_grad_outputs(lib):
+    seen = []
+
+    class Rec(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(g.is_contiguous())
+            return g * 2
+
+    x = rand_leaf(lib, 3, 4, seed=43)
+    assert lib.autograd.gradgradcheck(Rec.apply, (x,), gen_non_contig_grad_outputs=True)
+    assert False in seen  # the generated grad_outputs reached backward non-contiguous
+    seen.clear()
+    assert lib.autograd.gradgradcheck(Rec.apply, (x,))
+    assert seen and all(seen)

@@ -947,15 +947,16 @@ def _gradcheck_helper(
 
 
 def _make_grad_output(x, noncontiguous):
-    """torch.testing.make_tensor(x.shape, low=-1, high=1, requires_grad=True)."""
+    """torch.testing.make_tensor(x.shape, low=-1, high=1, requires_grad=True,
+    noncontiguous=...): uniform in [-1, 1)."""
     dtype = x.dtype if x.is_floating_point() else torch.float64
     shape = tuple(x.shape)
-    if noncontiguous and x.numel() > 1:
-        t = torch.rand(shape + (2,), dtype=dtype).select(-1, 0)
-    else:
-        t = torch.rand(shape, dtype=dtype)
     with torch.no_grad():
-        t = t * 2 - 1
+        if noncontiguous and x.numel() > 1:
+            # Every other element of a buffer twice as long in the last dim.
+            t = (torch.rand(shape + (2,), dtype=dtype) * 2 - 1).select(-1, 0)
+        else:
+            t = torch.rand(shape, dtype=dtype) * 2 - 1
     return t.detach().requires_grad_(True)
 
 
