@@ -583,3 +583,16 @@ def test_gen_non_contig_grad_outputs(lib):
     seen.clear()
     assert lib.autograd.gradgradcheck(Rec.apply, (x,))
     assert seen and all(seen)
+
+
+def test_deprecated_jacobian_helpers(lib):
+    gc = gc_module(lib)
+    xa = np.array([0.5, -1.0])
+    x = leaf(lib, xa)
+    with pytest.warns(FutureWarning, match="get_numerical_jacobian"):
+        (num,) = gc.get_numerical_jacobian(lambda inps: inps[0].exp(), (x,), eps=1e-6)
+    np.testing.assert_allclose(to_numpy(num), np.diag(np.exp(xa)), rtol=1e-6)
+    with pytest.warns(FutureWarning, match="get_analytical_jacobian"):
+        (ana,), reentrant, sizes_ok, types_ok = gc.get_analytical_jacobian((x,), x.exp())
+    np.testing.assert_allclose(to_numpy(ana), np.diag(np.exp(xa)), rtol=1e-12)
+    assert reentrant and sizes_ok and types_ok

@@ -220,8 +220,21 @@ def _get_numerical_jacobian(fn, inputs, outputs=None, eps=1e-3):
     ]
 
 
+def _deprecated(name):
+    warnings.warn(
+        f"`{name}` was part of PyTorch's private API and not "
+        "meant to be exposed. We are deprecating it and it will be removed "
+        "in a future version of PyTorch. If you have a specific use for "
+        "this or feature request for this to be a stable API, please file "
+        "us an issue at https://github.com/pytorch/pytorch/issues/new",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
 def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
     """Deprecated torch API: numerical Jacobians of ``fn(inputs)``'s first output."""
+    _deprecated("get_numerical_jacobian")
     if grad_out != 1.0:
         raise ValueError(
             "Expected grad_out to be 1.0. get_numerical_jacobian no longer "
@@ -334,6 +347,7 @@ def _check_analytical_jacobian_attributes(
 
 def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
     """Deprecated torch API: (jacobians, reentrant, sizes_ok, types_ok)."""
+    _deprecated("get_analytical_jacobian")
     if grad_out != 1.0:
         raise ValueError(
             "Expected grad_out to be 1.0. get_analytical_jacobian no longer "
