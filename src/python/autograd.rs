@@ -4,6 +4,7 @@ use super::tensor::{wrap, PyTensor};
 use crate::autograd::grad_mode;
 use crate::Tensor;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 /// A tensor or a sequence of tensors, as torch accepts for `tensors=`/`inputs=`.
 pub fn tensor_seq(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
@@ -64,8 +65,8 @@ fn backward(
 #[pyfunction]
 #[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, only_inputs=true, allow_unused=None, is_grads_batched=false, materialize_grads=false))]
 #[allow(clippy::too_many_arguments)]
-fn grad(
-    py: Python<'_>,
+fn grad<'py>(
+    py: Python<'py>,
     outputs: &Bound<'_, PyAny>,
     inputs: &Bound<'_, PyAny>,
     grad_outputs: Option<&Bound<'_, PyAny>>,
@@ -75,7 +76,7 @@ fn grad(
     allow_unused: Option<bool>,
     is_grads_batched: bool,
     materialize_grads: bool,
-) -> PyResult<Vec<Option<PyTensor>>> {
+) -> PyResult<Bound<'py, PyTuple>> {
     let _ = only_inputs;
     if is_grads_batched {
         return Err(pyo3::exceptions::PyNotImplementedError::new_err(
@@ -101,7 +102,8 @@ fn grad(
             materialize_grads,
         )
     })?;
-    Ok(result.into_iter().map(|g| g.map(wrap)).collect())
+    // A tuple, as torch.autograd.grad returns.
+    PyTuple::new(py, result.into_iter().map(|g| g.map(wrap)))
 }
 
 #[pyfunction]

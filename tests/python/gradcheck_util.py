@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from op_registry import build_args, make_tensor, outputs_of
+from op_registry import Arg, build_args, make_tensor, outputs_of
 
 EPS = 1e-6
 ATOL = 1e-5
@@ -149,6 +149,35 @@ def gradgradcheck(lib, fn, sample, arrays, seed=0, atol=ATOL, rtol=RTOL):
     gradcheck(lib, first_order, sample, arrays, seed=seed + 1, atol=atol, rtol=rtol)
 
 
+def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False, fast_mode=False):
+    """Runs ``lib.autograd.gradcheck`` (or ``gradgradcheck``) on a registry
+    sample: the function takes the sample's differentiated leaves
+    positionally and returns its floating-point outputs. A failure (the
+    library's GradcheckError) is re-raised as AssertionError with its message.
+    """
+    args, kwargs, leaves = build_args(lib, sample, arrays)
+    positions = [k for k, a in enumerate(sample.args) if isinstance(a, Arg)]
+
+    def func(*xs):
+        full = list(args)
+        for p, x in zip(positions, xs):
+            full[p] = x
+        return tuple(float_outputs(fn(lib, *full, **kwargs)))
+
+    from importlib import import_module
+
+    GradcheckError = import_module(lib.__name__ + ".autograd.gradcheck").GradcheckError
+    check = lib.autograd.gradgradcheck if second_order else lib.autograd.gradcheck
+    with lib.random.fork_rng():
+        lib.manual_seed(seed)
+        try:
+            assert check(func, tuple(leaves), fast_mode=fast_mode) is True
+        except GradcheckError as e:
+            kind = "gradgradcheck" if second_order else "gradcheck"
+            mode = " (fast_mode)" if fast_mode else ""
+            raise AssertionError(f"autograd.{kind}{mode} failed: {e}") from None
+
+
 def _is_tensor(lib, a) -> bool:
     return isinstance(a, lib.Tensor)
 
@@ -163,3 +192,33 @@ def require(lib, *names):
     missing = [n for n in names if not has_attr_path(lib, n)]
     if missing:
         pytest.skip(f"not implemented yet: {', '.join(missing)}")
+
+
+def torch_port(name: str):
+    """ferrograd's ``autograd/<name>.py`` (gradcheck or functional) with
+    ``ferrograd`` replaced by ``torch``: the same code driven by torch's
+    engine. Lets the tests run code paths ferrograd cannot take yet (forward
+    AD) against a real implementation of the API they are written for."""
+    import os
+    import sys
+    import types
+
+    import ferrograd
+
+    path = os.path.join(os.path.dirname(ferrograd.__file__), "autograd", f"{name}.py")
+    with open(path) as f:
+        src = f.read()
+    assert "import ferrograd as torch" in src
+    for old, new in (
+        ("import ferrograd as torch", "import torch"),
+        ("from . import forward_ad", "from torch.autograd import forward_ad"),
+        ("from .function import Function", "from torch.autograd.function import Function"),
+    ):
+        src = src.replace(old, new)
+    assert "import ferrograd" not in src and "from ." not in src, "unported import"
+    mod_name = f"_ferrograd_torch_port_{name}"
+    mod = types.ModuleType(mod_name)
+    mod.__file__ = path
+    sys.modules[mod_name] = mod
+    exec(compile(src, path, "exec"), mod.__dict__)
+    return mod

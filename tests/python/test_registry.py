@@ -2,8 +2,13 @@
 
 * ``test_all_registry_ops_exist`` -- the one coverage test: fails listing every
   registry op (and API alias) that ferrograd does not have yet;
-* ``test_gradcheck`` -- float64 central differences vs ferrograd's backward;
+* ``test_gradcheck`` -- float64 central differences vs ferrograd's backward
+  (the plain, library-independent checker of ``gradcheck_util``);
 * ``test_gradgradcheck`` -- the same for the gradient itself (double backward);
+* ``test_autograd_gradcheck`` / ``test_autograd_gradgradcheck`` -- every
+  sample through ``ferrograd.autograd.gradcheck`` (slow and fast mode) /
+  ``gradgradcheck`` (full Jacobians, ``create_graph=True``, undefined and
+  zero upstream gradients);
 * ``test_against_torch`` -- forward values and gradients equal torch's on the
   same inputs (skipped without torch).
 
@@ -17,6 +22,7 @@ import pytest
 import ferrograd
 from gradcheck_util import (
     analytical_vjp,
+    autograd_gradcheck,
     dtype_name,
     float_outputs,
     gradcheck,
@@ -115,6 +121,28 @@ def test_gradgradcheck(entry):
 
 
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_autograd_gradcheck(entry):
+    _runnable(entry)
+
+    def check(i, sample, arrays):
+        autograd_gradcheck(ferrograd, entry.fn, sample, arrays, seed=i)
+        autograd_gradcheck(ferrograd, entry.fn, sample, arrays, seed=i, fast_mode=True)
+
+    _for_each_sample(entry, check)
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_autograd_gradgradcheck(entry):
+    _runnable(entry)
+    if not entry.gradgrad:
+        pytest.skip("op has no second derivative check")
+    _for_each_sample(
+        entry,
+        lambda i, s, a: autograd_gradcheck(ferrograd, entry.fn, s, a, seed=i, second_order=True),
+    )
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
 def test_against_torch(entry, torch):
     _runnable(entry)
 
@@ -159,11 +187,15 @@ def test_against_torch(entry, torch):
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
 def test_registry_entry_is_valid_on_torch(entry, torch):
     """The registry's own check: every sample passes gradcheck and gradgradcheck
-    on torch, so a failure of the ferrograd tests above is ferrograd's."""
+    on torch (the plain checker and torch.autograd's, through the same wrapper
+    as the ferrograd tests), so a failure of the ferrograd tests above is
+    ferrograd's."""
 
     def check(i, sample, arrays):
         gradcheck(torch, entry.fn, sample, arrays, seed=i)
+        autograd_gradcheck(torch, entry.fn, sample, arrays, seed=i)
         if entry.gradgrad:
             gradgradcheck(torch, entry.fn, sample, arrays, seed=i)
+            autograd_gradcheck(torch, entry.fn, sample, arrays, seed=i, second_order=True)
 
     _for_each_sample(entry, check)
