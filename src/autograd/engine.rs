@@ -52,6 +52,8 @@ struct GraphTask {
     tasks: Vec<NodeTask>,
     keep_graph: bool,
     create_graph: bool,
+    /// Forward-AD levels suspended where the backward was started.
+    fw_suspended: Vec<u64>,
     captured: Vec<Mutex<Option<Tensor>>>,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
@@ -189,6 +191,7 @@ fn build(req: &Request) -> Result<(GraphTask, Vec<usize>)> {
         tasks,
         keep_graph: req.keep_graph,
         create_graph: req.create_graph,
+        fw_suspended: super::forward::suspended(),
         captured: req.capture.iter().map(|_| Mutex::new(None)).collect(),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
@@ -265,6 +268,7 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
     let t = &task.tasks[idx];
     let node = &t.node;
     let _mode = GradModeGuard::new(task.create_graph);
+    let _fw = super::forward::Suspend::new(task.fw_suspended.clone());
 
     let mut grads: Vec<Option<Tensor>> = vec![None; node.num_inputs()];
     for (slot, &nr) in t.slots.iter().zip(&t.slot_input_nr) {

@@ -12,6 +12,7 @@
 //! Gradients may be returned in the broadcast shape: the engine sums them
 //! to each input's shape and casts them to its dtype.
 
+use super::forward;
 use super::grad_mode::is_grad_enabled;
 use super::node::{Backward, Edge, InputMeta, Node};
 use super::saved::{SavedList, SavedTensor};
@@ -25,10 +26,22 @@ use std::sync::Arc;
 pub struct BackwardCtx<'a> {
     grads: &'a [Option<Tensor>],
     saved: &'a SavedList,
-    node: &'a Node,
+    /// Which inputs need a gradient.
+    needs: &'a [bool],
 }
 
-impl BackwardCtx<'_> {
+impl<'a> BackwardCtx<'a> {
+    pub(crate) fn new(
+        grads: &'a [Option<Tensor>],
+        saved: &'a SavedList,
+        needs: &'a [bool],
+    ) -> Self {
+        BackwardCtx {
+            grads,
+            saved,
+            needs,
+        }
+    }
     /// The gradient of output 0.
     pub fn grad(&self) -> &Tensor {
         self.grads[0].as_ref().expect("materialized")
@@ -43,11 +56,11 @@ impl BackwardCtx<'_> {
     }
     /// Whether input `i` needs a gradient (torch's needs_input_grad).
     pub fn needs(&self, i: usize) -> bool {
-        self.node.next_edges[i].is_some()
+        self.needs[i]
     }
 }
 
-type BackwardFn = dyn Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync;
+pub(crate) type BackwardFn = dyn Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync;
 
 /// A built-in op's node: a name, its saved tensors and its derivative.
 pub struct FnBackward {
@@ -68,11 +81,8 @@ impl Backward for FnBackward {
             .zip(node.input_meta())
             .map(|(g, m)| Some(g.unwrap_or_else(|| Tensor::zeros(&m.shape, m.dtype))))
             .collect();
-        let ctx = BackwardCtx {
-            grads: &grads,
-            saved: &self.saved,
-            node,
-        };
+        let needs: Vec<bool> = node.next_edges().iter().map(Option::is_some).collect();
+        let ctx = BackwardCtx::new(&grads, &self.saved, &needs);
         let mut out = (self.f)(&ctx)?;
         // Drop gradients nobody asked for.
         for (g, e) in out.iter_mut().zip(node.next_edges()) {
@@ -107,6 +117,8 @@ pub struct Record {
     name: &'static str,
     edges: Option<Vec<Option<Edge>>>,
     to_save: Vec<(&'static str, ToSave)>,
+    /// Forward AD: the inputs and their tangents per level, when any.
+    fw: Option<(Vec<Tensor>, Vec<(u64, Vec<Option<Tensor>>)>)>,
 }
 
 /// Starts recording op `name` over `inputs`. Inert (no node, nothing saved)
@@ -117,17 +129,20 @@ pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
     } else {
         None
     };
+    let fw =
+        forward::input_tangents(inputs).map(|t| (inputs.iter().map(|&x| x.clone()).collect(), t));
     Record {
         name,
         edges,
         to_save: Vec::new(),
+        fw,
     }
 }
 
 impl Record {
     /// True when the op will be recorded (use to skip work only backward needs).
     pub fn active(&self) -> bool {
-        self.edges.is_some()
+        self.edges.is_some() || self.fw.is_some()
     }
     pub fn save(mut self, name: &'static str, t: &Tensor) -> Self {
         if self.active() {
@@ -154,7 +169,25 @@ impl Record {
     where
         F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
     {
-        let Some(edges) = self.edges else { return outs };
+        let Some(edges) = self.edges else {
+            if let Some((inputs, tangents)) = self.fw {
+                // Forward AD only: the derivative without a node.
+                let saved = self
+                    .to_save
+                    .into_iter()
+                    .map(|(_, s)| match s {
+                        ToSave::Input(t) => SavedTensor::input(&t, self.name),
+                        ToSave::Output(i) => SavedTensor::input(&outs[i], self.name),
+                    })
+                    .collect();
+                let saved = SavedList::new(saved);
+                if let Err(e) = forward::propagate(&f, &saved, &inputs, &outs, tangents) {
+                    forward::report_error(e);
+                }
+            }
+            return outs;
+        };
+        let fw = self.fw;
         let input_meta = outs
             .iter()
             .map(|t| InputMeta {
@@ -186,6 +219,13 @@ impl Record {
         });
         for (i, t) in outs.iter().enumerate() {
             t.set_history(node.clone(), i);
+        }
+        if let Some((inputs, tangents)) = fw {
+            let b = node.backward().as_any().downcast_ref::<FnBackward>();
+            let b = b.expect("recorded nodes are FnBackward");
+            if let Err(e) = forward::propagate(&b.f, &b.saved, &inputs, &outs, tangents) {
+                forward::report_error(e);
+            }
         }
         outs
     }

@@ -4,6 +4,7 @@
 pub mod accumulate;
 pub mod custom;
 pub mod engine;
+pub mod forward;
 pub mod function;
 pub mod grad_mode;
 pub mod node;

@@ -91,6 +91,7 @@ impl SavedTensor {
             Some((node, nr)) => match node.upgrade() {
                 Some(node) => {
                     let t = self.data.detach();
+                    t.copy_fw_grads_from(&self.data);
                     t.set_history(node, *nr);
                     Ok(t)
                 }
@@ -124,6 +125,24 @@ impl SavedList {
         match &*self.inner.lock() {
             Some(v) => v[i].unpack(),
             None => Err(crate::Error::runtime(FREED_MSG)),
+        }
+    }
+    /// True when a saved tensor requires grad (its uses are differentiable).
+    pub fn any_requires_grad(&self) -> bool {
+        self.inner.lock().as_ref().is_some_and(|v| {
+            v.iter()
+                .any(|s| s.data.requires_grad() || s.output_of.is_some())
+        })
+    }
+    /// Gives the saved copies of output `output_nr` the tangent `t` at
+    /// `level` (forward-over-reverse sees the output's tangent).
+    pub(crate) fn set_output_fw_grad(&self, output_nr: usize, level: u64, t: &Tensor) {
+        if let Some(v) = self.inner.lock().as_ref() {
+            for s in v {
+                if matches!(&s.output_of, Some((_, nr)) if *nr == output_nr) {
+                    s.data.store_fw_grad(level, t.clone());
+                }
+            }
         }
     }
     pub fn release(&self) {

@@ -65,6 +65,7 @@ impl Tensor {
             }
             copy_into(self, &r)?;
             self.bump_version();
+            crate::autograd::forward::inplace_update(self, &r)?;
             return Ok(());
         }
         // A stand-in for self's current value with self's autograd identity,
@@ -79,6 +80,7 @@ impl Tensor {
                 before.set_history(node, nr);
             }
         }
+        before.copy_fw_grads_from(self);
         let r = f(&before)?;
         check_can_cast(r.dtype(), self.dtype())?;
         let r = r.to_dtype(self.dtype())?;
@@ -92,6 +94,7 @@ impl Tensor {
         }
         copy_into(self, &r)?;
         self.bump_version();
+        crate::autograd::forward::inplace_update(self, &r)?;
         match self.view_base() {
             None => match r.gradient_edge() {
                 Some(e) => self.set_history(e.node, e.input_nr),

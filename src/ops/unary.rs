@@ -155,6 +155,7 @@ impl Tensor {
     ) -> Result<bool> {
         if !dtype_ok
             || (is_grad_enabled() && self.requires_grad())
+            || self.has_fw_grad()
             || has_internal_overlap(self.layout())
         {
             return Ok(false);

@@ -347,6 +347,18 @@ fn function_apply<'py>(
 
     let mut out_obj: Option<Bound<'py, PyAny>> = None;
     let mut out_items: Vec<Bound<'py, PyAny>> = Vec::new();
+    // Forward AD: forward runs on primals; the tangents come from `jvp`.
+    let fw_tangents = {
+        let present: Vec<&Tensor> = inputs.iter().flatten().collect();
+        crate::autograd::forward::input_tangents(&present)
+    };
+    let suspend = crate::autograd::forward::Suspend::new(
+        fw_tangents
+            .iter()
+            .flatten()
+            .map(|(level, _)| *level)
+            .collect(),
+    );
     let result = apply_custom(
         name,
         &ctx,
@@ -379,6 +391,10 @@ fn function_apply<'py>(
         },
     )?;
 
+    drop(suspend);
+    if let Some(levels) = fw_tangents {
+        custom_jvp(&ctx_obj, &inputs, &result, levels)?;
+    }
     let out = out_obj.expect("forward returned");
     let changed = |(item, r): (&Bound<'py, PyAny>, &Option<Tensor>)| match (as_tensor(item), r) {
         (Some(orig), Some(r)) => !orig.same(r),
@@ -402,6 +418,51 @@ fn function_apply<'py>(
     } else {
         Ok(items.into_iter().next().expect("one output"))
     }
+}
+
+/// Sets the outputs' tangents from the user's `jvp(ctx, *tangents)`, one
+/// tangent (or None) per forward input, per level with tangents.
+fn custom_jvp(
+    ctx_obj: &Bound<'_, PyAny>,
+    inputs: &[Option<Tensor>],
+    outputs: &[Option<Tensor>],
+    levels: Vec<(u64, Vec<Option<Tensor>>)>,
+) -> PyResult<()> {
+    let py = ctx_obj.py();
+    for (level, tangents) in levels {
+        // `input_tangents` saw only the tensor inputs: spread them back.
+        let mut it = tangents.into_iter();
+        let args: Vec<Bound<'_, PyAny>> = inputs
+            .iter()
+            .map(|i| match i.as_ref().and_then(|_| it.next().flatten()) {
+                Some(t) => Ok(Bound::new(py, wrap(t))?.into_any()),
+                None => Ok(py.None().into_bound(py)),
+            })
+            .collect::<PyResult<_>>()?;
+        let _suspend = crate::autograd::forward::Suspend::new(vec![level]);
+        let res = ctx_obj.call_method1(intern!(py, "apply_jvp"), PyTuple::new(py, args)?)?;
+        let res: Vec<Bound<'_, PyAny>> = match res.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![res],
+        };
+        let n_out = outputs.iter().filter(|o| o.is_some()).count();
+        if res.len() != outputs.len() && res.len() != n_out {
+            return Err(PyRuntimeError::new_err(format!(
+                "jvp returned an incorrect number of tangents (expected {}, got {})",
+                outputs.len(),
+                res.len()
+            )));
+        }
+        for (out, t) in outputs.iter().zip(res) {
+            let (Some(out), Some(t)) = (out, as_tensor(&t)) else {
+                continue;
+            };
+            if out.dtype().is_floating() {
+                out.set_fw_grad(level, Some(&t))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The backward of a Python Function: calls the user's `backward` (or

@@ -6,6 +6,7 @@ mod autograd;
 mod create;
 mod dtype;
 mod errors;
+mod forward_ad;
 mod function;
 mod node;
 mod numpy_interop;
@@ -55,6 +56,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     create::register(m)?;
     numpy_interop::register(m)?;
     function::register(m)?;
+    forward_ad::register(m)?;
     ops_index::register(m)?;
     ops_linalg::register(m)?;
     ops_pointwise::register(m)?;

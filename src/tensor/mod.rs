@@ -50,6 +50,8 @@ pub struct AutogradMeta {
     pub hooks: Vec<(u64, TensorHook)>,
     /// Hooks run after `.grad` has been accumulated into a leaf.
     pub post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
+    /// Forward-AD tangents, by level id (see `autograd::forward`).
+    pub fw_grads: Vec<(u64, Tensor)>,
 }
 
 pub struct TensorImpl {

@@ -4,6 +4,7 @@ from .._C import backward, grad  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .function import Function, InplaceFunction, Variable, once_differentiable  # noqa: F401
 from . import function  # noqa: F401
+from . import forward_ad  # noqa: F401
 from . import functional  # noqa: F401
 
 # As in torch, ``autograd.gradcheck`` is the function; the module stays
