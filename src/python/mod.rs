@@ -7,6 +7,7 @@ mod create;
 mod dtype;
 mod errors;
 mod function;
+mod hooks;
 mod node;
 mod numpy_interop;
 mod ops_index;
@@ -51,6 +52,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     dtype::register(m)?;
     node::register(m)?;
+    hooks::register(m)?;
     autograd::register(m)?;
     create::register(m)?;
     numpy_interop::register(m)?;
