@@ -370,8 +370,9 @@ impl PyTensor {
                         Some(o) => o,
                         None => Bound::new(py, wrap(t.clone()))?.into_any(),
                     };
-                    let r = f.bind(py).call1((arg,))?;
-                    if !r.is_none() {
+                    let r = f.bind(py).call1((&arg,))?;
+                    // torch lets a hook return its argument back.
+                    if !r.is_none() && !r.is(&arg) {
                         return Err(PyRuntimeError::new_err(
                             "Tensor post accumulate grad hooks should return None.",
                         ));
