@@ -218,7 +218,10 @@ def test_node_hook_wrong_number_of_values(lib, kind):
 
     getattr(z.grad_fn, "register_prehook" if kind == "pre" else "register_hook")(my_hook)
     e = raises(RuntimeError, lambda: z.sum().backward())
-    assert str(e) == "hook 'my_hook' has returned an incorrect number of values (got 2, but expected 1)"
+    assert (
+        str(e)
+        == "hook 'my_hook' has returned an incorrect number of values (got 2, but expected 1)"
+    )
 
 
 @pytest.mark.parametrize("kind", ["pre", "post"])
@@ -261,7 +264,10 @@ def test_node_hook_changed_type(lib):
 
     z.grad_fn.register_prehook(cast)
     e = raises(RuntimeError, lambda: z.sum().backward())
-    assert str(e) == "hook 'cast' has changed the type of value (was torch.DoubleTensor got torch.FloatTensor)"
+    assert (
+        str(e)
+        == "hook 'cast' has changed the type of value (was torch.DoubleTensor got torch.FloatTensor)"
+    )
 
 
 def test_node_hook_cannot_replace_none(lib):
@@ -418,7 +424,9 @@ def test_saved_freed_after_backward(lib):
     y = x.exp()
     z = x * x
     (y.sum() + z.sum()).backward()
-    with pytest.raises(RuntimeError, match=r"^Trying to backward through the graph a second time \(or directly"):
+    with pytest.raises(
+        RuntimeError, match=r"^Trying to backward through the graph a second time \(or directly"
+    ):
         y.grad_fn._saved_result
     e = raises(RuntimeError, lambda: z.grad_fn._saved_self)
     assert str(e).startswith(FREED) and "retain_graph=True" in str(e)
@@ -464,7 +472,17 @@ def test_unknown_saved_attribute(lib):
 def test_saved_in_dir(lib):
     fn = (leaf(lib) * leaf(lib)).grad_fn
     names = dir(fn)
-    for n in ("_saved_self", "_saved_other", "_raw_saved_self", "_raw_saved_other", "metadata", "register_hook", "register_prehook", "name", "next_functions"):
+    for n in (
+        "_saved_self",
+        "_saved_other",
+        "_raw_saved_self",
+        "_raw_saved_other",
+        "metadata",
+        "register_hook",
+        "register_prehook",
+        "name",
+        "next_functions",
+    ):
         assert n in names
 
 
@@ -512,7 +530,11 @@ def test_saved_names_and_values_match_torch(torch, case):
     def run(lib):
         x = lib.tensor([0.3, 0.7, 1.2], dtype=lib.float64, requires_grad=True)
         y = lib.tensor([1.5, 0.2, 0.9], dtype=lib.float64, requires_grad=True)
-        m = lib.tensor([[0.1, 0.5, 0.9], [1.3, 0.2, 0.4], [0.8, 0.6, 1.1]], dtype=lib.float64, requires_grad=True)
+        m = lib.tensor(
+            [[0.1, 0.5, 0.9], [1.3, 0.2, 0.4], [0.8, 0.6, 1.1]],
+            dtype=lib.float64,
+            requires_grad=True,
+        )
         fn = SAVED_CASES[case](lib, x, y, m).grad_fn
         out = {}
         for a in dir(fn):
@@ -605,7 +627,10 @@ def test_tensor_hook_changed_type(lib):
 
     y.register_hook(to_long)
     e = raises(RuntimeError, lambda: y.sum().backward())
-    assert str(e) == "hook 'to_long' has changed the type of value (was torch.DoubleTensor got torch.LongTensor)"
+    assert (
+        str(e)
+        == "hook 'to_long' has changed the type of value (was torch.DoubleTensor got torch.LongTensor)"
+    )
 
 
 def test_tensor_hook_remove(lib):
@@ -868,7 +893,9 @@ def hook_script(lib):
     a.register_hook(lambda g: (rec.append(("a", values(g))), g * 2)[1])
     a.retain_grad()
     b.grad_fn.register_prehook(lambda go: rec.append(("b.pre", values(go))))
-    b.grad_fn.register_hook(lambda gi, go: (rec.append(("b.post", values(gi), values(go))), (gi[0] + 1,))[1])
+    b.grad_fn.register_hook(
+        lambda gi, go: (rec.append(("b.post", values(gi), values(go))), (gi[0] + 1,))[1]
+    )
     a.grad_fn.register_hook(lambda gi, go: rec.append(("a.post", values(gi), values(go))))
     acc_x = a.grad_fn.next_functions[0][0]
     acc_x.register_prehook(lambda go: rec.append(("acc_x.pre", values(go))))
@@ -888,8 +915,12 @@ def test_hook_records_match_torch(torch):
     # Sibling branches may run in either order: compare each hook's calls.
     assert sorted(got, key=repr) == sorted(want, key=repr)
     # Along one path the order is fixed.
-    path = [r[0] for r in got if r[0] in ("b.pre", "b.post", "a", "a.post", "acc_x.pre", "x.postacc")]
-    assert path == [r[0] for r in want if r[0] in ("b.pre", "b.post", "a", "a.post", "acc_x.pre", "x.postacc")]
+    path = [
+        r[0] for r in got if r[0] in ("b.pre", "b.post", "a", "a.post", "acc_x.pre", "x.postacc")
+    ]
+    assert path == [
+        r[0] for r in want if r[0] in ("b.pre", "b.post", "a", "a.post", "acc_x.pre", "x.postacc")
+    ]
 
 
 def test_double_backward_through_hooked_grad(lib):
