@@ -840,6 +840,20 @@ def test_reentrant_hooks_on_many_threads(restore_threads):
         assert sorted((k, v) for k, v, _ in seen) == [(k, 3.0 * k * k) for k in range(1, 9)]
         close(x.grad, [2 * 36.0] * 3)
 
+        # The same through autograd.grad, with node hooks as well.
+        seen.clear()
+        total = None
+        for k in range(1, 9):
+            b = (x * float(k)).exp()
+            b.register_hook(lambda g, k=k: hook(g, k))
+            b.grad_fn.register_prehook(lambda go: (go[0] * 0.5,))
+            s = b.sum()
+            total = s if total is None else total + s
+        (gx,) = ferrograd.autograd.grad(total, x)
+        assert len(seen) == 8
+        expected = sum(k * np.exp(k * XA) for k in range(1, 9))
+        close(gx, expected)
+
 
 def test_hooks_release_gil_between_calls(restore_threads):
     """While backward runs, other Python threads make progress: the GIL is
