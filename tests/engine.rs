@@ -126,3 +126,96 @@ fn deep_chain_does_not_overflow() {
     assert_eq!(x.grad().unwrap().to_f64_vec(), vec![1.0]);
     drop(y);
 }
+
+// ----- hooks (engine order, as torch runs them) -----
+
+use ferrograd::autograd::node::next_hook_id;
+use std::sync::{Arc, Mutex};
+
+#[test]
+fn leaf_hooks_run_before_accumulate_grad_pre_hooks() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.mul_scalar(2.0).unwrap();
+    let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let l = log.clone();
+    x.add_hook(
+        next_hook_id(),
+        Arc::new(move |g: &Tensor| {
+            l.lock().unwrap().push("tensor");
+            Ok(Some(g.mul_scalar(10.0)?))
+        }),
+    );
+    let acc = x.grad_accumulator().unwrap();
+    let l = log.clone();
+    acc.add_pre_hook(Arc::new(move |g: &[Option<Tensor>]| {
+        l.lock().unwrap().push("pre");
+        // Sees the gradient the tensor hook replaced.
+        assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![20.0, 20.0]);
+        Ok(None)
+    }));
+    y.sum().unwrap().backward().unwrap();
+    assert_eq!(*log.lock().unwrap(), vec!["tensor", "pre"]);
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![20.0, 20.0]);
+}
+
+#[test]
+fn leaf_hooks_apply_to_captured_gradients() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    x.add_hook(
+        next_hook_id(),
+        Arc::new(|g: &Tensor| Ok(Some(g.mul_scalar(10.0)?))),
+    );
+    let y = x.mul_scalar(2.0).unwrap().sum().unwrap();
+    let g = autograd::grad(
+        &[y],
+        std::slice::from_ref(&x),
+        &[None],
+        None,
+        false,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![20.0, 20.0]);
+    assert!(x.grad().is_none());
+}
+
+#[test]
+fn executing_node_is_captured_before_its_tensor_hooks() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let z = x.mul_scalar(2.0).unwrap();
+    z.add_hook(
+        next_hook_id(),
+        Arc::new(|g: &Tensor| Ok(Some(g.mul_scalar(10.0)?))),
+    );
+    let s = z.sum().unwrap();
+    // Only captured: hooks first.
+    let g = autograd::grad(
+        std::slice::from_ref(&s),
+        std::slice::from_ref(&z),
+        &[None],
+        Some(true),
+        false,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![10.0, 10.0]);
+    // Captured and executed: captured raw, hooks act on what flows on.
+    let g = autograd::grad(&[s], &[z, x], &[None], None, false, false, false).unwrap();
+    assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![1.0, 1.0]);
+    assert_eq!(g[1].as_ref().unwrap().to_f64_vec(), vec![20.0, 20.0]);
+}
+
+#[test]
+fn built_in_node_with_no_incoming_gradient_returns_none() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.exp().unwrap();
+    y.grad_fn()
+        .unwrap()
+        .add_pre_hook(Arc::new(|g: &[Option<Tensor>]| {
+            Ok(Some(vec![None; g.len()]))
+        }));
+    y.sum().unwrap().backward().unwrap();
+    assert!(x.grad().is_none());
+}

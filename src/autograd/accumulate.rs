@@ -106,21 +106,10 @@ impl Backward for AccumulateGrad {
         Cow::Borrowed("torch::autograd::AccumulateGrad")
     }
     fn apply(&self, _node: &Node, mut grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
-        let Some(mut g) = grads.pop().flatten() else {
+        // The leaf's own hooks ran in the engine (its tensor pre-hooks).
+        let Some(g) = grads.pop().flatten() else {
             return Ok(Vec::new());
         };
-        let hooks: Vec<_> = self
-            .variable
-            .meta()
-            .hooks
-            .iter()
-            .map(|(_, h)| h.clone())
-            .collect();
-        for h in hooks {
-            if let Some(r) = h(&g)? {
-                g = r;
-            }
-        }
         accumulate_into(&self.variable, g)?;
         let post: Vec<_> = self
             .variable

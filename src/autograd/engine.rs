@@ -8,7 +8,7 @@
 //! thread ran what. Independent ready nodes are spawned on the pool; a chain
 //! continues inline on the same thread.
 
-use super::accumulate::accumulate_into;
+use super::accumulate::{accumulate_into, AccumulateGrad};
 use super::grad_mode::GradModeGuard;
 use super::node::{Edge, Node};
 use crate::tensor::Tensor;
@@ -280,11 +280,19 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
         }
     }
 
-    run_tensor_pre_hooks(node, &mut grads)?;
-    for &(nr, ci) in &t.captures {
-        *task.captured[ci].lock() = grads[nr].clone();
+    // As in torch: a node that executes has its gradients captured before
+    // the tensor hooks run (they run as part of executing it); a node that
+    // is only captured runs its tensor hooks first.
+    if t.execute {
+        for &(nr, ci) in &t.captures {
+            *task.captured[ci].lock() = grads[nr].clone();
+        }
     }
+    run_tensor_pre_hooks(node, &mut grads)?;
     if !t.execute {
+        for &(nr, ci) in &t.captures {
+            *task.captured[ci].lock() = grads[nr].clone();
+        }
         return Ok(Vec::new());
     }
 
@@ -368,13 +376,12 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
     Ok(ready)
 }
 
-/// Tensor hooks and retain_grad for the outputs of `node`.
+/// Tensor hooks and retain_grad for the outputs of `node`. The hooks of a
+/// leaf (stored on the tensor) are the tensor hooks of its AccumulateGrad:
+/// they run here, before the node's pre-hooks and before a capture.
 fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()> {
-    let (hooks, retain): (Vec<_>, Vec<_>) = {
+    let (mut hooks, retain): (Vec<_>, Vec<_>) = {
         let h = node.hooks.lock();
-        if h.tensor_pre.is_empty() && h.retain_grad.is_empty() {
-            return Ok(());
-        }
         (
             h.tensor_pre
                 .iter()
@@ -383,6 +390,18 @@ fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()>
             h.retain_grad.clone(),
         )
     };
+    if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
+        hooks.extend(
+            acc.variable
+                .meta()
+                .hooks
+                .iter()
+                .map(|(_, h)| (0, h.clone())),
+        );
+    }
+    if hooks.is_empty() && retain.is_empty() {
+        return Ok(());
+    }
     for (nr, hook) in hooks {
         if let Some(g) = &grads[nr] {
             if let Some(new) = hook(g)? {

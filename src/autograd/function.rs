@@ -75,6 +75,11 @@ impl Backward for FnBackward {
         Cow::Borrowed(self.name)
     }
     fn apply(&self, node: &Node, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        // No gradient at all flows through (a hook dropped it): as torch's
+        // formulas do, return undefined gradients.
+        if grads.iter().all(Option::is_none) {
+            return Ok(vec![None; node.next_edges().len()]);
+        }
         // Built-in formulas expect defined gradients: materialize zeros.
         let grads: Vec<Option<Tensor>> = grads
             .into_iter()

@@ -8,6 +8,7 @@
 //! `y.grad_fn is ctx`; its backward takes the GIL only to call the user's
 //! `backward`.
 
+use super::hooks::{self, PyRemovableHandle};
 use super::node::PyNode;
 use super::tensor::{wrap, PyTensor};
 use crate::autograd::custom::{
@@ -265,14 +266,31 @@ impl PyFunctionCtx {
     }
     #[getter]
     fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let node = self.graph_node()?;
+        let node = self.graph_node("next_functions")?;
         next_functions(py, &node)
+    }
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let node = self.graph_node("metadata")?;
+        Ok(hooks::node_metadata(py, &node))
+    }
+    fn register_hook(&self, hook: &Bound<'_, PyAny>) -> PyResult<PyRemovableHandle> {
+        Ok(hooks::register_node_hook(
+            &self.graph_node("register_hook")?,
+            hook,
+        ))
+    }
+    fn register_prehook(&self, hook: &Bound<'_, PyAny>) -> PyResult<PyRemovableHandle> {
+        Ok(hooks::register_node_prehook(
+            &self.graph_node("register_prehook")?,
+            hook,
+        ))
     }
     fn name(slf: &Bound<'_, Self>) -> PyResult<String> {
         Ok(slf.get_type().name()?.to_string())
     }
     fn _sequence_nr(&self) -> PyResult<u64> {
-        Ok(self.graph_node()?.sequence_nr())
+        Ok(self.graph_node("_sequence_nr")?.sequence_nr())
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -296,11 +314,12 @@ impl PyFunctionCtx {
 }
 
 impl PyFunctionCtx {
-    fn graph_node(&self) -> PyResult<Arc<Node>> {
+    /// The graph node of this ctx; torch's error for `attr` without one.
+    fn graph_node(&self, attr: &str) -> PyResult<Arc<Node>> {
         self.ctx.node().ok_or_else(|| {
-            PyRuntimeError::new_err(
-                "Attribute 'next_functions' is invalid for this instance of _C._FunctionBase. Accessing this attribute directly on an instance of autograd.Function is a legacy access pattern that is no longer supported. For examples on how to use new-style autograd functions, see https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function ",
-            )
+            PyRuntimeError::new_err(format!(
+                "Attribute '{attr}' is invalid for this instance of _C._FunctionBase. Accessing this attribute directly on an instance of autograd.Function is a legacy access pattern that is no longer supported. For examples on how to use new-style autograd functions, see https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function ",
+            ))
         })
     }
 }

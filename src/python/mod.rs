@@ -8,6 +8,7 @@ mod dtype;
 mod errors;
 mod forward_ad;
 mod function;
+mod hooks;
 mod node;
 mod numpy_interop;
 mod ops_index;
@@ -52,6 +53,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     dtype::register(m)?;
     node::register(m)?;
+    hooks::register(m)?;
     autograd::register(m)?;
     create::register(m)?;
     numpy_interop::register(m)?;

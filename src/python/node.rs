@@ -1,8 +1,9 @@
 //! grad_fn objects: a Python view of a graph node.
 
+use super::hooks::{self, PyRemovableHandle};
 use crate::autograd::Node;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use std::sync::Arc;
 
 #[pyclass(name = "Node", module = "ferrograd.autograd.graph", frozen)]
@@ -19,6 +20,46 @@ impl PyNode {
     #[getter]
     fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         super::function::next_functions(py, &self.node)
+    }
+    /// A dict for user data, one per node (the same dict on every access).
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
+        hooks::node_metadata(py, &self.node)
+    }
+    /// `hook(grad_inputs, grad_outputs)`, run after the node computed its
+    /// gradients; may return replacement `grad_inputs` (a tuple).
+    fn register_hook(&self, hook: &Bound<'_, PyAny>) -> PyRemovableHandle {
+        hooks::register_node_hook(&self.node, hook)
+    }
+    /// `hook(grad_outputs)`, run before the node; may return replacement
+    /// `grad_outputs` (a tuple).
+    fn register_prehook(&self, hook: &Bound<'_, PyAny>) -> PyRemovableHandle {
+        hooks::register_node_prehook(&self.node, hook)
+    }
+    fn _sequence_nr(&self) -> u64 {
+        self.node.sequence_nr()
+    }
+    /// `_saved_<name>`, `_raw_saved_<name>`, AccumulateGrad's `variable`.
+    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        hooks::node_getattr(py, &self.node, name)
+    }
+    fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        let mut names: Vec<String> = slf
+            .get_type()
+            .dir()?
+            .iter()
+            .map(|n| n.extract())
+            .collect::<PyResult<_>>()?;
+        let node = &slf.get().node;
+        for n in node.backward().saved_names() {
+            names.push(format!("_raw_saved_{n}"));
+            names.push(format!("_saved_{n}"));
+        }
+        if node.as_any().is::<crate::autograd::AccumulateGrad>() {
+            names.push("variable".to_string());
+        }
+        names.sort();
+        Ok(names)
     }
     fn __repr__(&self) -> String {
         format!(

@@ -356,7 +356,6 @@ def test_concurrent_backward_from_python_threads(lib):
 
 
 def test_reentrant_backward_in_tensor_hook(lib):
-    require(lib, "Tensor.register_hook")
     x = leaf(lib, X)
     inner = {}
 
