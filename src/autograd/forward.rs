@@ -256,9 +256,12 @@ fn view_of_tangent(source: &Tensor, source_tangent: &Tensor, view: &Layout) -> O
     }))
 }
 
+/// Input tangents per live level: `(level id, one tangent or None per input)`.
+pub type LevelTangents = Vec<(u64, Vec<Option<Tensor>>)>;
+
 /// Tangents of the inputs of an op about to be recorded, per live level:
 /// `None` when no input has a tangent at any level.
-pub(crate) fn input_tangents(inputs: &[&Tensor]) -> Option<Vec<(u64, Vec<Option<Tensor>>)>> {
+pub(crate) fn input_tangents(inputs: &[&Tensor]) -> Option<LevelTangents> {
     if !is_active() || !inputs.iter().any(|t| t.has_fw_grad()) {
         return None;
     }
@@ -279,7 +282,7 @@ pub(crate) fn propagate(
     saved: &SavedList,
     inputs: &[Tensor],
     outs: &[Tensor],
-    tangents: Vec<(u64, Vec<Option<Tensor>>)>,
+    tangents: LevelTangents,
 ) -> Result<()> {
     for (level, tin) in tangents {
         // A view of one input: its tangent is the same view of that input's

@@ -123,7 +123,7 @@ pub struct Record {
     edges: Option<Vec<Option<Edge>>>,
     to_save: Vec<(&'static str, ToSave)>,
     /// Forward AD: the inputs and their tangents per level, when any.
-    fw: Option<(Vec<Tensor>, Vec<(u64, Vec<Option<Tensor>>)>)>,
+    fw: Option<(Vec<Tensor>, forward::LevelTangents)>,
 }
 
 /// Starts recording op `name` over `inputs`. Inert (no node, nothing saved)

@@ -195,6 +195,9 @@ pub struct PyFunctionCtx {
     /// keeps its node alive, as in torch. The cycle node -> ctx -> node is
     /// visible to the garbage collector (`__traverse__`).
     node: Mutex<Option<Arc<Node>>>,
+    /// `save_for_forward`'s tensors: what `saved_tensors` gives inside `jvp`.
+    saved_for_forward: Mutex<Option<Vec<Option<Tensor>>>>,
+    in_jvp: std::sync::atomic::AtomicBool,
 }
 
 #[pymethods]
@@ -205,6 +208,8 @@ impl PyFunctionCtx {
         PyFunctionCtx {
             ctx: FunctionCtx::new(),
             node: Mutex::new(None),
+            saved_for_forward: Mutex::new(None),
+            in_jvp: Default::default(),
         }
     }
 
@@ -219,6 +224,29 @@ impl PyFunctionCtx {
         function_apply(cls, args, kwargs)
     }
 
+    /// Tensors for `jvp` (forward AD), read there through `saved_tensors`.
+    #[pyo3(signature = (*tensors))]
+    fn save_for_forward(&self, tensors: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let t = tensors
+            .iter()
+            .map(|a| match as_tensor(&a) {
+                Some(t) => Ok(Some(t)),
+                None if a.is_none() => Ok(None),
+                None => Err(pyo3::exceptions::PyAssertionError::new_err(
+                    "save_for_forward expects all arguments to be tensors; you should save non-tensors as attributes on ctx.",
+                )),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        *self.saved_for_forward.lock() = Some(t);
+        Ok(())
+    }
+    #[getter]
+    fn saved_for_forward<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        match self.saved_for_forward.lock().clone() {
+            Some(v) => Ok(Some(PyTuple::new(py, v.into_iter().map(|t| t.map(wrap)))?)),
+            None => Ok(None),
+        }
+    }
     #[pyo3(signature = (*tensors))]
     fn save_for_backward(&self, tensors: &Bound<'_, PyTuple>) -> PyResult<()> {
         let t = tensor_args("save_for_backward", tensors, true)?;
@@ -227,6 +255,10 @@ impl PyFunctionCtx {
     }
     #[getter]
     fn saved_tensors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if self.in_jvp.load(std::sync::atomic::Ordering::Relaxed) {
+            let saved = self.saved_for_forward.lock().clone().unwrap_or_default();
+            return PyTuple::new(py, saved.into_iter().map(|t| t.map(wrap)));
+        }
         let saved = self.ctx.saved_tensors_opt()?;
         PyTuple::new(py, saved.into_iter().map(|t| t.map(wrap)))
     }
@@ -445,21 +477,32 @@ fn custom_jvp(
     ctx_obj: &Bound<'_, PyAny>,
     inputs: &[Option<Tensor>],
     outputs: &[Option<Tensor>],
-    levels: Vec<(u64, Vec<Option<Tensor>>)>,
+    levels: crate::autograd::forward::LevelTangents,
 ) -> PyResult<()> {
     let py = ctx_obj.py();
     for (level, tangents) in levels {
         // `input_tangents` saw only the tensor inputs: spread them back.
         let mut it = tangents.into_iter();
+        // torch passes zeros for tensor inputs without a tangent, None for
+        // non-tensor arguments.
         let args: Vec<Bound<'_, PyAny>> = inputs
             .iter()
-            .map(|i| match i.as_ref().and_then(|_| it.next().flatten()) {
-                Some(t) => Ok(Bound::new(py, wrap(t))?.into_any()),
+            .map(|i| match i {
+                Some(x) => {
+                    let t = it.next().flatten().unwrap_or_else(|| x.zeros_like());
+                    Ok(Bound::new(py, wrap(t))?.into_any())
+                }
                 None => Ok(py.None().into_bound(py)),
             })
             .collect::<PyResult<_>>()?;
         let _suspend = crate::autograd::forward::Suspend::new(vec![level]);
-        let res = ctx_obj.call_method1(intern!(py, "apply_jvp"), PyTuple::new(py, args)?)?;
+        let pctx = ctx_obj.cast::<PyFunctionCtx>()?.get();
+        pctx.in_jvp
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let res = ctx_obj.call_method1(intern!(py, "apply_jvp"), PyTuple::new(py, args)?);
+        pctx.in_jvp
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let res = res?;
         let res: Vec<Bound<'_, PyAny>> = match res.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
             Err(_) => vec![res],

@@ -149,7 +149,9 @@ def gradgradcheck(lib, fn, sample, arrays, seed=0, atol=ATOL, rtol=RTOL):
     gradcheck(lib, first_order, sample, arrays, seed=seed + 1, atol=atol, rtol=rtol)
 
 
-def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False, fast_mode=False):
+def autograd_gradcheck(
+    lib, fn, sample, arrays, seed=0, second_order=False, fast_mode=False, forward_ad=False
+):
     """Runs ``lib.autograd.gradcheck`` (or ``gradgradcheck``) on a registry
     sample: the function takes the sample's differentiated leaves
     positionally and returns its floating-point outputs. A failure (the
@@ -171,7 +173,8 @@ def autograd_gradcheck(lib, fn, sample, arrays, seed=0, second_order=False, fast
     with lib.random.fork_rng():
         lib.manual_seed(seed)
         try:
-            assert check(func, tuple(leaves), fast_mode=fast_mode) is True
+            extra = {"check_forward_ad": True, "check_backward_ad": False} if forward_ad else {}
+            assert check(func, tuple(leaves), fast_mode=fast_mode, **extra) is True
         except GradcheckError as e:
             kind = "gradgradcheck" if second_order else "gradcheck"
             mode = " (fast_mode)" if fast_mode else ""
@@ -222,3 +225,24 @@ def torch_port(name: str):
     sys.modules[mod_name] = mod
     exec(compile(src, path, "exec"), mod.__dict__)
     return mod
+
+
+def forward_tangents(lib, fn, sample, arrays, tangents):
+    """Forward-mode AD: the tangents of ``fn``'s floating outputs when its
+    differentiated leaves carry ``tangents`` (numpy arrays), as numpy arrays."""
+    from importlib import import_module
+
+    fwAD = import_module(lib.__name__ + ".autograd.forward_ad")
+    args, kwargs, leaves = build_args(lib, sample, arrays)
+    positions = [k for k, a in enumerate(sample.args) if isinstance(a, Arg)]
+    with fwAD.dual_level():
+        full = list(args)
+        for p, leaf, t in zip(positions, leaves, tangents):
+            tangent = lib.tensor(t, dtype=lib.float64)
+            full[p] = fwAD.make_dual(leaf.detach(), tangent)
+        outs = float_outputs(fn(lib, *full, **kwargs))
+        result = []
+        for o in outs:
+            t = fwAD.unpack_dual(o).tangent
+            result.append(np.zeros(tuple(o.shape)) if t is None else to_numpy(t))
+    return result

@@ -374,7 +374,9 @@ def _(lib):
     return (lambda: a.select(1, 4)), [a]
 
 
-@case("index_out_of_range", IndexError, match="index 5 is out of bounds for dimension 0 with size 2")
+@case(
+    "index_out_of_range", IndexError, match="index 5 is out of bounds for dimension 0 with size 2"
+)
 def _(lib):
     a = M(lib)
     return (lambda: a[5]), [a]

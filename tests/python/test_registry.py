@@ -9,6 +9,10 @@
   sample through ``ferrograd.autograd.gradcheck`` (slow and fast mode) /
   ``gradgradcheck`` (full Jacobians, ``create_graph=True``, undefined and
   zero upstream gradients);
+* ``test_forward_ad_gradcheck`` / ``test_forward_ad_matches_reverse`` /
+  ``test_forward_ad_against_torch`` -- forward-mode AD: Jacobians by jvp vs
+  central differences, ``<J t, u> == <t, J^T u>`` against reverse mode, and
+  tangents equal to torch's forward AD;
 * ``test_against_torch`` -- forward values and gradients equal torch's on the
   same inputs (skipped without torch).
 
@@ -25,6 +29,7 @@ from gradcheck_util import (
     autograd_gradcheck,
     dtype_name,
     float_outputs,
+    forward_tangents,
     gradcheck,
     gradgradcheck,
     to_numpy,
@@ -140,6 +145,53 @@ def test_autograd_gradgradcheck(entry):
         entry,
         lambda i, s, a: autograd_gradcheck(ferrograd, entry.fn, s, a, seed=i, second_order=True),
     )
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_forward_ad_gradcheck(entry):
+    """Forward-mode AD Jacobians (columns by jvp) against central differences."""
+    _runnable(entry)
+    _for_each_sample(
+        entry,
+        lambda i, s, a: autograd_gradcheck(ferrograd, entry.fn, s, a, seed=i, forward_ad=True),
+    )
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_forward_ad_matches_reverse(entry):
+    """<J t, u> by forward AD equals <t, J^T u> by reverse mode, for random t, u."""
+    _runnable(entry)
+
+    def check(i, sample, arrays):
+        rng = np.random.default_rng(1000 + i)
+        tangents = [rng.standard_normal(a.shape) for a in arrays]
+        jt = forward_tangents(ferrograd, entry.fn, sample, arrays, tangents)
+        us = [rng.standard_normal(t.shape) for t in jt]
+        _, _, jtu = analytical_vjp(ferrograd, entry.fn, sample, arrays, us)
+        lhs = sum(float(np.sum(a * b)) for a, b in zip(jt, us))
+        rhs = sum(float(np.sum(a * b)) for a, b in zip(tangents, jtu))
+        assert abs(lhs - rhs) <= 1e-7 * (1 + abs(rhs)), f"<Jt,u>={lhs} but <t,J^T u>={rhs}"
+
+    _for_each_sample(entry, check)
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_forward_ad_against_torch(entry, torch):
+    """Output tangents equal torch's forward AD on the same inputs."""
+    _runnable(entry)
+
+    def check(i, sample, arrays):
+        rng = np.random.default_rng(2000 + i)
+        tangents = [rng.standard_normal(a.shape) for a in arrays]
+        got = forward_tangents(ferrograd, entry.fn, sample, arrays, tangents)
+        ref = forward_tangents(torch, entry.fn, sample, arrays, tangents)
+        assert len(got) == len(ref)
+        for k, (g, r) in enumerate(zip(got, ref)):
+            np.testing.assert_allclose(
+                g, r, rtol=1e-7, atol=1e-9, err_msg=f"tangent of output {k} differs from torch"
+            )
+
+    _for_each_sample(entry, check)
 
 
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)

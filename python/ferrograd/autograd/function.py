@@ -58,15 +58,6 @@ class BackwardCFunction(_C._FunctionBase):
     def apply_jvp(self, *args):
         return self._forward_cls.jvp(self, *args)
 
-    def save_for_forward(self, *tensors):
-        for tensor in tensors:
-            if not (isinstance(tensor, Tensor) or tensor is None):
-                raise AssertionError(
-                    "save_for_forward expects all arguments to be tensors; you should "
-                    "save non-tensors as attributes on ctx."
-                )
-        self.saved_for_forward = tensors
-
     def mark_shared_storage(self, *pairs):
         warnings.warn(
             "`mark_shared_storage` is deprecated. Tensors with shared storages are "
