@@ -561,7 +561,7 @@ impl Tensor {
         let x = if self.dtype().is_floating() {
             self.clone()
         } else {
-            self.to_dtype(DType::F32)?
+            self.to_dtype(crate::tensor::dtype::default_float())?
         };
         let rd = reduce_dims(dims, x.ndim())?;
         let out =

@@ -52,6 +52,9 @@ macro_rules! float_map {
         match x.dtype() {
             DType::F32 => map1::<f32, f32>(x, |$v: f32| $e),
             DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
+            _ if crate::tensor::dtype::default_float() == DType::F64 => {
+                map1::<f64, f64>(&x.cast_raw(DType::F64), |$v: f64| $e)
+            }
             _ => map1::<f32, f32>(&x.cast_raw(DType::F32), |$v: f32| $e),
         }
     }};
@@ -65,6 +68,9 @@ macro_rules! float_map_simd {
         match x.dtype() {
             DType::F32 => map1_f32_simd(x, $fast),
             DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
+            _ if crate::tensor::dtype::default_float() == DType::F64 => {
+                map1::<f64, f64>(&x.cast_raw(DType::F64), |$v: f64| $e)
+            }
             _ => map1_f32_simd(&x.cast_raw(DType::F32), $fast),
         }
     }};

@@ -433,7 +433,10 @@ impl Flattener {
 
     fn scalar(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
         let (val, d) = if obj.is_exact_instance_of::<PyFloat>() {
-            (Val::F(obj.extract::<f64>()?), DType::F32)
+            (
+                Val::F(obj.extract::<f64>()?),
+                crate::tensor::dtype::default_float(),
+            )
         } else if obj.is_instance_of::<PyBool>() {
             (Val::B(obj.extract::<bool>()?), DType::Bool)
         } else if obj.is_exact_instance_of::<PyInt>() {
@@ -443,7 +446,10 @@ impl Flattener {
         } else if obj.is_instance_of::<PyInt>() {
             (Val::I(py_int(obj)?), DType::I64)
         } else if obj.is_instance_of::<PyFloat>() {
-            (Val::F(obj.extract::<f64>()?), DType::F32)
+            (
+                Val::F(obj.extract::<f64>()?),
+                crate::tensor::dtype::default_float(),
+            )
         } else if let Ok(t) = obj.cast::<PyTensor>() {
             let t = &t.borrow().inner;
             if t.numel() != 1 {
@@ -642,7 +648,7 @@ pub fn tensor_from_py(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult
         numpy,
     };
     f.walk(data, 0)?;
-    let d = dtype.unwrap_or(f.dtype.unwrap_or(crate::tensor::dtype::DEFAULT_FLOAT));
+    let d = dtype.unwrap_or(f.dtype.unwrap_or(crate::tensor::dtype::default_float()));
     vals_to_tensor(&f.vals, &f.shape, d)
 }
 
@@ -699,7 +705,7 @@ fn as_tensor(
 // ---------------------------------------------------------------------------
 
 fn default_float(d: Option<DTypeArg>) -> DType {
-    dt(d).unwrap_or(crate::tensor::dtype::DEFAULT_FLOAT)
+    dt(d).unwrap_or(crate::tensor::dtype::default_float())
 }
 
 #[pyfunction]
@@ -881,7 +887,7 @@ fn arange(
         .unwrap_or(Scalar::Int(1));
     let any_float = [s, e, st].iter().any(|x| matches!(x, Scalar::Float(_)));
     let d = dt(dtype).unwrap_or(if any_float {
-        crate::tensor::dtype::DEFAULT_FLOAT
+        crate::tensor::dtype::default_float()
     } else {
         DType::I64
     });
@@ -1255,7 +1261,18 @@ fn randint_like(
 
 #[pyfunction]
 fn get_default_dtype() -> PyDType {
-    crate::tensor::dtype::DEFAULT_FLOAT.into()
+    crate::tensor::dtype::default_float().into()
+}
+
+#[pyfunction]
+fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
+    let Ok(d) = d.extract::<PyDType>() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "set_default_dtype(): argument 'd' must be torch.dtype, not {}",
+            d.get_type().name()?
+        )));
+    };
+    Ok(crate::tensor::dtype::set_default_float(d.dtype)?)
 }
 
 #[pyfunction]
@@ -1648,6 +1665,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(randn_like, m)?)?;
     m.add_function(wrap_pyfunction!(randint_like, m)?)?;
     m.add_function(wrap_pyfunction!(get_default_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(set_default_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(is_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(is_floating_point, m)?)?;
     m.add_function(wrap_pyfunction!(numel, m)?)?;

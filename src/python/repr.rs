@@ -359,7 +359,7 @@ pub fn repr_tensor(t: &Tensor, prefix: &str) -> String {
     let opts = *PRINT_OPTS.lock();
     let indent = prefix.chars().count();
     let mut suffixes = Vec::new();
-    let default_float = crate::tensor::dtype::DEFAULT_FLOAT;
+    let default_float = crate::tensor::dtype::default_float();
     let body = if t.numel() == 0 {
         if t.ndim() != 1 {
             suffixes.push(format!("size={}", tuple_str(t.shape())));

@@ -12,8 +12,31 @@ pub enum DType {
     F64,
 }
 
-/// The default floating dtype (torch.get_default_dtype()).
-pub const DEFAULT_FLOAT: DType = DType::F32;
+/// 0: float32, 1: float64 (see [`default_float`]).
+static DEFAULT_IS_F64: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The default floating dtype (torch.get_default_dtype()): what Python
+/// floats, float-producing ops on integer tensors and the creation
+/// functions use. Process-wide, as in torch.
+pub fn default_float() -> DType {
+    if DEFAULT_IS_F64.load(std::sync::atomic::Ordering::Relaxed) {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// torch.set_default_dtype: float32 or float64 only.
+pub fn set_default_float(dtype: DType) -> crate::Result<()> {
+    if !dtype.is_floating() {
+        crate::bail!(
+            type_error,
+            "only floating-point types are supported as the default type"
+        );
+    }
+    DEFAULT_IS_F64.store(dtype == DType::F64, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
 
 impl DType {
     pub fn name(self) -> &'static str {
@@ -51,7 +74,7 @@ impl DType {
         if self.is_floating() {
             self
         } else {
-            DEFAULT_FLOAT
+            default_float()
         }
     }
 }
@@ -77,7 +100,7 @@ impl Scalar {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
-            Scalar::Float(_) => DEFAULT_FLOAT,
+            Scalar::Float(_) => default_float(),
         }
     }
     pub fn category(self) -> u8 {

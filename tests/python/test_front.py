@@ -956,3 +956,25 @@ def test_subclass_construction_and_repr():
         pass
 
     assert repr(MyTensor([1.0, 2.0])) == repr(t)
+
+
+def test_set_default_dtype(lib):
+    """The default float dtype drives Python floats, creation functions and
+    float results of integer inputs; only float types are accepted."""
+    assert lib.get_default_dtype() == lib.float32
+    lib.set_default_dtype(lib.float64)
+    try:
+        assert lib.get_default_dtype() == lib.float64
+        for t in (lib.tensor([1.5]), lib.tensor(2.0), lib.zeros(2), lib.randn(2), lib.rand(2)):
+            assert t.dtype == lib.float64
+        assert lib.arange(3).exp().dtype == lib.float64
+        assert (lib.arange(3) * 1.5).dtype == lib.float64
+        assert (lib.ones(2, dtype=lib.float32) * 1.5).dtype == lib.float32
+        assert lib.linspace(0, 1, 3).dtype == lib.float64
+        assert repr(lib.tensor([1.5])) == "tensor([1.5000])"
+        with pytest.raises(TypeError, match="only floating-point types"):
+            lib.set_default_dtype(lib.int64)
+        assert lib.get_default_dtype() == lib.float64
+    finally:
+        lib.set_default_dtype(lib.float32)
+    assert lib.tensor([1.5]).dtype == lib.float32
