@@ -107,11 +107,13 @@ pub struct Record {
     name: &'static str,
     edges: Option<Vec<Option<Edge>>>,
     to_save: Vec<(&'static str, ToSave)>,
+    _prof: Option<super::profiler::RangeGuard>,
 }
 
 /// Starts recording op `name` over `inputs`. Inert (no node, nothing saved)
 /// when grad mode is off or no input requires grad.
 pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
+    let _prof = super::profiler::op_range(name, inputs);
     let edges = if is_grad_enabled() && inputs.iter().any(|t| t.requires_grad()) {
         Some(inputs.iter().map(|t| t.gradient_edge()).collect())
     } else {
@@ -121,6 +123,7 @@ pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
         name,
         edges,
         to_save: Vec::new(),
+        _prof,
     }
 }
 
