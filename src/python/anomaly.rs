@@ -5,27 +5,79 @@
 use super::function::PyErrPayload;
 use crate::autograd::anomaly::{self, AnomalyPayload};
 use crate::Error;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use std::sync::Arc;
 
-/// The forward traceback of a node (`traceback.format_stack()`, joined).
-struct ForwardTraceback(String);
+/// The forward call stack of a node, outermost frame first:
+/// (file, line, function). Source lines are looked up only when reported.
+struct ForwardFrames(Vec<(String, i64, String)>);
 
+/// Walks the Python frames of the calling thread (cheaper than
+/// `traceback.format_stack()`: no source lookup, no formatting). `None`
+/// where the thread runs no Python code (a backward worker).
 fn capture() -> Option<AnomalyPayload> {
     Python::attach(|py| {
-        let tb = py.import("traceback").ok()?;
-        let frames = tb.call_method0("format_stack").ok()?;
-        let frames: Vec<String> = frames.extract().ok()?;
-        Some(Arc::new(ForwardTraceback(frames.concat())) as AnomalyPayload)
+        let sys = py.import(intern!(py, "sys")).ok()?;
+        let mut frame = sys.call_method1(intern!(py, "_getframe"), (0,)).ok()?;
+        let mut frames = Vec::new();
+        loop {
+            let code = frame.getattr(intern!(py, "f_code")).ok()?;
+            let file: String = code
+                .getattr(intern!(py, "co_filename"))
+                .ok()?
+                .extract()
+                .ok()?;
+            let name: String = code.getattr(intern!(py, "co_name")).ok()?.extract().ok()?;
+            let line: i64 = frame
+                .getattr(intern!(py, "f_lineno"))
+                .ok()
+                .and_then(|l| l.extract().ok())
+                .unwrap_or(0);
+            frames.push((file, line, name));
+            let back = frame.getattr(intern!(py, "f_back")).ok()?;
+            if back.is_none() {
+                break;
+            }
+            frame = back;
+        }
+        frames.reverse();
+        Some(Arc::new(ForwardFrames(frames)) as AnomalyPayload)
     })
 }
 
-fn message(name: &str, payload: Option<&AnomalyPayload>) -> String {
-    match payload.and_then(|p| p.downcast_ref::<ForwardTraceback>()) {
-        Some(tb) => format!(
+/// The frames as `traceback.format_stack()` prints them.
+fn format_frames(py: Python<'_>, frames: &ForwardFrames) -> String {
+    let linecache = py.import(intern!(py, "linecache")).ok();
+    let mut out = String::new();
+    for (file, line, name) in &frames.0 {
+        out.push_str(&format!(
+            "  File \"{}\", line {}, in {}\n",
+            file, line, name
+        ));
+        let src: Option<String> = linecache.as_ref().and_then(|lc| {
+            lc.call_method1(intern!(py, "getline"), (file, *line))
+                .ok()?
+                .extract()
+                .ok()
+        });
+        if let Some(src) = src {
+            let src = src.trim();
+            if !src.is_empty() {
+                out.push_str(&format!("    {}\n", src));
+            }
+        }
+    }
+    out
+}
+
+fn message(py: Python<'_>, name: &str, payload: Option<&AnomalyPayload>) -> String {
+    match payload.and_then(|p| p.downcast_ref::<ForwardFrames>()) {
+        Some(frames) => format!(
             "Error detected in {}. Traceback of forward call that caused the error:\n{}",
-            name, tb.0
+            name,
+            format_frames(py, frames)
         ),
         None => format!(
             "Error detected in {}. No forward pass information available. Enable detect anomaly during forward pass for more information.",
@@ -59,14 +111,13 @@ fn on_error(name: &str, payload: Option<&AnomalyPayload>, e: Error) -> Error {
     let kind = e.kind;
     let msg = e.msg.clone();
     Python::attach(|py| {
-        let note = message(name, payload);
+        let note = message(py, name, payload);
         let err: PyErr = e.into();
         // A warning turned into an error (-W error) must not replace the
         // backward's own exception.
         let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-        if let Err(w) = PyErr::warn(py, &category, &std::ffi::CString::new(note.clone()).unwrap_or_default(), 1) {
-            drop(w);
-        }
+        let text = std::ffi::CString::new(note.replace('\0', " ")).unwrap_or_default();
+        let _ = PyErr::warn(py, &category, &text, 1);
         let _ = add_note(py, &err, &note);
         Error::with_payload(kind, msg, Arc::new(PyErrPayload(err)))
     })

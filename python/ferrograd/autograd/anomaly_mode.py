@@ -17,10 +17,13 @@ is on:
   returned nan values in its 0th output.``
 
 Cost: with the mode off, node creation and the engine pay one atomic load.
-With it on, every node creation captures a Python stack
-(``traceback.format_stack``) and every backward output is scanned for NaN:
-measured on a 1000-op elementwise chain (forward + backward, debug build)
-about 10x slower than with the mode off. Enable it only for debugging.
+With it on, every node creation walks the Python frames (file, line and
+function per frame; source lines are looked up only when an error is
+reported) and every backward output is scanned for NaN. Measured on a
+1000-op elementwise chain (forward + backward, 8 elements, debug build,
+best of 5): about 5-6x slower than with the mode off (2.7 ms -> 15 ms, some
+12 us per node, mostly the stack walk); torch 2.x on the same chain: about
+6x. Enable it only for debugging.
 """
 
 import functools
