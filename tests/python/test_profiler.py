@@ -229,3 +229,25 @@ def test_table_matches_torch_layout():
         c for c in o_lines[1].split("  ") if c.strip()
     ]
     assert o_lines[-1].split(":")[0] == t_lines[-1].split(":")[0]
+
+
+def test_op_and_node_names_match_torch():
+    torch = pytest.importorskip("torch")
+
+    def names(mod, prof_mod):
+        x = mod.randn(3, 4, requires_grad=True)
+        with prof_mod.profile() as prof:
+            (x * 2).exp().sum().backward()
+        return {e.key for e in prof.key_averages()}
+
+    theirs = names(torch, torch.autograd.profiler)
+    ours = names(ferrograd, profiler)
+    for n in [
+        "aten::mul",
+        "aten::exp",
+        "aten::sum",
+        "MulBackward0",
+        "ExpBackward0",
+        "SumBackward0",
+    ]:
+        assert n in theirs and n in ours
