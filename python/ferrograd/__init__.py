@@ -38,6 +38,11 @@ from .autograd.grad_mode import (  # noqa: E402, F401
     no_grad,
     set_grad_enabled,
 )
+from .autograd.anomaly_mode import (  # noqa: E402, F401
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 
 __version__ = "0.1.0"
 

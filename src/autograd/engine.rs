@@ -9,6 +9,7 @@
 //! continues inline on the same thread.
 
 use super::accumulate::{accumulate_into, AccumulateGrad};
+use super::anomaly;
 use super::grad_mode::GradModeGuard;
 use super::node::{Edge, Node};
 use crate::tensor::Tensor;
@@ -243,6 +244,10 @@ fn run_chain<'s>(task: &'s GraphTask, idx: usize, scope: &rayon::Scope<'s>) {
         let mut ready = match run_node(task, cur) {
             Ok(r) => r,
             Err(e) => {
+                let e = match anomaly::is_enabled() {
+                    true => anomaly::on_error(&task.tasks[cur].node, e),
+                    false => e,
+                };
                 let mut slot = task.error.lock();
                 if slot.is_none() {
                     *slot = Some(e);
@@ -295,6 +300,7 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
         }
         return Ok(Vec::new());
     }
+    let _prof = super::profiler::backward_range(node);
 
     let pre: Vec<_> = node
         .hooks
@@ -340,6 +346,9 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
                 outputs = new;
             }
         }
+    }
+    if anomaly::is_enabled() {
+        anomaly::check_outputs(node, &outputs)?;
     }
     if !task.keep_graph {
         backward.release_saved();

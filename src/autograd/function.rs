@@ -124,11 +124,13 @@ pub struct Record {
     to_save: Vec<(&'static str, ToSave)>,
     /// Forward AD: the inputs and their tangents per level, when any.
     fw: Option<(Vec<Tensor>, forward::LevelTangents)>,
+    _prof: Option<super::profiler::RangeGuard>,
 }
 
 /// Starts recording op `name` over `inputs`. Inert (no node, nothing saved)
 /// when grad mode is off or no input requires grad.
 pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
+    let _prof = super::profiler::op_range(name, inputs);
     let edges = if is_grad_enabled() && inputs.iter().any(|t| t.requires_grad()) {
         Some(inputs.iter().map(|t| t.gradient_edge()).collect())
     } else {
@@ -141,6 +143,7 @@ pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
         edges,
         to_save: Vec::new(),
         fw,
+        _prof,
     }
 }
 

@@ -2,12 +2,14 @@
 //! and the `backward` / `grad` entry points.
 
 pub mod accumulate;
+pub mod anomaly;
 pub mod custom;
 pub mod engine;
 pub mod forward;
 pub mod function;
 pub mod grad_mode;
 pub mod node;
+pub mod profiler;
 pub mod saved;
 
 pub use accumulate::AccumulateGrad;

@@ -78,6 +78,9 @@ pub struct Node {
     pub(crate) hooks: Mutex<Hooks>,
     /// Free-form per-node data for the bindings (the Python `metadata` dict).
     pub metadata: Mutex<Option<Box<dyn Any + Send + Sync>>>,
+    /// What anomaly mode captured when the node was created (the forward
+    /// traceback, for the bindings); `None` when it was off.
+    pub anomaly: Option<super::anomaly::AnomalyPayload>,
 }
 
 static NEXT_HOOK_ID: AtomicU64 = AtomicU64::new(1);
@@ -112,6 +115,7 @@ impl Node {
             sequence_nr: next_sequence_nr(),
             hooks: Mutex::default(),
             metadata: Mutex::new(None),
+            anomaly: super::anomaly::capture(),
         }
     }
     pub fn backward(&self) -> &dyn Backward {

@@ -2,6 +2,7 @@
 //! Each file registers one area; op families add `#[pymethods]` blocks to
 //! `PyTensor` in their own `ops_*.rs` file.
 
+mod anomaly;
 mod autograd;
 mod create;
 mod dtype;
@@ -16,6 +17,7 @@ mod ops_linalg;
 mod ops_pointwise;
 mod ops_reduce;
 mod ops_view;
+mod profiler;
 mod repr;
 mod tensor;
 
@@ -55,6 +57,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     node::register(m)?;
     hooks::register(m)?;
     autograd::register(m)?;
+    anomaly::register(m)?;
+    profiler::register(m)?;
     create::register(m)?;
     numpy_interop::register(m)?;
     function::register(m)?;

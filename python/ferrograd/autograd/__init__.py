@@ -11,3 +11,6 @@ from . import functional  # noqa: F401
 # importable as ``ferrograd.autograd.gradcheck`` (``from
 # ferrograd.autograd.gradcheck import GradcheckError``).
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401, E402
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401, E402
+from .anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401, E402
+from . import profiler  # noqa: F401, E402
