@@ -68,6 +68,7 @@ impl Backward for FnBackward {
             .zip(node.input_meta())
             .map(|(g, m)| Some(g.unwrap_or_else(|| Tensor::zeros(&m.shape, m.dtype))))
             .collect();
+        let _prefetched = self.saved.prefetch();
         let ctx = BackwardCtx {
             grads: &grads,
             saved: &self.saved,

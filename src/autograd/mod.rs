@@ -6,8 +6,10 @@ pub mod custom;
 pub mod engine;
 pub mod function;
 pub mod grad_mode;
+pub mod multi_grad_hook;
 pub mod node;
 pub mod saved;
+pub mod saved_hooks;
 
 pub use accumulate::AccumulateGrad;
 pub use function::{record, BackwardCtx};

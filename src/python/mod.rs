@@ -7,6 +7,7 @@ mod create;
 mod dtype;
 mod errors;
 mod function;
+mod graph;
 mod node;
 mod numpy_interop;
 mod ops_index;
@@ -55,6 +56,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     create::register(m)?;
     numpy_interop::register(m)?;
     function::register(m)?;
+    graph::register(m)?;
     ops_index::register(m)?;
     ops_linalg::register(m)?;
     ops_pointwise::register(m)?;

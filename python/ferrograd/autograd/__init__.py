@@ -10,3 +10,4 @@ from . import functional  # noqa: F401
 # importable as ``ferrograd.autograd.gradcheck`` (``from
 # ferrograd.autograd.gradcheck import GradcheckError``).
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401, E402
+from . import graph  # noqa: F401, E402
