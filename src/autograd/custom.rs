@@ -505,7 +505,13 @@ pub(crate) fn apply_custom(
                     }
                 })
             })
-            .collect();
+            .collect::<Vec<Option<SavedTensor>>>();
+        // A pack hook's error propagates from apply itself.
+        if let Some(e) = saved.iter().flatten().find_map(|s| s.pack_error()) {
+            let e = e.clone();
+            super::saved_hooks::take_pack_error();
+            return Err(e);
+        }
         let mut st = ctx.0.lock();
         st.saved = saved;
         st.node = weak;

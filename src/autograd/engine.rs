@@ -58,6 +58,7 @@ struct GraphTask {
     captured: Vec<Mutex<Option<Tensor>>>,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
+    info: Arc<super::multi_grad_hook::TaskInfo>,
 }
 
 fn key(n: &Arc<Node>) -> usize {
@@ -169,6 +170,9 @@ fn build(req: &Request) -> Result<(GraphTask, Vec<usize>)> {
             .collect();
     }
 
+    let info = super::multi_grad_hook::TaskInfo::new(
+        (0..count).map(|i| (&nodes[i], execute[i], receives[i])),
+    );
     let mut ready = Vec::new();
     let mut tasks = Vec::with_capacity(count);
     for (i, node) in nodes.into_iter().enumerate() {
@@ -196,6 +200,7 @@ fn build(req: &Request) -> Result<(GraphTask, Vec<usize>)> {
         captured: req.capture.iter().map(|_| Mutex::new(None)).collect(),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
+        info,
     };
     Ok((task, ready))
 }
@@ -274,6 +279,7 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
     let node = &t.node;
     let _mode = GradModeGuard::new(task.create_graph);
     let _fw = super::forward::Suspend::new(task.fw_suspended.clone());
+    let _task = super::multi_grad_hook::enter(&task.info);
 
     let mut grads: Vec<Option<Tensor>> = vec![None; node.num_inputs()];
     for (slot, &nr) in t.slots.iter().zip(&t.slot_input_nr) {

@@ -86,6 +86,7 @@ impl Backward for FnBackward {
             .zip(node.input_meta())
             .map(|(g, m)| Some(g.unwrap_or_else(|| Tensor::zeros(&m.shape, m.dtype))))
             .collect();
+        let _prefetched = self.saved.prefetch();
         let needs: Vec<bool> = node.next_edges().iter().map(Option::is_some).collect();
         let ctx = BackwardCtx::new(&grads, &self.saved, &needs);
         let mut out = (self.f)(&ctx)?;

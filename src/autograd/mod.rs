@@ -8,9 +8,11 @@ pub mod engine;
 pub mod forward;
 pub mod function;
 pub mod grad_mode;
+pub mod multi_grad_hook;
 pub mod node;
 pub mod profiler;
 pub mod saved;
+pub mod saved_hooks;
 
 pub use accumulate::AccumulateGrad;
 pub use function::{record, BackwardCtx};

@@ -215,6 +215,7 @@ fn inplace(
         return t.apply_inplace(others, f);
     }
     t.check_inplace()?;
+    crate::autograd::saved_hooks::before_inplace(t)?;
     direct()?;
     t.bump_version();
     Ok(())

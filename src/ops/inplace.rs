@@ -47,6 +47,7 @@ impl Tensor {
         f: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
         self.check_inplace()?;
+        crate::autograd::saved_hooks::before_inplace(self)?;
         let tracked =
             is_grad_enabled() && (self.requires_grad() || others.iter().any(|t| t.requires_grad()));
         if !tracked {

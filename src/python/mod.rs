@@ -9,6 +9,7 @@ mod dtype;
 mod errors;
 mod forward_ad;
 mod function;
+mod graph;
 mod hooks;
 mod node;
 mod numpy_interop;
@@ -63,6 +64,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     numpy_interop::register(m)?;
     function::register(m)?;
     forward_ad::register(m)?;
+    graph::register(m)?;
     ops_index::register(m)?;
     ops_linalg::register(m)?;
     ops_pointwise::register(m)?;
