@@ -603,7 +603,7 @@ def _best_of(fn, reps):
     return min(_time_n(fn, 1) for _ in range(reps))
 
 
-def probe_bandwidth(quick, torch=None):
+def probe_bandwidth(quick, torch=None, fg=None):
     n = (8 if quick else 64) * 1024 * 1024 // 8 * 4  # float64 elements
     reps = 3 if quick else 7
     a = np.zeros(n)
@@ -625,11 +625,16 @@ def probe_bandwidth(quick, torch=None):
         out["torch_triad_gbps"] = (
             3 * 8 * n / _best_of(lambda: torch.add(tb, tc, alpha=s, out=ta), reps) / 1e9
         )
+    if fg is not None:
+        fa, fb = fg.from_numpy(a), fg.from_numpy(b)
+        out["ferrograd_copy_gbps"] = 2 * 8 * n / _best_of(lambda: fa.copy_(fb), reps) / 1e9
     out["limit_gbps"] = max(v for k, v in out.items() if k.endswith("_gbps"))
     return out
 
 
-def probe_gemm(quick, torch=None):
+def probe_gemm(quick, torch=None, fg=None):
+    """Best achieved float32 GEMM rate (2 n^3 / time, best of a few) of
+    numpy, torch and ferrograd itself: the achieved peak of this machine."""
     n = 512 if quick else 2048
     reps = 3 if quick else 5
     r = _rng()
@@ -637,9 +642,11 @@ def probe_gemm(quick, torch=None):
     b = r.standard_normal((n, n), dtype=FLOAT32)
     flops = 2.0 * n**3
     out = {"n": n, "numpy_gflops": flops / _best_of(lambda: a @ b, reps) / 1e9}
-    if torch is not None:
-        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        out["torch_gflops"] = flops / _best_of(lambda: ta @ tb, reps) / 1e9
+    time.sleep(0.2)  # OpenBLAS workers spin a while after a call
+    for name, mod in (("torch", torch), ("ferrograd", fg)):
+        if mod is not None:
+            ta, tb = mod.from_numpy(a), mod.from_numpy(b)
+            out[f"{name}_gflops"] = flops / _best_of(lambda: ta @ tb, reps) / 1e9
     out["limit_gflops"] = max(v for k, v in out.items() if k.endswith("_gflops"))
     return out
 
@@ -673,17 +680,35 @@ def measure_import(lib, env, runs):
     return {"median_s": statistics.median(times), "samples": times}
 
 
-def _child_rss(lib, quick, threads):
-    """Child-process entry: import lib, run the MLP workload, print RSS (MB)."""
+def _peak_rss_mb():
+    """Peak resident set size of this process, in MB.
+
+    Linux keeps ``getrusage().ru_maxrss`` across ``execve``, so a child
+    spawned by a large parent reports the parent's peak; ``VmHWM`` in
+    /proc/self/status belongs to the new address space only, so it is used
+    where it exists, with getrusage as the fallback.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     import resource
 
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _child_rss(lib, quick, threads):
+    """Child-process entry: import lib, run the MLP workload, print RSS (MB)."""
     mod = __import__(lib)
     mod.set_num_threads(threads)
-    after_import = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    after_import = _peak_rss_mb()
     case = make_mlp(mod, quick)
     for _ in range(5):
         case.run()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _peak_rss_mb()
     print(json.dumps({"import_rss_mb": after_import, "peak_rss_mb": peak}))
 
 
@@ -962,8 +987,8 @@ def main(argv=None):
     print(format_header(report), flush=True)
 
     if "probes" in names and not args.no_probes:
-        report["probes"]["bandwidth"] = probe_bandwidth(args.quick, torch)
-        report["probes"]["gemm"] = probe_gemm(args.quick, torch)
+        report["probes"]["bandwidth"] = probe_bandwidth(args.quick, torch, fg)
+        report["probes"]["gemm"] = probe_gemm(args.quick, torch, fg)
 
     run_libs = dict(libs)
     run_libs["numpy"] = np
