@@ -807,8 +807,46 @@ def _extra(res, probes):
     return ", ".join(parts)
 
 
+# Issue 6's targets for the ratio ferrograd/torch (same run, median).
+TARGETS = {
+    "add": 0.35,
+    "add_grad": 0.35,
+    "chain": 0.5,
+    "wide": 0.7,
+    "elementwise": 1.0,
+    "matmul": 1.2,
+    "mlp": 1.0,
+    "custom_fn": 0.5,
+    "custom_chain": 0.5,
+    "hvp": 0.7,
+    "import": 0.1,
+    "rss": 0.5,
+}
+
+
+def _target_cell(name, ratio):
+    t = TARGETS.get(name)
+    if t is None or ratio is None:
+        return ""
+    return f"<= {t:g} " + ("ok" if ratio <= t else "MISS")
+
+
+def fresh_process_ratios(report):
+    """Ratios ferrograd/torch of the fresh-process measurements."""
+    out = {}
+    fp = report.get("fresh_process", {})
+    imp = fp.get("import", {})
+    if "ferrograd" in imp and "torch" in imp:
+        out["import"] = imp["ferrograd"]["median_s"] / imp["torch"]["median_s"]
+    rss = fp.get("rss", {})
+    if "peak_rss_mb" in rss.get("ferrograd", {}) and "peak_rss_mb" in rss.get("torch", {}):
+        out["rss"] = rss["ferrograd"]["peak_rss_mb"] / rss["torch"]["peak_rss_mb"]
+    return out
+
+
 def format_table(report):
-    rows = [("workload", "ferrograd", "torch", "numpy", "fg/torch", "ferrograd rate", "torch rate")]
+    header = ("workload", "ferrograd", "torch", "numpy", "fg/torch", "target", "ferrograd rate")
+    rows = [header]
     errors = []
     probes = report.get("probes", {})
     for name, w in report["workloads"].items():
@@ -826,53 +864,56 @@ def format_table(report):
                 _cell(res.get("torch"), per_op),
                 _cell(res.get("numpy"), per_op),
                 ratio,
+                _target_cell(name, w["ratio"]),
                 _extra(res.get("ferrograd"), probes),
-                _extra(res.get("torch"), probes),
             )
         )
         for lib, r in res.items():
             if "error" in r:
                 errors.append(f"{name} [{lib}]: {r['error']}")
-    extra = report.get("fresh_process", {})
-    imp = extra.get("import", {})
+    fp = report.get("fresh_process", {})
+    ratios = fresh_process_ratios(report)
+    imp = fp.get("import", {})
     if imp:
         fgi, thi = imp.get("ferrograd"), imp.get("torch")
-        ratio = f"{fgi['median_s'] / thi['median_s']:.3f}" if fgi and thi else "-"
+        r = ratios.get("import")
         rows.append(
             (
                 "10a. import time (fresh process)",
                 _fmt_time(fgi["median_s"]) if fgi else "-",
                 _fmt_time(thi["median_s"]) if thi else "-",
                 "",
-                ratio,
-                "",
+                f"{r:.3f}" if r is not None else "-",
+                _target_cell("import", r),
                 "",
             )
         )
-    rss = extra.get("rss", {})
+    rss = fp.get("rss", {})
     if rss:
-        fgr, thr = rss.get("ferrograd", {}), rss.get("torch", {})
 
         def mb(r):
             return f"{r['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in r else "-"
 
-        ratio = "-"
-        if "peak_rss_mb" in fgr and "peak_rss_mb" in thr:
-            ratio = f"{fgr['peak_rss_mb'] / thr['peak_rss_mb']:.2f}"
-        rows.append(("10b. peak RSS of MLP step (fresh)", mb(fgr), mb(thr), "", ratio, "", ""))
+        r = ratios.get("rss")
+        rows.append(
+            (
+                "10b. peak RSS of the MLP step (fresh process)",
+                mb(rss.get("ferrograd", {})),
+                mb(rss.get("torch", {})),
+                "",
+                f"{r:.2f}" if r is not None else "-",
+                _target_cell("rss", r),
+                "",
+            )
+        )
         for lib, r in rss.items():
             if "error" in r:
                 errors.append(f"rss [{lib}]: {r['error']}")
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for i, r in enumerate(rows):
-        lines.append(
-            "| "
-            + " | ".join(
-                c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))
-            )
-            + " |"
-        )
+        cells = [c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))]
+        lines.append("| " + " | ".join(cells) + " |")
         if i == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     out = "\n".join(lines)
@@ -910,7 +951,7 @@ def format_header(report):
         )
     if "wheel" in report:
         w = report["wheel"]
-        lines.append(f"wheel: {w['path']} = {w['mb']:.2f} MB")
+        lines.append(f"wheel: {os.path.basename(w['path'])} = {w['mb']:.2f} MB (target < 10 MB)")
     return "\n".join(lines)
 
 
@@ -1024,6 +1065,7 @@ def main(argv=None):
     if args.wheel:
         report["wheel"] = {"path": args.wheel, "mb": os.path.getsize(args.wheel) / 1e6}
     report["machine"]["loadavg_end"] = list(os.getloadavg())
+    report["fresh_process"]["ratios"] = fresh_process_ratios(report)
 
     print()
     print(format_header(report))
