@@ -413,6 +413,24 @@ def make_hvp(L, quick):
     return Case(run, lambda: [_np(h) for h in out["hv"]])
 
 
+def make_jacobian(L, quick):
+    """Issue 4: autograd.functional.jacobian of a 64 -> 64 function
+    (reverse mode, one vjp per output row)."""
+    r = _rng()
+    n = 64
+    x = _t(L, r.standard_normal(n, dtype=FLOAT32))
+    w = _t(L, (r.standard_normal((n, n)) / 8).astype(FLOAT32))
+    out = {}
+
+    def f(v):
+        return (w @ v).tanh() * v
+
+    def run():
+        out["j"] = L.autograd.functional.jacobian(f, x)
+
+    return Case(run, lambda: [_np(out["j"])])
+
+
 WORKLOADS = {
     w.name: w
     for w in [
@@ -455,6 +473,7 @@ WORKLOADS = {
             note="time per op",
         ),
         Workload("hvp", "9. HVP by double backward, 64-64-1 tanh MLP", make_hvp),
+        Workload("jacobian", "jacobian of a 64->64 function (issue 4)", make_jacobian),
     ]
 }
 

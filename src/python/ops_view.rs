@@ -6,7 +6,7 @@ use crate::Tensor;
 use pyo3::prelude::*;
 
 /// `other * alpha` when alpha is given (torch's add/sub `alpha=`).
-fn scaled(
+pub(crate) fn scaled(
     other: &Bound<'_, PyAny>,
     like: &Tensor,
     alpha: Option<&Bound<'_, PyAny>>,

@@ -332,12 +332,26 @@ impl PyTensor {
         let o = tensor_or_scalar(other, &self.inner)?;
         Ok(self.inner.div_(&o)?)
     }
-    fn add_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-        slf.__iadd__(other)?;
+    /// `self += alpha * other` (torch's `add_(other, *, alpha=1)`).
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let o = super::ops_view::scaled(other, &slf.inner, alpha)?;
+        slf.inner.add_(&o)?;
         Ok(slf)
     }
-    fn sub_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-        slf.__isub__(other)?;
+    /// `self -= alpha * other` (torch's `sub_(other, *, alpha=1)`).
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let o = super::ops_view::scaled(other, &slf.inner, alpha)?;
+        slf.inner.sub_(&o)?;
         Ok(slf)
     }
     fn mul_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {

@@ -978,3 +978,19 @@ def test_set_default_dtype(lib):
     finally:
         lib.set_default_dtype(lib.float32)
     assert lib.tensor([1.5]).dtype == lib.float32
+
+
+def test_inplace_add_sub_alpha(lib):
+    """torch's SGD form: p.add_(grad, alpha=-lr); sub_ likewise."""
+    p = lib.tensor([1.0, 2.0], dtype=lib.float64)
+    g = lib.tensor([0.5, -1.0], dtype=lib.float64)
+    assert p.add_(g, alpha=-2.0) is p
+    np.testing.assert_allclose(p.numpy(), [0.0, 4.0])
+    p.sub_(g, alpha=3)
+    np.testing.assert_allclose(p.numpy(), [-1.5, 7.0])
+    p.add_(g)
+    np.testing.assert_allclose(p.numpy(), [-1.0, 6.0])
+    with lib.no_grad():
+        w = lib.ones(2, requires_grad=True)
+        w.add_(lib.ones(2), alpha=-0.5)
+    np.testing.assert_allclose(w.detach().numpy(), [0.5, 0.5])
