@@ -79,3 +79,20 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         }
     }
 }
+
+/// Runs `f` on the calling thread inside a scope whose spawned jobs run on
+/// the pool, and waits for them. A backward whose graph is a chain thus runs
+/// entirely on the caller's thread (no hand-off to a worker and back);
+/// branches spawned from it run in parallel on the pool.
+pub fn in_place_scope<'s, R: Send>(f: impl FnOnce(&rayon::Scope<'s>) -> R + Send) -> R {
+    let run = move || pool().in_place_scope(f);
+    match BLOCKING_WRAPPER.get() {
+        None => run(),
+        Some(wrapper) => {
+            let mut run = Some(run);
+            let mut out = None;
+            wrapper(&mut || out = run.take().map(|r| r()));
+            out.expect("the blocking wrapper runs its section once")
+        }
+    }
+}

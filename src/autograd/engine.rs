@@ -69,15 +69,15 @@ fn key(n: &Arc<Node>) -> usize {
 pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
     let (task, ready) = build(&req)?;
     if !ready.is_empty() {
-        crate::parallel::install(|| {
-            rayon::scope(|s| {
-                let task = &task;
-                let mut ready = ready;
-                sort_ready(task, &mut ready);
-                for idx in ready {
-                    s.spawn(move |s| run_chain(task, idx, s));
-                }
-            })
+        let task = &task;
+        crate::parallel::in_place_scope(|s| {
+            let mut ready = ready;
+            sort_ready(task, &mut ready);
+            for &idx in &ready[1..] {
+                s.spawn(move |s| run_chain(task, idx, s));
+            }
+            // The first ready node's chain runs on this thread.
+            run_chain(task, ready[0], s);
         });
     }
     if let Some(e) = task.error.lock().take() {
