@@ -73,11 +73,20 @@ pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
         crate::parallel::in_place_scope(|s| {
             let mut ready = ready;
             sort_ready(task, &mut ready);
-            for &idx in &ready[1..] {
-                s.spawn(move |s| run_chain(task, idx, s));
+            let mut queued = Vec::new();
+            for &idx in ready[1..].iter().rev() {
+                if worth_spawning(task, idx) {
+                    s.spawn(move |s| run_chain(task, idx, s));
+                } else {
+                    queued.push(idx);
+                }
             }
-            // The first ready node's chain runs on this thread.
-            run_chain(task, ready[0], s);
+            // The first ready node's chain runs on this thread, then the
+            // small ready nodes.
+            queued.push(ready[0]);
+            while let Some(idx) = queued.pop() {
+                run_chain_from(task, idx, s, &mut queued);
+            }
         });
     }
     if let Some(e) = task.error.lock().take() {
@@ -240,7 +249,41 @@ fn sort_ready(task: &GraphTask, ready: &mut [usize]) {
 }
 
 /// Runs `idx`, then keeps running one ready successor inline and spawns the rest.
+/// Gradient elements below which a ready node runs on the current thread
+/// instead of being spawned: waking a worker costs more than running it.
+const SPAWN_MIN_ELEMS: usize = 1 << 12;
+
+/// Whether node `idx` is big enough to run on another thread: judged by the
+/// gradients it takes and the ones it produces.
+fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
+    let node = &task.tasks[idx].node;
+    let numel = |m: &super::node::InputMeta| m.shape.iter().product::<usize>();
+    let takes: usize = node.input_meta().iter().map(numel).sum();
+    let gives: usize = node
+        .next_edges()
+        .iter()
+        .flatten()
+        .filter_map(|e| e.node.input_meta().get(e.input_nr).map(numel))
+        .sum();
+    takes.max(gives) >= SPAWN_MIN_ELEMS
+}
+
+/// Runs node `idx`, then the nodes it makes ready: the first one next on
+/// this thread (chains run inline), big independent ones spawned on the
+/// pool, small ones queued on this thread.
 fn run_chain<'s>(task: &'s GraphTask, idx: usize, scope: &rayon::Scope<'s>) {
+    let mut queued = vec![idx];
+    while let Some(first) = queued.pop() {
+        run_chain_from(task, first, scope, &mut queued);
+    }
+}
+
+fn run_chain_from<'s>(
+    task: &'s GraphTask,
+    idx: usize,
+    scope: &rayon::Scope<'s>,
+    queued: &mut Vec<usize>,
+) {
     let mut cur = idx;
     loop {
         if task.failed.load(Ordering::Acquire) {
@@ -265,8 +308,12 @@ fn run_chain<'s>(task: &'s GraphTask, idx: usize, scope: &rayon::Scope<'s>) {
             return;
         }
         sort_ready(task, &mut ready);
-        for &r in &ready[1..] {
-            scope.spawn(move |s| run_chain(task, r, s));
+        for &r in ready[1..].iter().rev() {
+            if worth_spawning(task, r) {
+                scope.spawn(move |s| run_chain(task, r, s));
+            } else {
+                queued.push(r);
+            }
         }
         cur = ready[0];
     }
