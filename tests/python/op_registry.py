@@ -111,7 +111,6 @@ class OpEntry:
     samples: list
     needs: tuple
     api: tuple = ()
-    gradgrad: bool = True
     # Tolerances for the comparison with torch (float64, different kernels).
     rtol: float = 1e-7
     atol: float = 1e-9

@@ -120,8 +120,6 @@ def test_gradcheck(entry):
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
 def test_gradgradcheck(entry):
     _runnable(entry)
-    if not entry.gradgrad:
-        pytest.skip("op has no second derivative check")
     _for_each_sample(entry, lambda i, s, a: gradgradcheck(ferrograd, entry.fn, s, a, seed=i))
 
 
@@ -139,8 +137,6 @@ def test_autograd_gradcheck(entry):
 @pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
 def test_autograd_gradgradcheck(entry):
     _runnable(entry)
-    if not entry.gradgrad:
-        pytest.skip("op has no second derivative check")
     _for_each_sample(
         entry,
         lambda i, s, a: autograd_gradcheck(ferrograd, entry.fn, s, a, seed=i, second_order=True),
@@ -246,8 +242,7 @@ def test_registry_entry_is_valid_on_torch(entry, torch):
     def check(i, sample, arrays):
         gradcheck(torch, entry.fn, sample, arrays, seed=i)
         autograd_gradcheck(torch, entry.fn, sample, arrays, seed=i)
-        if entry.gradgrad:
-            gradgradcheck(torch, entry.fn, sample, arrays, seed=i)
-            autograd_gradcheck(torch, entry.fn, sample, arrays, seed=i, second_order=True)
+        gradgradcheck(torch, entry.fn, sample, arrays, seed=i)
+        autograd_gradcheck(torch, entry.fn, sample, arrays, seed=i, second_order=True)
 
     _for_each_sample(entry, check)
