@@ -60,15 +60,8 @@ pub fn set_blocking_wrapper(wrapper: fn(&mut dyn FnMut())) {
     let _ = BLOCKING_WRAPPER.set(wrapper);
 }
 
-/// Runs `f` inside the pool (directly if already on one of its threads).
-pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let run = move || {
-        if rayon::current_thread_index().is_some() {
-            f()
-        } else {
-            pool().install(f)
-        }
-    };
+/// Runs `run` inside the blocking wrapper, if one is set.
+fn blocking<R>(run: impl FnOnce() -> R) -> R {
     match BLOCKING_WRAPPER.get() {
         None => run(),
         Some(wrapper) => {
@@ -80,19 +73,21 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// Runs `f` inside the pool (directly if already on one of its threads).
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    blocking(move || {
+        if rayon::current_thread_index().is_some() {
+            f()
+        } else {
+            pool().install(f)
+        }
+    })
+}
+
 /// Runs `f` on the calling thread inside a scope whose spawned jobs run on
 /// the pool, and waits for them. A backward whose graph is a chain thus runs
 /// entirely on the caller's thread (no hand-off to a worker and back);
 /// branches spawned from it run in parallel on the pool.
 pub fn in_place_scope<'s, R: Send>(f: impl FnOnce(&rayon::Scope<'s>) -> R + Send) -> R {
-    let run = move || pool().in_place_scope(f);
-    match BLOCKING_WRAPPER.get() {
-        None => run(),
-        Some(wrapper) => {
-            let mut run = Some(run);
-            let mut out = None;
-            wrapper(&mut || out = run.take().map(|r| r()));
-            out.expect("the blocking wrapper runs its section once")
-        }
-    }
+    blocking(move || pool().in_place_scope(f))
 }

@@ -34,7 +34,7 @@ fn diamond_and_accumulation_over_two_calls() {
     let a = x.mul_scalar(3.0).unwrap();
     let b = x.mul(&x).unwrap();
     let y = a.add(&b).unwrap().sum().unwrap();
-    autograd::backward(&[y.clone()], &[None], Some(true), false, None).unwrap();
+    autograd::backward(std::slice::from_ref(&y), &[None], Some(true), false, None).unwrap();
     assert_eq!(x.grad().unwrap().to_f64_vec(), vec![7.0]);
     y.backward().unwrap();
     assert_eq!(x.grad().unwrap().to_f64_vec(), vec![14.0]);
@@ -50,12 +50,21 @@ fn diamond_and_accumulation_over_two_calls() {
 fn grad_api_and_double_backward() {
     let x = leaf(&[3.0], &[1]);
     let y = x.mul(&x).unwrap().mul(&x).unwrap().sum().unwrap(); // x^3
-    let g = autograd::grad(&[y], &[x.clone()], &[None], None, true, false, false).unwrap();
+    let g = autograd::grad(
+        &[y],
+        std::slice::from_ref(&x),
+        &[None],
+        None,
+        true,
+        false,
+        false,
+    )
+    .unwrap();
     let g = g[0].clone().unwrap();
     assert_eq!(g.to_f64_vec(), vec![27.0]);
     let gg = autograd::grad(
         &[g.sum().unwrap()],
-        &[x.clone()],
+        std::slice::from_ref(&x),
         &[None],
         None,
         false,

@@ -70,24 +70,7 @@ pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
     let (task, ready) = build(&req)?;
     if !ready.is_empty() {
         let task = &task;
-        crate::parallel::in_place_scope(|s| {
-            let mut ready = ready;
-            sort_ready(task, &mut ready);
-            let mut queued = Vec::new();
-            for &idx in ready[1..].iter().rev() {
-                if worth_spawning(task, idx) {
-                    s.spawn(move |s| run_chain(task, idx, s));
-                } else {
-                    queued.push(idx);
-                }
-            }
-            // The first ready node's chain runs on this thread, then the
-            // small ready nodes.
-            queued.push(ready[0]);
-            while let Some(idx) = queued.pop() {
-                run_chain_from(task, idx, s, &mut queued);
-            }
-        });
+        crate::parallel::in_place_scope(|s| run_here(task, ready, s));
     }
     if let Some(e) = task.error.lock().take() {
         return Err(e);
@@ -268,28 +251,27 @@ fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
     takes.max(gives) >= SPAWN_MIN_ELEMS
 }
 
-/// Runs node `idx`, then the nodes it makes ready: the first one next on
-/// this thread (chains run inline), big independent ones spawned on the
-/// pool, small ones queued on this thread.
-fn run_chain<'s>(task: &'s GraphTask, idx: usize, scope: &rayon::Scope<'s>) {
-    let mut queued = vec![idx];
-    while let Some(first) = queued.pop() {
-        run_chain_from(task, first, scope, &mut queued);
-    }
-}
-
-fn run_chain_from<'s>(
-    task: &'s GraphTask,
-    idx: usize,
-    scope: &rayon::Scope<'s>,
-    queued: &mut Vec<usize>,
-) {
-    let mut cur = idx;
+/// Runs `ready` from this thread: the first node, then the chain of nodes
+/// it makes ready (inline); big independent nodes are spawned on the pool,
+/// small ones are queued here and run when the chain ends.
+fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope<'s>) {
+    let mut queued: Vec<usize> = Vec::new();
     loop {
+        sort_ready(task, &mut ready);
+        for &r in ready.iter().skip(1).rev() {
+            if worth_spawning(task, r) {
+                scope.spawn(move |s| run_here(task, vec![r], s));
+            } else {
+                queued.push(r);
+            }
+        }
+        let Some(cur) = ready.first().copied().or_else(|| queued.pop()) else {
+            return;
+        };
         if task.failed.load(Ordering::Acquire) {
             return;
         }
-        let mut ready = match run_node(task, cur) {
+        ready = match run_node(task, cur) {
             Ok(r) => r,
             Err(e) => {
                 let e = match anomaly::is_enabled() {
@@ -304,18 +286,6 @@ fn run_chain_from<'s>(
                 return;
             }
         };
-        if ready.is_empty() {
-            return;
-        }
-        sort_ready(task, &mut ready);
-        for &r in ready[1..].iter().rev() {
-            if worth_spawning(task, r) {
-                scope.spawn(move |s| run_chain(task, r, s));
-            } else {
-                queued.push(r);
-            }
-        }
-        cur = ready[0];
     }
 }
 

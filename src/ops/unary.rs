@@ -173,6 +173,20 @@ impl Tensor {
         Ok(true)
     }
 
+    /// An in-place unary op: `kernel` in place when no graph or tangent
+    /// is involved (and `eligible`), else `op` through `apply_inplace`.
+    fn unary_inplace(
+        &self,
+        eligible: bool,
+        kernel: impl FnOnce(&Tensor),
+        op: impl FnOnce(&Tensor) -> Result<Tensor>,
+    ) -> Result<()> {
+        if self.try_fast_inplace(eligible, kernel)? {
+            return Ok(());
+        }
+        self.apply_inplace(&[], op)
+    }
+
     // ----- exponentials and logarithms -----
 
     /// d/dself = grad * result
@@ -571,86 +585,83 @@ impl Tensor {
     // ----- in-place variants -----
 
     pub fn exp_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply_simd!(t, vmath::exp_f32, |v| v.exp()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.exp())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply_simd!(t, vmath::exp_f32, |v| v.exp()),
+            |t| t.exp(),
+        )
     }
     pub fn log_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply_simd!(t, vmath::ln_f32, |v| v.ln()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.log())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply_simd!(t, vmath::ln_f32, |v| v.ln()),
+            |t| t.log(),
+        )
     }
     pub fn log1p_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.ln_1p()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.log1p())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| v.ln_1p()),
+            |t| t.log1p(),
+        )
     }
     pub fn expm1_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.exp_m1()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.expm1())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| v.exp_m1()),
+            |t| t.expm1(),
+        )
     }
     pub fn sqrt_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.sqrt()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.sqrt())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| v.sqrt()),
+            |t| t.sqrt(),
+        )
     }
     pub fn rsqrt_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| 1.0 / v.sqrt()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.rsqrt())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| 1.0 / v.sqrt()),
+            |t| t.rsqrt(),
+        )
     }
     pub fn reciprocal_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| 1.0 / v))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.reciprocal())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| 1.0 / v),
+            |t| t.reciprocal(),
+        )
     }
     pub fn abs_(&self) -> Result<()> {
-        let ok = self.dtype() != DType::Bool;
-        let done = self.try_fast_inplace(ok, |t| match t.dtype() {
-            DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_abs()),
-            _ => float_apply!(t, |v| v.abs()),
-        })?;
-        if done {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.abs())
+        self.unary_inplace(
+            self.dtype() != DType::Bool,
+            |t| match t.dtype() {
+                DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_abs()),
+                _ => float_apply!(t, |v| v.abs()),
+            },
+            |t| t.abs(),
+        )
     }
     pub fn neg_(&self) -> Result<()> {
-        let ok = self.dtype() != DType::Bool;
-        let done = self.try_fast_inplace(ok, |t| match t.dtype() {
-            DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_neg()),
-            _ => float_apply!(t, |v| -v),
-        })?;
-        if done {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.neg())
+        self.unary_inplace(
+            self.dtype() != DType::Bool,
+            |t| match t.dtype() {
+                DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_neg()),
+                _ => float_apply!(t, |v| -v),
+            },
+            |t| t.neg(),
+        )
     }
     pub fn sign_(&self) -> Result<()> {
-        let ok = self.dtype() != DType::Bool;
-        let done = self.try_fast_inplace(ok, |t| match t.dtype() {
-            DType::I64 => apply1_inplace::<i64>(t, |v| v.signum()),
-            _ => float_apply!(t, |v| f::sign(v)),
-        })?;
-        if done {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.sign())
+        self.unary_inplace(
+            self.dtype() != DType::Bool,
+            |t| match t.dtype() {
+                DType::I64 => apply1_inplace::<i64>(t, |v| v.signum()),
+                _ => float_apply!(t, |v| f::sign(v)),
+            },
+            |t| t.sign(),
+        )
     }
     pub fn sgn_(&self) -> Result<()> {
         self.sign_()
@@ -659,52 +670,49 @@ impl Tensor {
         self.pow_scalar_(2)
     }
     pub fn sin_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.sin()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.sin())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| v.sin()),
+            |t| t.sin(),
+        )
     }
     pub fn cos_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.cos()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.cos())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| v.cos()),
+            |t| t.cos(),
+        )
     }
     pub fn tan_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply!(t, |v| v.tan()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.tan())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply!(t, |v| v.tan()),
+            |t| t.tan(),
+        )
     }
     pub fn tanh_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_apply_simd!(t, vmath::tanh_f32, |v| v.tanh()))? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.tanh())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply_simd!(t, vmath::tanh_f32, |v| v.tanh()),
+            |t| t.tanh(),
+        )
     }
     pub fn sigmoid_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| {
-            float_apply_simd!(t, vmath::sigmoid_f32, |v| f::sigmoid(v))
-        })? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.sigmoid())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply_simd!(t, vmath::sigmoid_f32, |v| f::sigmoid(v)),
+            |t| t.sigmoid(),
+        )
     }
     pub fn relu_(&self) -> Result<()> {
-        let ok = self.dtype() != DType::Bool;
-        let done = self.try_fast_inplace(ok, |t| match t.dtype() {
-            DType::I64 => apply1_inplace::<i64>(t, |v| v.max(0)),
-            _ => float_apply!(t, |v| f::relu(v)),
-        })?;
-        if done {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.relu())
+        self.unary_inplace(
+            self.dtype() != DType::Bool,
+            |t| match t.dtype() {
+                DType::I64 => apply1_inplace::<i64>(t, |v| v.max(0)),
+                _ => float_apply!(t, |v| f::relu(v)),
+            },
+            |t| t.relu(),
+        )
     }
     pub fn gelu_(&self, approximate: &str) -> Result<()> {
         let tanh = gelu_mode(approximate)?;
@@ -722,13 +730,11 @@ impl Tensor {
         self.apply_inplace(&[], |t| t.gelu(approximate))
     }
     pub fn silu_(&self) -> Result<()> {
-        let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| {
-            float_apply_simd!(t, vmath::silu_f32, |v| f::silu(v))
-        })? {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.silu())
+        self.unary_inplace(
+            self.dtype().is_floating(),
+            |t| float_apply_simd!(t, vmath::silu_f32, |v| f::silu(v)),
+            |t| t.silu(),
+        )
     }
 }
 

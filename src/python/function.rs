@@ -399,9 +399,11 @@ fn function_apply<'py>(
     let mut out_obj: Option<Bound<'py, PyAny>> = None;
     let mut out_items: Vec<Bound<'py, PyAny>> = Vec::new();
     // Forward AD: forward runs on primals; the tangents come from `jvp`.
-    let fw_tangents = {
+    let fw_tangents = if crate::autograd::forward::is_active() {
         let present: Vec<&Tensor> = inputs.iter().flatten().collect();
         crate::autograd::forward::input_tangents(&present)
+    } else {
+        None
     };
     let suspend = crate::autograd::forward::Suspend::new(
         fw_tangents
