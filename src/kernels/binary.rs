@@ -1,7 +1,7 @@
 //! Broadcasting elementwise kernels over two operands.
 
 use crate::tensor::layout::{broadcast_shapes, for_each_offset, for_each_offset2};
-use crate::tensor::{Element, Layout, Tensor};
+use crate::tensor::{pool, Element, Layout, Tensor};
 use crate::{bail, Result};
 use rayon::prelude::*;
 
@@ -23,32 +23,47 @@ pub fn map2<T: Element, U: Element>(
     let out: Vec<U> = match (la.contiguous_range(), lb.contiguous_range()) {
         (Some(ra), Some(rb)) => {
             let (xa, xb) = (&da[ra], &db[rb]);
+            let mut out = pool::with_capacity(n);
             if n >= super::PAR_THRESHOLD {
                 crate::parallel::install(|| {
                     xa.par_iter()
                         .zip(xb.par_iter())
                         .map(|(&x, &y)| f(x, y))
-                        .collect()
+                        .collect_into_vec(&mut out)
                 })
             } else {
-                xa.iter().zip(xb).map(|(&x, &y)| f(x, y)).collect()
+                out.extend(xa.iter().zip(xb).map(|(&x, &y)| f(x, y)))
             }
+            out
         }
         (Some(ra), None) if b.numel() == 1 => {
             let y = db[b.storage_offset()];
             let xa = &da[ra];
+            let mut out = pool::with_capacity(n);
             if n >= super::PAR_THRESHOLD {
-                crate::parallel::install(|| xa.par_iter().map(|&x| f(x, y)).collect())
+                crate::parallel::install(|| {
+                    xa.par_iter().map(|&x| f(x, y)).collect_into_vec(&mut out)
+                })
             } else {
-                xa.iter().map(|&x| f(x, y)).collect()
+                out.extend(xa.iter().map(|&x| f(x, y)))
             }
+            out
         }
         (None, Some(rb)) if a.numel() == 1 => {
             let x = da[a.storage_offset()];
-            db[rb].iter().map(|&y| f(x, y)).collect()
+            let xb = &db[rb];
+            let mut out = pool::with_capacity(n);
+            if n >= super::PAR_THRESHOLD {
+                crate::parallel::install(|| {
+                    xb.par_iter().map(|&y| f(x, y)).collect_into_vec(&mut out)
+                })
+            } else {
+                out.extend(xb.iter().map(|&y| f(x, y)))
+            }
+            out
         }
         _ => {
-            let mut out = Vec::with_capacity(n);
+            let mut out = pool::with_capacity(n);
             for_each_offset2(
                 &shape,
                 &la.strides,
@@ -167,19 +182,16 @@ pub fn map3<A: Element, B: Element, C: Element, U: Element>(
     let xb = run(sb.as_slice::<B>(), &lb, &mut bb);
     let xc = run(sc.as_slice::<C>(), &lc, &mut bc);
     let n = la.numel();
-    let out: Vec<U> = if n >= super::PAR_THRESHOLD {
+    let mut out: Vec<U> = pool::with_capacity(n);
+    if n >= super::PAR_THRESHOLD {
         crate::parallel::install(|| {
             (xa, xb, xc)
                 .into_par_iter()
                 .map(|(&x, &y, &z)| f(x, y, z))
-                .collect()
+                .collect_into_vec(&mut out)
         })
     } else {
-        xa.iter()
-            .zip(xb)
-            .zip(xc)
-            .map(|((&x, &y), &z)| f(x, y, z))
-            .collect()
-    };
+        out.extend(xa.iter().zip(xb).zip(xc).map(|((&x, &y), &z)| f(x, y, z)))
+    }
     Ok(Tensor::from_data(U::wrap(out), &shape))
 }

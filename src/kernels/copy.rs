@@ -1,12 +1,17 @@
 //! Strided reads, copies and dtype casts.
 
 use crate::tensor::layout::{for_each_offset, for_each_offset2};
-use crate::tensor::{Element, StorageData, Tensor};
+use crate::tensor::{pool, Element, StorageData, Tensor};
 use crate::{bail, dispatch_all, Result};
 
 /// Reads `t`'s elements in row-major order as `U` (casting).
 pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
     let st = t.storage().read_recursive();
+    if let (Some(d), Some(r)) = (U::slice(&st), t.layout().contiguous_range()) {
+        let mut out = pool::with_capacity(r.len());
+        out.extend_from_slice(&d[r]); // a memcpy
+        return out;
+    }
     match &*st {
         StorageData::Bool(b) => gather(&b[..], t, U::from_bool),
         StorageData::I64(b) => gather(&b[..], t, U::from_i64),
@@ -16,13 +21,13 @@ pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
 }
 
 /// Row-major gather of `t`'s elements from `data`, mapped by `f`.
-pub fn gather<T: Copy, U>(data: &[T], t: &Tensor, f: impl Fn(T) -> U) -> Vec<U> {
+pub fn gather<T: Copy, U: Element>(data: &[T], t: &Tensor, f: impl Fn(T) -> U) -> Vec<U> {
     let l = t.layout();
-    if let Some(r) = l.contiguous_range() {
-        return data[r].iter().map(|&v| f(v)).collect();
+    let mut out = pool::with_capacity(l.numel());
+    match l.contiguous_range() {
+        Some(r) => out.extend(data[r].iter().map(|&v| f(v))),
+        None => for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(data[o]))),
     }
-    let mut out = Vec::with_capacity(l.numel());
-    for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(data[o])));
     out
 }
 

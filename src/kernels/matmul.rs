@@ -209,7 +209,13 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     out_shape.push(m);
     out_shape.push(n);
     let nbatch: usize = batch.iter().product();
-    let mut out = vec![T::zero(); nbatch * m * n];
+    // gemm overwrites the output (read_dst = false); the reference loop
+    // accumulates into zeros.
+    let mut out = if reference {
+        vec![T::zero(); nbatch * m * n]
+    } else {
+        crate::tensor::pool::buffer::<T>(nbatch * m * n)
+    };
     if out.is_empty() {
         return Tensor::from_data(T::wrap(out), &out_shape);
     }

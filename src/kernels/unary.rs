@@ -3,7 +3,7 @@
 pub mod vmath;
 
 use crate::tensor::layout::for_each_offset;
-use crate::tensor::{Element, Tensor};
+use crate::tensor::{pool, Element, Tensor};
 use rayon::prelude::*;
 
 /// `out[i] = f(a[i])`; `a` must be of dtype `T`, `out` is of `U`.
@@ -12,17 +12,14 @@ pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send
     let st = a.storage().read_recursive();
     let d = st.as_slice::<T>();
     let l = a.layout();
-    let out: Vec<U> = match l.contiguous_range() {
+    let mut out: Vec<U> = pool::with_capacity(l.numel());
+    match l.contiguous_range() {
         Some(r) if r.len() >= super::PAR_THRESHOLD => {
-            crate::parallel::install(|| d[r].par_iter().map(|&x| f(x)).collect())
+            crate::parallel::install(|| d[r].par_iter().map(|&x| f(x)).collect_into_vec(&mut out))
         }
-        Some(r) => d[r].iter().map(|&x| f(x)).collect(),
-        None => {
-            let mut out = Vec::with_capacity(l.numel());
-            for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(d[o])));
-            out
-        }
-    };
+        Some(r) => out.extend(d[r].iter().map(|&x| f(x))),
+        None => for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(d[o]))),
+    }
     Tensor::from_data(U::wrap(out), a.shape())
 }
 
@@ -58,7 +55,7 @@ pub fn map1_f32_simd(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) -> Tensor
             &gathered
         }
     };
-    let mut out = vec![0.0f32; src.len()];
+    let mut out = pool::buffer::<f32>(src.len());
     if src.len() >= super::PAR_THRESHOLD {
         crate::parallel::install(|| {
             out.par_chunks_mut(SIMD_CHUNK)

@@ -7,12 +7,35 @@
 
 use crate::autograd::node::{Backward, Edge, InputMeta, Node};
 use crate::autograd::{is_grad_enabled, no_grad};
-use crate::kernels::copy::{check_can_cast, copy_into};
-use crate::tensor::{Layout, Scalar, Tensor};
+use crate::kernels::binary::apply2_inplace;
+use crate::kernels::copy::{check_can_cast, copy_into, fill};
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::{DType, Layout, Scalar, Tensor};
 use crate::{bail, Result};
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
+
+/// Dispatches on a numeric dtype (float32, float64, int64).
+macro_rules! dispatch_num {
+    ($dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::Bool => Err(crate::Error::runtime("bool arithmetic has no fast path")),
+        }
+    };
+}
 
 impl Tensor {
     /// Errors torch raises before any in-place op on `self`.
@@ -110,6 +133,9 @@ impl Tensor {
 
     /// `self.copy_(src)`: broadcast, cast, differentiable w.r.t. `src`.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        if self.try_fast_binary_inplace(src, Arith::Copy)? {
+            return Ok(());
+        }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
         self.apply_inplace(&[src], |_| {
@@ -119,6 +145,10 @@ impl Tensor {
         })
     }
     pub fn fill_(&self, value: Scalar) -> Result<()> {
+        let mut res = Ok(());
+        if self.try_fast_inplace(true, |s| res = fill(s, value))? {
+            return res;
+        }
         let dt = self.dtype();
         let shape = self.dims();
         self.apply_inplace(&[], |_| Ok(Tensor::full(&shape, value, dt)))
@@ -127,17 +157,70 @@ impl Tensor {
         self.fill_(Scalar::Int(0))
     }
     pub fn add_(&self, other: &Tensor) -> Result<()> {
+        if self.try_fast_binary_inplace(other, Arith::Add)? {
+            return Ok(());
+        }
         self.apply_inplace(&[other], |s| s.add(other))
     }
     pub fn sub_(&self, other: &Tensor) -> Result<()> {
+        if self.try_fast_binary_inplace(other, Arith::Sub)? {
+            return Ok(());
+        }
         self.apply_inplace(&[other], |s| s.sub(other))
     }
     pub fn mul_(&self, other: &Tensor) -> Result<()> {
+        if self.try_fast_binary_inplace(other, Arith::Mul)? {
+            return Ok(());
+        }
         self.apply_inplace(&[other], |s| s.mul(other))
     }
     pub fn div_(&self, other: &Tensor) -> Result<()> {
+        if self.try_fast_binary_inplace(other, Arith::Div)? {
+            return Ok(());
+        }
         self.apply_inplace(&[other], |s| s.div(other))
     }
+
+    /// The untracked path of `copy_`/`add_`/`sub_`/`mul_`/`div_`: computes
+    /// in self's memory when nothing records a graph or a tangent, `other`
+    /// broadcasts to self's shape and the result dtype is self's. Returns
+    /// false for every other case, which `apply_inplace` handles (and
+    /// reports the errors of).
+    fn try_fast_binary_inplace(&self, other: &Tensor, op: Arith) -> Result<bool> {
+        let dt = self.dtype();
+        let dtype_ok = match op {
+            Arith::Copy => true,
+            Arith::Div => dt.is_floating() && self.result_type(other) == dt,
+            _ => dt != DType::Bool && self.result_type(other) == dt,
+        };
+        let eligible = dtype_ok
+            && !(is_grad_enabled() && other.requires_grad())
+            && !other.has_fw_grad()
+            && broadcast_shapes(self.shape(), other.shape()).is_ok_and(|s| s[..] == *self.shape());
+        let mut res = Ok(());
+        let done = self.try_fast_inplace(eligible, |s| {
+            let o = other.cast_raw(dt);
+            res = match op {
+                Arith::Copy => copy_into(s, other),
+                Arith::Add => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x + y)),
+                Arith::Sub => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x - y)),
+                Arith::Mul => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x * y)),
+                Arith::Div => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x / y)),
+            };
+        })?;
+        res?;
+        Ok(done)
+    }
+}
+
+/// The in-place ops with an untracked fast path.
+#[derive(Clone, Copy)]
+enum Arith {
+    Copy,
+    Add,
+    Sub,
+    Mul,
+    Div,
 }
 
 /// After in-place op result `r` was written into `view`: the base's new

@@ -11,6 +11,7 @@ mod forward_ad;
 mod function;
 mod graph;
 mod hooks;
+mod memory;
 mod node;
 mod numpy_interop;
 mod ops_index;
@@ -65,6 +66,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     function::register(m)?;
     forward_ad::register(m)?;
     graph::register(m)?;
+    memory::register(m)?;
     ops_index::register(m)?;
     ops_linalg::register(m)?;
     ops_pointwise::register(m)?;

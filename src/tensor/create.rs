@@ -32,9 +32,9 @@ impl Tensor {
             DType::Bool => {
                 StorageData::Bool(super::storage::Buf::Owned(vec![value.to_f64() != 0.0; n]))
             }
-            DType::I64 => i64::wrap(vec![scalar_as_i64(value); n]),
-            DType::F32 => f32::wrap(vec![value.to_f64() as f32; n]),
-            DType::F64 => f64::wrap(vec![value.to_f64(); n]),
+            DType::I64 => i64::wrap(filled(n, scalar_as_i64(value))),
+            DType::F32 => f32::wrap(filled(n, value.to_f64() as f32)),
+            DType::F64 => f64::wrap(filled(n, value.to_f64())),
         };
         Self::from_data(data, shape)
     }
@@ -175,4 +175,14 @@ fn scalar_as_i64(s: Scalar) -> i64 {
         Scalar::Int(i) => i,
         Scalar::Float(f) => f as i64,
     }
+}
+
+/// `n` copies of `v`, in a reused buffer when the cache has one.
+fn filled<T: Element>(n: usize, v: T) -> Vec<T> {
+    if v == T::zero() && n * std::mem::size_of::<T>() < super::pool::MIN_BYTES {
+        return vec![v; n]; // calloc
+    }
+    let mut out = super::pool::buffer::<T>(n);
+    out.fill(v);
+    out
 }

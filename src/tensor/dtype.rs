@@ -175,6 +175,8 @@ pub trait Element: Copy + Send + Sync + Debug + PartialOrd + Default + 'static {
     fn slice(d: &StorageData) -> Option<&[Self]>;
     fn slice_mut(d: &mut StorageData) -> Option<&mut [Self]>;
     fn wrap(v: Vec<Self>) -> StorageData;
+    /// The owned vector inside `d`, when `d` is an owned buffer of `Self`.
+    fn into_vec(d: StorageData) -> std::result::Result<Vec<Self>, StorageData>;
 }
 
 macro_rules! impl_storage_access {
@@ -195,6 +197,12 @@ macro_rules! impl_storage_access {
         }
         fn wrap(v: Vec<Self>) -> StorageData {
             StorageData::$variant(Buf::Owned(v))
+        }
+        fn into_vec(d: StorageData) -> std::result::Result<Vec<Self>, StorageData> {
+            match d {
+                StorageData::$variant(Buf::Owned(v)) => Ok(v),
+                other => Err(other),
+            }
         }
     };
 }

@@ -3,6 +3,7 @@
 pub mod create;
 pub mod dtype;
 pub mod layout;
+pub mod pool;
 pub mod random;
 pub mod storage;
 

@@ -92,6 +92,16 @@ impl StorageData {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// True for memory Rust allocated (not borrowed from NumPy).
+    pub fn is_owned(&self) -> bool {
+        matches!(
+            self,
+            StorageData::Bool(Buf::Owned(_))
+                | StorageData::I64(Buf::Owned(_))
+                | StorageData::F32(Buf::Owned(_))
+                | StorageData::F64(Buf::Owned(_))
+        )
+    }
     /// The buffer as `T`. Callers dispatch on the tensor's dtype first, so a
     /// mismatch is a bug in ferrograd.
     pub fn as_slice<T: Element>(&self) -> &[T] {
@@ -138,6 +148,17 @@ impl Storage {
             StorageData::I64(b) => b.as_ptr() as usize,
             StorageData::F32(b) => b.as_ptr() as usize,
             StorageData::F64(b) => b.as_ptr() as usize,
+        }
+    }
+}
+
+impl Drop for Storage {
+    /// Big buffers go to the buffer cache (`super::pool`) for reuse.
+    fn drop(&mut self) {
+        let data = self.data.get_mut();
+        if super::pool::wants(data) {
+            let empty = StorageData::Bool(Buf::Owned(Vec::new()));
+            super::pool::give(std::mem::replace(data, empty));
         }
     }
 }
