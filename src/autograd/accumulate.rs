@@ -4,7 +4,7 @@
 use super::grad_mode::is_grad_enabled;
 use super::node::{Backward, InputMeta, Node};
 use crate::tensor::layout::contiguous_strides;
-use crate::tensor::{Layout, Tensor};
+use crate::tensor::{Element, Layout, Tensor};
 use crate::Result;
 use std::any::Any;
 use std::borrow::Cow;
@@ -54,7 +54,11 @@ fn grad_for(param: &Tensor, g: Tensor) -> Result<Tensor> {
         strides,
         offset: 0,
     };
-    let out = Tensor::zeros(&[layout.storage_extent()], g.dtype())
+    // Dense either way: the copy below writes every element of the buffer.
+    let buf = crate::dispatch_all!(g.dtype(), T => {
+        T::wrap(crate::tensor::pool::buffer::<T>(layout.storage_extent()))
+    });
+    let out = Tensor::from_data(buf, &[layout.storage_extent()])
         .alias_with_layout(layout)
         .detach_base();
     crate::kernels::copy::copy_into(&out, &g)?;

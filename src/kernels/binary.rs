@@ -36,8 +36,8 @@ pub fn map2<T: Element, U: Element>(
             }
             out
         }
-        (Some(ra), None) if b.numel() == 1 => {
-            let y = db[b.storage_offset()];
+        (Some(ra), None) if n > 0 && is_one_value(&lb) => {
+            let y = db[lb.offset];
             let xa = &da[ra];
             let mut out = pool::with_capacity(n);
             if n >= super::PAR_THRESHOLD {
@@ -49,8 +49,8 @@ pub fn map2<T: Element, U: Element>(
             }
             out
         }
-        (None, Some(rb)) if a.numel() == 1 => {
-            let x = da[a.storage_offset()];
+        (None, Some(rb)) if n > 0 && is_one_value(&la) => {
+            let x = da[la.offset];
             let xb = &db[rb];
             let mut out = pool::with_capacity(n);
             if n >= super::PAR_THRESHOLD {
@@ -76,6 +76,15 @@ pub fn map2<T: Element, U: Element>(
         }
     };
     Ok(Tensor::from_data(U::wrap(out), &shape))
+}
+
+/// True when every element of `l` is the same memory location (a scalar,
+/// or one value expanded to a shape, as sum's gradient is).
+fn is_one_value(l: &Layout) -> bool {
+    l.strides
+        .iter()
+        .zip(&l.shape)
+        .all(|(&s, &d)| s == 0 || d == 1)
 }
 
 /// `dst[i] = f(dst[i], src[i])` in place, `src` broadcast to `dst`'s shape.

@@ -3,13 +3,14 @@
 use crate::tensor::layout::{for_each_offset, for_each_offset2};
 use crate::tensor::{pool, Element, StorageData, Tensor};
 use crate::{bail, dispatch_all, Result};
+use rayon::prelude::*;
 
 /// Reads `t`'s elements in row-major order as `U` (casting).
 pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
     let st = t.storage().read_recursive();
     if let (Some(d), Some(r)) = (U::slice(&st), t.layout().contiguous_range()) {
-        let mut out = pool::with_capacity(r.len());
-        out.extend_from_slice(&d[r]); // a memcpy
+        let mut out = pool::buffer(r.len());
+        copy_slice(&mut out, &d[r]);
         return out;
     }
     match &*st {
@@ -58,7 +59,7 @@ fn write_from<T: Element>(dst: &Tensor, src: &Tensor) {
     let d = dstore.as_mut_slice::<T>();
     let (dl, sl) = (dst.layout(), src.layout());
     if let (Some(dr), Some(sr)) = (dl.contiguous_range(), sl.contiguous_range()) {
-        d[dr].copy_from_slice(&s[sr]);
+        copy_slice(&mut d[dr], &s[sr]);
         return;
     }
     for_each_offset2(
@@ -69,6 +70,22 @@ fn write_from<T: Element>(dst: &Tensor, src: &Tensor) {
         sl.offset,
         |a, b| d[a] = s[b],
     );
+}
+
+/// Elements per thread-pool task of a big copy.
+const COPY_CHUNK: usize = 1 << 18;
+
+/// `dst.copy_from_slice(src)`, split over the pool when big.
+pub fn copy_slice<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
+    if dst.len() < 2 * COPY_CHUNK || crate::parallel::num_threads() < 2 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    crate::parallel::install(|| {
+        dst.par_chunks_mut(COPY_CHUNK)
+            .zip(src.par_chunks(COPY_CHUNK))
+            .for_each(|(d, s)| d.copy_from_slice(s))
+    });
 }
 
 /// Fills `dst`'s elements with `v` (cast to its dtype).
