@@ -11,9 +11,14 @@ use crate::{bail, Result};
 use gemm::Parallelism;
 use rayon::prelude::*;
 
-/// Below this many multiply-adds per matrix product, gemm runs on the
-/// calling thread.
-pub const GEMM_PAR_THRESHOLD: usize = 48 * 48 * 48;
+/// Below this many multiply-adds per matrix product (about 100^3), gemm runs
+/// on the calling thread: below it, waking a second thread costs more than
+/// it saves (measured with 2 threads).
+pub const GEMM_PAR_THRESHOLD: usize = 1 << 20;
+
+/// Output rows per parallel block are a multiple of this (the height of
+/// gemm's f32 AVX2 micro-kernel tile).
+const ROW_BLOCK: usize = 16;
 
 /// `a @ b` for `a: [batch.., m, k]`, `b: [batch.., k, n]` with identical
 /// batch shapes (callers broadcast them first; stride-0 batch or matrix dims
@@ -263,6 +268,23 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
                         Parallelism::None,
                     )
                 })
+        });
+    } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && m >= 2 * ROW_BLOCK {
+        // One block of output rows per thread, each a single-threaded
+        // product that packs its own rows of a (and all of b). On few cores
+        // this scales better than gemm's own split.
+        let rows = m.div_ceil(threads).next_multiple_of(ROW_BLOCK);
+        let a_rs = la.strides[nd - 2];
+        crate::parallel::install(|| {
+            for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
+                dst.par_chunks_mut(rows * n)
+                    .enumerate()
+                    .for_each(|(i, block)| {
+                        let am = mat(oa + i * rows * a_rs, la);
+                        let mnk = [block.len() / n, n, k];
+                        T::product(block, da, am, db, mat(ob, lb), mnk, Parallelism::None)
+                    })
+            }
         });
     } else {
         let par = if work >= GEMM_PAR_THRESHOLD && threads > 1 {

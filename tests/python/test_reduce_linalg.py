@@ -709,17 +709,22 @@ def test_matmul_large_parallel_matches_torch():
 def test_results_do_not_depend_on_thread_count():
     a, b = tensor(randn(3, 80, 70), dtype=fg.float32), tensor(randn(70, 90), dtype=fg.float32)
     x = tensor(randn(300, 200), dtype=fg.float32)
+    # Big enough to be split into row blocks across threads (197 rows: the
+    # last block is short).
+    c, d = randn(197, 300), randn(300, 230)
+    big = [(tensor(c, dtype=dt), tensor(d, dtype=dt)) for dt in (fg.float32, fg.float64)]
     before = fg.get_num_threads()
 
     def run():
-        return [to_np(a @ b), to_np(x.sum(0)), to_np(x.reshape(-1).sum()), to_np(x.softmax(0))]
+        out = [to_np(a @ b), to_np(x.sum(0)), to_np(x.reshape(-1).sum()), to_np(x.softmax(0))]
+        return out + [to_np(p @ q) for p, q in big] + [to_np(q.t() @ p.t()) for p, q in big]
 
     try:
         fg.set_num_threads(1)
         one = run()
-        fg.set_num_threads(3)
-        three = run()
+        for n in (2, 3):
+            fg.set_num_threads(n)
+            for p, q in zip(one, run()):
+                assert np.array_equal(p, q)
     finally:
         fg.set_num_threads(before)
-    for p, q in zip(one, three):
-        assert np.array_equal(p, q)
