@@ -190,19 +190,21 @@ pub struct RangeGuard {
 
 impl RangeGuard {
     fn open(name: Cow<'static, str>, kind: EventKind, shapes: Vec<Vec<usize>>) -> RangeGuard {
-        let (depth, in_backward) = STACK.with(|s| {
+        let capture = STACK_CAPTURE
+            .get()
+            .filter(|_| WITH_STACK.load(Ordering::Relaxed));
+        let (depth, capture) = STACK.with(|s| {
             let mut s = s.borrow_mut();
-            let in_backward = kind == EventKind::Backward || s.iter().any(|o| o.backward);
+            // No stack for backward nodes and the ops they run.
+            let capture =
+                capture.filter(|_| kind != EventKind::Backward && !s.iter().any(|o| o.backward));
             s.push(Open {
                 backward: kind == EventKind::Backward,
                 ..Open::default()
             });
-            (s.len() - 1, in_backward)
+            (s.len() - 1, capture)
         });
-        let stack = match STACK_CAPTURE.get() {
-            Some(f) if !in_backward && WITH_STACK.load(Ordering::Relaxed) => f(),
-            _ => Vec::new(),
-        };
+        let stack = capture.map_or_else(Vec::new, |f| f());
         RangeGuard {
             name,
             kind,
