@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Index,
     /// A bug inside ferrograd (a caught panic): `RuntimeError`.
     Internal,
+    /// A failed internal check torch makes with `assert`: `AssertionError`.
+    Assertion,
 }
 
 #[derive(Debug, Clone, Error)]
@@ -64,6 +66,9 @@ impl Error {
     }
     pub fn internal(msg: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, msg)
+    }
+    pub fn assertion(msg: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Assertion, msg)
     }
 }
 

@@ -37,8 +37,10 @@ fn anomaly_and_profiler() {
     // Profiler: forward ops and backward nodes, nested self times.
     assert!(!profiler::is_enabled());
     let x = leaf(&[1.0, 2.0, 3.0]);
+    profiler::start(false).unwrap();
+    x.neg().unwrap();
+    // A second start replaces the session (torch's nested profile()).
     profiler::start(true).unwrap();
-    assert!(profiler::start(false).is_err());
     let y = x.exp().unwrap().sum().unwrap();
     {
         let _r = profiler::user_range("mine".to_string());
@@ -46,6 +48,7 @@ fn anomaly_and_profiler() {
     }
     let events = profiler::stop();
     assert!(!profiler::is_enabled());
+    assert!(events.iter().all(|e| e.name != "NegBackward0"));
     let find = |n: &str| events.iter().find(|e| e.name == n).unwrap();
     let exp = find("ExpBackward0");
     assert!(events
@@ -67,5 +70,26 @@ fn anomaly_and_profiler() {
     // Nothing is recorded with the profiler off.
     x.exp().unwrap();
     assert!(profiler::stop().is_empty());
+
+    // profile_memory: storage bytes allocated (and freed) inside each range.
+    profiler::start_with(profiler::Options {
+        profile_memory: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let big = Tensor::zeros(&[1000], ferrograd::DType::F32);
+    {
+        let _r = profiler::user_range("outer".to_string());
+        let t = big.exp().unwrap(); // 4000 bytes, kept
+        drop(t.neg().unwrap()); // 4000 bytes, freed inside "outer"
+    }
+    let events = profiler::stop();
+    let find = |n: &str| events.iter().find(|e| e.name == n).unwrap();
+    assert_eq!(find("ExpBackward0").memory, 4000);
+    assert_eq!(find("ExpBackward0").self_memory, 4000);
+    let outer = find("outer");
+    // exp's output and neg's output allocated; neg's output and exp's output freed here
+    assert_eq!(outer.memory, 0);
+    assert_eq!(outer.self_memory, -8000);
     assert_eq!(profiler::forward_op_name("MulBackward0"), "aten::mul");
 }

@@ -2,10 +2,16 @@
 //! history, then states its derivative once, here:
 //!
 //! ```ignore
+//! let rec = record("MulBackward0", &[a, b]);
 //! let out = kernels::binary(a, b, Mul)?;
-//! Ok(record("MulBackward0", &[a, b]).save("self", a).save("other", b)
-//!     .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(1)?)?), Some(c.grad().mul(&c.saved(0)?)?)])))
+//! rec.save("self", a).save("other", b)
+//!     .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(1)?)?), Some(c.grad().mul(&c.saved(0)?)?)]))
 //! ```
+//!
+//! `record` is called at the op's entry, before its kernel: while the
+//! profiler is on, the op's event spans from `record` to `finish` (or to
+//! the drop of the [`Record`] when the op fails). `finish` fails with the
+//! error a saved-tensor `pack` hook raised, and then attaches nothing.
 //!
 //! The backward closure is written in ferrograd ops, so with
 //! `create_graph=True` it records a graph of its own (double backward).
@@ -128,8 +134,9 @@ pub struct Record {
     _prof: Option<super::profiler::RangeGuard>,
 }
 
-/// Starts recording op `name` over `inputs`. Inert (no node, nothing saved)
-/// when grad mode is off or no input requires grad.
+/// Starts recording op `name` over `inputs`; call it before the op's kernel.
+/// Inert (no node, nothing saved) when grad mode is off or no input
+/// requires grad; the profiler range still opens while a session is on.
 pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
     let _prof = super::profiler::op_range(name, inputs);
     let edges = if is_grad_enabled() && inputs.iter().any(|t| t.requires_grad()) {
@@ -167,14 +174,15 @@ impl Record {
         self
     }
     /// Attaches the node to the single output and returns it.
-    pub fn finish<F>(self, out: Tensor, f: F) -> Tensor
+    pub fn finish<F>(self, out: Tensor, f: F) -> Result<Tensor>
     where
         F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
     {
-        self.finish_many(vec![out], f).pop().unwrap()
+        Ok(self.finish_many(vec![out], f)?.pop().unwrap())
     }
-    /// Attaches the node to every output (output i gets output_nr i).
-    pub fn finish_many<F>(self, outs: Vec<Tensor>, f: F) -> Vec<Tensor>
+    /// Attaches the node to every output (output i gets output_nr i). Fails,
+    /// attaching nothing, when a saved-tensor `pack` hook raises.
+    pub fn finish_many<F>(self, outs: Vec<Tensor>, f: F) -> Result<Vec<Tensor>>
     where
         F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
     {
@@ -190,11 +198,12 @@ impl Record {
                     })
                     .collect();
                 let saved = SavedList::new(saved);
+                check_packed(&saved)?;
                 if let Err(e) = forward::propagate(&f, &saved, &inputs, &outs, tangents) {
                     forward::report_error(e);
                 }
             }
-            return outs;
+            return Ok(outs);
         };
         let fw = self.fw;
         let input_meta = outs
@@ -226,6 +235,10 @@ impl Record {
                 input_meta,
             )
         });
+        {
+            let b = node.backward().as_any().downcast_ref::<FnBackward>();
+            check_packed(&b.expect("recorded nodes are FnBackward").saved)?;
+        }
         for (i, t) in outs.iter().enumerate() {
             t.set_history(node.clone(), i);
         }
@@ -236,6 +249,16 @@ impl Record {
                 forward::report_error(e);
             }
         }
-        outs
+        Ok(outs)
     }
+}
+
+/// The error a `pack` hook raised while `saved` was built, if any (cleared
+/// from the thread's pending pack error: the op raises it itself).
+fn check_packed(saved: &SavedList) -> Result<()> {
+    if let Some(e) = saved.pack_error() {
+        super::saved_hooks::take_pack_error();
+        return Err(e);
+    }
+    Ok(())
 }

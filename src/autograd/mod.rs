@@ -15,7 +15,7 @@ pub mod saved;
 pub mod saved_hooks;
 
 pub use accumulate::AccumulateGrad;
-pub use function::{record, BackwardCtx};
+pub use function::{record, BackwardCtx, Record};
 pub use grad_mode::{enable_grad, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard};
 pub use node::{Backward, Edge, Node};
 

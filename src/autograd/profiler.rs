@@ -7,10 +7,18 @@
 //! shapes. Self time (duration less the time of ranges nested in it on the
 //! same thread) is computed here when a range closes. When no session is on,
 //! each instrumentation point costs one relaxed atomic load.
+//!
+//! Options of a session: `record_shapes` (input shapes of ops and backward
+//! nodes), `with_stack` (the caller's stack for forward ops and user ranges,
+//! from a capture callback the Python bindings register: the core knows
+//! nothing of Python) and `profile_memory` (bytes of tensor storage
+//! allocated, positive, and freed, negative, while each range is the
+//! innermost open one on its thread). Starting a session while one is on
+//! replaces it, as torch does: the outer one then ends with no events.
 
 use super::node::Node;
 use crate::tensor::Tensor;
-use crate::{Error, Result};
+use crate::Result;
 use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -51,10 +59,31 @@ pub struct Event {
     /// A small per-thread id (1 = the first thread that recorded anything).
     pub tid: u64,
     pub shapes: Vec<Vec<usize>>,
+    /// The caller's stack (innermost frame first), with `with_stack`.
+    pub stack: Vec<String>,
+    /// Storage bytes allocated less bytes freed in this range and in the
+    /// ranges nested in it (`profile_memory`).
+    pub memory: i64,
+    /// The same, counting only this range's own allocations and frees.
+    pub self_memory: i64,
 }
+
+/// What a session records besides names and times.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub record_shapes: bool,
+    pub with_stack: bool,
+    pub profile_memory: bool,
+}
+
+/// Captures the caller's stack, innermost frame first (see [`set_stack_capture`]).
+pub type StackCapture = fn() -> Vec<String>;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static RECORD_SHAPES: AtomicBool = AtomicBool::new(false);
+static WITH_STACK: AtomicBool = AtomicBool::new(false);
+static PROFILE_MEMORY: AtomicBool = AtomicBool::new(false);
+static STACK_CAPTURE: OnceLock<StackCapture> = OnceLock::new();
 /// Incremented by every `start`; a range only reports into its own session.
 static SESSION: AtomicU64 = AtomicU64::new(0);
 static NEXT_TID: AtomicU64 = AtomicU64::new(1);
@@ -63,8 +92,38 @@ static EPOCH: OnceLock<Instant> = OnceLock::new();
 
 thread_local! {
     static TID: Cell<u64> = const { Cell::new(0) };
-    /// Child time accumulated by each open range on this thread.
-    static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// Per open range on this thread: child time, own and children's memory.
+    static STACK: RefCell<Vec<Open>> = const { RefCell::new(Vec::new()) };
+}
+
+#[derive(Default)]
+struct Open {
+    /// A backward node's range: ops in it get no stack (as in torch).
+    backward: bool,
+    child_ns: u64,
+    self_mem: i64,
+    child_mem: i64,
+}
+
+/// Registers the stack capture used by `with_stack` sessions (the Python
+/// bindings set one; without it stacks stay empty). The first one wins.
+pub fn set_stack_capture(f: StackCapture) {
+    let _ = STACK_CAPTURE.set(f);
+}
+
+/// Accounts `bytes` of tensor storage allocated (positive) or freed
+/// (negative) to the innermost open range on this thread. One relaxed load
+/// unless a `profile_memory` session is on.
+#[inline]
+pub fn memory_event(bytes: impl FnOnce() -> i64) {
+    if PROFILE_MEMORY.load(Ordering::Relaxed) {
+        let b = bytes();
+        STACK.with(|s| {
+            if let Some(top) = s.borrow_mut().last_mut() {
+                top.self_mem += b;
+            }
+        });
+    }
 }
 
 fn thread_id() -> u64 {
@@ -85,24 +144,34 @@ pub fn is_enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Starts a session (clearing earlier events).
+/// Starts a session (clearing earlier events) recording input shapes or not.
 pub fn start(record_shapes: bool) -> Result<()> {
-    if is_enabled() {
-        return Err(Error::runtime(
-            "Profiler is already enabled: nested profile() sessions are not supported.",
-        ));
-    }
+    start_with(Options {
+        record_shapes,
+        ..Options::default()
+    })
+}
+
+/// Starts a session with `opts`. A session already on is replaced (its
+/// events so far are dropped), as in torch: the outer `stop` then returns
+/// no events.
+pub fn start_with(opts: Options) -> Result<()> {
     epoch();
     EVENTS.lock().clear();
-    RECORD_SHAPES.store(record_shapes, Ordering::Relaxed);
+    RECORD_SHAPES.store(opts.record_shapes, Ordering::Relaxed);
+    WITH_STACK.store(opts.with_stack, Ordering::Relaxed);
+    PROFILE_MEMORY.store(opts.profile_memory, Ordering::Relaxed);
     SESSION.fetch_add(1, Ordering::AcqRel);
     ENABLED.store(true, Ordering::Release);
     Ok(())
 }
 
-/// Ends the session and returns its events, sorted by start time.
+/// Ends the session and returns its events, sorted by start time (none
+/// when no session is on).
 pub fn stop() -> Vec<Event> {
     ENABLED.store(false, Ordering::Release);
+    PROFILE_MEMORY.store(false, Ordering::Relaxed);
+    WITH_STACK.store(false, Ordering::Relaxed);
     let mut ev = std::mem::take(&mut *EVENTS.lock());
     ev.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.dur_ns)));
     ev
@@ -116,20 +185,32 @@ pub struct RangeGuard {
     depth: usize,
     session: u64,
     shapes: Vec<Vec<usize>>,
+    stack: Vec<String>,
 }
 
 impl RangeGuard {
     fn open(name: Cow<'static, str>, kind: EventKind, shapes: Vec<Vec<usize>>) -> RangeGuard {
-        let depth = STACK.with(|s| {
+        let capture = STACK_CAPTURE
+            .get()
+            .filter(|_| WITH_STACK.load(Ordering::Relaxed));
+        let (depth, capture) = STACK.with(|s| {
             let mut s = s.borrow_mut();
-            s.push(0);
-            s.len() - 1
+            // No stack for backward nodes and the ops they run.
+            let capture =
+                capture.filter(|_| kind != EventKind::Backward && !s.iter().any(|o| o.backward));
+            s.push(Open {
+                backward: kind == EventKind::Backward,
+                ..Open::default()
+            });
+            (s.len() - 1, capture)
         });
+        let stack = capture.map_or_else(Vec::new, |f| f());
         RangeGuard {
             name,
             kind,
             session: SESSION.load(Ordering::Acquire),
             shapes,
+            stack,
             depth,
             start: Instant::now(),
         }
@@ -140,14 +221,17 @@ impl Drop for RangeGuard {
     fn drop(&mut self) {
         let end = Instant::now();
         let dur = end.duration_since(self.start).as_nanos() as u64;
-        let child = STACK.with(|s| {
+        let (child, self_mem, mem) = STACK.with(|s| {
             let mut s = s.borrow_mut();
-            let child = s.get(self.depth).copied().unwrap_or(0);
+            let (child, self_mem, mem) = s.get(self.depth).map_or((0, 0, 0), |o| {
+                (o.child_ns, o.self_mem, o.self_mem + o.child_mem)
+            });
             s.truncate(self.depth);
             if let Some(parent) = s.last_mut() {
-                *parent += dur;
+                parent.child_ns += dur;
+                parent.child_mem += mem;
             }
-            child
+            (child, self_mem, mem)
         });
         if !is_enabled() || SESSION.load(Ordering::Acquire) != self.session {
             return;
@@ -160,6 +244,9 @@ impl Drop for RangeGuard {
             self_ns: dur.saturating_sub(child),
             tid: thread_id(),
             shapes: std::mem::take(&mut self.shapes),
+            stack: std::mem::take(&mut self.stack),
+            memory: mem,
+            self_memory: self_mem,
         };
         EVENTS.lock().push(ev);
     }

@@ -236,6 +236,11 @@ impl SavedList {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The first error a `pack` hook raised while these were saved.
+    pub fn pack_error(&self) -> Option<crate::Error> {
+        let inner = self.inner.lock();
+        inner.as_ref()?.iter().find_map(|s| s.pack_error().cloned())
+    }
     /// When saved-tensor hooks packed any of the tensors: unpacks all of
     /// them now, in save order (the documented, stable unpack order), for
     /// the backward that runs while the returned guard lives. Errors are

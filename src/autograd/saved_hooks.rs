@@ -204,8 +204,9 @@ impl SavedTensorHooks for AllowMutationHooks {
     }
     fn unpack(&self, packed: &Packed) -> Result<Tensor> {
         if !self.0.active.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Error::runtime(
-                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in which the graph was originally recorded.",
+            // torch's message, missing space included (an `assert`).
+            return Err(Error::assertion(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin which the graph was originally recorded.",
             ));
         }
         let s = packed
@@ -223,8 +224,15 @@ thread_local! {
     static MUTATION_CTX: RefCell<Vec<Arc<AllowMutation>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Enters `allow_mutation_on_saved_tensors`: pushes its hooks.
+/// Enters `allow_mutation_on_saved_tensors`: pushes its hooks. Fails, as
+/// in torch, inside another such context or inside
+/// `disable_saved_tensors_hooks` (with its message).
 pub fn enter_allow_mutation() -> Result<Arc<AllowMutation>> {
+    if MUTATION_CTX.with(|m| !m.borrow().is_empty()) {
+        return Err(Error::runtime(
+            "allow_mutation_on_saved_tensors contexts cannot be nested",
+        ));
+    }
     let ctx = AllowMutation::new();
     push_hooks(Arc::new(AllowMutationHooks(ctx.clone())))?;
     MUTATION_CTX.with(|m| m.borrow_mut().push(ctx.clone()));

@@ -40,10 +40,11 @@ fn promoted(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
 impl Tensor {
     pub fn add(&self, other: &Tensor) -> Result<Tensor> {
         let (a, b, dt) = promoted(self, other);
+        let rec = record("AddBackward0", &[self, other]);
         let out = numeric2!(&a, &b, dt, |x, y| x + y)?;
-        Ok(record("AddBackward0", &[self, other]).finish(out, |c| {
+        rec.finish(out, |c| {
             Ok(vec![Some(c.grad().clone()), Some(c.grad().clone())])
-        }))
+        })
     }
 
     pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
@@ -51,17 +52,18 @@ impl Tensor {
         if dt == DType::Bool {
             bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
         }
+        let rec = record("SubBackward0", &[self, other]);
         let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
-        Ok(record("SubBackward0", &[self, other]).finish(out, |c| {
+        rec.finish(out, |c| {
             Ok(vec![Some(c.grad().clone()), Some(c.grad().neg()?)])
-        }))
+        })
     }
 
     pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
         let (a, b, dt) = promoted(self, other);
+        let rec = record("MulBackward0", &[self, other]);
         let out = numeric2!(&a, &b, dt, |x, y| x * y)?;
-        Ok(record("MulBackward0", &[self, other])
-            .save("self", self)
+        rec.save("self", self)
             .save("other", other)
             .finish(out, |c| {
                 let g = c.grad();
@@ -76,16 +78,16 @@ impl Tensor {
                     None
                 };
                 Ok(vec![da, db])
-            }))
+            })
     }
 
     /// True division: integer operands give a float result.
     pub fn div(&self, other: &Tensor) -> Result<Tensor> {
         let dt = self.result_type(other).to_floating();
         let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
+        let rec = record("DivBackward0", &[self, other]);
         let out = crate::dispatch_float!(dt, T => map2::<T, T>(&a, &b, |x, y| x / y)?);
-        Ok(record("DivBackward0", &[self, other])
-            .save("self", self)
+        rec.save("self", self)
             .save("other", other)
             .finish(out, |c| {
                 let (g, other) = (c.grad(), c.saved(1)?);
@@ -101,17 +103,18 @@ impl Tensor {
                     None
                 };
                 Ok(vec![da, db])
-            }))
+            })
     }
 
     pub fn neg(&self) -> Result<Tensor> {
+        let rec = record("NegBackward0", &[self]);
         let out = match self.dtype() {
             DType::F32 => map1::<f32, f32>(self, |x| -x),
             DType::F64 => map1::<f64, f64>(self, |x| -x),
             DType::I64 => map1::<i64, i64>(self, |x| x.wrapping_neg()),
             DType::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
         };
-        Ok(record("NegBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().neg()?)])))
+        rec.finish(out, |c| Ok(vec![Some(c.grad().neg()?)]))
     }
 
     pub fn add_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {

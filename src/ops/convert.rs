@@ -13,13 +13,13 @@ impl Tensor {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
+        let rec = record("ToCopyBackward0", &[self]);
         let out = self.cast_raw(dtype);
         if !dtype.is_floating() {
             return Ok(out);
         }
         let from = self.dtype();
-        Ok(record("ToCopyBackward0", &[self])
-            .finish(out, move |c| Ok(vec![Some(c.grad().to_dtype(from)?)])))
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().to_dtype(from)?)]))
     }
     /// `self` cast to `dtype` without history (a contiguous copy unless the
     /// dtype already matches).
@@ -31,8 +31,9 @@ impl Tensor {
     }
     /// A copy with its own memory (torch's `clone()`).
     pub fn clone_tensor(&self) -> Result<Tensor> {
+        let rec = record("CloneBackward0", &[self]);
         let out = dispatch_all!(self.dtype(), T => contiguous_as::<T>(self));
-        Ok(record("CloneBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().clone())])))
+        rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// `self` if contiguous, else a contiguous copy.
     pub fn contiguous(&self) -> Result<Tensor> {

@@ -232,13 +232,14 @@ impl Tensor {
     }
 
     pub(crate) fn index_plan(&self, plan: Arc<AdvPlan>) -> Result<Tensor> {
+        let rec = record("IndexBackward0", &[self]);
         let out = k::index_gather(self, &plan)?;
         let shape = self.dims();
-        Ok(record("IndexBackward0", &[self]).finish(out, move |c| {
+        rec.finish(out, move |c| {
             let g = c.grad();
             let z = Tensor::zeros(&shape, g.dtype());
             Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
-        }))
+        })
     }
 
     /// Out-of-place `index_put`: a copy of `self` with `values` written (or
@@ -260,29 +261,28 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
+        let rec = record("IndexPutBackward0", &[self, values]);
         let out =
             crate::dispatch_all!(self.dtype(), T => crate::kernels::copy::contiguous_as::<T>(self));
         let v = values.cast_raw(self.dtype());
         k::index_scatter(&out, &plan, &v, accumulate)?;
-        Ok(
-            record("IndexPutBackward0", &[self, values]).finish(out, move |c| {
-                let g = c.grad();
-                let ds = if !c.needs(0) {
-                    None
-                } else if accumulate {
-                    Some(g.clone())
-                } else {
-                    let zero = Tensor::scalar(Scalar::Int(0), g.dtype());
-                    Some(g.index_put_plan(plan.clone(), &zero, false)?)
-                };
-                let dv = if c.needs(1) {
-                    Some(g.index_plan(plan.clone())?)
-                } else {
-                    None
-                };
-                Ok(vec![ds, dv])
-            }),
-        )
+        rec.finish(out, move |c| {
+            let g = c.grad();
+            let ds = if !c.needs(0) {
+                None
+            } else if accumulate {
+                Some(g.clone())
+            } else {
+                let zero = Tensor::scalar(Scalar::Int(0), g.dtype());
+                Some(g.index_put_plan(plan.clone(), &zero, false)?)
+            };
+            let dv = if c.needs(1) {
+                Some(g.index_plan(plan.clone())?)
+            } else {
+                None
+            };
+            Ok(vec![ds, dv])
+        })
     }
 
     /// In-place `index_put_`.
@@ -466,15 +466,14 @@ impl Tensor {
         let mut idx: Vec<Option<Tensor>> = vec![None; d];
         idx.push(Some(Tensor::from_vec(iv, &[n])?));
         let plan = Arc::new(plan_indices(self.shape(), &idx)?);
+        let rec = record("IndexSelectBackward0", &[self]);
         let out = k::index_gather(self, &plan)?;
         let shape = self.dims();
-        Ok(record("IndexSelectBackward0", &[self])
-            .save("index", index)
-            .finish(out, move |c| {
-                let g = c.grad();
-                let z = Tensor::zeros(&shape, g.dtype());
-                Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
-            }))
+        rec.save("index", index).finish(out, move |c| {
+            let g = c.grad();
+            let z = Tensor::zeros(&shape, g.dtype());
+            Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
+        })
     }
 
     /// `self.flatten()[index]`, shaped like `index`.
@@ -500,17 +499,16 @@ impl Tensor {
         let flat_shape = [self.numel()];
         let plan = Arc::new(plan_indices(&flat_shape, &[Some(index.clone())])?);
         let flat = self.detach().reshape(&[-1])?;
+        let rec = record("TakeBackward0", &[self]);
         let out = k::index_gather(&flat, &plan)?;
         let shape = to_i64(self.shape());
-        Ok(record("TakeBackward0", &[self])
-            .save("index", index)
-            .finish(out, move |c| {
-                let g = c.grad();
-                let z = Tensor::zeros(&flat_shape, g.dtype());
-                Ok(vec![Some(
-                    z.index_put_plan(plan.clone(), g, true)?.reshape(&shape)?,
-                )])
-            }))
+        rec.save("index", index).finish(out, move |c| {
+            let g = c.grad();
+            let z = Tensor::zeros(&flat_shape, g.dtype());
+            Ok(vec![Some(
+                z.index_put_plan(plan.clone(), g, true)?.reshape(&shape)?,
+            )])
+        })
     }
 
     /// The elements of `self` (broadcast with `mask`) where `mask` is true, as
@@ -522,14 +520,13 @@ impl Tensor {
         let shape = broadcast_shapes(self.shape(), mask.shape())?;
         let m = mask.broadcast_to_raw(&shape)?;
         let plan = Arc::new(plan_indices(&shape, &[Some(m)])?);
+        let rec = record("MaskedSelectBackward0", &[self]);
         let out = k::index_gather(&self.broadcast_to_raw(&shape)?, &plan)?;
-        Ok(record("MaskedSelectBackward0", &[self])
-            .save("mask", mask)
-            .finish(out, move |c| {
-                let g = c.grad();
-                let z = Tensor::zeros(&shape, g.dtype());
-                Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
-            }))
+        rec.save("mask", mask).finish(out, move |c| {
+            let g = c.grad();
+            let z = Tensor::zeros(&shape, g.dtype());
+            Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
+        })
     }
 
     /// Coordinates of the nonzero elements, `[n, ndim]` int64.
@@ -554,16 +551,15 @@ impl Tensor {
             bail!(runtime, "gather(): Expected dtype int32/int64 for index");
         }
         let d = wrap_dim(dim, self.ndim())?;
+        let rec = record("GatherBackward0", &[self]);
         let out = k::gather(self, d, index)?;
         let shape = self.dims();
-        Ok(record("GatherBackward0", &[self])
-            .save("index", index)
-            .finish(out, move |c| {
-                let g = c.grad();
-                let index = c.saved(0)?;
-                let z = Tensor::zeros(&shape, g.dtype());
-                Ok(vec![Some(z.scatter_add(d as i64, &index, g)?)])
-            }))
+        rec.save("index", index).finish(out, move |c| {
+            let g = c.grad();
+            let index = c.saved(0)?;
+            let z = Tensor::zeros(&shape, g.dtype());
+            Ok(vec![Some(z.scatter_add(d as i64, &index, g)?)])
+        })
     }
 
     fn check_scatter_index(&self, op: &str, dim: i64, index: &Tensor) -> Result<usize> {
@@ -605,6 +601,11 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<Tensor> {
         let d = self.check_scatter_index(op, dim, index)?;
+        let rec = match src {
+            None => record("ScatterBackward1", &[self]),
+            Some(src) if accumulate => record("ScatterAddBackward0", &[self, src]),
+            Some(src) => record("ScatterBackward0", &[self, src]),
+        };
         let out =
             crate::dispatch_all!(self.dtype(), T => crate::kernels::copy::contiguous_as::<T>(self));
         let ks = match (src, value) {
@@ -615,16 +616,14 @@ impl Tensor {
         k::scatter(&out, d, index, ks, accumulate)?;
         let di = d as i64;
         let Some(src) = src else {
-            return Ok(record("ScatterBackward1", &[self])
-                .save("index", index)
-                .finish(out, move |c| {
-                    let index = c.saved(0)?;
-                    Ok(vec![Some(c.grad().scatter_value(
-                        di,
-                        &index,
-                        Scalar::Int(0),
-                    )?)])
-                }));
+            return rec.save("index", index).finish(out, move |c| {
+                let index = c.saved(0)?;
+                Ok(vec![Some(c.grad().scatter_value(
+                    di,
+                    &index,
+                    Scalar::Int(0),
+                )?)])
+            });
         };
         let src_shape = src.dims();
         // d/dsrc: gather of the grad, placed into src's shape when src is
@@ -656,35 +655,31 @@ impl Tensor {
             r.strided_scatter(&padded, f)?.reshape(&to_i64(&src_shape2))
         };
         if accumulate {
-            Ok(record("ScatterAddBackward0", &[self, src])
-                .save("index", index)
-                .finish(out, move |c| {
-                    let g = c.grad();
-                    let dsrc = if c.needs(1) {
-                        Some(grad_src(g, &c.saved(0)?)?)
-                    } else {
-                        None
-                    };
-                    Ok(vec![Some(g.clone()), dsrc])
-                }))
+            rec.save("index", index).finish(out, move |c| {
+                let g = c.grad();
+                let dsrc = if c.needs(1) {
+                    Some(grad_src(g, &c.saved(0)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![Some(g.clone()), dsrc])
+            })
         } else {
-            Ok(record("ScatterBackward0", &[self, src])
-                .save("index", index)
-                .finish(out, move |c| {
-                    let g = c.grad();
-                    let index = c.saved(0)?;
-                    let dself = if c.needs(0) {
-                        Some(g.scatter_value(di, &index, Scalar::Int(0))?)
-                    } else {
-                        None
-                    };
-                    let dsrc = if c.needs(1) {
-                        Some(grad_src(g, &index)?)
-                    } else {
-                        None
-                    };
-                    Ok(vec![dself, dsrc])
-                }))
+            rec.save("index", index).finish(out, move |c| {
+                let g = c.grad();
+                let index = c.saved(0)?;
+                let dself = if c.needs(0) {
+                    Some(g.scatter_value(di, &index, Scalar::Int(0))?)
+                } else {
+                    None
+                };
+                let dsrc = if c.needs(1) {
+                    Some(grad_src(g, &index)?)
+                } else {
+                    None
+                };
+                Ok(vec![dself, dsrc])
+            })
         }
     }
 
@@ -733,15 +728,14 @@ impl Tensor {
     /// A copy of `self` (broadcast with `mask`) with `value` where `mask`.
     pub fn masked_fill_scalar(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         let shape = self.check_mask(mask)?;
+        let rec = record("MaskedFillBackward0", &[self]);
         let out = crate::dispatch_all!(self.dtype(), T =>
             crate::kernels::copy::contiguous_as::<T>(&self.broadcast_to_raw(&shape)?));
         k::masked_fill(&out, mask, value)?;
-        Ok(record("MaskedFillBackward0", &[self])
-            .save("mask", mask)
-            .finish(out, move |c| {
-                let m = c.saved(0)?;
-                Ok(vec![Some(c.grad().masked_fill_scalar(&m, Scalar::Int(0))?)])
-            }))
+        rec.save("mask", mask).finish(out, move |c| {
+            let m = c.saved(0)?;
+            Ok(vec![Some(c.grad().masked_fill_scalar(&m, Scalar::Int(0))?)])
+        })
     }
 
     /// `masked_fill` with a 0-dim tensor value (differentiable in it).
@@ -754,26 +748,25 @@ impl Tensor {
             );
         }
         let shape = self.check_mask(mask)?;
+        let rec = record("MaskedFillBackward1", &[self, value]);
         let out = crate::dispatch_all!(self.dtype(), T =>
             crate::kernels::copy::contiguous_as::<T>(&self.broadcast_to_raw(&shape)?));
         k::masked_fill(&out, mask, value.item()?)?;
-        Ok(record("MaskedFillBackward1", &[self, value])
-            .save("mask", mask)
-            .finish(out, move |c| {
-                let (g, m) = (c.grad(), c.saved(0)?);
-                let ds = if c.needs(0) {
-                    Some(g.masked_fill_scalar(&m, Scalar::Int(0))?)
-                } else {
-                    None
-                };
-                let dv = if c.needs(1) {
-                    let not_m = k::logical_not(&m);
-                    Some(g.masked_fill_scalar(&not_m, Scalar::Int(0))?.sum()?)
-                } else {
-                    None
-                };
-                Ok(vec![ds, dv])
-            }))
+        rec.save("mask", mask).finish(out, move |c| {
+            let (g, m) = (c.grad(), c.saved(0)?);
+            let ds = if c.needs(0) {
+                Some(g.masked_fill_scalar(&m, Scalar::Int(0))?)
+            } else {
+                None
+            };
+            let dv = if c.needs(1) {
+                let not_m = k::logical_not(&m);
+                Some(g.masked_fill_scalar(&not_m, Scalar::Int(0))?.sum()?)
+            } else {
+                None
+            };
+            Ok(vec![ds, dv])
+        })
     }
 
     fn check_masked_fill_inplace(&self, mask: &Tensor) -> Result<()> {

@@ -49,14 +49,12 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         // every input is an empty 1-D tensor
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let n = tensors.len();
-        return Ok(
-            record("CatBackward0", &refs).finish(Tensor::zeros(&[0], dt), move |c| {
-                let g = c.grad();
-                Ok((0..n)
-                    .map(|_| Some(Tensor::zeros(&[0], g.dtype())))
-                    .collect())
-            }),
-        );
+        return record("CatBackward0", &refs).finish(Tensor::zeros(&[0], dt), move |c| {
+            let g = c.grad();
+            Ok((0..n)
+                .map(|_| Some(Tensor::zeros(&[0], g.dtype())))
+                .collect())
+        });
     };
     let d = wrap_dim(dim, first.ndim())?;
     let mut total = 0usize;
@@ -88,6 +86,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     }
     let mut shape = first.dims();
     shape[d] = total;
+    let rec = record("CatBackward0", &tensors.iter().collect::<Vec<_>>());
     let out = Tensor::zeros(&shape, dt);
     // (offset, size) of each input along d; None for skipped inputs
     let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
@@ -102,8 +101,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         spans.push(Some((off, n)));
         off += n;
     }
-    let refs: Vec<&Tensor> = tensors.iter().collect();
-    Ok(record("CatBackward0", &refs).finish(out, move |c| {
+    rec.finish(out, move |c| {
         let g = c.grad();
         spans
             .iter()
@@ -112,7 +110,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
                 None => Ok(Some(Tensor::zeros(&[0], g.dtype()))),
             })
             .collect()
-    }))
+    })
 }
 
 /// Stacks equally shaped `tensors` along a new dim `dim`.
@@ -136,18 +134,18 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let dt = promote_all(tensors);
     let mut shape = first.dims();
     shape.insert(d, tensors.len());
+    let rec = record("StackBackward0", &tensors.iter().collect::<Vec<_>>());
     let out = Tensor::zeros(&shape, dt);
     for (i, t) in tensors.iter().enumerate() {
         copy_into(&out.alias_with_layout(out.layout().select(d, i)), t)?;
     }
     let n = tensors.len();
-    let refs: Vec<&Tensor> = tensors.iter().collect();
-    Ok(record("StackBackward0", &refs).finish(out, move |c| {
+    rec.finish(out, move |c| {
         let g = c.grad();
         (0..n)
             .map(|i| Ok(Some(g.select(d as i64, i as i64)?)))
             .collect()
-    }))
+    })
 }
 
 impl Tensor {
@@ -163,6 +161,7 @@ impl Tensor {
     /// Views of consecutive pieces of `sizes` along dim `d`, sharing one
     /// node whose backward concatenates the pieces' gradients.
     fn split_views(&self, name: &'static str, d: usize, sizes: &[usize]) -> Result<Vec<Tensor>> {
+        let rec = record(name, &[self]);
         let mut outs = Vec::with_capacity(sizes.len());
         let mut off = 0;
         for &n in sizes {
@@ -170,10 +169,10 @@ impl Tensor {
             off += n;
         }
         let count = sizes.len();
-        Ok(record(name, &[self]).finish_many(outs, move |c| {
+        rec.finish_many(outs, move |c| {
             let grads: Vec<Tensor> = (0..count).map(|i| c.grad_of(i).clone()).collect();
             Ok(vec![Some(cat(&grads, d as i64)?)])
-        }))
+        })
     }
 
     fn split_dim(&self, what: &str, dim: i64) -> Result<usize> {
@@ -271,17 +270,16 @@ impl Tensor {
         }
         let d = wrap_dim(dim, self.ndim())?;
         let n = self.shape()[d];
+        let rec = record("UnbindBackward0", &[self]);
         let outs: Vec<Tensor> = (0..n)
             .map(|i| self.alias_with_layout(self.layout().select(d, i)))
             .collect();
         if n == 0 {
             return Ok(outs);
         }
-        Ok(
-            record("UnbindBackward0", &[self]).finish_many(outs, move |c| {
-                let grads: Vec<Tensor> = (0..n).map(|i| c.grad_of(i).clone()).collect();
-                Ok(vec![Some(stack(&grads, d as i64)?)])
-            }),
-        )
+        rec.finish_many(outs, move |c| {
+            let grads: Vec<Tensor> = (0..n).map(|i| c.grad_of(i).clone()).collect();
+            Ok(vec![Some(stack(&grads, d as i64)?)])
+        })
     }
 }

@@ -62,24 +62,22 @@ impl Tensor {
                 cpp_type_name(mat2.dtype())
             );
         }
+        let rec = record("MmBackward0", &[self, mat2]);
         let out = kernel::matmul(self, mat2)?;
-        Ok(record("MmBackward0", &[self, mat2])
-            .save("self", self)
-            .save("mat2", mat2)
-            .finish(out, |c| {
-                let g = c.grad();
-                let da = if c.needs(0) {
-                    Some(g.mm(&c.saved(1)?.t()?)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(c.saved(0)?.t()?.mm(g)?)
-                } else {
-                    None
-                };
-                Ok(vec![da, db])
-            }))
+        rec.save("self", self).save("mat2", mat2).finish(out, |c| {
+            let g = c.grad();
+            let da = if c.needs(0) {
+                Some(g.mm(&c.saved(1)?.t()?)?)
+            } else {
+                None
+            };
+            let db = if c.needs(1) {
+                Some(c.saved(0)?.t()?.mm(g)?)
+            } else {
+                None
+            };
+            Ok(vec![da, db])
+        })
     }
 
     /// Batched matrix product of two 3-D tensors with equal batch sizes.
@@ -138,24 +136,22 @@ impl Tensor {
         };
         let a = self.broadcast_to_raw(&with(m, k))?;
         let b = other.broadcast_to_raw(&with(k, n))?;
+        let rec = record("BmmBackward0", &[self, other]);
         let out = kernel::matmul(&a, &b)?;
-        Ok(record("BmmBackward0", &[self, other])
-            .save("self", self)
-            .save("mat2", other)
-            .finish(out, |c| {
-                let g = c.grad();
-                let da = if c.needs(0) {
-                    Some(g.batched_matmul(&c.saved(1)?.transpose(-1, -2)?)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(c.saved(0)?.transpose(-1, -2)?.batched_matmul(g)?)
-                } else {
-                    None
-                };
-                Ok(vec![da, db])
-            }))
+        rec.save("self", self).save("mat2", other).finish(out, |c| {
+            let g = c.grad();
+            let da = if c.needs(0) {
+                Some(g.batched_matmul(&c.saved(1)?.transpose(-1, -2)?)?)
+            } else {
+                None
+            };
+            let db = if c.needs(1) {
+                Some(c.saved(0)?.transpose(-1, -2)?.batched_matmul(g)?)
+            } else {
+                None
+            };
+            Ok(vec![da, db])
+        })
     }
 
     /// Matrix-vector product.
@@ -194,27 +190,25 @@ impl Tensor {
         }
         let col = vec.alias_with_layout(vec.layout().unsqueeze(1));
         let out = kernel::matmul(self, &col)?;
+        let rec = record("MvBackward0", &[self, vec]);
         let out = Tensor::from_storage(
             out.storage().clone(),
             crate::tensor::Layout::contiguous(&[m]),
         );
-        Ok(record("MvBackward0", &[self, vec])
-            .save("self", self)
-            .save("vec", vec)
-            .finish(out, |c| {
-                let g = c.grad();
-                let da = if c.needs(0) {
-                    Some(g.outer(&c.saved(1)?)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(c.saved(0)?.t()?.mv(g)?)
-                } else {
-                    None
-                };
-                Ok(vec![da, db])
-            }))
+        rec.save("self", self).save("vec", vec).finish(out, |c| {
+            let g = c.grad();
+            let da = if c.needs(0) {
+                Some(g.outer(&c.saved(1)?)?)
+            } else {
+                None
+            };
+            let db = if c.needs(1) {
+                Some(c.saved(0)?.t()?.mv(g)?)
+            } else {
+                None
+            };
+            Ok(vec![da, db])
+        })
     }
 
     /// Inner product of two 1-D tensors.
@@ -239,9 +233,9 @@ impl Tensor {
         if n != m {
             bail!(runtime, "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", n, m, n, m);
         }
+        let rec = record("DotBackward0", &[self, other]);
         let out = kernel::dot(self, other)?;
-        Ok(record("DotBackward0", &[self, other])
-            .save("self", self)
+        rec.save("self", self)
             .save("tensor", other)
             .finish(out, |c| {
                 let g = c.grad();
@@ -256,7 +250,7 @@ impl Tensor {
                     None
                 };
                 Ok(vec![da, db])
-            }))
+            })
     }
 
     /// Outer product of two 1-D tensors (dtypes promote, as torch).

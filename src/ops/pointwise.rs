@@ -216,14 +216,14 @@ impl Tensor {
     pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
         let dt = self.result_type(exponent);
         let (a, b) = (self.cast_raw(dt), exponent.cast_raw(dt));
+        let rec = record("PowBackward1", &[self, exponent]);
         let out = match dt {
             DType::F32 => map2::<f32, f32>(&a, &b, |x, y| x.powf(y))?,
             DType::F64 => map2::<f64, f64>(&a, &b, |x, y| x.powf(y))?,
             DType::I64 => map2::<i64, i64>(&a, &b, ipow)?,
             DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
         };
-        Ok(record("PowBackward1", &[self, exponent])
-            .save("self", self)
+        rec.save("self", self)
             .save("exponent", exponent)
             .save_output("result", 0)
             .finish(out, |c| {
@@ -243,7 +243,7 @@ impl Tensor {
                     None
                 };
                 Ok(vec![dx, de])
-            }))
+            })
     }
 
     /// `self ** exponent` for a Python-number exponent.
@@ -252,6 +252,7 @@ impl Tensor {
         let e: Scalar = exponent.into();
         let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), e);
         let x = self.cast_raw(dt);
+        let rec = record("PowBackward0", &[self]);
         let out = match dt {
             DType::F32 => {
                 let ev = e.to_f64();
@@ -273,20 +274,18 @@ impl Tensor {
                 r.cast_raw(dt)
             }
         };
-        Ok(record("PowBackward0", &[self])
-            .save("self", self)
-            .finish(out, move |c| {
-                let g = c.grad();
-                if e.to_f64() == 0.0 {
-                    return Ok(vec![Some(g.zeros_like())]);
-                }
-                let em1 = match e {
-                    Scalar::Float(v) => Scalar::Float(v - 1.0),
-                    other => Scalar::Int(scalar_i64(other) - 1),
-                };
-                let x = c.saved(0)?;
-                Ok(vec![Some(g.mul(&x.pow_scalar(em1)?.mul_scalar(e)?)?)])
-            }))
+        rec.save("self", self).finish(out, move |c| {
+            let g = c.grad();
+            if e.to_f64() == 0.0 {
+                return Ok(vec![Some(g.zeros_like())]);
+            }
+            let em1 = match e {
+                Scalar::Float(v) => Scalar::Float(v - 1.0),
+                other => Scalar::Int(scalar_i64(other) - 1),
+            };
+            let x = c.saved(0)?;
+            Ok(vec![Some(g.mul(&x.pow_scalar(em1)?.mul_scalar(e)?)?)])
+        })
     }
 
     /// `base ** exponent` for a Python-number base.
@@ -296,6 +295,7 @@ impl Tensor {
         let b: Scalar = base.into();
         let dt = crate::tensor::dtype::result_type_scalar(exponent.dtype(), b);
         let e = exponent.cast_raw(dt);
+        let rec = record("PowBackward2", &[exponent]);
         let out = match dt {
             DType::F32 => {
                 let bv = b.to_f64() as f32;
@@ -311,8 +311,7 @@ impl Tensor {
             }
             DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
         };
-        Ok(record("PowBackward2", &[exponent])
-            .save("exponent", exponent)
+        rec.save("exponent", exponent)
             .save_output("result", 0)
             .finish(out, move |c| {
                 let (g, r) = (c.grad(), c.saved(1)?);
@@ -324,7 +323,7 @@ impl Tensor {
                     v
                 };
                 Ok(vec![Some(g.mul(&v)?)])
-            }))
+            })
     }
 
     pub fn pow_(&self, exponent: &Tensor) -> Result<()> {
@@ -356,14 +355,14 @@ impl Tensor {
     }
     fn max_min(&self, other: &Tensor, is_max: bool) -> Result<Tensor> {
         let dt = self.result_type(other);
-        let out = max_min_raw(self, other, dt, is_max)?;
         let name = if is_max {
             "MaximumBackward0"
         } else {
             "MinimumBackward0"
         };
-        Ok(record(name, &[self, other])
-            .save("self", self)
+        let rec = record(name, &[self, other]);
+        let out = max_min_raw(self, other, dt, is_max)?;
+        rec.save("self", self)
             .save("other", other)
             .finish(out, move |c| {
                 let (a, b, g) = (c.saved(0)?, c.saved(1)?, c.grad());
@@ -378,7 +377,7 @@ impl Tensor {
                     None
                 };
                 Ok(vec![da, db])
-            }))
+            })
     }
 
     // ----- clamp -----
@@ -414,6 +413,7 @@ impl Tensor {
         let bounds: Vec<Scalar> = min.iter().chain(max.iter()).copied().collect();
         let dt = result_type_of(&[self], &bounds);
         let x = self.cast_raw(dt);
+        let rec = record(name, &[self]);
         let out = match dt {
             DType::F32 => {
                 let lo = min.map_or(f32::NEG_INFINITY, |m| m.to_f64() as f32);
@@ -432,21 +432,19 @@ impl Tensor {
             }
             DType::Bool => bail!(runtime, "\"clamp_scalar_cpu\" not implemented for 'Bool'"),
         };
-        Ok(record(name, &[self])
-            .save("self", self)
-            .finish(out, move |c| {
-                let (x, g) = (c.saved(0)?, c.grad());
-                let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
-                let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
-                let inside = match x.dtype() {
-                    DType::F32 => {
-                        let (lo, hi) = (lo as f32, hi as f32);
-                        map1::<f32, bool>(&x, move |v| v >= lo && v <= hi)
-                    }
-                    _ => map1::<f64, bool>(&x.cast_raw(DType::F64), move |v| v >= lo && v <= hi),
-                };
-                Ok(vec![Some(masked_grad(&inside, g)?)])
-            }))
+        rec.save("self", self).finish(out, move |c| {
+            let (x, g) = (c.saved(0)?, c.grad());
+            let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
+            let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
+            let inside = match x.dtype() {
+                DType::F32 => {
+                    let (lo, hi) = (lo as f32, hi as f32);
+                    map1::<f32, bool>(&x, move |v| v >= lo && v <= hi)
+                }
+                _ => map1::<f64, bool>(&x.cast_raw(DType::F64), move |v| v >= lo && v <= hi),
+            };
+            Ok(vec![Some(masked_grad(&inside, g)?)])
+        })
     }
 
     /// Clamps to tensor bounds (broadcast; either optional, not both).
@@ -483,6 +481,7 @@ impl Tensor {
         if dt == DType::Bool {
             bail!(runtime, "\"clamp_cpu\" not implemented for 'Bool'");
         }
+        let rec = record(name, &all);
         let mut out = self.cast_raw(dt);
         if let Some(lo) = min {
             out = max_min_raw(&out, lo, dt, true)?;
@@ -494,11 +493,7 @@ impl Tensor {
         let placeholder = Tensor::scalar(Scalar::Int(0), dt);
         let lo = min.cloned().unwrap_or_else(|| placeholder.clone());
         let hi = max.cloned().unwrap_or(placeholder);
-        let mut inputs = vec![self];
-        inputs.extend(min);
-        inputs.extend(max);
-        Ok(record(name, &inputs)
-            .save("self", self)
+        rec.save("self", self)
             .save("min", &lo)
             .save("max", &hi)
             .finish(out, move |c| {
@@ -542,7 +537,7 @@ impl Tensor {
                     });
                 }
                 Ok(grads)
-            }))
+            })
     }
 
     pub fn clamp_(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
@@ -595,24 +590,23 @@ impl Tensor {
         }
         let dt = x.result_type(y);
         let (a, b) = (x.cast_raw(dt), y.cast_raw(dt));
+        let rec = record("WhereBackward0", &[x, y]);
         let out = dispatch_all!(dt, T => map3::<bool, T, T, T>(cond, &a, &b, |c, p, q| if c { p } else { q })?);
-        Ok(record("WhereBackward0", &[x, y])
-            .save("condition", cond)
-            .finish(out, |c| {
-                let (cond, g) = (c.saved(0)?, c.grad());
-                let z = zero(g.dtype());
-                let dx = if c.needs(0) {
-                    Some(Tensor::where_cond(&cond, g, &z)?)
-                } else {
-                    None
-                };
-                let dy = if c.needs(1) {
-                    Some(Tensor::where_cond(&cond, &z, g)?)
-                } else {
-                    None
-                };
-                Ok(vec![dx, dy])
-            }))
+        rec.save("condition", cond).finish(out, |c| {
+            let (cond, g) = (c.saved(0)?, c.grad());
+            let z = zero(g.dtype());
+            let dx = if c.needs(0) {
+                Some(Tensor::where_cond(&cond, g, &z)?)
+            } else {
+                None
+            };
+            let dy = if c.needs(1) {
+                Some(Tensor::where_cond(&cond, &z, g)?)
+            } else {
+                None
+            };
+            Ok(vec![dx, dy])
+        })
     }
 
     // ----- logical / bitwise unary, classification -----

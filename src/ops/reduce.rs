@@ -107,26 +107,25 @@ pub(crate) fn sign_const(t: &Tensor) -> Result<Tensor> {
 
 /// Differentiable `exp`, private to the reduction family (ExpBackward0).
 pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
+    let rec = record("ExpBackward0", &[t]);
     let out = dispatch_float!(t.dtype(), T => map1::<T, T>(t, |x| x.exp()));
-    Ok(record("ExpBackward0", &[t])
-        .save_output("result", 0)
-        .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(0)?)?)])))
+    rec.save_output("result", 0)
+        .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(0)?)?)]))
 }
 
 /// Differentiable `t ** e` for a float exponent (PowBackward0).
 pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
+    let rec = record("PowBackward0", &[t]);
     let out = dispatch_float!(t.dtype(), T => map1::<T, T>(t, move |x| x.powf(T::from_f64(e))));
-    Ok(record("PowBackward0", &[t])
-        .save("self", t)
-        .finish(out, move |c| {
-            if e == 0.0 {
-                return Ok(vec![Some(c.grad().zeros_like())]);
-            }
-            let x = c.saved(0)?;
-            Ok(vec![Some(
-                c.grad().mul(&powf_d(&x, e - 1.0)?.mul_scalar(e)?)?,
-            )])
-        }))
+    rec.save("self", t).finish(out, move |c| {
+        if e == 0.0 {
+            return Ok(vec![Some(c.grad().zeros_like())]);
+        }
+        let x = c.saved(0)?;
+        Ok(vec![Some(
+            c.grad().mul(&powf_d(&x, e - 1.0)?.mul_scalar(e)?)?,
+        )])
+    })
 }
 
 /// Whether any element of a float tensor is zero.
@@ -218,6 +217,12 @@ impl Tensor {
             DType::I64
         });
         let x = self.cast_raw(dt);
+        let name = if dims.is_empty() {
+            "SumBackward0"
+        } else {
+            "SumBackward1"
+        };
+        let rec = record(name, &[self]);
         let out = match dt {
             DType::F32 => sum_fast::<f32>(&x, &rd, keepdim)
                 .unwrap_or_else(|| reduce::<f32, f32>(&x, &rd, keepdim, sum_slice)),
@@ -226,16 +231,11 @@ impl Tensor {
             DType::I64 => reduce::<i64, i64>(&x, &rd, keepdim, wrapping_sum),
             DType::Bool => reduce::<bool, bool>(&x, &rd, keepdim, |v| v.iter().any(|&b| b)),
         };
-        let name = if dims.is_empty() {
-            "SumBackward0"
-        } else {
-            "SumBackward1"
-        };
         let shape = to_i64(self.shape());
-        Ok(record(name, &[self]).finish(out, move |c| {
+        rec.finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
             Ok(vec![Some(g.expand(&shape)?)])
-        }))
+        })
     }
     pub fn mean(&self) -> Result<Tensor> {
         self.mean_dims(&[], false, None)
@@ -254,20 +254,21 @@ impl Tensor {
         let x = self.to_dtype(dt)?;
         let rd = reduce_dims(dims, x.ndim())?;
         let count: usize = rd.iter().map(|&d| x.shape()[d]).product();
-        let out = dispatch_float!(dt, T => match sum_fast::<T>(&x, &rd, keepdim) {
-            Some(s) => map1::<T, T>(&s, move |v| v / T::from_f64(count as f64)),
-            None => reduce::<T, T>(&x, &rd, keepdim, move |v| sum_slice(v) / T::from_f64(count as f64)),
-        });
         let name = if dims.is_empty() {
             "MeanBackward0"
         } else {
             "MeanBackward1"
         };
+        let rec = record(name, &[&x]);
+        let out = dispatch_float!(dt, T => match sum_fast::<T>(&x, &rd, keepdim) {
+            Some(s) => map1::<T, T>(&s, move |v| v / T::from_f64(count as f64)),
+            None => reduce::<T, T>(&x, &rd, keepdim, move |v| sum_slice(v) / T::from_f64(count as f64)),
+        });
         let shape = to_i64(x.shape());
-        Ok(record(name, &[&x]).finish(out, move |c| {
+        rec.finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
             Ok(vec![Some(g.div_scalar(count as f64)?.expand(&shape)?)])
-        }))
+        })
     }
 
     // ----- prod -----
@@ -296,6 +297,7 @@ impl Tensor {
             DType::I64
         });
         let x = self.to_dtype(dt)?;
+        let rec = record(name, &[&x]);
         let out = match dt {
             DType::F32 => reduce::<f32, f32>(&x, rd, keepdim, prod_slice),
             DType::F64 => reduce::<f64, f64>(&x, rd, keepdim, prod_slice),
@@ -305,8 +307,7 @@ impl Tensor {
             DType::Bool => reduce::<bool, bool>(&x, rd, keepdim, |v| v.iter().all(|&b| b)),
         };
         let rd = rd.to_vec();
-        Ok(record(name, &[&x])
-            .save("self", &x)
+        rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
                 let x = c.saved(0)?;
@@ -328,7 +329,7 @@ impl Tensor {
                 let p = safe.prod_impl(&rd, true, None, "ProdBackward1")?;
                 let term = p.div(&safe)?.mul(&prod_zeros_factor(&x, &m0, &rd)?)?;
                 Ok(vec![Some(g.mul(&term)?)])
-            }))
+            })
     }
 
     // ----- amax / amin / max / min -----
@@ -360,9 +361,9 @@ impl Tensor {
             bail!(runtime, "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.", op);
         }
         check_nonempty_dims(self, &rd, op)?;
+        let rec = record(name, &[self]);
         let out = dispatch_all!(self.dtype(), T => reduce::<T, T>(self, &rd, keepdim, move |v| extreme(v, want_max)));
-        Ok(record(name, &[self])
-            .save("self", self)
+        rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
                 let x = c.saved(0)?;
@@ -370,7 +371,7 @@ impl Tensor {
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
                 let m = mask(&x, &r, |a, b| a == b)?;
                 Ok(vec![Some(evenly_distribute(&g, &m, &rd)?)])
-            }))
+            })
     }
     /// `(values, indices)` of the maximum along `dim`; the first index wins
     /// among ties, NaN wins over numbers.
@@ -396,14 +397,13 @@ impl Tensor {
         });
         let shape = self.dims();
         let d = rd.first().copied();
-        let values = record(name, &[self])
-            .save("indices", &idx)
-            .finish(values, move |c| {
-                let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-                let idx = c.saved(0)?.unsqueeze_reduced(&rd, keepdim)?;
-                let oh = one_hot_along(&idx, &shape, d, g.dtype());
-                Ok(vec![Some(g.mul(&oh)?)])
-            });
+        let rec = record(name, &[self]);
+        let values = rec.save("indices", &idx).finish(values, move |c| {
+            let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+            let idx = c.saved(0)?.unsqueeze_reduced(&rd, keepdim)?;
+            let oh = one_hot_along(&idx, &shape, d, g.dtype());
+            Ok(vec![Some(g.mul(&oh)?)])
+        })?;
         Ok((values, idx))
     }
 
@@ -466,13 +466,13 @@ impl Tensor {
         }
         let rd = reduce_dims(dims, self.ndim())?;
         let n: usize = rd.iter().map(|&d| self.shape()[d]).product();
+        let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
+        let rec = record(name, &[self]);
         let out = dispatch_float!(self.dtype(), T => reduce::<T, T>(self, &rd, keepdim, move |v| {
             let var = var_f64(v, correction);
             T::from_f64(if sqrt { var.sqrt() } else { var })
         }));
-        let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
-        Ok(record(name, &[self])
-            .save("self", self)
+        rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
                 let x = c.saved(0)?;
@@ -486,7 +486,7 @@ impl Tensor {
                     g.mul_scalar(2.0 / denom)?.mul(&centered)?
                 };
                 Ok(vec![Some(grad)])
-            }))
+            })
     }
 
     // ----- norm -----
@@ -530,11 +530,11 @@ impl Tensor {
                 }
             }
         }
+        let rec = record("LinalgVectorNormBackward0", &[&x]);
         let out = dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, move |v| {
             T::from_f64(vector_norm_f64(v, p))
         }));
-        Ok(record("LinalgVectorNormBackward0", &[&x])
-            .save("self", &x)
+        rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
                 if p == 0.0 {
@@ -550,7 +550,7 @@ impl Tensor {
                     p,
                     &rd,
                 )?)])
-            }))
+            })
     }
 
     // ----- logsumexp -----
@@ -564,17 +564,17 @@ impl Tensor {
             self.to_dtype(crate::tensor::dtype::default_float())?
         };
         let rd = reduce_dims(dims, x.ndim())?;
+        let rec = record("LogsumexpBackward0", &[&x]);
         let out =
             dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice));
-        Ok(record("LogsumexpBackward0", &[&x])
-            .save("self", &x)
+        rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
                 let x = c.saved(0)?;
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
                 Ok(vec![Some(g.mul(&exp_d(&x.sub(&r)?)?)?)])
-            }))
+            })
     }
 
     // ----- cumsum -----
@@ -593,6 +593,12 @@ impl Tensor {
     /// cumsum forwards or backwards (from the end) along `d`; each is the
     /// other's derivative.
     fn cumsum_dir(&self, d: usize, reverse: bool) -> Result<Tensor> {
+        let name = if reverse {
+            "CumsumReverseBackward0"
+        } else {
+            "CumsumBackward0"
+        };
+        let rec = record(name, &[self]);
         let out = match self.dtype() {
             DType::F32 => map_lanes::<f32, f32>(self, d, move |i, o| cumsum_slice(i, o, reverse)),
             DType::F64 => map_lanes::<f64, f64>(self, d, move |i, o| cumsum_slice(i, o, reverse)),
@@ -612,14 +618,9 @@ impl Tensor {
                 }
             }),
         };
-        let name = if reverse {
-            "CumsumReverseBackward0"
-        } else {
-            "CumsumBackward0"
-        };
-        Ok(record(name, &[self]).finish(out, move |c| {
+        rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
-        }))
+        })
     }
 }
 

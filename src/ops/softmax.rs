@@ -35,29 +35,27 @@ impl Tensor {
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.softmax_input(dtype, "softmax_lastdim_kernel_impl")?;
         let d = wrap_dim(dim, x.ndim())?;
+        let rec = record("SoftmaxBackward0", &[&x]);
         let out = dispatch_float!(x.dtype(), T => map_lanes::<T, T>(&x, d, softmax_slice));
         let dims = [d as i64];
-        Ok(record("SoftmaxBackward0", &[&x])
-            .save_output("result", 0)
-            .finish(out, move |c| {
-                let (g, y) = (c.grad(), c.saved(0)?);
-                let s = g.mul(&y)?.sum_dims(&dims, true, None)?;
-                Ok(vec![Some(y.mul(&g.sub(&s)?)?)])
-            }))
+        rec.save_output("result", 0).finish(out, move |c| {
+            let (g, y) = (c.grad(), c.saved(0)?);
+            let s = g.mul(&y)?.sum_dims(&dims, true, None)?;
+            Ok(vec![Some(y.mul(&g.sub(&s)?)?)])
+        })
     }
 
     /// `x - log(sum(exp(x)))` along `dim`.
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.softmax_input(dtype, "log_softmax_lastdim_kernel_impl")?;
         let d = wrap_dim(dim, x.ndim())?;
+        let rec = record("LogSoftmaxBackward0", &[&x]);
         let out = dispatch_float!(x.dtype(), T => map_lanes::<T, T>(&x, d, log_softmax_slice));
         let dims = [d as i64];
-        Ok(record("LogSoftmaxBackward0", &[&x])
-            .save_output("result", 0)
-            .finish(out, move |c| {
-                let (g, y) = (c.grad(), c.saved(0)?);
-                let s = g.sum_dims(&dims, true, None)?;
-                Ok(vec![Some(g.sub(&exp_d(&y)?.mul(&s)?)?)])
-            }))
+        rec.save_output("result", 0).finish(out, move |c| {
+            let (g, y) = (c.grad(), c.saved(0)?);
+            let s = g.sum_dims(&dims, true, None)?;
+            Ok(vec![Some(g.sub(&exp_d(&y)?.mul(&s)?)?)])
+        })
     }
 }

@@ -37,7 +37,7 @@
 //! | silu_backward      | silu_backward(gg, x)          | gg grad s(1-s)(2 + x(1-2s))        |
 //! | softplus_backward  | softplus_backward(gg, x)      | gg grad β s(1-s), 0 past threshold |
 
-use crate::autograd::{is_grad_enabled, record};
+use crate::autograd::{is_grad_enabled, record, Record};
 use crate::kernels::binary::map2;
 use crate::kernels::unary::vmath;
 use crate::kernels::unary::{apply1_f32_simd_inplace, apply1_inplace, f, map1, map1_f32_simd};
@@ -133,11 +133,10 @@ enum Saves {
 
 impl Tensor {
     /// Attaches a unary op's node: `d(grad, saved)` is its derivative.
-    fn unary_record<F>(&self, name: &'static str, out: Tensor, saves: Saves, d: F) -> Tensor
+    fn unary_record<F>(&self, r: Record, out: Tensor, saves: Saves, d: F) -> Result<Tensor>
     where
         F: Fn(&Tensor, Option<Tensor>) -> Result<Tensor> + Send + Sync + 'static,
     {
-        let r = record(name, &[self]);
         let (r, has) = match saves {
             Saves::Nothing => (r, false),
             Saves::Input => (r.save("self", self), true),
@@ -191,94 +190,81 @@ impl Tensor {
 
     /// d/dself = grad * result
     pub fn exp(&self) -> Result<Tensor> {
+        let rec = record("ExpBackward0", &[self]);
         let out = float_map_simd!(self, vmath::exp_f32, |v| v.exp());
-        Ok(
-            self.unary_record("ExpBackward0", out, Saves::Output, |g, r| {
-                g.mul(&r.unwrap())
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| g.mul(&r.unwrap()))
     }
     /// d/dself = grad / self
     pub fn log(&self) -> Result<Tensor> {
+        let rec = record("LogBackward0", &[self]);
         let out = float_map_simd!(self, vmath::ln_f32, |v| v.ln());
-        Ok(self.unary_record("LogBackward0", out, Saves::Input, |g, s| g.div(&s.unwrap())))
+        self.unary_record(rec, out, Saves::Input, |g, s| g.div(&s.unwrap()))
     }
     /// d/dself = grad / (self + 1)
     pub fn log1p(&self) -> Result<Tensor> {
+        let rec = record("Log1PBackward0", &[self]);
         let out = float_map!(self, |v| v.ln_1p());
-        Ok(
-            self.unary_record("Log1PBackward0", out, Saves::Input, |g, s| {
-                g.div(&s.unwrap().add_scalar(1.0)?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, |g, s| {
+            g.div(&s.unwrap().add_scalar(1.0)?)
+        })
     }
     /// d/dself = grad * (result + 1)
     pub fn expm1(&self) -> Result<Tensor> {
+        let rec = record("Expm1Backward0", &[self]);
         let out = float_map!(self, |v| v.exp_m1());
-        Ok(
-            self.unary_record("Expm1Backward0", out, Saves::Output, |g, r| {
-                g.mul(&r.unwrap().add_scalar(1.0)?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            g.mul(&r.unwrap().add_scalar(1.0)?)
+        })
     }
     /// d/dself = grad / (2 * result)
     pub fn sqrt(&self) -> Result<Tensor> {
+        let rec = record("SqrtBackward0", &[self]);
         let out = float_map!(self, |v| v.sqrt());
-        Ok(
-            self.unary_record("SqrtBackward0", out, Saves::Output, |g, r| {
-                g.div(&r.unwrap().mul_scalar(2.0)?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            g.div(&r.unwrap().mul_scalar(2.0)?)
+        })
     }
     /// d/dself = -0.5 * grad * result^3
     pub fn rsqrt(&self) -> Result<Tensor> {
+        let rec = record("RsqrtBackward0", &[self]);
         let out = float_map!(self, |v| 1.0 / v.sqrt());
-        Ok(
-            self.unary_record("RsqrtBackward0", out, Saves::Output, |g, r| {
-                g.mul(&r.unwrap().pow_scalar(3)?)?.mul_scalar(-0.5)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            g.mul(&r.unwrap().pow_scalar(3)?)?.mul_scalar(-0.5)
+        })
     }
     /// d/dself = -grad * result^2
     pub fn reciprocal(&self) -> Result<Tensor> {
+        let rec = record("ReciprocalBackward0", &[self]);
         let out = float_map!(self, |v| 1.0 / v);
-        Ok(
-            self.unary_record("ReciprocalBackward0", out, Saves::Output, |g, r| {
-                let r = r.unwrap();
-                g.neg()?.mul(&r.mul(&r)?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            let r = r.unwrap();
+            g.neg()?.mul(&r.mul(&r)?)
+        })
     }
 
     // ----- sign-like -----
 
     /// d/dself = grad * sign(self). Integers stay integers; bool is an error.
     pub fn abs(&self) -> Result<Tensor> {
+        let rec = record("AbsBackward0", &[self]);
         let out = match self.dtype() {
             DType::F32 => map1::<f32, f32>(self, |v| v.abs()),
             DType::F64 => map1::<f64, f64>(self, |v| v.abs()),
             DType::I64 => map1::<i64, i64>(self, |v| v.wrapping_abs()),
             DType::Bool => bail!(runtime, "\"abs_cpu\" not implemented for 'Bool'"),
         };
-        Ok(
-            self.unary_record("AbsBackward0", out, Saves::Input, |g, s| {
-                g.mul(&s.unwrap().sign()?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
     }
     /// d/dself = 0. `(0 < x) - (x < 0)`: NaN gives 0; bool stays bool.
     pub fn sign(&self) -> Result<Tensor> {
+        let rec = record("SignBackward0", &[self]);
         let out = match self.dtype() {
             DType::F32 => map1::<f32, f32>(self, f::sign),
             DType::F64 => map1::<f64, f64>(self, f::sign),
             DType::I64 => map1::<i64, i64>(self, |v| v.signum()),
             DType::Bool => map1::<bool, bool>(self, |v| v),
         };
-        Ok(
-            self.unary_record("SignBackward0", out, Saves::Nothing, |g, _| {
-                Ok(g.zeros_like())
-            }),
-        )
+        self.unary_record(rec, out, Saves::Nothing, |g, _| Ok(g.zeros_like()))
     }
     /// `sgn` is `sign` for real tensors.
     pub fn sgn(&self) -> Result<Tensor> {
@@ -293,72 +279,63 @@ impl Tensor {
 
     /// d/dself = grad * cos(self)
     pub fn sin(&self) -> Result<Tensor> {
+        let rec = record("SinBackward0", &[self]);
         let out = float_map!(self, |v| v.sin());
-        Ok(
-            self.unary_record("SinBackward0", out, Saves::Input, |g, s| {
-                g.mul(&s.unwrap().cos()?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().cos()?))
     }
     /// d/dself = grad * -sin(self)
     pub fn cos(&self) -> Result<Tensor> {
+        let rec = record("CosBackward0", &[self]);
         let out = float_map!(self, |v| v.cos());
-        Ok(
-            self.unary_record("CosBackward0", out, Saves::Input, |g, s| {
-                g.mul(&s.unwrap().sin()?.neg()?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, |g, s| {
+            g.mul(&s.unwrap().sin()?.neg()?)
+        })
     }
     /// d/dself = grad * (1 + result^2)
     pub fn tan(&self) -> Result<Tensor> {
+        let rec = record("TanBackward0", &[self]);
         let out = float_map!(self, |v| v.tan());
-        Ok(
-            self.unary_record("TanBackward0", out, Saves::Output, |g, r| {
-                let r = r.unwrap();
-                g.mul(&r.mul(&r)?.add_scalar(1.0)?)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            let r = r.unwrap();
+            g.mul(&r.mul(&r)?.add_scalar(1.0)?)
+        })
     }
     /// d/dself = tanh_backward(grad, result)
     pub fn tanh(&self) -> Result<Tensor> {
+        let rec = record("TanhBackward0", &[self]);
         let out = float_map_simd!(self, vmath::tanh_f32, |v| v.tanh());
-        Ok(
-            self.unary_record("TanhBackward0", out, Saves::Output, |g, r| {
-                g.tanh_backward(&r.unwrap())
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| g.tanh_backward(&r.unwrap()))
     }
 
     // ----- activations -----
 
     /// d/dself = sigmoid_backward(grad, result)
     pub fn sigmoid(&self) -> Result<Tensor> {
+        let rec = record("SigmoidBackward0", &[self]);
         let out = float_map_simd!(self, vmath::sigmoid_f32, |v| f::sigmoid(v));
-        Ok(
-            self.unary_record("SigmoidBackward0", out, Saves::Output, |g, r| {
-                g.sigmoid_backward(&r.unwrap())
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            g.sigmoid_backward(&r.unwrap())
+        })
     }
     /// `max(self, 0)` (NaN stays NaN); d/dself = threshold_backward(grad,
     /// result). Integers stay integers; bool is an error.
     pub fn relu(&self) -> Result<Tensor> {
+        let rec = record("ReluBackward0", &[self]);
         let out = match self.dtype() {
             DType::F32 => map1::<f32, f32>(self, f::relu),
             DType::F64 => map1::<f64, f64>(self, f::relu),
             DType::I64 => map1::<i64, i64>(self, |v| v.max(0)),
             DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
         };
-        Ok(
-            self.unary_record("ReluBackward0", out, Saves::Output, |g, r| {
-                g.threshold_backward(&r.unwrap())
-            }),
-        )
+        self.unary_record(rec, out, Saves::Output, |g, r| {
+            g.threshold_backward(&r.unwrap())
+        })
     }
     /// GELU with `approximate` = "none" (exact, erf) or "tanh".
     /// d/dself = gelu_backward(grad, self)
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
         let tanh = gelu_mode(approximate)?;
+        let rec = record("GeluBackward0", &[self]);
         let out = match (self.dtype(), tanh) {
             (DType::F32, false) => map1::<f32, f32>(self, f::gelu),
             (DType::F64, false) => map1::<f64, f64>(self, f::gelu),
@@ -370,14 +347,13 @@ impl Tensor {
                 torch_name(dt)
             ),
         };
-        Ok(
-            self.unary_record("GeluBackward0", out, Saves::Input, move |g, s| {
-                g.gelu_backward(&s.unwrap(), tanh)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, move |g, s| {
+            g.gelu_backward(&s.unwrap(), tanh)
+        })
     }
     /// `self * sigmoid(self)`; d/dself = silu_backward(grad, self)
     pub fn silu(&self) -> Result<Tensor> {
+        let rec = record("SiluBackward0", &[self]);
         let out = match self.dtype() {
             DType::F32 => map1_f32_simd(self, vmath::silu_f32),
             DType::F64 => map1::<f64, f64>(self, f::silu),
@@ -387,15 +363,12 @@ impl Tensor {
                 torch_name(dt)
             ),
         };
-        Ok(
-            self.unary_record("SiluBackward0", out, Saves::Input, |g, s| {
-                g.silu_backward(&s.unwrap())
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, |g, s| g.silu_backward(&s.unwrap()))
     }
     /// `log(1 + exp(β self)) / β`, linear where `β self > threshold`.
     /// d/dself = softplus_backward(grad, self, β, threshold)
     pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
+        let rec = record("SoftplusBackward0", &[self]);
         let out = match self.dtype() {
             DType::F32 => {
                 let (b, t) = (beta as f32, threshold as f32);
@@ -408,20 +381,18 @@ impl Tensor {
                 torch_name(dt)
             ),
         };
-        Ok(
-            self.unary_record("SoftplusBackward0", out, Saves::Input, move |g, s| {
-                g.softplus_backward(&s.unwrap(), beta, threshold)
-            }),
-        )
+        self.unary_record(rec, out, Saves::Input, move |g, s| {
+            g.softplus_backward(&s.unwrap(), beta, threshold)
+        })
     }
 
     // ----- derivative ops (self is the incoming gradient) -----
 
     /// `self * (1 - y^2)`: tanh's derivative, `y` = tanh's output.
     pub fn tanh_backward(&self, y: &Tensor) -> Result<Tensor> {
+        let rec = record("TanhBackwardBackward0", &[self, y]);
         let out = float_map2!(self, y, |g, y| g * (1.0 - y * y));
-        Ok(record("TanhBackwardBackward0", &[self, y])
-            .save("grad_output", self)
+        rec.save("grad_output", self)
             .save("output", y)
             .finish(out, |c| {
                 let (g, y) = (c.saved(0)?, c.saved(1)?);
@@ -437,13 +408,13 @@ impl Tensor {
                     None
                 };
                 Ok(vec![dg, dy])
-            }))
+            })
     }
     /// `self * y * (1 - y)`: sigmoid's derivative, `y` = sigmoid's output.
     pub fn sigmoid_backward(&self, y: &Tensor) -> Result<Tensor> {
+        let rec = record("SigmoidBackwardBackward0", &[self, y]);
         let out = float_map2!(self, y, |g, y| g * y * (1.0 - y));
-        Ok(record("SigmoidBackwardBackward0", &[self, y])
-            .save("grad_output", self)
+        rec.save("grad_output", self)
             .save("output", y)
             .finish(out, |c| {
                 let (g, y) = (c.saved(0)?, c.saved(1)?);
@@ -459,13 +430,14 @@ impl Tensor {
                     None
                 };
                 Ok(vec![dg, dy])
-            }))
+            })
     }
     /// `self` where `y > 0`, else 0 (relu's derivative; `y` = relu's output,
     /// so NaN outputs pass the gradient as in torch).
     pub fn threshold_backward(&self, y: &Tensor) -> Result<Tensor> {
         let dt = self.result_type(y);
         let (g, yy) = (self.cast_raw(dt), y.cast_raw(dt));
+        let rec = record("ThresholdBackwardBackward0", &[self, y]);
         let out = match dt {
             DType::F32 => map2::<f32, f32>(&g, &yy, |g, y| if y <= 0.0 { 0.0 } else { g })?,
             DType::F64 => map2::<f64, f64>(&g, &yy, |g, y| if y <= 0.0 { 0.0 } else { g })?,
@@ -478,27 +450,25 @@ impl Tensor {
             })?
             .cast_raw(dt),
         };
-        Ok(record("ThresholdBackwardBackward0", &[self, y])
-            .save("self", y)
-            .finish(out, |c| {
-                let y = c.saved(0)?;
-                let dg = if c.needs(0) {
-                    Some(c.grad().threshold_backward(&y)?)
-                } else {
-                    None
-                };
-                Ok(vec![dg, None])
-            }))
+        rec.save("self", y).finish(out, |c| {
+            let y = c.saved(0)?;
+            let dg = if c.needs(0) {
+                Some(c.grad().threshold_backward(&y)?)
+            } else {
+                None
+            };
+            Ok(vec![dg, None])
+        })
     }
     /// `self * gelu'(x)` (`tanh` selects the tanh approximation).
     pub fn gelu_backward(&self, x: &Tensor, tanh: bool) -> Result<Tensor> {
+        let rec = record("GeluBackwardBackward0", &[self, x]);
         let out = if tanh {
             float_map2!(self, x, |g, x| g * f::gelu_tanh_grad(x))
         } else {
             float_map2!(self, x, |g, x| g * f::gelu_grad(x))
         };
-        Ok(record("GeluBackwardBackward0", &[self, x])
-            .save("grad_output", self)
+        rec.save("grad_output", self)
             .save("self", x)
             .finish(out, move |c| {
                 let (g, x) = (c.saved(0)?, c.saved(1)?);
@@ -514,13 +484,13 @@ impl Tensor {
                     None
                 };
                 Ok(vec![dg, dx])
-            }))
+            })
     }
     /// `self * silu'(x)`.
     pub fn silu_backward(&self, x: &Tensor) -> Result<Tensor> {
+        let rec = record("SiluBackwardBackward0", &[self, x]);
         let out = float_map2!(self, x, |g, x| g * f::silu_grad(x));
-        Ok(record("SiluBackwardBackward0", &[self, x])
-            .save("grad_output", self)
+        rec.save("grad_output", self)
             .save("self", x)
             .finish(out, |c| {
                 let (g, x) = (c.saved(0)?, c.saved(1)?);
@@ -541,12 +511,13 @@ impl Tensor {
                     None
                 };
                 Ok(vec![dg, dx])
-            }))
+            })
     }
     /// `self * softplus'(x)`.
     pub fn softplus_backward(&self, x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
         let dt = self.result_type(x).to_floating();
         let (g, xx) = (self.cast_raw(dt), x.cast_raw(dt));
+        let rec = record("SoftplusBackwardBackward0", &[self, x]);
         let out = match dt {
             DType::F32 => {
                 let (b, t) = (beta as f32, threshold as f32);
@@ -556,8 +527,7 @@ impl Tensor {
                 g * f::softplus_grad(x, beta, threshold)
             })?,
         };
-        Ok(record("SoftplusBackwardBackward0", &[self, x])
-            .save("grad_output", self)
+        rec.save("grad_output", self)
             .save("self", x)
             .finish(out, move |c| {
                 let (g, x) = (c.saved(0)?, c.saved(1)?);
@@ -579,7 +549,7 @@ impl Tensor {
                     None
                 };
                 Ok(vec![dg, dx])
-            }))
+            })
     }
 
     // ----- in-place variants -----

@@ -30,14 +30,14 @@ impl Tensor {
         let Some(strides) = self.layout().view_strides(&shape) else {
             bail!(runtime, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
         };
+        let rec = record("ViewBackward0", &[self]);
         let out = self.alias_with_layout(Layout {
             shape,
             strides,
             offset: self.storage_offset(),
         });
         let orig = to_i64(self.shape());
-        Ok(record("ViewBackward0", &[self])
-            .finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)])))
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
     /// A view when the strides allow, else a copy.
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
@@ -71,10 +71,11 @@ impl Tensor {
     }
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
         let (d0, d1) = (wrap_dim(dim0, self.ndim())?, wrap_dim(dim1, self.ndim())?);
+        let rec = record("TransposeBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().transpose(d0, d1));
-        Ok(record("TransposeBackward0", &[self]).finish(out, move |c| {
+        rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().transpose(d0 as i64, d1 as i64)?)])
-        }))
+        })
     }
     /// 2-D transpose (`t()`); 0-D and 1-D tensors come back as they are.
     pub fn t(&self) -> Result<Tensor> {
@@ -95,13 +96,13 @@ impl Tensor {
             .iter()
             .map(|&d| wrap_dim(d, self.ndim()))
             .collect::<Result<_>>()?;
+        let rec = record("PermuteBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().permute(&dims)?);
         let mut inverse = vec![0i64; dims.len()];
         for (i, &d) in dims.iter().enumerate() {
             inverse[d] = i as i64;
         }
-        Ok(record("PermuteBackward0", &[self])
-            .finish(out, move |c| Ok(vec![Some(c.grad().permute(&inverse)?)])))
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().permute(&inverse)?)]))
     }
     /// Broadcast to `shape`; `-1` keeps a dim.
     pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
@@ -119,10 +120,10 @@ impl Tensor {
                 target.push(d as usize);
             }
         }
+        let rec = record("ExpandBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().expand(&target)?);
         let orig = self.dims();
-        Ok(record("ExpandBackward0", &[self])
-            .finish(out, move |c| Ok(vec![Some(c.grad().sum_to_size(&orig)?)])))
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().sum_to_size(&orig)?)]))
     }
     pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
         self.expand(&to_i64(other.shape()))
@@ -132,10 +133,10 @@ impl Tensor {
     }
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
         let d = wrap_dim(dim, self.ndim() + 1)?;
+        let rec = record("UnsqueezeBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().unsqueeze(d));
         let orig = to_i64(self.shape());
-        Ok(record("UnsqueezeBackward0", &[self])
-            .finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)])))
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
     /// Removes the given size-1 dims (all size-1 dims when `dims` is None).
     pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
@@ -152,34 +153,34 @@ impl Tensor {
         for &d in drop.iter().rev() {
             l = l.squeeze_dim(d);
         }
+        let rec = record("SqueezeBackward0", &[self]);
         let out = self.alias_with_layout(l);
         let orig = to_i64(self.shape());
-        Ok(record("SqueezeBackward0", &[self])
-            .finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)])))
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
 
     /// A view made by a geometric function of the layout, with a generic
     /// scatter-into-zeros backward.
     pub fn strided_view(&self, name: &'static str, f: ViewFn) -> Result<Tensor> {
+        let rec = record(name, &[self]);
         let out = self.alias_with_layout(f(self.layout()));
         let orig = self.dims();
-        Ok(record(name, &[self]).finish(out, move |c| {
+        rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().strided_scatter(&orig, f.clone())?)])
-        }))
+        })
     }
     /// Zeros of `shape` with `self` written into the view `f` of it. The
     /// backward of `strided_view`, and differentiable itself.
     pub fn strided_scatter(&self, shape: &[usize], f: ViewFn) -> Result<Tensor> {
+        let rec = record("AsStridedScatterBackward0", &[self]);
         let out = Tensor::zeros(shape, self.dtype());
         let region = out.alias_with_layout(f(out.layout()));
         crate::kernels::copy::copy_into(&region, self)?;
-        Ok(
-            record("AsStridedScatterBackward0", &[self]).finish(out, move |c| {
-                Ok(vec![Some(
-                    c.grad().strided_view("AsStridedBackward0", f.clone())?,
-                )])
-            }),
-        )
+        rec.finish(out, move |c| {
+            Ok(vec![Some(
+                c.grad().strided_view("AsStridedBackward0", f.clone())?,
+            )])
+        })
     }
     pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
         let d = wrap_dim(dim, self.ndim())?;

@@ -1,7 +1,7 @@
 //! The one place Rust errors become Python exceptions.
 
 use crate::{Error, ErrorKind};
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAssertionError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 impl From<Error> for PyErr {
@@ -19,6 +19,7 @@ impl From<Error> for PyErr {
             ErrorKind::Value => PyValueError::new_err(e.msg),
             ErrorKind::Type => PyTypeError::new_err(e.msg),
             ErrorKind::Index => PyIndexError::new_err(e.msg),
+            ErrorKind::Assertion => PyAssertionError::new_err(e.msg),
         }
     }
 }

@@ -5,14 +5,56 @@ use crate::autograd::profiler::{self, EventKind, RangeGuard};
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 
-/// One event as Python gets it:
-/// (name, kind, start_ns, dur_ns, self_ns, tid, input_shapes).
-type PyEvent = (String, &'static str, u64, u64, u64, u64, Vec<Vec<usize>>);
+/// One event as Python gets it: (name, kind, start_ns, dur_ns, self_ns,
+/// tid, input_shapes, stack, memory, self_memory).
+type PyEvent = (
+    String,
+    &'static str,
+    u64,
+    u64,
+    u64,
+    u64,
+    Vec<Vec<usize>>,
+    Vec<String>,
+    i64,
+    i64,
+);
 
 #[pyfunction]
-#[pyo3(signature = (record_shapes = false))]
-fn _profiler_start(record_shapes: bool) -> PyResult<()> {
-    Ok(profiler::start(record_shapes)?)
+#[pyo3(signature = (record_shapes = false, with_stack = false, profile_memory = false))]
+fn _profiler_start(record_shapes: bool, with_stack: bool, profile_memory: bool) -> PyResult<()> {
+    Ok(profiler::start_with(profiler::Options {
+        record_shapes,
+        with_stack,
+        profile_memory,
+    })?)
+}
+
+/// The Python stack of the calling thread, innermost frame first, as
+/// torch writes it (`file(line): function`). The core never calls it inside
+/// a backward node (engine workers), only for forward ops and user ranges.
+fn capture_stack() -> Vec<String> {
+    Python::attach(|py| {
+        let mut out = Vec::new();
+        let Ok(sys) = py.import("sys") else {
+            return out;
+        };
+        let mut frame = sys.call_method1("_getframe", (0,)).ok();
+        while let Some(f) = frame.filter(|f| !f.is_none()) {
+            let entry = (|| -> PyResult<String> {
+                let code = f.getattr("f_code")?;
+                let file: String = code.getattr("co_filename")?.extract()?;
+                let name: String = code.getattr("co_name")?.extract()?;
+                let line: i64 = f.getattr("f_lineno")?.extract().unwrap_or(0);
+                Ok(format!("{file}({line}): {name}"))
+            })();
+            if let Ok(e) = entry {
+                out.push(e);
+            }
+            frame = f.getattr("f_back").ok();
+        }
+        out
+    })
 }
 
 /// Ends the session; forward ops are named as torch names them (`aten::mul`).
@@ -33,6 +75,9 @@ fn _profiler_stop() -> Vec<PyEvent> {
                 e.self_ns,
                 e.tid,
                 e.shapes,
+                e.stack,
+                e.memory,
+                e.self_memory,
             )
         })
         .collect()
@@ -72,6 +117,7 @@ impl PyRecordFunction {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    profiler::set_stack_capture(capture_stack);
     m.add_function(wrap_pyfunction!(_profiler_start, m)?)?;
     m.add_function(wrap_pyfunction!(_profiler_stop, m)?)?;
     m.add_function(wrap_pyfunction!(_profiler_enabled, m)?)?;

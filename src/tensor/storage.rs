@@ -112,6 +112,17 @@ impl StorageData {
     }
 }
 
+/// Bytes held by `d`, for the profiler's memory accounting.
+fn storage_bytes(d: &StorageData) -> i64 {
+    (d.len() * d.dtype().itemsize()) as i64
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        crate::autograd::profiler::memory_event(|| -storage_bytes(self.data.get_mut()));
+    }
+}
+
 /// Shared, lockable storage. Readers (kernels) take the read lock; in-place
 /// ops take the write lock.
 pub struct Storage {
@@ -120,6 +131,7 @@ pub struct Storage {
 
 impl Storage {
     pub fn new(data: StorageData) -> Self {
+        crate::autograd::profiler::memory_event(|| storage_bytes(&data));
         Storage {
             data: RwLock::new(data),
         }

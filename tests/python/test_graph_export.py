@@ -1,5 +1,6 @@
 """ferrograd.autograd.graph.to_dot / render: DOT export of a backward graph."""
 
+import os
 import re
 import shutil
 
@@ -163,3 +164,78 @@ def test_render_without_dot(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RuntimeError, match="not installed"):
         graph.render("digraph {}", tmp_path / "x.svg")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+@pytest.mark.parametrize("fmt,signature", [("svg", b"<svg"), ("png", b"\x89PNG\r\n\x1a\n")])
+def test_render_with_real_dot(tmp_path, fmt, signature):
+    a = fg.tensor([1.0, 2.0], requires_grad=True)
+    b = fg.tensor([3.0, 4.0], requires_grad=True)
+    y = (a * b).exp().sum()
+    out = tmp_path / f"g.{fmt}"
+    assert graph.render(y, out, format=fmt) == out
+    data = out.read_bytes()
+    if fmt == "png":
+        assert data.startswith(signature)
+    else:
+        assert signature in data
+        text = data.decode()
+        # every node of the graph is drawn
+        for name in ["SumBackward0", "ExpBackward0", "MulBackward0"]:
+            assert name in text
+
+
+def _fake_dot(tmp_path, body):
+    """A `dot` script first on PATH: it logs its arguments and runs `body`."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "dot"
+    exe.write_text(
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$@" > "{tmp_path}/args.txt"\n'
+        # the DOT file (an argument not starting with -) as given
+        'for a in "$@"; do case "$a" in *.dot) cp "$a" "'
+        + str(tmp_path)
+        + '/in.dot";; esac; done\n'
+        + body
+    )
+    exe.chmod(0o755)
+    return bindir
+
+
+def test_render_invokes_dot(tmp_path, monkeypatch):
+    # writes "fake <format>" to the path after -o
+    body = (
+        'fmt=""; out=""; prev=""\n'
+        'for a in "$@"; do\n'
+        '  case "$a" in -T*) fmt="${a#-T}";; esac\n'
+        '  if [ "$prev" = "-o" ]; then out="$a"; fi\n'
+        '  prev="$a"\n'
+        "done\n"
+        'printf "fake %s" "$fmt" > "$out"\n'
+    )
+    bindir = _fake_dot(tmp_path, body)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    a = fg.tensor([1.0, 2.0], requires_grad=True)
+    y = a.exp().sum()
+    out = tmp_path / "out.png"
+    assert graph.render(y, out, format="png") == out
+    assert out.read_text() == "fake png"
+    args = (tmp_path / "args.txt").read_text().split("\n")[:-1]
+    assert args[0] == "-Tpng"
+    assert args[1].endswith(".dot")
+    assert args[2:] == ["-o", str(out)]
+    # dot got the graph's DOT text; the temporary file is gone afterwards
+    assert (tmp_path / "in.dot").read_text() == graph.to_dot(y)
+    assert not os.path.exists(args[1])
+
+
+def test_render_dot_failure(tmp_path, monkeypatch):
+    bindir = _fake_dot(tmp_path, 'echo "Error: syntax error in line 1" >&2\nexit 1\n')
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "bad.svg"
+    with pytest.raises(RuntimeError, match="^dot failed: Error: syntax error in line 1$"):
+        graph.render("digraph { bad", out)
+    assert not out.exists()
+    args = (tmp_path / "args.txt").read_text().split("\n")[:-1]
+    assert args[0] == "-Tsvg"

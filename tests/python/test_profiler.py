@@ -52,14 +52,38 @@ def test_nothing_recorded_outside_or_when_disabled():
     assert prof.self_cpu_time_total == 0
 
 
-def test_unfinished_and_nested_raise():
+def test_unfinished_raises_and_not_reentrant():
     prof = profiler.profile()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="Profiler didn't finish running"):
         prof.key_averages()
-    with profiler.profile():
-        with pytest.raises(RuntimeError):
-            with profiler.profile():
+    with prof:
+        with pytest.raises(RuntimeError, match="not reentrant"):
+            with prof:
                 pass
+
+
+def _nested(lib):
+    x = lib.ones(3, requires_grad=True)
+    with lib.autograd.profiler.profile() as outer:
+        y = x * 2
+        with lib.autograd.profiler.profile() as inner:
+            z = y.exp()
+        assert not lib.autograd._profiler_enabled()
+        z.sum()
+    return [e.name for e in outer.function_events], [e.name for e in inner.function_events]
+
+
+def test_nested_profile_replaces_outer():
+    # As torch: the inner session replaces the outer one, which ends empty.
+    outer, inner = _nested(ferrograd)
+    assert outer == []
+    assert inner == ["aten::exp"]
+    assert not ferrograd._C._profiler_enabled()
+
+
+def test_nested_profile_like_torch():
+    torch = pytest.importorskip("torch")
+    assert _nested(ferrograd) == _nested(torch)
 
 
 def test_key_averages_table_and_totals():
@@ -251,3 +275,207 @@ def test_op_and_node_names_match_torch():
         "SumBackward0",
     ]:
         assert n in theirs and n in ours
+
+
+# ---- op events cover the whole op (kernel included) ----------------------
+
+
+def _wall_and_event(fn, name):
+    import time
+
+    best = None
+    for _ in range(3):
+        with profiler.profile() as prof:
+            t0 = time.perf_counter_ns()
+            fn()
+            wall = (time.perf_counter_ns() - t0) / 1000.0
+        ev = [e for e in prof.function_events if e.name == name]
+        assert len(ev) == 1
+        ratio = ev[0].cpu_time_total / wall
+        best = ratio if best is None else max(best, ratio)
+    return best
+
+
+def test_op_event_covers_kernel_matmul():
+    a = ferrograd.randn(1500, 1500)
+    b = ferrograd.randn(1500, 1500)
+    assert _wall_and_event(lambda: a @ b, "aten::mm") >= 0.7
+
+
+def test_op_event_covers_kernel_exp_no_grad_and_grad():
+    x = ferrograd.randn(20_000_000)
+    assert _wall_and_event(lambda: x.exp(), "aten::exp") >= 0.7
+    xr = x.detach().requires_grad_()
+    assert _wall_and_event(lambda: xr.exp(), "aten::exp") >= 0.7
+    with ferrograd.no_grad():
+        assert _wall_and_event(lambda: xr.exp(), "aten::exp") >= 0.7
+
+
+def _direct_children(evs, node):
+    inside = [
+        e
+        for e in evs
+        if e is not node
+        and e.thread == node.thread
+        and node.time_range_start <= e.time_range_start
+        and e.time_range_end <= node.time_range_end + 1e-3
+    ]
+    return [
+        e
+        for e in inside
+        if not any(
+            o is not e
+            and o.time_range_start <= e.time_range_start
+            and e.time_range_end <= o.time_range_end
+            and o.cpu_time_total > e.cpu_time_total
+            for o in inside
+        )
+    ]
+
+
+def test_nested_op_events_self_time():
+    # log_softmax's backward formula calls other ops: their events nest in
+    # the backward node's event on its thread, and self times add up.
+    x = ferrograd.randn(300, 400, requires_grad=True)
+    with profiler.profile() as prof:
+        y = x.log_softmax(1).sum()
+        y.backward()
+    evs = prof.function_events
+    node = next(e for e in evs if e.name == "LogSoftmaxBackward0")
+    direct = _direct_children(evs, node)
+    assert direct, "the backward formula's ops are recorded inside its node"
+    assert all(e.kind == "cpu_op" for e in direct)
+    child = sum(e.cpu_time_total for e in direct)
+    assert node.self_cpu_time_total == pytest.approx(node.cpu_time_total - child, abs=2.0)
+    assert node.self_cpu_time_total < node.cpu_time_total
+    # every event's self time is its time less its direct children's
+    for e in evs:
+        child = sum(c.cpu_time_total for c in _direct_children(evs, e))
+        assert e.self_cpu_time_total == pytest.approx(e.cpu_time_total - child, abs=2.0)
+
+
+def test_failed_op_closes_its_event():
+    a = ferrograd.ones(2, 3)
+    b = ferrograd.ones(4, 5)
+    with profiler.profile() as prof:
+        with pytest.raises(RuntimeError):
+            a.mm(b)
+        a + 1
+    names = [e.name for e in prof.function_events]
+    assert "aten::add" in names
+    for e in prof.function_events:
+        assert e.cpu_time_total >= e.self_cpu_time_total >= 0
+
+
+# ---- with_stack ------------------------------------------------------------
+
+
+def _stack_user(x):
+    return x.exp()  # the op's call site
+
+
+def test_with_stack_records_python_stack():
+    x = ferrograd.ones(3, requires_grad=True)
+    with profiler.profile(with_stack=True) as prof:
+        with profiler.record_function("rng"):
+            y = _stack_user(x)
+        y.sum().backward()
+    evs = prof.function_events
+    exp = next(e for e in evs if e.name == "aten::exp")
+    assert exp.stack, "forward ops carry the Python stack"
+    # innermost frame first, as torch: the line calling the op
+    assert exp.stack[0].endswith(": _stack_user")
+    assert "test_profiler.py(" in exp.stack[0]
+    assert exp.stack[1].endswith(": test_with_stack_records_python_stack")
+    assert all("autograd/profiler.py" not in f for f in exp.stack)
+    rng = next(e for e in evs if e.name == "rng")
+    assert rng.stack[0].endswith(": test_with_stack_records_python_stack")
+    # backward nodes (and ops run inside them) have no Python stack
+    assert all(not e.stack for e in evs if e.kind == "backward")
+    # grouping by the top frames and the Source Location column
+    ka = prof.key_averages(group_by_stack_n=2)
+    e = next(a for a in ka if a.key == "aten::exp")
+    assert e.stack == exp.stack[:2]
+    table = ka.table()
+    assert "Source Location" in table.splitlines()[1]
+    assert any(": _stack_user" in line for line in table.splitlines())
+    # without group_by_stack_n the averages carry no stack, and no column
+    assert all(a.stack == [] for a in prof.key_averages())
+    assert "Source Location" not in prof.key_averages().table()
+
+
+def test_no_stack_by_default():
+    with profiler.profile() as prof:
+        ferrograd.ones(3).exp()
+    assert all(e.stack == [] for e in prof.function_events)
+
+
+def test_group_by_stack_n_splits_call_sites():
+    x = ferrograd.ones(3)
+    with profiler.profile(with_stack=True) as prof:
+        x.exp()
+        x.exp()
+    ka = prof.key_averages(group_by_stack_n=1)
+    exps = [a for a in ka if a.key == "aten::exp"]
+    assert len(exps) == 2  # two call lines
+    assert sorted(a.count for a in exps) == [1, 1]
+    assert [a.count for a in prof.key_averages() if a.key == "aten::exp"] == [2]
+
+
+# ---- profile_memory --------------------------------------------------------
+
+
+def _mem(lib):
+    x = lib.ones(1000, 1000)
+    with lib.autograd.profiler.profile(profile_memory=True) as prof:
+        with lib.autograd.profiler.record_function("outer"):
+            y = x.exp()
+            z = y * 2
+            del y
+        del z
+    return prof
+
+
+def test_profile_memory_events():
+    prof = _mem(ferrograd)
+    evs = prof.function_events
+    exp = next(e for e in evs if e.name == "aten::exp")
+    mul = next(e for e in evs if e.name == "aten::mul")
+    outer = next(e for e in evs if e.name == "outer")
+    assert exp.cpu_memory_usage == exp.self_cpu_memory_usage == 4_000_000
+    assert mul.cpu_memory_usage >= 4_000_000
+    # y was freed inside "outer": its own memory is the free
+    assert outer.self_cpu_memory_usage == -4_000_000
+    assert outer.cpu_memory_usage == pytest.approx(4_000_000, abs=16)
+    table = prof.key_averages().table()
+    header = table.splitlines()[1]
+    assert "CPU Mem" in header and "Self CPU Mem" in header
+    assert header.index("CPU Mem") < header.index("# of Calls")
+    assert "3.81 MB" in table and "-3.81 MB" in table
+
+
+def test_no_memory_by_default():
+    with profiler.profile() as prof:
+        ferrograd.ones(100).exp()
+    assert all(e.cpu_memory_usage == 0 for e in prof.function_events)
+    assert "CPU Mem" not in prof.key_averages().table()
+
+
+def test_profile_memory_like_torch():
+    torch = pytest.importorskip("torch")
+
+    def summary(prof):
+        keep = {"aten::exp", "aten::mul", "outer"}
+        return {
+            e.name: (e.cpu_memory_usage, e.self_cpu_memory_usage)
+            for e in prof.function_events
+            if e.name in keep
+        }
+
+    ours, theirs = summary(_mem(ferrograd)), summary(_mem(torch))
+    assert ours["aten::exp"] == theirs["aten::exp"]
+    assert ours["outer"][1] == theirs["outer"][1]
+    assert ours["aten::mul"][0] == pytest.approx(theirs["aten::mul"][0], abs=16)
+    tt = _mem(torch).key_averages().table().splitlines()[1]
+    ot = _mem(ferrograd).key_averages().table().splitlines()[1]
+    assert ot.split() == tt.split()

@@ -14,4 +14,5 @@ from .gradcheck import gradcheck, gradgradcheck  # noqa: F401, E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401, E402
 from .anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401, E402
 from . import profiler  # noqa: F401, E402
+from .._C import _profiler_enabled  # noqa: F401, E402
 from . import graph  # noqa: F401, E402

@@ -1,10 +1,14 @@
 """``torch.autograd.profiler``: a CPU profiler over ferrograd's own events.
 
 Events come from the Rust core: every forward op (named as torch names it,
-``aten::mul``; its time covers the op's graph recording, which for most ops
-follows the kernel, so forward times are a lower bound), every backward node
-the engine evaluates (``MulBackward0``, on the worker thread that ran it) and
-every ``record_function`` range. This module only groups and formats them.
+``aten::mul``; its time covers the whole op, kernel included), every backward
+node the engine evaluates (``MulBackward0``, on the worker thread that ran
+it) and every ``record_function`` range. With ``with_stack=True`` forward ops
+and user ranges carry the Python stack they were called from (``stack``,
+innermost frame first); with ``profile_memory=True`` each event carries the
+tensor storage bytes allocated (positive) and freed (negative) while it was
+the innermost open range (``self_cpu_memory_usage``) and that plus its
+children's (``cpu_memory_usage``). This module only groups and formats them.
 """
 
 import contextlib
@@ -33,6 +37,33 @@ def _format_time(us):
     return f"{us:.3f}us"
 
 
+def _format_memory(nbytes):
+    kb, mb, gb = 1024, 1024 * 1024, 1024 * 1024 * 1024
+    if abs(nbytes) >= gb:
+        return f"{nbytes * 1.0 / gb:.2f} GB"
+    if abs(nbytes) >= mb:
+        return f"{nbytes * 1.0 / mb:.2f} MB"
+    if abs(nbytes) >= kb:
+        return f"{nbytes * 1.0 / kb:.2f} KB"
+    return f"{nbytes} B"
+
+
+# Frames of the profiler itself are left out of stacks, as torch does.
+_STACK_SKIP = ("autograd/profiler.py", "autograd/__init__.py", "contextlib.py")
+
+
+def _trim_path(path, width):
+    if len(path) > width:
+        path = path[len(path) - width :]
+        if len(path) > 3:
+            path = "..." + path[3:]
+    return path
+
+
+def _filter_stack(stack):
+    return [f for f in stack if not any(s in f for s in _STACK_SKIP)]
+
+
 def _format_percent(x, total):
     return f"{(x * 100.0 / total) if total else 0.0:.2f}%"
 
@@ -40,7 +71,20 @@ def _format_percent(x, total):
 class FunctionEvent:
     """One profiled range. Times are in microseconds."""
 
-    def __init__(self, id, name, kind, start_ns, dur_ns, self_ns, thread, input_shapes):
+    def __init__(
+        self,
+        id,
+        name,
+        kind,
+        start_ns,
+        dur_ns,
+        self_ns,
+        thread,
+        input_shapes,
+        stack=(),
+        cpu_memory_usage=0,
+        self_cpu_memory_usage=0,
+    ):
         self.id = id
         self.name = name
         self.key = name
@@ -53,7 +97,9 @@ class FunctionEvent:
         self.count = 1
         self.is_user_annotation = kind == "user_annotation"
         self.is_async = False
-        self.stack = []
+        self.stack = _filter_stack(stack)
+        self.cpu_memory_usage = cpu_memory_usage
+        self.self_cpu_memory_usage = self_cpu_memory_usage
 
     @property
     def time_range_end(self):
@@ -83,15 +129,20 @@ class FunctionEventAvg:
         self.input_shapes = None
         self.is_user_annotation = False
         self.stack = []
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
 
     def add(self, other):
         if self.key is None:
             self.key = other.key
             self.input_shapes = other.input_shapes
             self.is_user_annotation = other.is_user_annotation
+            self.stack = other.stack
         self.count += other.count
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total
+        self.cpu_memory_usage += other.cpu_memory_usage
+        self.self_cpu_memory_usage += other.self_cpu_memory_usage
         return self
 
     def __iadd__(self, other):
@@ -112,9 +163,11 @@ class FunctionEventAvg:
 class EventList(list):
     """A list of events (or of averages) with torch's reporting methods."""
 
-    def __init__(self, *args, group_by_input_shape=False):
+    def __init__(self, *args, group_by_input_shape=False, with_stack=False, profile_memory=False):
         super().__init__(*args)
         self._group_by_input_shape = group_by_input_shape
+        self._with_stack = with_stack
+        self._profile_memory = profile_memory
 
     @property
     def self_cpu_time_total(self):
@@ -123,9 +176,20 @@ class EventList(list):
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         groups = {}
         for e in self:
-            k = (e.key, str(e.input_shapes)) if group_by_input_shape else e.key
-            groups.setdefault(k, FunctionEventAvg()).add(e)
-        return EventList(groups.values(), group_by_input_shape=group_by_input_shape)
+            k = [e.key]
+            if group_by_input_shape:
+                k.append(str(e.input_shapes))
+            if group_by_stack_n > 0:
+                k.append(tuple(e.stack[:group_by_stack_n]))
+            groups.setdefault(tuple(k), FunctionEventAvg()).add(e)
+        for avg in groups.values():
+            avg.stack = avg.stack[:group_by_stack_n] if group_by_stack_n > 0 else []
+        return EventList(
+            groups.values(),
+            group_by_input_shape=group_by_input_shape,
+            with_stack=group_by_stack_n > 0,
+            profile_memory=self._profile_memory,
+        )
 
     def total_average(self):
         total = FunctionEventAvg()
@@ -157,8 +221,11 @@ class EventList(list):
             "CPU total %",
             "CPU total",
             "CPU time avg",
-            "# of Calls",
         ]
+        mem = self._profile_memory
+        if mem:
+            headers += ["CPU Mem", "Self CPU Mem"]
+        headers.append("# of Calls")
         shapes = self._group_by_input_shape
         if shapes:
             shape_w = min(
@@ -166,8 +233,26 @@ class EventList(list):
                 max_shapes_column_width,
             )
             shape_w = max(shape_w, len("Input Shapes"))
-        widths = [name_w] + [12] * len(headers) + ([shape_w] if shapes else [])
-        names = ["Name"] + headers + (["Input Shapes"] if shapes else [])
+        stacks = self._with_stack and any(e.stack for e in events)
+        src_w = 0
+        if stacks:
+            src_w = min(
+                max((len(f) for e in events for f in e.stack), default=0) + 4,
+                max_src_column_width,
+            )
+            src_w = max(src_w, len("Source Location"))
+        widths = (
+            [name_w]
+            + [12] * len(headers)
+            + ([shape_w] if shapes else [])
+            + ([src_w] if stacks else [])
+        )
+        names = (
+            ["Name"]
+            + headers
+            + (["Input Shapes"] if shapes else [])
+            + (["Source Location"] if stacks else [])
+        )
 
         def line(cells):
             return "".join(f"{c:>{w}}  " for c, w in zip(cells, widths))
@@ -188,14 +273,28 @@ class EventList(list):
                 _format_percent(e.cpu_time_total, total),
                 _format_time(e.cpu_time_total),
                 _format_time(e.cpu_time),
-                str(e.count),
             ]
+            if mem:
+                cells += [
+                    _format_memory(e.cpu_memory_usage),
+                    _format_memory(e.self_cpu_memory_usage),
+                ]
+            cells.append(str(e.count))
             if shapes:
                 s = str(e.input_shapes)
                 if len(s) >= shape_w - 3:
                     s = s[: shape_w - 6] + "..."
                 cells.append(s)
+            src = list(e.stack) if stacks else []
+            if stacks:
+                cells.append(_trim_path(src[0], src_w) if src else "")
             out.append(line(cells))
+            if stacks:
+                # torch prints the further frames of the source location on
+                # lines of their own, under the column, then a blank line.
+                for frame in src[1:]:
+                    out.append(line([""] * (len(widths) - 1) + [_trim_path(frame, src_w)]))
+                out.append(line([""] * len(widths)))
         out.append(sep)
         out.append(f"Self CPU time total: {_format_time(total)}")
         return "\n".join(out) + "\n"
@@ -237,8 +336,10 @@ class profile:
     """``torch.autograd.profiler.profile``: records ops, backward nodes and
     user ranges while active.
 
-    ``profile_memory`` and ``with_stack`` are accepted; ferrograd records no
-    memory events and no per-op Python stacks (``stack`` stays empty).
+    ``with_stack`` records the Python stack of forward ops and user ranges;
+    ``profile_memory`` the tensor storage bytes each range allocated and
+    freed. Entering a second profile while one is on replaces the first, as
+    in torch: the outer one then ends with no events.
     """
 
     def __init__(
@@ -277,14 +378,18 @@ class profile:
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
-        _C._profiler_start(self.record_shapes)
+        _C._profiler_start(self.record_shapes, self.with_stack, self.profile_memory)
         return self
 
     def __exit__(self, *args):
         if not self.enabled:
             return
         raw = _C._profiler_stop()
-        self.function_events = EventList(FunctionEvent(i, *r) for i, r in enumerate(raw))
+        self.function_events = EventList(
+            (FunctionEvent(i, *r) for i, r in enumerate(raw)),
+            with_stack=self.with_stack,
+            profile_memory=self.profile_memory,
+        )
         return False
 
     def _check_finished(self):
