@@ -117,12 +117,6 @@ fn storage_bytes(d: &StorageData) -> i64 {
     (d.len() * d.dtype().itemsize()) as i64
 }
 
-impl Drop for Storage {
-    fn drop(&mut self) {
-        crate::autograd::profiler::memory_event(|| -storage_bytes(self.data.get_mut()));
-    }
-}
-
 /// Shared, lockable storage. Readers (kernels) take the read lock; in-place
 /// ops take the write lock.
 pub struct Storage {
@@ -165,9 +159,11 @@ impl Storage {
 }
 
 impl Drop for Storage {
-    /// Big buffers go to the buffer cache (`super::pool`) for reuse.
+    /// Reports the free to the profiler; big buffers go to the buffer cache
+    /// (`super::pool`) for reuse.
     fn drop(&mut self) {
         let data = self.data.get_mut();
+        crate::autograd::profiler::memory_event(|| -storage_bytes(data));
         if super::pool::wants(data) {
             let empty = StorageData::Bool(Buf::Owned(Vec::new()));
             super::pool::give(std::mem::replace(data, empty));
