@@ -91,3 +91,210 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 pub fn in_place_scope<'s, R: Send>(f: impl FnOnce(&rayon::Scope<'s>) -> R + Send) -> R {
     blocking(move || pool().in_place_scope(f))
 }
+
+/// Runs `f(i)` for every `i` in `0..count`, each exactly once, on the
+/// calling thread, with pool workers joining in while there are indices
+/// left. A worker that wakes up after the caller has finished finds nothing
+/// to do, so a cold pool costs a wake-up call, never a wait for a thread to
+/// be scheduled (tens of microseconds on a VM): small data-parallel kernels
+/// stay cheap. Panics in `f` reach the caller.
+pub fn for_each_index(count: usize, f: &(dyn Fn(usize) + Sync)) {
+    let pool = pool();
+    let helpers = (pool.current_num_threads() - 1).min(count.saturating_sub(1));
+    if helpers == 0 {
+        (0..count).for_each(f);
+        return;
+    }
+    // SAFETY (lifetime erasure): `Shared::f` is only called between a
+    // successful `enter` and the matching `leave` (or by this thread), and
+    // this function does not return before `close_and_wait` has seen every
+    // entered helper leave; afterwards no helper can enter. So `f` outlives
+    // every call made through the erased pointer.
+    let f: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(f) };
+    let shared = Arc::new(Shared {
+        f,
+        count,
+        next: AtomicUsize::new(0),
+        state: AtomicUsize::new(0),
+        panic: parking_lot::Mutex::new(None),
+    });
+    for _ in 0..helpers {
+        let s = shared.clone();
+        pool.spawn(move || {
+            if s.enter() {
+                s.work();
+                s.leave();
+            }
+        });
+    }
+    shared.work();
+    shared.close_and_wait();
+    let panic = shared.panic.lock().take();
+    if let Some(p) = panic {
+        std::panic::resume_unwind(p);
+    }
+}
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// State shared by the caller of [`for_each_index`] and its helpers.
+struct Shared {
+    f: &'static (dyn Fn(usize) + Sync),
+    count: usize,
+    /// The next index to claim.
+    next: AtomicUsize,
+    /// Helpers inside `work`, plus `CLOSED` once the caller stops waiting
+    /// for new ones.
+    state: AtomicUsize,
+    panic: parking_lot::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+const CLOSED: usize = 1 << (usize::BITS - 1);
+
+impl Shared {
+    fn enter(&self) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if s & CLOSED != 0 {
+                return false;
+            }
+            match self
+                .state
+                .compare_exchange_weak(s, s + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+    fn leave(&self) {
+        self.state.fetch_sub(1, Ordering::Release);
+    }
+    /// Claims and runs indices until none are left; a panic stops this
+    /// thread's claiming and is kept for the caller.
+    fn work(&self) {
+        let run = std::panic::AssertUnwindSafe(|| loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.count {
+                break;
+            }
+            (self.f)(i);
+        });
+        if let Err(p) = std::panic::catch_unwind(run) {
+            self.next.store(self.count, Ordering::Relaxed);
+            self.panic.lock().get_or_insert(p);
+        }
+    }
+    /// Stops new helpers from entering and waits for those inside.
+    fn close_and_wait(&self) {
+        self.state.fetch_or(CLOSED, Ordering::AcqRel);
+        let mut spins = 0u32;
+        while self.state.load(Ordering::Acquire) & !CLOSED != 0 {
+            if spins < 1 << 12 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Runs `f(start, chunk)` over consecutive chunks of `out` (`start` is the
+/// chunk's first index), in parallel through [`for_each_index`] when `out`
+/// has at least `min_len` elements and there is more than one thread. Chunk
+/// bounds depend on the length and the thread count only; every element is
+/// written by exactly one call.
+pub fn for_each_chunk_mut<T: Send>(
+    out: &mut [T],
+    min_len: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    for_each_chunk_mut_aligned(out, min_len, 64, f)
+}
+
+/// [`for_each_chunk_mut`] with chunk lengths a multiple of `align` (e.g. a
+/// row length), except the last.
+pub fn for_each_chunk_mut_aligned<T: Send>(
+    out: &mut [T],
+    min_len: usize,
+    align: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let n = out.len();
+    let threads = num_threads();
+    if n < min_len.max(2) || threads < 2 {
+        f(0, out);
+        return;
+    }
+    // A few chunks per thread, so a late helper still finds work.
+    let chunk = n
+        .div_ceil(4 * threads)
+        .max(min_len / 4)
+        .next_multiple_of(align.max(1));
+    let parts: Vec<parking_lot::Mutex<&mut [T]>> =
+        out.chunks_mut(chunk).map(parking_lot::Mutex::new).collect();
+    for_each_index(parts.len(), &|i| {
+        let mut part = parts[i].lock();
+        f(i * chunk, &mut part)
+    });
+}
+
+/// `(0..count).map(f).collect()`, computed in parallel when `parallel`.
+pub fn map_collect<R: Send>(count: usize, parallel: bool, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let mut out: Vec<Option<R>> = (0..count).map(|_| None).collect();
+    let min_len = if parallel { 2 } else { usize::MAX };
+    for_each_chunk_mut_aligned(&mut out, min_len, 1, |s, o| {
+        for (k, slot) in o.iter_mut().enumerate() {
+            *slot = Some(f(s + k));
+        }
+    });
+    out.into_iter()
+        .map(|r| r.expect("for_each_chunk_mut visits every index"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_runs_exactly_once() {
+        for count in [0, 1, 2, 3, 17, 1000] {
+            let hits: Vec<AtomicUsize> = (0..count).map(|_| AtomicUsize::new(0)).collect();
+            for_each_index(count, &|i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+        }
+    }
+
+    #[test]
+    fn chunks_cover_the_slice_once_in_order() {
+        let mut v = vec![0usize; 100_003];
+        for_each_chunk_mut_aligned(&mut v, 1000, 7, |s, c| {
+            for (k, x) in c.iter_mut().enumerate() {
+                *x += s + k;
+            }
+        });
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i));
+        let r = map_collect(5000, true, |i| i * 2);
+        assert_eq!(r, (0..5000).map(|i| i * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_panic_in_a_chunk_reaches_the_caller() {
+        let r = std::panic::catch_unwind(|| {
+            for_each_index(64, &|i| {
+                if i == 40 {
+                    panic!("chunk 40 failed");
+                }
+            })
+        });
+        let msg = r.unwrap_err();
+        assert_eq!(msg.downcast_ref::<&str>(), Some(&"chunk 40 failed"));
+        // The pool still works afterwards.
+        let r = map_collect(100, true, |i| i + 1);
+        assert_eq!(r[99], 100);
+    }
+}

@@ -1,9 +1,9 @@
 //! Broadcasting elementwise kernels over two operands.
 
+use crate::parallel::{for_each_chunk_mut, for_each_chunk_mut_aligned};
 use crate::tensor::layout::{broadcast_shapes, for_each_offset, for_each_offset2};
 use crate::tensor::{pool, Element, Layout, Tensor};
 use crate::{bail, Result};
-use rayon::prelude::*;
 
 /// `out[i] = f(a[i], b[i])` with broadcasting. `a` and `b` must both be of
 /// dtype `T` (ops cast to the promoted dtype first); `out` is of `U`.
@@ -23,43 +23,78 @@ pub fn map2<T: Element, U: Element>(
     let out: Vec<U> = match (la.contiguous_range(), lb.contiguous_range()) {
         (Some(ra), Some(rb)) => {
             let (xa, xb) = (&da[ra], &db[rb]);
-            let mut out = pool::with_capacity(n);
-            if n >= super::PAR_THRESHOLD {
-                crate::parallel::install(|| {
-                    xa.par_iter()
-                        .zip(xb.par_iter())
-                        .map(|(&x, &y)| f(x, y))
-                        .collect_into_vec(&mut out)
-                })
-            } else {
-                out.extend(xa.iter().zip(xb).map(|(&x, &y)| f(x, y)))
-            }
+            let mut out = pool::buffer(n);
+            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+                for ((o, &x), &y) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]) {
+                    *o = f(x, y);
+                }
+            });
             out
         }
         (Some(ra), None) if n > 0 && is_one_value(&lb) => {
             let y = db[lb.offset];
             let xa = &da[ra];
-            let mut out = pool::with_capacity(n);
-            if n >= super::PAR_THRESHOLD {
-                crate::parallel::install(|| {
-                    xa.par_iter().map(|&x| f(x, y)).collect_into_vec(&mut out)
-                })
-            } else {
-                out.extend(xa.iter().map(|&x| f(x, y)))
-            }
+            let mut out = pool::buffer(n);
+            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+                for (o, &x) in o.iter_mut().zip(&xa[s..]) {
+                    *o = f(x, y);
+                }
+            });
             out
         }
         (None, Some(rb)) if n > 0 && is_one_value(&la) => {
             let x = da[la.offset];
             let xb = &db[rb];
-            let mut out = pool::with_capacity(n);
-            if n >= super::PAR_THRESHOLD {
-                crate::parallel::install(|| {
-                    xb.par_iter().map(|&y| f(x, y)).collect_into_vec(&mut out)
-                })
-            } else {
-                out.extend(xb.iter().map(|&y| f(x, y)))
-            }
+            let mut out = pool::buffer(n);
+            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+                for (o, &y) in o.iter_mut().zip(&xb[s..]) {
+                    *o = f(x, y);
+                }
+            });
+            out
+        }
+        _ if inner_runs(&shape, &la, &lb) => {
+            // Rows of the last dim, each contiguous or one repeated value
+            // per operand (a bias added to every row, a column scale).
+            let nd = shape.len();
+            let w = shape[nd - 1];
+            let mut rows = Vec::with_capacity(n / w);
+            for_each_offset2(
+                &shape[..nd - 1],
+                &la.strides[..nd - 1],
+                la.offset,
+                &lb.strides[..nd - 1],
+                lb.offset,
+                |i, j| rows.push((i, j)),
+            );
+            let (sa, sb) = (la.strides[nd - 1], lb.strides[nd - 1]);
+            let mut out = pool::buffer(n);
+            for_each_chunk_mut_aligned(&mut out, super::PAR_THRESHOLD, w, |s, o| {
+                for (orow, &(i, j)) in o.chunks_mut(w).zip(&rows[s / w..]) {
+                    match (sa, sb) {
+                        (1, 1) => {
+                            for ((o, &x), &y) in
+                                orow.iter_mut().zip(&da[i..i + w]).zip(&db[j..j + w])
+                            {
+                                *o = f(x, y);
+                            }
+                        }
+                        (1, _) => {
+                            let y = db[j];
+                            for (o, &x) in orow.iter_mut().zip(&da[i..i + w]) {
+                                *o = f(x, y);
+                            }
+                        }
+                        (_, 1) => {
+                            let x = da[i];
+                            for (o, &y) in orow.iter_mut().zip(&db[j..j + w]) {
+                                *o = f(x, y);
+                            }
+                        }
+                        _ => orow.fill(f(da[i], db[j])),
+                    }
+                }
+            });
             out
         }
         _ => {
@@ -76,6 +111,16 @@ pub fn map2<T: Element, U: Element>(
         }
     };
     Ok(Tensor::from_data(U::wrap(out), &shape))
+}
+
+/// True when the last dim is long enough and, for each operand, either
+/// contiguous (stride 1) or one value (stride 0): rows can run as slices.
+fn inner_runs(shape: &[usize], la: &Layout, lb: &Layout) -> bool {
+    let Some(&w) = shape.last() else {
+        return false;
+    };
+    let nd = shape.len();
+    w >= 8 && la.strides[nd - 1] <= 1 && lb.strides[nd - 1] <= 1
 }
 
 /// True when every element of `l` is the same memory location (a scalar,
@@ -114,17 +159,12 @@ pub fn apply2_inplace<T: Element>(
     let d = dstore.as_mut_slice::<T>();
     match (ld.contiguous_range(), ls.contiguous_range()) {
         (Some(rd), Some(rs)) => {
-            let (xd, xs) = (&mut d[rd], &s[rs]);
-            let n = xd.len();
-            if n >= super::PAR_THRESHOLD {
-                crate::parallel::install(|| {
-                    xd.par_iter_mut()
-                        .zip(xs.par_iter())
-                        .for_each(|(x, &y)| *x = f(*x, y))
-                })
-            } else {
-                xd.iter_mut().zip(xs).for_each(|(x, &y)| *x = f(*x, y))
-            }
+            let xs = &s[rs];
+            for_each_chunk_mut(&mut d[rd], super::PAR_THRESHOLD, |at, xd| {
+                for (x, &y) in xd.iter_mut().zip(&xs[at..]) {
+                    *x = f(*x, y);
+                }
+            });
         }
         _ => for_each_offset2(
             &ld.shape,
@@ -191,16 +231,11 @@ pub fn map3<A: Element, B: Element, C: Element, U: Element>(
     let xb = run(sb.as_slice::<B>(), &lb, &mut bb);
     let xc = run(sc.as_slice::<C>(), &lc, &mut bc);
     let n = la.numel();
-    let mut out: Vec<U> = pool::with_capacity(n);
-    if n >= super::PAR_THRESHOLD {
-        crate::parallel::install(|| {
-            (xa, xb, xc)
-                .into_par_iter()
-                .map(|(&x, &y, &z)| f(x, y, z))
-                .collect_into_vec(&mut out)
-        })
-    } else {
-        out.extend(xa.iter().zip(xb).zip(xc).map(|((&x, &y), &z)| f(x, y, z)))
-    }
+    let mut out: Vec<U> = pool::buffer(n);
+    for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+        for (((o, &x), &y), &z) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]).zip(&xc[s..]) {
+            *o = f(x, y, z);
+        }
+    });
     Ok(Tensor::from_data(U::wrap(out), &shape))
 }

@@ -3,7 +3,6 @@
 use crate::tensor::layout::{for_each_offset, for_each_offset2};
 use crate::tensor::{pool, Element, StorageData, Tensor};
 use crate::{bail, dispatch_all, Result};
-use rayon::prelude::*;
 
 /// Reads `t`'s elements in row-major order as `U` (casting).
 pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
@@ -72,19 +71,10 @@ fn write_from<T: Element>(dst: &Tensor, src: &Tensor) {
     );
 }
 
-/// Elements per thread-pool task of a big copy.
-const COPY_CHUNK: usize = 1 << 18;
-
-/// `dst.copy_from_slice(src)`, split over the pool when big.
+/// `dst.copy_from_slice(src)`, split over the threads when big.
 pub fn copy_slice<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
-    if dst.len() < 2 * COPY_CHUNK || crate::parallel::num_threads() < 2 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    crate::parallel::install(|| {
-        dst.par_chunks_mut(COPY_CHUNK)
-            .zip(src.par_chunks(COPY_CHUNK))
-            .for_each(|(d, s)| d.copy_from_slice(s))
+    crate::parallel::for_each_chunk_mut(dst, 1 << 17, |s, d| {
+        d.copy_from_slice(&src[s..s + d.len()])
     });
 }
 

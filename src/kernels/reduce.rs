@@ -2,9 +2,9 @@
 //! lane) comes from one "lane" of input elements, the elements that differ
 //! only along the reduced dims.
 
+use crate::parallel::{for_each_chunk_mut_aligned, map_collect};
 use crate::tensor::layout::for_each_offset;
 use crate::tensor::{Dims, Element, Float, Tensor};
-use rayon::prelude::*;
 
 /// The output shape of reducing `dims` (sorted, unique) of `shape`.
 pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
@@ -72,10 +72,9 @@ pub fn reduce_lanes<T: Element, R: Send>(
     with_lanes::<T, _>(t, dims, |data, lane| {
         if lane == 0 {
             (0..outer).map(|_| f(&[])).collect()
-        } else if outer * lane >= super::PAR_THRESHOLD && outer > 1 {
-            crate::parallel::install(|| data.par_chunks(lane).map(&f).collect())
         } else {
-            data.chunks(lane).map(&f).collect()
+            let par = outer * lane >= super::PAR_THRESHOLD && outer > 1;
+            map_collect(outer, par, |k| f(&data[k * lane..(k + 1) * lane]))
         }
     })
 }
@@ -107,17 +106,12 @@ pub fn map_lanes<T: Element, U: Element>(
     let out = with_lanes::<T, _>(t, &[dim], |data, lane| {
         let mut out = vec![U::zero(); data.len()];
         if lane > 0 {
-            if data.len() >= super::PAR_THRESHOLD && data.len() > lane {
-                crate::parallel::install(|| {
-                    out.par_chunks_mut(lane)
-                        .zip(data.par_chunks(lane))
-                        .for_each(|(o, i)| f(i, o))
-                })
-            } else {
-                out.chunks_mut(lane)
-                    .zip(data.chunks(lane))
-                    .for_each(|(o, i)| f(i, o))
-            }
+            let min_len = super::PAR_THRESHOLD.max(2 * lane);
+            for_each_chunk_mut_aligned(&mut out, min_len, lane, |s, o| {
+                for (o, i) in o.chunks_mut(lane).zip(data[s..].chunks(lane)) {
+                    f(i, o)
+                }
+            });
         }
         out
     });
@@ -202,14 +196,15 @@ where
         if lead > FEW_LANES || rest < 2 * SUM_CHUNK {
             return None;
         }
-        crate::parallel::install(|| {
-            data.chunks(rest)
-                .map(|lane| {
-                    let partial: Vec<T> = lane.par_chunks(SUM_CHUNK).map(sum_slice).collect();
-                    sum_slice(&partial)
-                })
-                .collect()
-        })
+        data.chunks(rest)
+            .map(|lane| {
+                let parts = rest.div_ceil(SUM_CHUNK);
+                let partial = map_collect(parts, true, |i| {
+                    sum_slice(&lane[i * SUM_CHUNK..((i + 1) * SUM_CHUNK).min(rest)])
+                });
+                sum_slice(&partial)
+            })
+            .collect()
     } else if leading && rest > 1 {
         // out[c] = sum over rows r of data[r * rest + c].
         let cols = |c0: usize, out: &mut [T]| {
@@ -228,16 +223,9 @@ where
             }
         };
         let mut out = vec![T::zero(); rest];
-        let width = 256;
-        if rest > width {
-            crate::parallel::install(|| {
-                out.par_chunks_mut(width)
-                    .enumerate()
-                    .for_each(|(i, o)| cols(i * width, o))
-            });
-        } else {
-            cols(0, &mut out);
-        }
+        // Each column's sum runs in the same order however columns are
+        // split between threads.
+        for_each_chunk_mut_aligned(&mut out, 512, 64, cols);
         out
     } else {
         return None;

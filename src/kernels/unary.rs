@@ -2,9 +2,9 @@
 
 pub mod vmath;
 
+use crate::parallel::for_each_chunk_mut;
 use crate::tensor::layout::for_each_offset;
 use crate::tensor::{pool, Element, Tensor};
-use rayon::prelude::*;
 
 /// `out[i] = f(a[i])`; `a` must be of dtype `T`, `out` is of `U`.
 pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
@@ -12,14 +12,23 @@ pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send
     let st = a.storage().read_recursive();
     let d = st.as_slice::<T>();
     let l = a.layout();
-    let mut out: Vec<U> = pool::with_capacity(l.numel());
-    match l.contiguous_range() {
-        Some(r) if r.len() >= super::PAR_THRESHOLD => {
-            crate::parallel::install(|| d[r].par_iter().map(|&x| f(x)).collect_into_vec(&mut out))
+    let out: Vec<U> = match l.contiguous_range() {
+        Some(r) => {
+            let src = &d[r];
+            let mut out = pool::buffer(src.len());
+            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+                for (o, &x) in o.iter_mut().zip(&src[s..]) {
+                    *o = f(x);
+                }
+            });
+            out
         }
-        Some(r) => out.extend(d[r].iter().map(|&x| f(x))),
-        None => for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(d[o]))),
-    }
+        None => {
+            let mut out = pool::with_capacity(l.numel());
+            for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(d[o])));
+            out
+        }
+    };
     Tensor::from_data(U::wrap(out), a.shape())
 }
 
@@ -29,16 +38,16 @@ pub fn apply1_inplace<T: Element>(a: &Tensor, f: impl Fn(T) -> T + Sync + Send) 
     let d = st.as_mut_slice::<T>();
     let l = a.layout();
     match l.contiguous_range() {
-        Some(r) if r.len() >= super::PAR_THRESHOLD => {
-            crate::parallel::install(|| d[r].par_iter_mut().for_each(|x| *x = f(*x)))
-        }
-        Some(r) => d[r].iter_mut().for_each(|x| *x = f(*x)),
+        Some(r) => for_each_chunk_mut(&mut d[r], super::PAR_THRESHOLD, |_, c| {
+            c.iter_mut().for_each(|x| *x = f(*x))
+        }),
         None => for_each_offset(&l.shape, &l.strides, l.offset, |o| d[o] = f(d[o])),
     }
 }
 
-/// Elements per task when a SIMD slice kernel runs on the thread pool.
-const SIMD_CHUNK: usize = 1 << 14;
+/// Elements from which a SIMD transcendental kernel (about 2 ns per
+/// element) is split over the threads.
+const SIMD_MIN_PAR: usize = 1 << 13;
 
 /// `out[i] = f(a[i])` for a float32 tensor, running `f` (a branch-free
 /// function from [`vmath`]) over contiguous runs on the best SIMD path.
@@ -56,15 +65,9 @@ pub fn map1_f32_simd(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) -> Tensor
         }
     };
     let mut out = pool::buffer::<f32>(src.len());
-    if src.len() >= super::PAR_THRESHOLD {
-        crate::parallel::install(|| {
-            out.par_chunks_mut(SIMD_CHUNK)
-                .zip(src.par_chunks(SIMD_CHUNK))
-                .for_each(|(o, s)| vmath::run_f32(s, o, &f))
-        });
-    } else {
-        vmath::run_f32(src, &mut out, &f);
-    }
+    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| {
+        vmath::run_f32(&src[s..s + o.len()], o, &f)
+    });
     Tensor::from_data(f32::wrap(out), a.shape())
 }
 
@@ -78,14 +81,7 @@ pub fn apply1_f32_simd_inplace(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send)
     };
     let mut st = a.storage().write();
     let buf = &mut st.as_mut_slice::<f32>()[r];
-    if buf.len() >= super::PAR_THRESHOLD {
-        crate::parallel::install(|| {
-            buf.par_chunks_mut(SIMD_CHUNK)
-                .for_each(|c| vmath::run_f32_inplace(c, &f))
-        });
-    } else {
-        vmath::run_f32_inplace(buf, &f);
-    }
+    for_each_chunk_mut(buf, SIMD_MIN_PAR, |_, c| vmath::run_f32_inplace(c, &f));
 }
 
 /// Scalar functions of the pointwise ops, generic over the float type.

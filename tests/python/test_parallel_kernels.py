@@ -1,0 +1,121 @@
+"""Data-parallel kernels: big inputs (split over threads) give numpy's
+values, bit for bit the same for every thread count."""
+
+import numpy as np
+import pytest
+
+import ferrograd as fg
+
+
+@pytest.fixture
+def threads():
+    before = fg.get_num_threads()
+    yield
+    fg.set_num_threads(before)
+
+
+def _t(a, requires_grad=False):
+    return fg.tensor(a, requires_grad=requires_grad)
+
+
+def _all_thread_counts(run):
+    outs = []
+    for n in (1, 2, 3):
+        fg.set_num_threads(n)
+        outs.append([np.asarray(o) for o in run()])
+    for other in outs[1:]:
+        for p, q in zip(outs[0], other):
+            assert np.array_equal(p, q)
+    return outs[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_broadcast_rows_match_numpy(threads, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((300, 257)).astype(dtype)
+    row = rng.standard_normal(257).astype(dtype)
+    col = rng.standard_normal((300, 1)).astype(dtype)
+    at = a.T.copy()  # read through a transposed view below
+
+    def run():
+        A, R, C = _t(a), _t(row), _t(col)
+        return [
+            (A + R).numpy(),
+            (R - A).numpy(),
+            (A * C).numpy(),
+            (C / A).numpy(),
+            (C + R).numpy(),
+            (_t(at).t() * R).numpy(),
+        ]
+
+    got = _all_thread_counts(run)
+    want = [a + row, row - a, a * col, col / a, col + row, at.T * row]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_elementwise_and_reductions_match_numpy(threads):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((400, 300)).astype(np.float32)
+    y = rng.standard_normal((400, 300)).astype(np.float32)
+
+    def run():
+        X, Y = _t(x), _t(y)
+        return [
+            (X * Y).numpy(),
+            (X - 0.5).numpy(),
+            X.tanh().numpy(),
+            X.exp().numpy(),
+            X.relu().numpy(),
+            X.sum(0).numpy(),
+            X.sum(1).numpy(),
+            X.reshape(-1).sum().numpy(),
+            X.softmax(1).numpy(),
+            X.softmax(0).numpy(),
+            X.amax(1).numpy(),
+            X.cumsum(1).numpy(),
+            X.clone().numpy(),
+        ]
+
+    got = _all_thread_counts(run)
+    e = np.exp(x - x.max(1, keepdims=True))
+    e0 = np.exp(x - x.max(0, keepdims=True))
+    want = [
+        x * y,
+        x - np.float32(0.5),
+        np.tanh(x),
+        np.exp(x),
+        np.maximum(x, 0),
+        x.sum(0),
+        x.sum(1),
+        x.sum(),
+        e / e.sum(1, keepdims=True),
+        e0 / e0.sum(0, keepdims=True),
+        x.max(1),
+        np.cumsum(x, 1),
+        x,
+    ]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-4)
+
+
+def test_inplace_and_backward_match_numpy(threads):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((512, 200)).astype(np.float32)
+    b = rng.standard_normal(200).astype(np.float32)
+
+    def run():
+        X = _t(x)
+        X.mul_(2.0)
+        X.add_(_t(b))
+        X.tanh_()
+        W = _t(x, requires_grad=True)
+        B = _t(b, requires_grad=True)
+        ((W * 3.0 + B).sigmoid()).sum().backward()
+        return [X.numpy(), W.grad.numpy(), B.grad.numpy()]
+
+    got = _all_thread_counts(run)
+    s = 1 / (1 + np.exp(-(3 * x + b)))
+    want = [np.tanh(2 * x + b), 3 * s * (1 - s), (s * (1 - s)).sum(0)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
