@@ -1,11 +1,17 @@
-//! The thread pool the engine and the kernels run on. `set_num_threads`
-//! replaces it; work already running keeps the pool it started on.
+//! The threads the engine and the kernels run on: the thread that calls
+//! into ferrograd and a pool. With `n` threads, data-parallel kernels split
+//! their work between the caller and `n - 1` pool workers
+//! ([`for_each_index`]); the backward engine runs its first chain on the
+//! caller and spawns branches onto the pool's `n` workers (the caller
+//! waits once its chain is done). `set_num_threads` replaces the pool; work
+//! already running keeps the pool it started on.
 
 use parking_lot::RwLock;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::Arc;
 
-static POOL: RwLock<Option<Arc<ThreadPool>>> = RwLock::new(None);
+/// The configured thread count and its pool.
+static POOL: RwLock<Option<(usize, Arc<ThreadPool>)>> = RwLock::new(None);
 
 fn default_threads() -> usize {
     std::env::var("FERROGRAD_NUM_THREADS")
@@ -15,35 +21,37 @@ fn default_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-fn build(n: usize) -> Arc<ThreadPool> {
-    Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(n)
-            .thread_name(|i| format!("ferrograd-{i}"))
-            .build()
-            .expect("failed to start the ferrograd thread pool"),
-    )
+fn build(n: usize) -> (usize, Arc<ThreadPool>) {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("ferrograd-{i}"))
+        .build()
+        .expect("failed to start the ferrograd thread pool");
+    (n, Arc::new(pool))
 }
 
-pub fn pool() -> Arc<ThreadPool> {
-    if let Some(p) = POOL.read().as_ref() {
-        return p.clone();
+fn current() -> (usize, Arc<ThreadPool>) {
+    if let Some((n, p)) = POOL.read().as_ref() {
+        return (*n, p.clone());
     }
     let mut w = POOL.write();
-    w.get_or_insert_with(|| build(default_threads())).clone()
+    let (n, p) = w.get_or_insert_with(|| build(default_threads()));
+    (*n, p.clone())
 }
 
+/// The worker pool.
+pub fn pool() -> Arc<ThreadPool> {
+    current().1
+}
+
+/// The configured number of threads.
 pub fn num_threads() -> usize {
-    pool().current_num_threads()
+    current().0
 }
 
 pub fn set_num_threads(n: usize) {
     let n = n.max(1);
-    if POOL
-        .read()
-        .as_ref()
-        .is_some_and(|p| p.current_num_threads() == n)
-    {
+    if POOL.read().as_ref().is_some_and(|(m, _)| *m == n) {
         return;
     }
     *POOL.write() = Some(build(n));
@@ -99,8 +107,8 @@ pub fn in_place_scope<'s, R: Send>(f: impl FnOnce(&rayon::Scope<'s>) -> R + Send
 /// be scheduled (tens of microseconds on a VM): small data-parallel kernels
 /// stay cheap. Panics in `f` reach the caller.
 pub fn for_each_index(count: usize, f: &(dyn Fn(usize) + Sync)) {
-    let pool = pool();
-    let helpers = (pool.current_num_threads() - 1).min(count.saturating_sub(1));
+    let (threads, pool) = current();
+    let helpers = (threads - 1).min(count.saturating_sub(1));
     if helpers == 0 {
         (0..count).for_each(f);
         return;
@@ -232,11 +240,24 @@ pub fn for_each_chunk_mut_aligned<T: Send>(
         .div_ceil(4 * threads)
         .max(min_len / 4)
         .next_multiple_of(align.max(1));
-    let parts: Vec<parking_lot::Mutex<&mut [T]>> =
-        out.chunks_mut(chunk).map(parking_lot::Mutex::new).collect();
+    for_each_block_mut(out, chunk, f)
+}
+
+/// Runs `f(start, block)` for consecutive blocks of `block_len` elements of
+/// `out` (the last may be shorter) through [`for_each_index`].
+pub fn for_each_block_mut<T: Send>(
+    out: &mut [T],
+    block_len: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let block_len = block_len.max(1);
+    let parts: Vec<parking_lot::Mutex<&mut [T]>> = out
+        .chunks_mut(block_len)
+        .map(parking_lot::Mutex::new)
+        .collect();
     for_each_index(parts.len(), &|i| {
         let mut part = parts[i].lock();
-        f(i * chunk, &mut part)
+        f(i * block_len, &mut part)
     });
 }
 

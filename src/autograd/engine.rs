@@ -248,7 +248,7 @@ fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
         .flatten()
         .filter_map(|e| e.node.input_meta().get(e.input_nr).map(numel))
         .sum();
-    takes.max(gives) >= SPAWN_MIN_ELEMS
+    takes.max(gives) >= SPAWN_MIN_ELEMS && crate::parallel::num_threads() > 1
 }
 
 /// Runs `ready` from this thread: the first node, then the chain of nodes

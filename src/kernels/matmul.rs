@@ -9,7 +9,6 @@ use crate::tensor::layout::for_each_offset2;
 use crate::tensor::{DType, Dims, Element, Tensor};
 use crate::{bail, Result};
 use gemm::Parallelism;
-use rayon::prelude::*;
 
 /// Below this many multiply-adds per matrix product (about 100^3), gemm runs
 /// on the calling thread: below it, waking a second thread costs more than
@@ -254,20 +253,18 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     if nbatch > 1 && work < GEMM_PAR_THRESHOLD && nbatch * work >= GEMM_PAR_THRESHOLD && threads > 1
     {
         // Many small products: one per task, each single-threaded.
-        crate::parallel::install(|| {
-            out.par_chunks_mut(m * n)
-                .zip(offs.par_iter())
-                .for_each(|(dst, &(oa, ob))| {
-                    T::product(
-                        dst,
-                        da,
-                        mat(oa, la),
-                        db,
-                        mat(ob, lb),
-                        [m, n, k],
-                        Parallelism::None,
-                    )
-                })
+        crate::parallel::for_each_block_mut(&mut out, m * n, |s, dst| {
+            let (oa, ob) = offs[s / (m * n)];
+            let mnk = [m, n, k];
+            T::product(
+                dst,
+                da,
+                mat(oa, la),
+                db,
+                mat(ob, lb),
+                mnk,
+                Parallelism::None,
+            )
         });
     } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && m >= 2 * ROW_BLOCK {
         // One block of output rows per thread, each a single-threaded
@@ -275,17 +272,13 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
         // this scales better than gemm's own split.
         let rows = m.div_ceil(threads).next_multiple_of(ROW_BLOCK);
         let a_rs = la.strides[nd - 2];
-        crate::parallel::install(|| {
-            for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
-                dst.par_chunks_mut(rows * n)
-                    .enumerate()
-                    .for_each(|(i, block)| {
-                        let am = mat(oa + i * rows * a_rs, la);
-                        let mnk = [block.len() / n, n, k];
-                        T::product(block, da, am, db, mat(ob, lb), mnk, Parallelism::None)
-                    })
-            }
-        });
+        for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
+            crate::parallel::for_each_block_mut(dst, rows * n, |s, block| {
+                let am = mat(oa + (s / n) * a_rs, la);
+                let mnk = [block.len() / n, n, k];
+                T::product(block, da, am, db, mat(ob, lb), mnk, Parallelism::None)
+            });
+        }
     } else {
         let par = if work >= GEMM_PAR_THRESHOLD && threads > 1 {
             Parallelism::Rayon(threads)

@@ -11,24 +11,50 @@
 //! 512; 0 turns it off), dropping the oldest buffers first;
 //! [`empty_cache`] releases everything.
 
-use super::dtype::Element;
+use super::dtype::{DType, Element};
 use super::storage::StorageData;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Buffers smaller than this go straight back to the system allocator.
-pub const MIN_BYTES: usize = 1 << 20;
+/// (glibc returns freed blocks of a few hundred KiB at the top of its heap
+/// to the system, so even they fault again when reallocated.)
+pub const MIN_BYTES: usize = 64 << 10;
 
+#[derive(Default)]
 struct Cache {
-    /// Oldest first. Each holds initialised elements (`len` of them).
-    bufs: Vec<StorageData>,
+    /// Freed buffers by (dtype, length), most recent last, each stamped with
+    /// the order it came in (for evicting the oldest first).
+    bufs: HashMap<(DType, usize), Vec<(u64, StorageData)>>,
     bytes: usize,
+    stamp: u64,
 }
 
-static CACHE: Mutex<Cache> = Mutex::new(Cache {
-    bufs: Vec::new(),
-    bytes: 0,
-});
+impl Cache {
+    /// Drops the oldest buffer; false when the cache is empty.
+    fn evict_oldest(&mut self, into: &mut Vec<StorageData>) -> bool {
+        let Some(key) = self
+            .bufs
+            .iter()
+            .filter_map(|(k, v)| v.first().map(|(s, _)| (*s, *k)))
+            .min()
+            .map(|(_, k)| k)
+        else {
+            return false;
+        };
+        let list = self.bufs.get_mut(&key).expect("key just found");
+        let (_, d) = list.remove(0);
+        if list.is_empty() {
+            self.bufs.remove(&key);
+        }
+        self.bytes -= nbytes(&d);
+        into.push(d);
+        true
+    }
+}
+
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 fn limit() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
@@ -54,32 +80,35 @@ pub(crate) fn wants(d: &StorageData) -> bool {
 pub(crate) fn give(d: StorageData) {
     let mut evicted = Vec::new();
     {
-        let mut c = CACHE.lock();
+        let mut guard = CACHE.lock();
+        let c = guard.get_or_insert_with(Cache::default);
         c.bytes += nbytes(&d);
-        c.bufs.push(d);
-        while c.bytes > limit() {
-            let old = c.bufs.remove(0);
-            c.bytes -= nbytes(&old);
-            evicted.push(old);
-        }
+        c.stamp += 1;
+        let stamp = c.stamp;
+        c.bufs
+            .entry((d.dtype(), d.len()))
+            .or_default()
+            .push((stamp, d));
+        while c.bytes > limit() && c.evict_oldest(&mut evicted) {}
     }
-    drop(evicted); // unmapped outside the lock
+    drop(evicted); // freed outside the lock
 }
 
-/// A cached buffer of `T` with at least `n` elements (and not much more),
-/// the most recently freed first.
+/// A cached buffer of exactly `n` elements of `T`, the most recently freed.
 fn take_cached<T: Element>(n: usize) -> Option<Vec<T>> {
     if n * std::mem::size_of::<T>() < MIN_BYTES {
         return None;
     }
-    let mut c = CACHE.lock();
-    let i = c
-        .bufs
-        .iter()
-        .rposition(|d| d.dtype() == T::DTYPE && d.len() >= n && d.len() - n <= n / 8)?;
-    let d = c.bufs.remove(i);
+    let mut guard = CACHE.lock();
+    let c = guard.as_mut()?;
+    let key = (T::DTYPE, n);
+    let list = c.bufs.get_mut(&key)?;
+    let (_, d) = list.pop()?;
+    if list.is_empty() {
+        c.bufs.remove(&key);
+    }
     c.bytes -= nbytes(&d);
-    drop(c);
+    drop(guard);
     T::into_vec(d).ok()
 }
 
@@ -87,10 +116,7 @@ fn take_cached<T: Element>(n: usize) -> Option<Vec<T>> {
 /// unspecified: for kernels that overwrite every element.
 pub fn buffer<T: Element>(n: usize) -> Vec<T> {
     match take_cached::<T>(n) {
-        Some(mut v) => {
-            v.truncate(n);
-            v
-        }
+        Some(v) => v,
         None => vec![T::zero(); n],
     }
 }
@@ -109,17 +135,13 @@ pub fn with_capacity<T: Element>(n: usize) -> Vec<T> {
 
 /// Releases every cached buffer.
 pub fn empty_cache() {
-    let bufs = {
-        let mut c = CACHE.lock();
-        c.bytes = 0;
-        std::mem::take(&mut c.bufs)
-    };
-    drop(bufs);
+    let cache = CACHE.lock().take();
+    drop(cache);
 }
 
 /// Bytes currently held by the cache.
 pub fn cached_bytes() -> usize {
-    CACHE.lock().bytes
+    CACHE.lock().as_ref().map_or(0, |c| c.bytes)
 }
 
 #[cfg(test)]

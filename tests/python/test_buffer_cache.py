@@ -7,7 +7,7 @@ import pytest
 import ferrograd as fg
 from ferrograd import _C
 
-N = 1 << 19  # 2 MiB of float32: above the cache's 1 MiB floor
+N = 1 << 19  # 2 MiB of float32: above the cache's 64 KiB floor
 
 
 def _fill_cache():
