@@ -126,24 +126,103 @@ pub fn for_each_index(count: usize, f: &(dyn Fn(usize) + Sync)) {
         state: AtomicUsize::new(0),
         panic: parking_lot::Mutex::new(None),
     });
-    for _ in 0..helpers {
+    // Helpers still spinning from an earlier section join through LATEST;
+    // pool jobs are started for the rest.
+    let hot = HOT.load(Ordering::Acquire).min(helpers);
+    *LATEST.lock() = Some(shared.clone());
+    EPOCH.fetch_add(1, Ordering::Release);
+    for _ in hot..helpers {
         let s = shared.clone();
-        pool.spawn(move || {
-            if s.enter() {
-                s.work();
-                s.leave();
-            }
-        });
+        pool.spawn(move || help(s, threads));
     }
     shared.work();
     shared.close_and_wait();
+    {
+        let mut latest = LATEST.lock();
+        if latest.as_ref().is_some_and(|l| Arc::ptr_eq(l, &shared)) {
+            *latest = None;
+        }
+    }
     let panic = shared.panic.lock().take();
     if let Some(p) = panic {
         std::panic::resume_unwind(p);
     }
 }
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// The section helpers may join now (set while its caller works).
+static LATEST: parking_lot::Mutex<Option<Arc<Shared>>> = parking_lot::Mutex::new(None);
+/// Bumped each time a section is published in `LATEST`.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+/// Helpers spinning for the next section (at most `threads - 1`).
+static HOT: AtomicUsize = AtomicUsize::new(0);
+/// How long a helper stays hot after its section: eager code launches its
+/// next big kernel within tens of microseconds, and a hot helper joins it at
+/// once instead of being woken (as OpenMP's spinning threads do for torch).
+/// `FERROGRAD_SPIN_US` microseconds (default 100; 0: helpers never spin).
+fn hot_spin() -> std::time::Duration {
+    static SPIN: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *SPIN.get_or_init(|| {
+        let us = std::env::var("FERROGRAD_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(100);
+        std::time::Duration::from_micros(us)
+    })
+}
+
+/// A helper's job: work on `s`, then on sections published while it stays
+/// hot.
+fn help(mut s: Arc<Shared>, threads: usize) {
+    loop {
+        let seen = EPOCH.load(Ordering::Acquire);
+        if s.enter() {
+            s.work();
+            s.leave();
+        }
+        drop(s);
+        if hot_spin().is_zero() {
+            return;
+        }
+        if HOT.fetch_add(1, Ordering::AcqRel) >= threads - 1 {
+            HOT.fetch_sub(1, Ordering::AcqRel);
+            return;
+        }
+        let next = wait_for_section(seen);
+        HOT.fetch_sub(1, Ordering::AcqRel);
+        match next {
+            Some(n) => s = n,
+            None => return,
+        }
+    }
+}
+
+/// Spins (running pool jobs that are waiting, if any) until a section newer
+/// than epoch `seen` is published, or [`hot_spin`] has passed.
+fn wait_for_section(mut seen: u64) -> Option<Arc<Shared>> {
+    let start = std::time::Instant::now();
+    let mut spins = 0u32;
+    loop {
+        let now = EPOCH.load(Ordering::Acquire);
+        if now != seen {
+            if let Some(s) = LATEST.lock().clone() {
+                return Some(s);
+            }
+            seen = now;
+        }
+        spins += 1;
+        if spins % 64 == 0 {
+            if start.elapsed() > hot_spin() {
+                return None;
+            }
+            if let Some(rayon::Yield::Executed) = rayon::yield_now() {
+                continue;
+            }
+        }
+        std::hint::spin_loop();
+    }
+}
 
 /// State shared by the caller of [`for_each_index`] and its helpers.
 struct Shared {

@@ -13,9 +13,13 @@ pub fn map2<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<Tensor> {
     debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
-    let shape = broadcast_shapes(a.shape(), b.shape())?;
-    let la = a.layout().expand(&shape)?;
-    let lb = b.layout().expand(&shape)?;
+    let (shape, la, lb) = if a.shape() == b.shape() {
+        (a.dims(), a.layout().clone(), b.layout().clone())
+    } else {
+        let shape = broadcast_shapes(a.shape(), b.shape())?;
+        let (la, lb) = (a.layout().expand(&shape)?, b.layout().expand(&shape)?);
+        (shape, la, lb)
+    };
     let sa = a.storage().read_recursive();
     let sb = b.storage().read_recursive();
     let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
