@@ -1,5 +1,6 @@
 //! Broadcasting elementwise kernels over two operands.
 
+use super::unary::map_run;
 use crate::parallel::{for_each_chunk_mut, for_each_chunk_mut_aligned};
 use crate::tensor::layout::{broadcast_shapes, for_each_offset, for_each_offset2};
 use crate::tensor::{pool, Element, Layout, Tensor};
@@ -37,25 +38,11 @@ pub fn map2<T: Element, U: Element>(
         }
         (Some(ra), None) if n > 0 && is_one_value(&lb) => {
             let y = db[lb.offset];
-            let xa = &da[ra];
-            let mut out = pool::buffer(n);
-            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-                for (o, &x) in o.iter_mut().zip(&xa[s..]) {
-                    *o = f(x, y);
-                }
-            });
-            out
+            map_run(&da[ra], |x| f(x, y))
         }
         (None, Some(rb)) if n > 0 && is_one_value(&la) => {
             let x = da[la.offset];
-            let xb = &db[rb];
-            let mut out = pool::buffer(n);
-            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-                for (o, &y) in o.iter_mut().zip(&xb[s..]) {
-                    *o = f(x, y);
-                }
-            });
-            out
+            map_run(&db[rb], |y| f(x, y))
         }
         _ if inner_runs(&shape, &la, &lb) => {
             // Rows of the last dim, each contiguous or one repeated value

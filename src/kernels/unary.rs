@@ -13,16 +13,7 @@ pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send
     let d = st.as_slice::<T>();
     let l = a.layout();
     let out: Vec<U> = match l.contiguous_range() {
-        Some(r) => {
-            let src = &d[r];
-            let mut out = pool::buffer(src.len());
-            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-                for (o, &x) in o.iter_mut().zip(&src[s..]) {
-                    *o = f(x);
-                }
-            });
-            out
-        }
+        Some(r) => map_run(&d[r], f),
         None => {
             let mut out = pool::with_capacity(l.numel());
             for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(d[o])));
@@ -30,6 +21,17 @@ pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send
         }
     };
     Tensor::from_data(U::wrap(out), a.shape())
+}
+
+/// `g(src[i])` for one contiguous run, split over the threads when long.
+pub(crate) fn map_run<T: Element, U: Element>(src: &[T], g: impl Fn(T) -> U + Sync) -> Vec<U> {
+    let mut out = pool::buffer(src.len());
+    for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+        for (o, &x) in o.iter_mut().zip(&src[s..]) {
+            *o = g(x);
+        }
+    });
+    out
 }
 
 /// `a[i] = f(a[i])` in place. Does not bump the version.

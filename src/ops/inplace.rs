@@ -16,27 +16,6 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Dispatches on a numeric dtype (float32, float64, int64).
-macro_rules! dispatch_num {
-    ($dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::Bool => Err(crate::Error::runtime("bool arithmetic has no fast path")),
-        }
-    };
-}
-
 impl Tensor {
     /// Errors torch raises before any in-place op on `self`.
     pub(crate) fn check_inplace(&self) -> Result<()> {
@@ -200,16 +179,31 @@ impl Tensor {
         let mut res = Ok(());
         let done = self.try_fast_inplace(eligible, |s| {
             let o = other.cast_raw(dt);
-            res = match op {
-                Arith::Copy => copy_into(s, other),
-                Arith::Add => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x + y)),
-                Arith::Sub => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x - y)),
-                Arith::Mul => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x * y)),
-                Arith::Div => dispatch_num!(dt, T => apply2_inplace::<T>(s, &o, |x, y| x / y)),
+            res = match (op, dt) {
+                (Arith::Copy, _) => copy_into(s, other),
+                (_, DType::F32) => arith_inplace::<f32>(s, &o, op),
+                (_, DType::F64) => arith_inplace::<f64>(s, &o, op),
+                (_, DType::I64) => arith_inplace::<i64>(s, &o, op),
+                (_, DType::Bool) => Err(crate::Error::runtime("bool arithmetic has no fast path")),
             };
         })?;
         res?;
         Ok(done)
+    }
+}
+
+/// `dst = dst (op) src` in dst's memory, both of dtype `T`.
+fn arith_inplace<T>(dst: &Tensor, src: &Tensor, op: Arith) -> Result<()>
+where
+    T: crate::tensor::Element + std::ops::Add<Output = T> + std::ops::Sub<Output = T>,
+    T: std::ops::Mul<Output = T> + std::ops::Div<Output = T>,
+{
+    match op {
+        Arith::Add => apply2_inplace::<T>(dst, src, |x, y| x + y),
+        Arith::Sub => apply2_inplace::<T>(dst, src, |x, y| x - y),
+        Arith::Mul => apply2_inplace::<T>(dst, src, |x, y| x * y),
+        Arith::Div => apply2_inplace::<T>(dst, src, |x, y| x / y),
+        Arith::Copy => copy_into(dst, src),
     }
 }
 
