@@ -234,12 +234,16 @@ fn sort_ready(task: &GraphTask, ready: &mut [usize]) {
 /// Runs `idx`, then keeps running one ready successor inline and spawns the rest.
 /// Gradient elements below which a ready node runs on the current thread
 /// instead of being spawned: waking a worker costs more than running it.
-const SPAWN_MIN_ELEMS: usize = 1 << 12;
+const SPAWN_MIN_ELEMS: usize = 1 << 15;
 
 /// Whether node `idx` is big enough to run on another thread: judged by the
-/// gradients it takes and the ones it produces.
+/// gradients it takes and the ones it produces. A sink (AccumulateGrad)
+/// never is: it takes its gradient over, or copies it once.
 fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
     let node = &task.tasks[idx].node;
+    if node.next_edges().iter().all(Option::is_none) {
+        return false;
+    }
     let numel = |m: &super::node::InputMeta| m.shape.iter().product::<usize>();
     let takes: usize = node.input_meta().iter().map(numel).sum();
     let gives: usize = node

@@ -181,7 +181,8 @@ def test_ops_without_grad_are_profiled():
 
 
 def _wide_profile():
-    x = ferrograd.randn(64, 64, requires_grad=True)
+    # Branch gradients big enough for the engine to spawn them (>= 32K elements).
+    x = ferrograd.randn(256, 256, requires_grad=True)
     with profiler.profile() as prof:
         branches = [((x * float(i + 1)).exp() * x).sin().sum() for i in range(32)]
         total = sum(branches)
