@@ -236,14 +236,23 @@ fn sort_ready(task: &GraphTask, ready: &mut [usize]) {
 /// instead of being spawned: waking a worker costs more than running it.
 const SPAWN_MIN_ELEMS: usize = 1 << 15;
 
+/// A node that passes no gradient on (AccumulateGrad).
+fn is_sink(task: &GraphTask, idx: usize) -> bool {
+    task.tasks[idx]
+        .node
+        .next_edges()
+        .iter()
+        .all(Option::is_none)
+}
+
 /// Whether node `idx` is big enough to run on another thread: judged by the
 /// gradients it takes and the ones it produces. A sink (AccumulateGrad)
 /// never is: it takes its gradient over, or copies it once.
 fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
-    let node = &task.tasks[idx].node;
-    if node.next_edges().iter().all(Option::is_none) {
+    if is_sink(task, idx) {
         return false;
     }
+    let node = &task.tasks[idx].node;
     let numel = |m: &super::node::InputMeta| m.shape.iter().product::<usize>();
     let takes: usize = node.input_meta().iter().map(numel).sum();
     let gives: usize = node
@@ -262,6 +271,9 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
     let mut queued: Vec<usize> = Vec::new();
     loop {
         sort_ready(task, &mut ready);
+        // Sinks (AccumulateGrad) after the rest: a gradient shared with a
+        // sibling node can then be taken over instead of copied.
+        ready.sort_by_key(|&i| is_sink(task, i));
         for &r in ready.iter().skip(1).rev() {
             if worth_spawning(task, r) {
                 scope.spawn(move |s| run_here(task, vec![r], s));
