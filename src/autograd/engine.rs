@@ -227,8 +227,14 @@ fn post_order(nodes: &[Arc<Node>], index: &HashMap<usize, usize>) -> Vec<usize> 
     order
 }
 
+/// Ready nodes in the order to run them: latest created first, sinks
+/// (AccumulateGrad) after the rest, so a gradient shared with a sibling
+/// node can be taken over instead of copied.
 fn sort_ready(task: &GraphTask, ready: &mut [usize]) {
-    ready.sort_by_key(|&i| std::cmp::Reverse(task.tasks[i].node.sequence_nr()));
+    ready.sort_by_key(|&i| {
+        let seq = task.tasks[i].node.sequence_nr();
+        (is_sink(task, i), std::cmp::Reverse(seq))
+    });
 }
 
 /// Runs `idx`, then keeps running one ready successor inline and spawns the rest.
@@ -271,9 +277,6 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
     let mut queued: Vec<usize> = Vec::new();
     loop {
         sort_ready(task, &mut ready);
-        // Sinks (AccumulateGrad) after the rest: a gradient shared with a
-        // sibling node can then be taken over instead of copied.
-        ready.sort_by_key(|&i| is_sink(task, i));
         for &r in ready.iter().skip(1).rev() {
             if worth_spawning(task, r) {
                 scope.spawn(move |s| run_here(task, vec![r], s));

@@ -112,8 +112,9 @@ impl Tensor {
 
     /// `self.copy_(src)`: broadcast, cast, differentiable w.r.t. `src`.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace(src, Arith::Copy)? {
-            return Ok(());
+        let mut res = Ok(());
+        if self.try_fast_inplace(self.untracked_operand(src), |s| res = copy_into(s, src))? {
+            return res;
         }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
@@ -160,31 +161,33 @@ impl Tensor {
         self.apply_inplace(&[other], |s| s.div(other))
     }
 
-    /// The untracked path of `copy_`/`add_`/`sub_`/`mul_`/`div_`: computes
-    /// in self's memory when nothing records a graph or a tangent, `other`
-    /// broadcasts to self's shape and the result dtype is self's. Returns
-    /// false for every other case, which `apply_inplace` handles (and
-    /// reports the errors of).
+    /// True when `other` lets an in-place op on self skip the recorded path:
+    /// it records no graph or tangent and broadcasts to self's shape.
+    fn untracked_operand(&self, other: &Tensor) -> bool {
+        let records = (is_grad_enabled() && other.requires_grad()) || other.has_fw_grad();
+        !records
+            && broadcast_shapes(self.shape(), other.shape()).is_ok_and(|s| s[..] == *self.shape())
+    }
+
+    /// The untracked path of `add_`/`sub_`/`mul_`/`div_`: computes in self's
+    /// memory when [`Self::untracked_operand`] holds and the result dtype is
+    /// self's. Returns false for every other case, which `apply_inplace`
+    /// handles (and reports the errors of).
     fn try_fast_binary_inplace(&self, other: &Tensor, op: Arith) -> Result<bool> {
         let dt = self.dtype();
         let dtype_ok = match op {
-            Arith::Copy => true,
-            Arith::Div => dt.is_floating() && self.result_type(other) == dt,
-            _ => dt != DType::Bool && self.result_type(other) == dt,
-        };
-        let eligible = dtype_ok
-            && !(is_grad_enabled() && other.requires_grad())
-            && !other.has_fw_grad()
-            && broadcast_shapes(self.shape(), other.shape()).is_ok_and(|s| s[..] == *self.shape());
+            Arith::Div => dt.is_floating(),
+            _ => dt != DType::Bool,
+        } && self.result_type(other) == dt;
+        let eligible = dtype_ok && self.untracked_operand(other);
         let mut res = Ok(());
         let done = self.try_fast_inplace(eligible, |s| {
             let o = other.cast_raw(dt);
-            res = match (op, dt) {
-                (Arith::Copy, _) => copy_into(s, other),
-                (_, DType::F32) => arith_inplace::<f32>(s, &o, op),
-                (_, DType::F64) => arith_inplace::<f64>(s, &o, op),
-                (_, DType::I64) => arith_inplace::<i64>(s, &o, op),
-                (_, DType::Bool) => Err(crate::Error::runtime("bool arithmetic has no fast path")),
+            res = match dt {
+                DType::F32 => arith_inplace::<f32>(s, &o, op),
+                DType::F64 => arith_inplace::<f64>(s, &o, op),
+                DType::I64 => arith_inplace::<i64>(s, &o, op),
+                DType::Bool => Err(crate::Error::runtime("bool arithmetic has no fast path")),
             };
         })?;
         res?;
@@ -203,14 +206,12 @@ where
         Arith::Sub => apply2_inplace::<T>(dst, src, |x, y| x - y),
         Arith::Mul => apply2_inplace::<T>(dst, src, |x, y| x * y),
         Arith::Div => apply2_inplace::<T>(dst, src, |x, y| x / y),
-        Arith::Copy => copy_into(dst, src),
     }
 }
 
-/// The in-place ops with an untracked fast path.
+/// The arithmetic in-place ops with an untracked fast path.
 #[derive(Clone, Copy)]
 enum Arith {
-    Copy,
     Add,
     Sub,
     Mul,

@@ -49,6 +49,18 @@ pub fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResult<Tenso
     )))
 }
 
+/// `op(self, alpha * other)` for `add_`/`sub_` with torch's `alpha=`.
+fn scaled_inplace<'py>(
+    slf: PyRef<'py, PyTensor>,
+    other: &Bound<'py, PyAny>,
+    alpha: Option<&Bound<'py, PyAny>>,
+    op: fn(&Tensor, &Tensor) -> crate::Result<()>,
+) -> PyResult<PyRef<'py, PyTensor>> {
+    let o = super::ops_view::scaled(other, &slf.inner, alpha)?;
+    op(&slf.inner, &o)?;
+    Ok(slf)
+}
+
 /// A shape given either as varargs ints or as one tuple/list/Size.
 pub fn shape_arg(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
     if args.len() == 1 {
@@ -339,9 +351,7 @@ impl PyTensor {
         other: &Bound<'py, PyAny>,
         alpha: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRef<'py, Self>> {
-        let o = super::ops_view::scaled(other, &slf.inner, alpha)?;
-        slf.inner.add_(&o)?;
-        Ok(slf)
+        scaled_inplace(slf, other, alpha, Tensor::add_)
     }
     /// `self -= alpha * other` (torch's `sub_(other, *, alpha=1)`).
     #[pyo3(signature = (other, *, alpha=None))]
@@ -350,9 +360,7 @@ impl PyTensor {
         other: &Bound<'py, PyAny>,
         alpha: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRef<'py, Self>> {
-        let o = super::ops_view::scaled(other, &slf.inner, alpha)?;
-        slf.inner.sub_(&o)?;
-        Ok(slf)
+        scaled_inplace(slf, other, alpha, Tensor::sub_)
     }
     fn mul_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
         slf.__imul__(other)?;
