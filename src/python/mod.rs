@@ -11,6 +11,7 @@ mod forward_ad;
 mod function;
 mod graph;
 mod hooks;
+mod identity;
 mod memory;
 mod node;
 mod numpy_interop;

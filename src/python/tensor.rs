@@ -187,13 +187,21 @@ impl PyTensor {
     fn is_leaf(&self) -> bool {
         self.inner.is_leaf()
     }
+    /// The same object on every access while it lives (see `identity`).
     #[getter]
-    fn get_grad(&self) -> Option<PyTensor> {
-        self.inner.grad().map(wrap)
+    fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .grad()
+            .map(|g| super::identity::object(py, g))
+            .transpose()
     }
     #[setter]
-    fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
-        self.inner.set_grad(value.map(|v| v.inner.clone()))?;
+    fn set_grad(&self, value: Option<Bound<'_, PyTensor>>) -> PyResult<()> {
+        self.inner
+            .set_grad(value.as_ref().map(|v| v.borrow().inner.clone()))?;
+        if let Some(v) = &value {
+            super::identity::remember(v)?;
+        }
         Ok(())
     }
     #[getter]
