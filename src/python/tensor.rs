@@ -20,7 +20,11 @@ impl From<Tensor> for PyTensor {
     }
 }
 
-/// A Python number as a Scalar, if it is one.
+/// A Python number, or a NumPy scalar (`np.float32(2)`, `np.int64(3)`,
+/// `np.bool_(True)`), as a Scalar, if it is one. NumPy scalars count as
+/// Python numbers, as in torch (`t + np.float32(1)` keeps t's dtype): ints
+/// as ints, floats and (as torch reads them) bools as floats. 0-d arrays are
+/// not scalars here.
 pub fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
     if obj.is_instance_of::<PyBool>() {
         return obj.extract::<bool>().ok().map(Scalar::Bool);
@@ -31,7 +35,18 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
     if obj.is_instance_of::<PyFloat>() {
         return obj.extract::<f64>().ok().map(Scalar::Float);
     }
-    None
+    if obj.is_instance_of::<PyTensor>() || super::numpy_interop::is_ndarray(obj) {
+        return None;
+    }
+    use super::create::Val;
+    let numpy = super::numpy_interop::numpy_loaded(obj.py());
+    match super::numpy_interop::numpy_scalar(obj, numpy).ok()?? {
+        // torch reads np.bool_ as a float number (`int_t + np.bool_(True)`
+        // is float32)
+        (Val::B(b), _) => Some(Scalar::Float(if b { 1.0 } else { 0.0 })),
+        (Val::I(i), _) => Some(Scalar::Int(i)),
+        (Val::F(f), _) => Some(Scalar::Float(f)),
+    }
 }
 
 /// A tensor argument, or a Python number wrapped against `like` (torch's
