@@ -149,9 +149,9 @@ fn leaf_hooks_run_before_accumulate_grad_pre_hooks() {
     let l = log.clone();
     x.add_hook(
         next_hook_id(),
-        Arc::new(move |g: &Tensor| {
+        Arc::new(move |g: Option<&Tensor>| {
             l.lock().unwrap().push("tensor");
-            Ok(Some(g.mul_scalar(10.0)?))
+            g.map(|g| g.mul_scalar(10.0)).transpose()
         }),
     );
     let acc = x.grad_accumulator().unwrap();
@@ -172,7 +172,7 @@ fn leaf_hooks_apply_to_captured_gradients() {
     let x = leaf(&[1.0, 2.0], &[2]);
     x.add_hook(
         next_hook_id(),
-        Arc::new(|g: &Tensor| Ok(Some(g.mul_scalar(10.0)?))),
+        Arc::new(|g: Option<&Tensor>| g.map(|g| g.mul_scalar(10.0)).transpose()),
     );
     let y = x.mul_scalar(2.0).unwrap().sum().unwrap();
     let g = autograd::grad(
@@ -195,7 +195,7 @@ fn executing_node_is_captured_before_its_tensor_hooks() {
     let z = x.mul_scalar(2.0).unwrap();
     z.add_hook(
         next_hook_id(),
-        Arc::new(|g: &Tensor| Ok(Some(g.mul_scalar(10.0)?))),
+        Arc::new(|g: Option<&Tensor>| g.map(|g| g.mul_scalar(10.0)).transpose()),
     );
     let s = z.sum().unwrap();
     // Only captured: hooks first.
@@ -227,4 +227,41 @@ fn built_in_node_with_no_incoming_gradient_returns_none() {
         }));
     y.sum().unwrap().backward().unwrap();
     assert!(x.grad().is_none());
+}
+
+#[test]
+fn tensor_hooks_see_undefined_gradients_as_none() {
+    // b is one output of unbind's node; only a is used, so b's gradient is
+    // undefined when the node runs: its hook is called with None, and may
+    // not replace it.
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let parts = x.mul_scalar(1.0).unwrap().unbind(0).unwrap();
+    let (a, b) = (&parts[0], &parts[1]);
+    let seen: Arc<Mutex<Vec<Option<Vec<f64>>>>> = Arc::default();
+    for t in [a, b] {
+        let s = seen.clone();
+        t.add_hook(
+            next_hook_id(),
+            Arc::new(move |g: Option<&Tensor>| {
+                s.lock().unwrap().push(g.map(|g| g.to_f64_vec()));
+                Ok(None)
+            }),
+        );
+    }
+    a.mul_scalar(3.0).unwrap().backward().unwrap();
+    let mut got = seen.lock().unwrap().clone();
+    got.sort_by_key(|g| g.is_some());
+    assert_eq!(got, vec![None, Some(vec![3.0])]);
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![3.0, 0.0]);
+
+    let y = leaf(&[1.0, 2.0], &[2]);
+    let parts = y.mul_scalar(1.0).unwrap().unbind(0).unwrap();
+    parts[1].add_hook(
+        next_hook_id(),
+        Arc::new(|_: Option<&Tensor>| Ok(Some(Tensor::from_vec(vec![5.0], &[]).unwrap()))),
+    );
+    let err = parts[0].mul_scalar(3.0).unwrap().backward().unwrap_err();
+    assert!(err
+        .to_string()
+        .contains("can't replace a None gradient with a non-None value"));
 }

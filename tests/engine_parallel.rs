@@ -139,7 +139,8 @@ fn reentrant_hook_run() -> (Vec<f64>, Vec<f64>) {
     let sink = inner_result.clone();
     y.add_hook(
         ferrograd::autograd::node::next_hook_id(),
-        Arc::new(move |g: &Tensor| {
+        Arc::new(move |g: Option<&Tensor>| {
+            let Some(g) = g else { return Ok(None) };
             // A second backward pass, on its own graph, from inside a backward.
             let _on = autograd::enable_grad();
             let w = leaf(vec![3.0], &[1]);

@@ -454,10 +454,14 @@ fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()>
         return Ok(());
     }
     for (nr, hook) in hooks {
-        if let Some(g) = &grads[nr] {
-            if let Some(new) = hook(g)? {
-                grads[nr] = Some(new);
+        if let Some(new) = hook(grads[nr].as_ref())? {
+            if grads[nr].is_none() {
+                bail!(
+                    runtime,
+                    "can't replace a None gradient with a non-None value"
+                );
             }
+            grads[nr] = Some(new);
         }
     }
     for (nr, weak) in retain {

@@ -127,7 +127,7 @@ pub fn register_multi_grad_hook(
     let mut hooks = Vec::with_capacity(n);
     for (i, t) in tensors.iter().enumerate() {
         let (nodes, state, f) = (nodes.clone(), state.clone(), f.clone());
-        let hook: crate::tensor::TensorHook = Arc::new(move |g: &Tensor| {
+        let hook: crate::tensor::TensorHook = Arc::new(move |g: Option<&Tensor>| {
             let Some(task) = current_task() else {
                 bail!(
                     runtime,
@@ -143,7 +143,7 @@ pub fn register_multi_grad_hook(
                             None
                         } else {
                             s.ran = true;
-                            Some(vec![Some(g.clone())])
+                            Some(vec![g.cloned()])
                         }
                     }
                     MultiGradMode::All => {
@@ -152,7 +152,7 @@ pub fn register_multi_grad_hook(
                             s.buffer = vec![None; n];
                         }
                         s.count += 1;
-                        s.buffer[i] = Some(g.clone());
+                        s.buffer[i] = g.cloned();
                         if s.count >= s.expected {
                             st.remove(&task.id).map(|s| s.buffer)
                         } else {

@@ -171,18 +171,14 @@ fn check_result(
 
 /// A Python gradient hook as the engine stores it.
 fn tensor_hook(f: Py<PyAny>) -> crate::tensor::TensorHook {
-    Arc::new(move |g: &Tensor| {
+    Arc::new(move |g: Option<&Tensor>| {
         Python::attach(|py| {
             let run = || -> PyResult<Option<Tensor>> {
                 let f = f.bind(py);
-                let r = f.call1((wrap(g.clone()),))?;
-                if r.is_none() {
-                    return Ok(None);
-                }
+                // An undefined gradient reaches the hook as None, as in torch.
+                let r = f.call1((g.cloned().map(wrap),))?;
                 // A hook returning None keeps the gradient; a tensor replaces it.
-                Ok(Some(
-                    check_single_result(Some(g), &r, f)?.expect("not None"),
-                ))
+                check_single_result(g, &r, f)
             };
             run().map_err(|e| error_from_py(py, e))
         })

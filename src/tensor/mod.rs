@@ -30,8 +30,10 @@ impl VersionCounter {
     }
 }
 
-/// A hook on a tensor's gradient: may return a replacement gradient.
-pub type TensorHook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
+/// A hook on a tensor's gradient: may return a replacement gradient. As in
+/// torch it is also called when the gradient is undefined (`None`), and may
+/// not replace an undefined gradient.
+pub type TensorHook = Arc<dyn Fn(Option<&Tensor>) -> Result<Option<Tensor>> + Send + Sync>;
 
 /// A hook run after a leaf's `.grad` was updated.
 pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;

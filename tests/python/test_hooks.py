@@ -949,3 +949,57 @@ def test_double_backward_through_hooked_grad(lib):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def _two_outputs(lib):
+    class TwoOut(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 + gb * 3
+
+    return TwoOut
+
+
+def test_tensor_hook_sees_none_for_an_undefined_grad(lib):
+    # b is not used: its gradient is undefined when TwoOut's node runs, and
+    # b's hook is called with None, as torch does.
+    x = lib.ones(2, requires_grad=True)
+    a, b = _two_outputs(lib).apply(x)
+    seen = []
+    a.register_hook(lambda g: seen.append(("a", None if g is None else g.tolist())))
+    b.register_hook(lambda g: seen.append(("b", None if g is None else g.tolist())))
+    a.sum().backward()
+    assert sorted(seen) == [("a", [1.0, 1.0]), ("b", None)]
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_leaf_hook_sees_none_when_its_grad_is_undefined(lib):
+    class FirstOnly(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    x = lib.ones(2, requires_grad=True)
+    y = lib.ones(2, requires_grad=True)
+    seen = []
+    y.register_hook(lambda g: seen.append(g))
+    FirstOnly.apply(x, y).sum().backward()
+    assert seen == [None]
+    assert y.grad is None
+
+
+def test_hook_may_not_replace_an_undefined_grad(lib):
+    x = lib.ones(2, requires_grad=True)
+    a, b = _two_outputs(lib).apply(x)
+    b.register_hook(lambda g: lib.full((2,), 10.0) if g is None else None)
+    with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None value"):
+        a.sum().backward()
+    assert x.grad is None

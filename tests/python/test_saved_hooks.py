@@ -560,3 +560,25 @@ def test_allow_mutation_untracked_inplace_clones():
         b.add_(1)
         out.backward()
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
+
+
+def test_multi_grad_hook_all_gets_none_for_an_undefined_grad(lib):
+    # b's gradient is undefined (its node runs, but nothing flows to it): the
+    # hook still fires once, with None in b's place.
+    class TwoOut(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 + gb * 3
+
+    x = lib.ones(2, requires_grad=True)
+    a, b = TwoOut.apply(x)
+    got = []
+    lib.autograd.graph.register_multi_grad_hook(
+        (a, b), lambda gs: got.append([None if g is None else g.tolist() for g in gs])
+    )
+    a.sum().backward()
+    assert got == [[[1.0, 1.0], None]]
