@@ -9,7 +9,6 @@
 //! `backward`.
 
 use super::hooks::{self, PyRemovableHandle};
-use super::node::PyNode;
 use super::tensor::{wrap, PyTensor};
 use crate::autograd::custom::{
     apply_custom, check_num_grads, delayed_error, intern, CustomBody, CustomNode, FunctionCtx,
@@ -46,7 +45,7 @@ pub(crate) fn node_to_py<'py>(py: Python<'py>, node: Arc<Node>) -> PyResult<Boun
         }
         return Ok(obj);
     }
-    Ok(Bound::new(py, PyNode { node })?.into_any())
+    super::node::node_object(py, node)
 }
 
 fn py_body(node: &Node) -> Option<&PyBody> {

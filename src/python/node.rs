@@ -2,13 +2,52 @@
 
 use super::hooks::{self, PyRemovableHandle};
 use crate::autograd::Node;
+use parking_lot::Mutex;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
-use std::sync::Arc;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
-#[pyclass(name = "Node", module = "ferrograd.autograd.graph", frozen)]
+#[pyclass(name = "Node", module = "ferrograd.autograd.graph", frozen, subclass)]
 pub struct PyNode {
     pub node: Arc<Node>,
+}
+
+/// One Python class per op name, as torch has (`type(y.grad_fn).__name__`
+/// is "MulBackward0", which graph printers read): empty subclasses of
+/// `Node`, made on first use.
+static NODE_CLASSES: LazyLock<Mutex<HashMap<String, Py<PyType>>>> = LazyLock::new(Mutex::default);
+
+/// The class for nodes named `name` ("torch::autograd::AccumulateGrad" gives
+/// "AccumulateGrad", as in torch).
+fn node_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
+    let short = name.rsplit("::").next().unwrap_or(name);
+    // The lock is never held while Python code runs.
+    if let Some(cls) = NODE_CLASSES.lock().get(short) {
+        return Ok(cls.bind(py).clone());
+    }
+    let attrs = PyDict::new(py);
+    attrs.set_item("__slots__", PyTuple::empty(py))?;
+    attrs.set_item("__module__", "builtins")?;
+    let base = py.get_type::<PyNode>();
+    let cls = py
+        .get_type::<PyType>()
+        .call1((short, (base,), attrs))?
+        .cast_into::<PyType>()?;
+    let mut classes = NODE_CLASSES.lock();
+    let cls = classes
+        .entry(short.to_string())
+        .or_insert_with(|| cls.unbind());
+    Ok(cls.bind(py).clone())
+}
+
+/// A built-in node as a Python object of its op's class.
+pub(crate) fn node_object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
+    let cls = node_class(py, &node.name())?;
+    let obj = Bound::new(py, PyNode { node })?.into_any();
+    // The class adds no slots, so its instances have Node's layout.
+    obj.setattr(pyo3::intern!(py, "__class__"), cls)?;
+    Ok(obj)
 }
 
 #[pymethods]

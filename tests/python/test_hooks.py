@@ -1003,3 +1003,21 @@ def test_hook_may_not_replace_an_undefined_grad(lib):
     with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None value"):
         a.sum().backward()
     assert x.grad is None
+
+
+def test_built_in_nodes_have_one_class_per_op(lib):
+    # Graph printers read type(fn).__name__; torch gives each op its class.
+    x = lib.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    z = (x * 3).exp()
+    assert type(y.grad_fn).__name__ == "SumBackward0" == y.grad_fn.name()
+    mul = y.grad_fn.next_functions[0][0]
+    assert type(mul).__name__ == "MulBackward0"
+    assert type(mul) is type(z.grad_fn.next_functions[0][0])
+    assert type(z.grad_fn).__name__ == "ExpBackward0"
+    acc = mul.next_functions[0][0]
+    assert type(acc).__name__ == "AccumulateGrad"
+    assert acc.name() == "torch::autograd::AccumulateGrad"
+    for fn in (y.grad_fn, mul, acc):
+        assert isinstance(fn, lib.autograd.graph.Node)
+        assert type(fn).__module__ == "builtins"
