@@ -1,6 +1,7 @@
 //! grad_fn objects: a Python view of a graph node.
 
 use super::hooks::{self, PyRemovableHandle};
+use super::identity::WeakTable;
 use crate::autograd::Node;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
@@ -8,7 +9,13 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-#[pyclass(name = "Node", module = "ferrograd.autograd.graph", frozen, subclass)]
+#[pyclass(
+    name = "Node",
+    module = "ferrograd.autograd.graph",
+    frozen,
+    subclass,
+    weakref
+)]
 pub struct PyNode {
     pub node: Arc<Node>,
 }
@@ -41,12 +48,24 @@ fn node_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> 
     Ok(cls.bind(py).clone())
 }
 
-/// A built-in node as a Python object of its op's class.
+static NODE_OBJECTS: WeakTable = WeakTable::new();
+
+/// A built-in node as a Python object of its op's class: the same object
+/// while it lives (see `identity`).
 pub(crate) fn node_object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
+    let key = Arc::as_ptr(&node) as usize;
+    let same = |obj: &Bound<'_, PyAny>| {
+        obj.cast::<PyNode>()
+            .is_ok_and(|o| Arc::ptr_eq(&o.get().node, &node))
+    };
+    if let Some(obj) = NODE_OBJECTS.find(py, key, same) {
+        return Ok(obj);
+    }
     let cls = node_class(py, &node.name())?;
     let obj = Bound::new(py, PyNode { node })?.into_any();
     // The class adds no slots, so its instances have Node's layout.
     obj.setattr(pyo3::intern!(py, "__class__"), cls)?;
+    NODE_OBJECTS.remember(key, &obj)?;
     Ok(obj)
 }
 

@@ -1021,3 +1021,36 @@ def test_built_in_nodes_have_one_class_per_op(lib):
     for fn in (y.grad_fn, mul, acc):
         assert isinstance(fn, lib.autograd.graph.Node)
         assert type(fn).__module__ == "builtins"
+
+
+def test_grad_fn_is_one_object_per_node(lib):
+    # torch hands out one Python object per node; graph walkers rely on it
+    # (torchviz keys nodes by id()).
+    x = lib.ones(2, requires_grad=True)
+    h = x * 2
+    y = h.exp() + h.sin()
+    assert y.grad_fn is y.grad_fn
+    assert h.grad_fn is h.grad_fn
+    (exp_fn, _), (sin_fn, _) = y.grad_fn.next_functions
+    assert exp_fn.next_functions[0][0] is h.grad_fn
+    assert sin_fn.next_functions[0][0] is h.grad_fn
+    acc = h.grad_fn.next_functions[0][0]
+    assert acc is h.grad_fn.next_functions[0][0]
+    # A walk that keeps what it has seen (as torchviz does) names each node
+    # once by id().
+    seen = {}
+    stack = [y.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen[id(fn)] = fn
+        stack.extend(f for f, _ in fn.next_functions)
+    names = sorted(type(fn).__name__ for fn in seen.values())
+    assert names == [
+        "AccumulateGrad",
+        "AddBackward0",
+        "ExpBackward0",
+        "MulBackward0",
+        "SinBackward0",
+    ]
