@@ -246,3 +246,19 @@ def forward_tangents(lib, fn, sample, arrays, tangents):
             t = fwAD.unpack_dual(o).tangent
             result.append(np.zeros(tuple(o.shape)) if t is None else to_numpy(t))
     return result
+
+
+def two_output_function(lib):
+    """A custom Function with two outputs (x * 2, x * 3): when only one is
+    used, the other's gradient is undefined while its node runs."""
+
+    class TwoOut(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 + gb * 3
+
+    return TwoOut

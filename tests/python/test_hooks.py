@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ferrograd
-from gradcheck_util import to_numpy
+from gradcheck_util import to_numpy, two_output_function
 
 X = [0.5, -1.25, 2.0]
 XA = np.array(X)
@@ -951,24 +951,11 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
 
 
-def _two_outputs(lib):
-    class TwoOut(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2, x * 3
-
-        @staticmethod
-        def backward(ctx, ga, gb):
-            return ga * 2 + gb * 3
-
-    return TwoOut
-
-
 def test_tensor_hook_sees_none_for_an_undefined_grad(lib):
     # b is not used: its gradient is undefined when TwoOut's node runs, and
     # b's hook is called with None, as torch does.
     x = lib.ones(2, requires_grad=True)
-    a, b = _two_outputs(lib).apply(x)
+    a, b = two_output_function(lib).apply(x)
     seen = []
     a.register_hook(lambda g: seen.append(("a", None if g is None else g.tolist())))
     b.register_hook(lambda g: seen.append(("b", None if g is None else g.tolist())))
@@ -998,7 +985,7 @@ def test_leaf_hook_sees_none_when_its_grad_is_undefined(lib):
 
 def test_hook_may_not_replace_an_undefined_grad(lib):
     x = lib.ones(2, requires_grad=True)
-    a, b = _two_outputs(lib).apply(x)
+    a, b = two_output_function(lib).apply(x)
     b.register_hook(lambda g: lib.full((2,), 10.0) if g is None else None)
     with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None value"):
         a.sum().backward()

@@ -6,6 +6,7 @@ import pytest
 
 import ferrograd as fg
 from ferrograd.autograd import graph
+from gradcheck_util import two_output_function
 
 
 def leaf(vals, dtype=None):
@@ -565,17 +566,8 @@ def test_allow_mutation_untracked_inplace_clones():
 def test_multi_grad_hook_all_gets_none_for_an_undefined_grad(lib):
     # b's gradient is undefined (its node runs, but nothing flows to it): the
     # hook still fires once, with None in b's place.
-    class TwoOut(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2, x * 3
-
-        @staticmethod
-        def backward(ctx, ga, gb):
-            return ga * 2 + gb * 3
-
     x = lib.ones(2, requires_grad=True)
-    a, b = TwoOut.apply(x)
+    a, b = two_output_function(lib).apply(x)
     got = []
     lib.autograd.graph.register_multi_grad_hook(
         (a, b), lambda gs: got.append([None if g is None else g.tolist() for g in gs])
