@@ -59,15 +59,6 @@ impl TensorIndex {
 }
 
 /// torch's short dtype name, as in its index_put messages.
-fn scalar_type_name(dt: DType) -> &'static str {
-    match dt {
-        DType::Bool => "Bool",
-        DType::I64 => "Long",
-        DType::F32 => "Float",
-        DType::F64 => "Double",
-    }
-}
-
 fn shape_str(s: &[usize]) -> String {
     format!("{:?}", s)
 }
@@ -181,8 +172,8 @@ fn check_put_values(plan: &AdvPlan, shape: &[usize], dt: DType, values: &Tensor)
         bail!(
             runtime,
             "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
-            scalar_type_name(dt),
-            scalar_type_name(values.dtype())
+            dt.scalar_type_name(),
+            values.dtype().scalar_type_name()
         );
     }
     let out = plan.out_shape(shape);
@@ -482,7 +473,7 @@ impl Tensor {
             bail!(
                 runtime,
                 "take(): Expected a long tensor for index, but got {}",
-                scalar_type_name(index.dtype())
+                index.dtype().scalar_type_name()
             );
         }
         let n = self.numel() as i64;
@@ -714,12 +705,7 @@ impl Tensor {
             bail!(
                 runtime,
                 "masked_fill_ only supports boolean masks, but got mask with dtype {}",
-                match mask.dtype() {
-                    DType::I64 => "long int",
-                    DType::F32 => "float",
-                    DType::F64 => "double",
-                    DType::Bool => "bool",
-                }
+                mask.dtype().cpp_type_name()
             );
         }
         broadcast_shapes(self.shape(), mask.shape())

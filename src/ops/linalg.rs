@@ -15,20 +15,9 @@
 
 use crate::autograd::record;
 use crate::kernels::matmul as kernel;
-use crate::ops::reduce::scalar_type_name;
 use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::{DType, Dims, Tensor};
+use crate::tensor::{Dims, Tensor};
 use crate::{bail, Result};
-
-/// torch's C++ type name for dtype messages ("float", "long int").
-fn cpp_type_name(dt: DType) -> &'static str {
-    match dt {
-        DType::Bool => "bool",
-        DType::I64 => "long int",
-        DType::F32 => "float",
-        DType::F64 => "double",
-    }
-}
 
 fn shape_str(s: &[usize]) -> String {
     s.iter()
@@ -58,8 +47,8 @@ impl Tensor {
             bail!(
                 runtime,
                 "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                cpp_type_name(self.dtype()),
-                cpp_type_name(mat2.dtype())
+                self.dtype().cpp_type_name(),
+                mat2.dtype().cpp_type_name()
             );
         }
         let rec = record("MmBackward0", &[self, mat2]);
@@ -124,8 +113,8 @@ impl Tensor {
             bail!(
                 runtime,
                 "expected scalar type {} but found {}",
-                scalar_type_name(self.dtype()),
-                scalar_type_name(other.dtype())
+                self.dtype().scalar_type_name(),
+                other.dtype().scalar_type_name()
             );
         }
         let with = |a: usize, b: usize| -> Dims {
@@ -177,8 +166,8 @@ impl Tensor {
         }
         if self.dtype() != vec.dtype() {
             let (v, s) = (
-                scalar_type_name(vec.dtype()),
-                scalar_type_name(self.dtype()),
+                vec.dtype().scalar_type_name(),
+                self.dtype().scalar_type_name(),
             );
             bail!(
                 runtime,
@@ -225,8 +214,8 @@ impl Tensor {
             bail!(
                 runtime,
                 "dot : expected both vectors to have same dtype, but found {} and {}",
-                scalar_type_name(self.dtype()),
-                scalar_type_name(other.dtype())
+                self.dtype().scalar_type_name(),
+                other.dtype().scalar_type_name()
             );
         }
         let (n, m) = (self.shape()[0], other.shape()[0]);

@@ -63,15 +63,6 @@ fn to_i64(v: &[usize]) -> Vec<i64> {
 }
 
 /// torch's C++ scalar type name (`Long`, `Float`, ...) for messages.
-pub(crate) fn scalar_type_name(dt: DType) -> &'static str {
-    match dt {
-        DType::Bool => "Bool",
-        DType::I64 => "Long",
-        DType::F32 => "Float",
-        DType::F64 => "Double",
-    }
-}
-
 fn check_nonempty_dims(t: &Tensor, rd: &[usize], op: &str) -> Result<()> {
     for &d in rd {
         if t.shape()[d] == 0 {
@@ -248,7 +239,7 @@ impl Tensor {
                 runtime,
                 "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {}",
                 if dtype.is_some() { "Optional" } else { "Input" },
-                scalar_type_name(dt)
+                dt.scalar_type_name()
             );
         }
         let x = self.to_dtype(dt)?;
@@ -504,7 +495,7 @@ impl Tensor {
             bail!(
                 runtime,
                 "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
-                scalar_type_name(self.dtype())
+                self.dtype().scalar_type_name()
             );
         }
         let x = match dtype {
@@ -512,13 +503,13 @@ impl Tensor {
             Some(dt) if !dt.is_floating() => bail!(
                 runtime,
                 "linalg.vector_norm: dtype should be floating point or complex, but got {}",
-                scalar_type_name(dt)
+                dt.scalar_type_name()
             ),
             Some(dt) if dt < self.dtype() => bail!(
                 runtime,
                 "linalg.vector_norm: the dtype of the input ({}) should be convertible without narrowing to the specified dtype ({})",
-                scalar_type_name(self.dtype()),
-                scalar_type_name(dt)
+                self.dtype().scalar_type_name(),
+                dt.scalar_type_name()
             ),
             Some(dt) => self.to_dtype(dt)?,
         };

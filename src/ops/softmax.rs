@@ -8,7 +8,7 @@
 
 use crate::autograd::record;
 use crate::kernels::reduce::{log_softmax_slice, map_lanes, softmax_slice};
-use crate::ops::reduce::{exp_d, scalar_type_name};
+use crate::ops::reduce::exp_d;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Tensor};
 use crate::{bail, dispatch_float, Result};
@@ -25,7 +25,7 @@ impl Tensor {
                 runtime,
                 "\"{}\" not implemented for '{}'",
                 kernel,
-                scalar_type_name(x.dtype())
+                x.dtype().scalar_type_name()
             );
         }
         Ok(x)

@@ -211,12 +211,30 @@ impl PyTensor {
             .transpose()
     }
     #[setter]
-    fn set_grad(&self, value: Option<Bound<'_, PyTensor>>) -> PyResult<()> {
+    fn set_grad(&self, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let value = match value.filter(|v| !v.is_none()) {
+            None => None,
+            Some(v) => Some(v.cast_into::<PyTensor>().map_err(|e| {
+                PyTypeError::new_err(format!(
+                    "assigned grad expected to be a Tensor or None but got grad of type {}",
+                    e.into_inner()
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
+                ))
+            })?),
+        };
         self.inner
             .set_grad(value.as_ref().map(|v| v.borrow().inner.clone()))?;
         if let Some(v) = &value {
             super::identity::remember(v)?;
         }
+        Ok(())
+    }
+    /// `del t.grad` clears it, as in torch.
+    #[deleter]
+    fn delete_grad(&self) -> PyResult<()> {
+        self.inner.set_grad(None)?;
         Ok(())
     }
     #[getter]

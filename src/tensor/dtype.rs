@@ -47,6 +47,24 @@ impl DType {
             DType::F64 => "float64",
         }
     }
+    /// torch's ScalarType name for error messages ("Float", "Long").
+    pub fn scalar_type_name(self) -> &'static str {
+        match self {
+            DType::Bool => "Bool",
+            DType::I64 => "Long",
+            DType::F32 => "Float",
+            DType::F64 => "Double",
+        }
+    }
+    /// torch's C++ type name for error messages ("float", "long int").
+    pub fn cpp_type_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I64 => "long int",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
     pub fn is_floating(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }

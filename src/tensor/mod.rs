@@ -224,13 +224,18 @@ impl Tensor {
             if g.dtype() != self.dtype() {
                 bail!(
                     runtime,
-                    "assigned grad has data type {}, but expected {}",
-                    g.dtype().name(),
-                    self.dtype().name()
+                    "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they match.",
+                    g.dtype().cpp_type_name(),
+                    self.dtype().scalar_type_name()
                 );
             }
             if g.shape() != self.shape() {
-                bail!(runtime, "assigned grad has data of a different size");
+                bail!(
+                    runtime,
+                    "attempting to assign a gradient of size '{:?}' to a tensor of size '{:?}'. Please ensure that the gradient and the tensor are the same size",
+                    g.shape(),
+                    self.shape()
+                );
             }
         }
         self.meta().grad = grad;

@@ -75,3 +75,27 @@ def test_handed_out_grads_are_not_kept_alive(lib):
     w.grad = None
     gc.collect()
     assert ref() is None
+
+
+def test_assigning_a_bad_grad_raises_as_torch_and_changes_nothing(lib):
+    import pytest
+
+    w = lib.ones(2, requires_grad=True)
+    g = lib.full((2,), 3.0)
+    w.grad = g
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        w.grad = 5
+    with pytest.raises(
+        RuntimeError, match=r"gradient of size '\[2, 2\]' to a tensor of size '\[2\]'"
+    ):
+        w.grad = lib.ones(2, 2)
+    with pytest.raises(
+        RuntimeError, match="gradient with dtype 'double' to a tensor with grad_dtype 'Float'"
+    ):
+        w.grad = lib.ones(2, dtype=lib.float64)
+    assert w.grad is g
+    w.grad = None
+    assert w.grad is None
+    w.grad = g
+    del w.grad
+    assert w.grad is None
