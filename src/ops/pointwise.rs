@@ -15,7 +15,6 @@
 use crate::autograd::record;
 use crate::kernels::binary::{map2, map3};
 use crate::kernels::unary::{apply1_inplace, f, ipow, map1};
-use crate::ops::unary::torch_name;
 use crate::tensor::{DType, Element, Float, Scalar, Tensor};
 use crate::{bail, dispatch_all, Result};
 
@@ -190,7 +189,7 @@ macro_rules! bitwise_ops {
                     match dt {
                         DType::Bool => map2::<bool, bool>(&a, &b, |$x, $y| $e),
                         DType::I64 => map2::<i64, i64>(&a, &b, |$x, $y| $e),
-                        _ => bail!(runtime, "\"{}\" not implemented for '{}'", $kernel, torch_name(dt)),
+                        _ => bail!(runtime, "\"{}\" not implemented for '{}'", $kernel, dt.scalar_type_name()),
                     }
                 }
                 pub fn $inplace(&self, other: &Tensor) -> Result<()> {
@@ -585,7 +584,7 @@ impl Tensor {
             bail!(
                 runtime,
                 "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
-                torch_name(cond.dtype())
+                cond.dtype().scalar_type_name()
             );
         }
         let dt = x.result_type(y);
@@ -625,7 +624,7 @@ impl Tensor {
             dt => bail!(
                 runtime,
                 "\"bitwise_not_cpu\" not implemented for '{}'",
-                torch_name(dt)
+                dt.scalar_type_name()
             ),
         }
     }

@@ -344,7 +344,7 @@ impl Tensor {
             (dt, _) => bail!(
                 runtime,
                 "\"GeluKernelImpl\" not implemented for '{}'",
-                torch_name(dt)
+                dt.scalar_type_name()
             ),
         };
         self.unary_record(rec, out, Saves::Input, move |g, s| {
@@ -360,7 +360,7 @@ impl Tensor {
             dt => bail!(
                 runtime,
                 "\"silu_cpu\" not implemented for '{}'",
-                torch_name(dt)
+                dt.scalar_type_name()
             ),
         };
         self.unary_record(rec, out, Saves::Input, |g, s| g.silu_backward(&s.unwrap()))
@@ -378,7 +378,7 @@ impl Tensor {
             dt => bail!(
                 runtime,
                 "\"softplus_cpu\" not implemented for '{}'",
-                torch_name(dt)
+                dt.scalar_type_name()
             ),
         };
         self.unary_record(rec, out, Saves::Input, move |g, s| {
@@ -714,16 +714,6 @@ fn gelu_mode(approximate: &str) -> Result<bool> {
         "none" => Ok(false),
         "tanh" => Ok(true),
         _ => bail!(runtime, "approximate argument must be either none or tanh."),
-    }
-}
-
-/// The name torch's kernel errors give a dtype ('Float', 'Long', ...).
-pub(crate) fn torch_name(dt: DType) -> &'static str {
-    match dt {
-        DType::Bool => "Bool",
-        DType::I64 => "Long",
-        DType::F32 => "Float",
-        DType::F64 => "Double",
     }
 }
 

@@ -978,12 +978,9 @@ fn check_generator(generator: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
 
 fn random_float(d: DType, what: &str) -> PyResult<()> {
     if !d.is_floating() {
-        let torch_name = match d {
-            DType::I64 => "Long",
-            _ => "Bool",
-        };
         return Err(PyNotImplementedError::new_err(format!(
-            "\"{what}\" not implemented for '{torch_name}'"
+            "\"{what}\" not implemented for '{}'",
+            d.scalar_type_name()
         )));
     }
     Ok(())

@@ -309,12 +309,7 @@ impl PyTensor {
         Err(PyTypeError::new_err(format!(
             "can't assign a {} to a torch.{}Tensor",
             qual_name(value),
-            match self.inner.dtype() {
-                DType::Bool => "Bool",
-                DType::I64 => "Long",
-                DType::F32 => "Float",
-                DType::F64 => "Double",
-            }
+            self.inner.dtype().scalar_type_name()
         )))
     }
 
