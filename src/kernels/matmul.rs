@@ -1,9 +1,12 @@
 //! Batched matrix products over strided operands.
 //!
-//! f32/f64 go to the `gemm` crate (blocked SIMD GEMM with runtime CPU
-//! dispatch), which takes a row and a column stride per operand: transposed,
-//! sliced or broadcast (stride 0) inputs are read in place, never copied.
-//! int64 uses a plain loop.
+//! f32 products of at least [`OWN_KERNEL_MIN`] in each dimension go to our
+//! own kernel ([`super::sgemm`], x86-64 with AVX2 and FMA), which shares its
+//! packed operand between threads. Other f32 and f64 products go to the
+//! `gemm` crate (blocked SIMD GEMM with runtime CPU dispatch). Both take a
+//! row and a column stride per operand: transposed, sliced or broadcast
+//! (stride 0) inputs are read in place, never copied. int64 uses a plain
+//! loop.
 
 use crate::tensor::layout::for_each_offset2;
 use crate::tensor::{DType, Dims, Element, Tensor};
@@ -77,8 +80,31 @@ struct Mat {
     cs: usize,
 }
 
+/// Smallest m, n and k that our own f32 kernel takes: below it the `gemm`
+/// crate's small-matrix paths are faster (measured single-threaded).
+pub const OWN_KERNEL_MIN: usize = 32;
+
+/// Whether an f32 product of this size runs on our own kernel.
+fn own_kernel([m, n, k]: [usize; 3]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        m.min(n).min(k) >= OWN_KERNEL_MIN && m * n * k >= 1 << 21 && super::sgemm::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (m, n, k);
+        false
+    }
+}
+
 /// Element types the kernel multiplies.
 trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    /// Whether `product` with `Parallelism::Rayon` splits a product of this
+    /// size over the threads itself, sharing its packed operand.
+    fn splits_itself(_mnk: [usize; 3]) -> bool {
+        false
+    }
+
     /// `dst[m x n] = a[m x k] @ b[k x n]` (dst contiguous row-major).
     fn product(
         dst: &mut [Self],
@@ -96,6 +122,9 @@ trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = S
 
 impl MatElem for i64 {}
 impl MatElem for f32 {
+    fn splits_itself(mnk: [usize; 3]) -> bool {
+        own_kernel(mnk)
+    }
     fn product(
         dst: &mut [f32],
         a: &[f32],
@@ -105,8 +134,45 @@ impl MatElem for f32 {
         mnk: [usize; 3],
         par: Parallelism,
     ) {
+        #[cfg(target_arch = "x86_64")]
+        if own_kernel(mnk) {
+            return own_call(dst, a, am, b, bm, mnk, par);
+        }
         gemm_call(dst, a, am, b, bm, mnk, par)
     }
+}
+
+/// An f32 product on our own kernel: on `par`'s threads, or this one.
+#[cfg(target_arch = "x86_64")]
+fn own_call(
+    dst: &mut [f32],
+    a: &[f32],
+    am: Mat,
+    b: &[f32],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+    par: Parallelism,
+) {
+    use super::sgemm::{sgemm, Operand};
+    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n);
+    // Bounds: the last element each operand reads must lie in its slice.
+    assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a.len());
+    assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b.len());
+    let threads = match par {
+        Parallelism::None => 1,
+        Parallelism::Rayon(t) => t.max(1),
+    };
+    let op = |s: &[f32], x: Mat| Operand {
+        ptr: s[x.off..].as_ptr(),
+        rs: x.rs,
+        cs: x.cs,
+    };
+    // SAFETY: own_kernel checked AVX2 and FMA and that m, n, k > 0; every
+    // element of a (m x k from a[am.off], non-negative strides) and b
+    // (k x n from b[bm.off]) lies in its slice (asserted above); `dst` holds
+    // m * n floats, exclusively borrowed, so nothing else touches it and it
+    // overlaps neither operand.
+    unsafe { sgemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), threads) }
 }
 impl MatElem for f64 {
     fn product(
@@ -266,6 +332,13 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
                 Parallelism::None,
             )
         });
+    } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && T::splits_itself([m, n, k]) {
+        // Our own kernel splits the rows over the threads itself, packing
+        // each block of b once for all of them.
+        for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
+            let par = Parallelism::Rayon(threads);
+            T::product(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k], par);
+        }
     } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && m >= 2 * ROW_BLOCK {
         // One block of output rows per thread, each a single-threaded
         // product that packs its own rows of a (and all of b). On few cores

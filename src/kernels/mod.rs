@@ -7,6 +7,8 @@ pub mod index;
 pub mod math;
 pub mod matmul;
 pub mod reduce;
+#[cfg(target_arch = "x86_64")]
+pub mod sgemm;
 pub mod unary;
 
 /// Elementwise work below this many elements stays on the calling thread.

@@ -1,0 +1,348 @@
+//! float32 matrix products on x86-64 with AVX2 and FMA, BLIS-style.
+//!
+//! `C = A @ B` is computed in blocks: a `KC`-deep slice of B's columns is
+//! packed into `NR`-wide panels, each `MC`-row block of A into `MR`-high
+//! panels, and a 6x16 register-tiled micro-kernel multiplies one A panel by
+//! one B panel. With several threads the packed B block is shared and the
+//! threads take different row blocks of A; each output element is summed in
+//! the same order whatever the thread count, so results are bitwise
+//! identical across thread counts.
+//!
+//! Safety: everything here works on raw pointers. [`sgemm`]'s caller
+//! vouches for the operands and the output; inside, the packers read only
+//! elements `(i, p)` with `i < m`, `p < k` (or `p < k`, `j < n`) of an
+//! operand, each packed buffer is sized for its block (plus `SLACK` for the
+//! one packer that stores past a panel), and the micro-kernel writes whole
+//! 6x16 tiles only where the tile lies inside the output (edge tiles go
+//! through a scratch tile). Threads write disjoint row blocks of the output
+//! and read the packed B block only after the section that packed it ends.
+
+use std::arch::x86_64::*;
+use std::cell::Cell;
+
+/// Rows of the micro-kernel's output tile.
+const MR: usize = 6;
+/// Columns of the micro-kernel's output tile (two 8-float registers).
+const NR: usize = 16;
+/// Most depth packed at once: a B panel (KC x NR) fits L1.
+const KC: usize = 256;
+/// Most rows of A packed at once: MC x KC floats (72 KB) stay in L2.
+const MC: usize = 72;
+/// Most columns of B packed at once: KC x NC floats (1 MB) stay in L3.
+const NC: usize = 1024;
+/// Spare floats after a packed A block: `pack_rows6` stores 8 floats for
+/// each depth's 6, the last 2 past its panel.
+const SLACK: usize = 8;
+
+/// A matrix operand: its first element and (row, column) strides in floats.
+#[derive(Clone, Copy)]
+pub struct Operand {
+    pub ptr: *const f32,
+    pub rs: usize,
+    pub cs: usize,
+}
+
+/// The output: a row-major matrix with `n` columns.
+#[derive(Clone, Copy)]
+struct Out(*mut f32);
+
+// SAFETY: the pointers are only dereferenced inside `sgemm`'s calls, whose
+// caller guarantees they stay valid and that the output is not otherwise
+// accessed; threads write disjoint rows of the output.
+unsafe impl Send for Operand {}
+unsafe impl Sync for Operand {}
+unsafe impl Send for Out {}
+unsafe impl Sync for Out {}
+
+impl Out {
+    /// The float `i` past the start (a method, so closures capture the
+    /// whole `Out`, which is `Sync`, not its raw pointer).
+    #[inline(always)]
+    unsafe fn at(self, i: usize) -> *mut f32 {
+        self.0.add(i)
+    }
+}
+
+impl Operand {
+    #[inline(always)]
+    unsafe fn at(&self, i: usize, j: usize) -> *const f32 {
+        self.ptr.add(i * self.rs + j * self.cs)
+    }
+}
+
+/// Whether this CPU runs the kernel (checked once).
+pub fn available() -> bool {
+    static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OK.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+}
+
+thread_local! {
+    /// Each thread's buffer for packed A blocks (taken while in use, so a
+    /// nested call on the same thread gets a fresh one instead of aliasing).
+    static PACKED_A: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+    /// The calling thread's buffer for packed B blocks.
+    static PACKED_B: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+}
+
+/// Runs `f` with a thread-local buffer of at least `len` floats whose first
+/// float is 64-byte aligned. Its contents are unspecified.
+fn with_buffer<R>(
+    key: &'static std::thread::LocalKey<Cell<Vec<f32>>>,
+    len: usize,
+    f: impl FnOnce(*mut f32) -> R,
+) -> R {
+    let mut v = key.take();
+    if v.len() < len + 16 {
+        v = vec![0.0; len + 16];
+    }
+    let p = v.as_mut_ptr();
+    // SAFETY: align_offset(64) of an f32 pointer is at most 15 floats, and
+    // the buffer has 16 floats past `len`.
+    let r = f(unsafe { p.add(p.align_offset(64)) });
+    key.set(v);
+    r
+}
+
+/// Splits `len` into the fewest parts of at most `max` each, of equal size
+/// (rounded up to a multiple of `unit`).
+fn part_size(len: usize, max: usize, unit: usize) -> usize {
+    let parts = len.div_ceil(max);
+    len.div_ceil(parts).next_multiple_of(unit)
+}
+
+/// `c[m x n] = a[m x k] @ b[k x n]`, `c` row-major and contiguous. With
+/// `threads > 1` the work is spread through `parallel::for_each_index` (the
+/// current pool, which should have that many threads).
+///
+/// # Safety
+/// [`available`] is true; `a` and `b` address m x k and k x n valid floats;
+/// `c` addresses m * n writable floats that nothing else reads or writes
+/// during the call and that do not overlap `a` or `b`; m, n, k > 0.
+pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, threads: usize) {
+    let kc_max = part_size(k, KC, 1);
+    let nc_max = part_size(n, NC, NR);
+    let out = Out(c);
+    // Row blocks: in parallel, an equal number per thread.
+    let mc = if threads > 1 {
+        let per_thread = m.div_ceil(threads);
+        part_size(per_thread, MC, MR)
+    } else {
+        part_size(m, MC, MR)
+    };
+    let row_blocks = m.div_ceil(mc);
+    with_buffer(&PACKED_B, kc_max * nc_max + SLACK, |pb| {
+        let pb = Out(pb);
+        for j0 in (0..n).step_by(nc_max) {
+            let nc = nc_max.min(n - j0);
+            for p0 in (0..k).step_by(kc_max) {
+                let kc = kc_max.min(k - p0);
+                let panels = nc.div_ceil(NR);
+                let pack = |i: usize| {
+                    let cols = NR.min(nc - i * NR);
+                    pack_b(b, p0, kc, j0 + i * NR, cols, pb.at(i * NR * kc))
+                };
+                let compute = |blk: usize| {
+                    let i0 = blk * mc;
+                    let rows = mc.min(m - i0);
+                    with_buffer(&PACKED_A, mc * kc + SLACK, |pa| {
+                        pack_a(a, i0, rows, p0, kc, pa);
+                        let dst = out.at(i0 * n + j0);
+                        block(rows, nc, kc, pa, pb.at(0), dst, n, p0 > 0);
+                    })
+                };
+                if threads > 1 {
+                    crate::parallel::for_each_index(panels, &pack);
+                    crate::parallel::for_each_index(row_blocks, &compute);
+                } else {
+                    (0..panels).for_each(pack);
+                    (0..row_blocks).for_each(compute);
+                }
+            }
+        }
+    })
+}
+
+/// Packs rows `i0..i0 + rows` and depth `p0..p0 + kc` of `a` into MR-row
+/// panels: panel `r` holds, for each depth `p`, its MR rows' values (zeros
+/// past the last row).
+unsafe fn pack_a(a: Operand, i0: usize, rows: usize, p0: usize, kc: usize, out: *mut f32) {
+    for (panel, r0) in (0..rows).step_by(MR).enumerate() {
+        let o = out.add(panel * MR * kc);
+        let h = MR.min(rows - r0);
+        let first = a.at(i0 + r0, p0);
+        if h == MR && a.cs == 1 {
+            pack_rows6(first, a.rs, kc, o);
+        } else if h == MR && a.rs == 1 {
+            for p in 0..kc {
+                std::ptr::copy_nonoverlapping(first.add(p * a.cs), o.add(p * MR), MR);
+            }
+        } else {
+            for p in 0..kc {
+                for q in 0..MR {
+                    *o.add(p * MR + q) = if q < h {
+                        *a.at(i0 + r0 + q, p0 + p)
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Packs `cols` (<= NR) columns `j0..` of `b`, depth `p0..p0 + kc`: for
+/// each depth, NR values (zeros past the last column).
+unsafe fn pack_b(b: Operand, p0: usize, kc: usize, j0: usize, cols: usize, o: *mut f32) {
+    let first = b.at(p0, j0);
+    if cols == NR && b.cs == 1 {
+        for p in 0..kc {
+            std::ptr::copy_nonoverlapping(first.add(p * b.rs), o.add(p * NR), NR);
+        }
+    } else if cols == NR && b.rs == 1 {
+        pack_cols16(first, b.cs, kc, o);
+    } else {
+        for p in 0..kc {
+            for c in 0..NR {
+                *o.add(p * NR + c) = if c < cols { *b.at(p0 + p, j0 + c) } else { 0.0 };
+            }
+        }
+    }
+}
+
+/// The 8x8 transpose of eight rows of 8 floats.
+#[inline(always)]
+unsafe fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+    let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+    let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+    let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+    let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+    let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+    let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+    let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+    let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+    [
+        _mm256_permute2f128_ps::<0x20>(s0, s4),
+        _mm256_permute2f128_ps::<0x20>(s1, s5),
+        _mm256_permute2f128_ps::<0x20>(s2, s6),
+        _mm256_permute2f128_ps::<0x20>(s3, s7),
+        _mm256_permute2f128_ps::<0x31>(s0, s4),
+        _mm256_permute2f128_ps::<0x31>(s1, s5),
+        _mm256_permute2f128_ps::<0x31>(s2, s6),
+        _mm256_permute2f128_ps::<0x31>(s3, s7),
+    ]
+}
+
+/// Packs six rows (stride `rs`, contiguous along depth) into one A panel.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn pack_rows6(src: *const f32, rs: usize, kc: usize, o: *mut f32) {
+    let mut p = 0;
+    while p + 8 <= kc {
+        let z = _mm256_setzero_ps();
+        let l = |q: usize| _mm256_loadu_ps(src.add(q * rs + p));
+        let t = transpose8([l(0), l(1), l(2), l(3), l(4), l(5), z, z]);
+        for (j, v) in t.iter().enumerate() {
+            // 8 floats: 6 of this depth, 2 that the next store overwrites.
+            _mm256_storeu_ps(o.add((p + j) * MR), *v);
+        }
+        p += 8;
+    }
+    for p in p..kc {
+        for q in 0..MR {
+            *o.add(p * MR + q) = *src.add(q * rs + p);
+        }
+    }
+}
+
+/// Packs sixteen columns (stride `cs`, contiguous along depth) into one B
+/// panel.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn pack_cols16(src: *const f32, cs: usize, kc: usize, o: *mut f32) {
+    let mut p = 0;
+    while p + 8 <= kc {
+        for h in 0..2 {
+            let l = |c: usize| _mm256_loadu_ps(src.add((8 * h + c) * cs + p));
+            let t = transpose8([l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7)]);
+            for (j, v) in t.iter().enumerate() {
+                _mm256_storeu_ps(o.add((p + j) * NR + 8 * h), *v);
+            }
+        }
+        p += 8;
+    }
+    for p in p..kc {
+        for c in 0..NR {
+            *o.add(p * NR + c) = *src.add(c * cs + p);
+        }
+    }
+}
+
+/// `c[rows x cols] (+)= packed A block @ packed B block`; `ldc` is c's row
+/// stride; `accumulate` adds to c instead of overwriting it.
+#[allow(clippy::too_many_arguments)]
+unsafe fn block(
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    pa: *const f32,
+    pb: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    accumulate: bool,
+) {
+    for j in (0..cols).step_by(NR) {
+        let w = NR.min(cols - j);
+        let bp = pb.add(j * kc);
+        for i in (0..rows).step_by(MR) {
+            let h = MR.min(rows - i);
+            let ap = pa.add(i * kc);
+            let cp = c.add(i * ldc + j);
+            if h == MR && w == NR {
+                tile(kc, ap, bp, cp, ldc, accumulate);
+            } else {
+                // Edge tile: computed whole into a scratch tile, then the
+                // valid part is stored (with the same single rounding).
+                let mut t = [0f32; MR * NR];
+                tile(kc, ap, bp, t.as_mut_ptr(), NR, false);
+                for q in 0..h {
+                    for x in 0..w {
+                        let d = cp.add(q * ldc + x);
+                        let v = t[q * NR + x];
+                        *d = if accumulate { *d + v } else { v };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The micro-kernel: a 6x16 tile of c (+)= A panel @ B panel over depth kc.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize, accumulate: bool) {
+    let mut acc = [_mm256_setzero_ps(); 2 * MR];
+    for p in 0..kc {
+        let b0 = _mm256_load_ps(b.add(p * NR));
+        let b1 = _mm256_load_ps(b.add(p * NR + 8));
+        for q in 0..MR {
+            let x = _mm256_broadcast_ss(&*a.add(p * MR + q));
+            acc[2 * q] = _mm256_fmadd_ps(x, b0, acc[2 * q]);
+            acc[2 * q + 1] = _mm256_fmadd_ps(x, b1, acc[2 * q + 1]);
+        }
+    }
+    for q in 0..MR {
+        let d = c.add(q * ldc);
+        let (mut lo, mut hi) = (acc[2 * q], acc[2 * q + 1]);
+        if accumulate {
+            lo = _mm256_add_ps(_mm256_loadu_ps(d), lo);
+            hi = _mm256_add_ps(_mm256_loadu_ps(d.add(8)), hi);
+        }
+        _mm256_storeu_ps(d, lo);
+        _mm256_storeu_ps(d.add(8), hi);
+    }
+}
