@@ -165,26 +165,42 @@ pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, 
 /// Packs rows `i0..i0 + rows` and depth `p0..p0 + kc` of `a` into MR-row
 /// panels: panel `r` holds, for each depth `p`, its MR rows' values (zeros
 /// past the last row).
+#[target_feature(enable = "avx2,fma")]
 unsafe fn pack_a(a: Operand, i0: usize, rows: usize, p0: usize, kc: usize, out: *mut f32) {
-    for (panel, r0) in (0..rows).step_by(MR).enumerate() {
-        let o = out.add(panel * MR * kc);
-        let h = MR.min(rows - r0);
-        let first = a.at(i0 + r0, p0);
-        if h == MR && a.cs == 1 {
-            pack_rows6(first, a.rs, kc, o);
-        } else if h == MR && a.rs == 1 {
-            for p in 0..kc {
-                std::ptr::copy_nonoverlapping(first.add(p * a.cs), o.add(p * MR), MR);
+    let full = rows / MR;
+    let panel = |r: usize| out.add(r * MR * kc);
+    if a.cs == 1 {
+        for r in 0..full {
+            pack_rows6(a.at(i0 + r * MR, p0), a.rs, kc, panel(r));
+        }
+    } else if a.rs == 1 {
+        // Columns contiguous (a transposed matrix): one sweep along each
+        // depth's column feeds every panel.
+        for p in 0..kc {
+            let src = a.at(i0, p0 + p);
+            for r in 0..full {
+                std::ptr::copy_nonoverlapping(src.add(r * MR), panel(r).add(p * MR), MR);
             }
-        } else {
+        }
+    } else {
+        for r in 0..full {
             for p in 0..kc {
                 for q in 0..MR {
-                    *o.add(p * MR + q) = if q < h {
-                        *a.at(i0 + r0 + q, p0 + p)
-                    } else {
-                        0.0
-                    };
+                    *panel(r).add(p * MR + q) = *a.at(i0 + r * MR + q, p0 + p);
                 }
+            }
+        }
+    }
+    let h = rows - full * MR;
+    if h > 0 {
+        // The last, partial panel: zeros below the last row.
+        for p in 0..kc {
+            for q in 0..MR {
+                *panel(full).add(p * MR + q) = if q < h {
+                    *a.at(i0 + full * MR + q, p0 + p)
+                } else {
+                    0.0
+                };
             }
         }
     }
@@ -192,6 +208,7 @@ unsafe fn pack_a(a: Operand, i0: usize, rows: usize, p0: usize, kc: usize, out: 
 
 /// Packs `cols` (<= NR) columns `j0..` of `b`, depth `p0..p0 + kc`: for
 /// each depth, NR values (zeros past the last column).
+#[target_feature(enable = "avx2,fma")]
 unsafe fn pack_b(b: Operand, p0: usize, kc: usize, j0: usize, cols: usize, o: *mut f32) {
     let first = b.at(p0, j0);
     if cols == NR && b.cs == 1 {
