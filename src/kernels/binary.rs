@@ -14,6 +14,9 @@ pub fn map2<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<Tensor> {
     debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
+    if let Some(out) = same_shape_contiguous(a, b, &f) {
+        return Ok(out);
+    }
     let (shape, la, lb) = if a.shape() == b.shape() {
         (a.dims(), a.layout().clone(), b.layout().clone())
     } else {
@@ -102,6 +105,38 @@ pub fn map2<T: Element, U: Element>(
         }
     };
     Ok(Tensor::from_data(U::wrap(out), &shape))
+}
+
+/// [`map2`] when `a` and `b` have one shape and are both contiguous (the
+/// common case): one flat loop, without copying layouts; None otherwise.
+fn same_shape_contiguous<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    f: &(impl Fn(T, T) -> U + Sync + Send),
+) -> Option<Tensor> {
+    if a.shape() != b.shape() {
+        return None;
+    }
+    let (ra, rb) = (
+        a.layout().contiguous_range()?,
+        b.layout().contiguous_range()?,
+    );
+    let sa = a.storage().read_recursive();
+    let sb = b.storage().read_recursive();
+    let (xa, xb) = (&sa.as_slice::<T>()[ra], &sb.as_slice::<T>()[rb]);
+    let out: Vec<U> = if xa.len() < super::PAR_THRESHOLD {
+        xa.iter().zip(xb).map(|(&x, &y)| f(x, y)).collect()
+    } else {
+        let mut out = pool::buffer(xa.len());
+        for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+            for ((o, &x), &y) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]) {
+                *o = f(x, y);
+            }
+        });
+        out
+    };
+    drop((sa, sb));
+    Some(Tensor::from_data(U::wrap(out), a.shape()))
 }
 
 /// True when the last dim is long enough and, for each operand, either

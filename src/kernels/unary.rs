@@ -25,6 +25,9 @@ pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send
 
 /// `g(src[i])` for one contiguous run, split over the threads when long.
 pub(crate) fn map_run<T: Element, U: Element>(src: &[T], g: impl Fn(T) -> U + Sync) -> Vec<U> {
+    if src.len() < super::PAR_THRESHOLD {
+        return src.iter().map(|&x| g(x)).collect();
+    }
     let mut out = pool::buffer(src.len());
     for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
         for (o, &x) in o.iter_mut().zip(&src[s..]) {
