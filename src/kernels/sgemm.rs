@@ -30,6 +30,8 @@ const KC: usize = 256;
 const MC: usize = 72;
 /// Most columns of B packed at once: KC x NC floats (1 MB) stay in L3.
 const NC: usize = 1024;
+/// Depths of B packed per task when its rows are contiguous.
+const DEPTH_GROUP: usize = 32;
 /// Spare floats after a packed A block: `pack_rows6` stores 8 floats for
 /// each depth's 6, the last 2 past its panel.
 const SLACK: usize = 8;
@@ -136,10 +138,22 @@ pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, 
             let nc = nc_max.min(n - j0);
             for p0 in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - p0);
-                let panels = nc.div_ceil(NR);
+                // Packing tasks: with rows of b contiguous, groups of depths
+                // (each row read once, straight through) and the partial
+                // panel; otherwise one task per panel.
+                let full = nc / NR;
+                let by_rows = b.cs == 1 && full > 0;
+                let groups = if by_rows { kc.div_ceil(DEPTH_GROUP) } else { 0 };
+                let tasks = groups + nc.div_ceil(NR) - if by_rows { full } else { 0 };
                 let pack = |i: usize| {
-                    let cols = NR.min(nc - i * NR);
-                    pack_b(b, p0, kc, j0 + i * NR, cols, pb.at(i * NR * kc))
+                    if i < groups {
+                        let depths = i * DEPTH_GROUP..kc.min((i + 1) * DEPTH_GROUP);
+                        pack_b_rows(b, p0, kc, depths, j0, full, pb.at(0));
+                    } else {
+                        let panel = i - groups + if by_rows { full } else { 0 };
+                        let cols = NR.min(nc - panel * NR);
+                        pack_b(b, p0, kc, j0 + panel * NR, cols, pb.at(panel * NR * kc))
+                    }
                 };
                 let compute = |blk: usize| {
                     let i0 = blk * mc;
@@ -151,10 +165,10 @@ pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, 
                     })
                 };
                 if threads > 1 {
-                    crate::parallel::for_each_index(panels, &pack);
+                    crate::parallel::for_each_index(tasks, &pack);
                     crate::parallel::for_each_index(row_blocks, &compute);
                 } else {
-                    (0..panels).for_each(pack);
+                    (0..tasks).for_each(pack);
                     (0..row_blocks).for_each(compute);
                 }
             }
@@ -202,6 +216,27 @@ unsafe fn pack_a(a: Operand, i0: usize, rows: usize, p0: usize, kc: usize, out: 
                     0.0
                 };
             }
+        }
+    }
+}
+
+/// Packs depths `depths` (of `p0..p0 + kc`) of the first `panels` full
+/// panels of columns `j0..` of a `b` whose rows are contiguous: each row
+/// segment is read once, straight through.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn pack_b_rows(
+    b: Operand,
+    p0: usize,
+    kc: usize,
+    depths: std::ops::Range<usize>,
+    j0: usize,
+    panels: usize,
+    o: *mut f32,
+) {
+    for p in depths {
+        let src = b.at(p0 + p, j0);
+        for j in 0..panels {
+            std::ptr::copy_nonoverlapping(src.add(j * NR), o.add(j * NR * kc + p * NR), NR);
         }
     }
 }
