@@ -155,9 +155,7 @@ fn own_call(
 ) {
     use super::sgemm::{sgemm, Operand};
     assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n);
-    // Bounds: the last element each operand reads must lie in its slice.
-    assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a.len());
-    assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b.len());
+    assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
     let threads = match par {
         Parallelism::None => 1,
         Parallelism::Rayon(t) => t.max(1),
@@ -174,6 +172,14 @@ fn own_call(
     // overlaps neither operand.
     unsafe { sgemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), threads) }
 }
+
+/// Panics unless the last element each operand of an m x k by k x n
+/// product reads lies inside its slice (m, n, k > 0; strides non-negative).
+fn assert_in_bounds(a_len: usize, am: Mat, b_len: usize, bm: Mat, [m, n, k]: [usize; 3]) {
+    assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a_len);
+    assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b_len);
+}
+
 impl MatElem for f64 {
     fn product(
         dst: &mut [f64],
@@ -236,9 +242,7 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
         dst[..m * n].fill(T::zero());
         return;
     }
-    // Bounds: the last element each operand reads must lie in its slice.
-    assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a.len());
-    assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b.len());
+    assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
     // SAFETY: `dst` holds m*n writable elements laid out row-major (row
     // stride n, column stride 1), exclusively borrowed. Every element of lhs
     // (m x k at a[am.off] with strides rs, cs) and rhs (k x n at b[bm.off])

@@ -119,3 +119,26 @@ def test_inplace_and_backward_match_numpy(threads):
     want = [np.tanh(2 * x + b), 3 * s * (1 - s), (s * (1 - s)).sum(0)]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_big_float32_matmul_and_its_gradients_match_numpy(threads):
+    # Big enough for the own float32 GEMM kernel; odd sizes, a transposed
+    # operand, and the backward's transposed products.
+    r = np.random.default_rng(5)
+    a = r.standard_normal((131, 300), dtype=np.float32)
+    bt = r.standard_normal((77, 300), dtype=np.float32)
+    g = r.standard_normal((131, 77), dtype=np.float32)
+
+    def run():
+        x = _t(a, requires_grad=True)
+        w = _t(bt, requires_grad=True)
+        y = x @ w.t()
+        y.backward(_t(g))
+        return y.detach(), x.grad, w.grad
+
+    y, gx, gw = _all_thread_counts(run)
+    a64, b64, g64 = a.astype(np.float64), bt.T.astype(np.float64), g.astype(np.float64)
+    tol = dict(rtol=0, atol=1e-4 * 300)
+    np.testing.assert_allclose(y, a64 @ b64, **tol)
+    np.testing.assert_allclose(gx, g64 @ b64.T, **tol)
+    np.testing.assert_allclose(gw, (a64.T @ g64).T, **tol)
