@@ -71,11 +71,12 @@ fn same_for_thread_counts(f: impl Fn() -> Vec<u32>) {
 fn odd_sizes_and_several_blocks() {
     let _g = LOCK.lock();
     // (m, k, n): not multiples of the 6x16 tile; k above one depth block
-    // (256); n above one column block (1024); rows above one row block.
+    // (512); n above one column block (1024); rows above one row block.
     for &(m, k, n) in &[
         (128, 128, 128),
         (131, 300, 77),
         (37, 600, 100),
+        (64, 1100, 48),
         (100, 64, 1100),
         (256, 33, 250),
     ] {
