@@ -29,16 +29,7 @@ pub fn map2<T: Element, U: Element>(
     let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
     let n = la.numel();
     let out: Vec<U> = match (la.contiguous_range(), lb.contiguous_range()) {
-        (Some(ra), Some(rb)) => {
-            let (xa, xb) = (&da[ra], &db[rb]);
-            let mut out = pool::buffer(n);
-            for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-                for ((o, &x), &y) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]) {
-                    *o = f(x, y);
-                }
-            });
-            out
-        }
+        (Some(ra), Some(rb)) => zip_run(&da[ra], &db[rb], &f),
         (Some(ra), None) if n > 0 && is_one_value(&lb) => {
             let y = db[lb.offset];
             map_run(&da[ra], |x| f(x, y))
@@ -123,20 +114,24 @@ fn same_shape_contiguous<T: Element, U: Element>(
     );
     let sa = a.storage().read_recursive();
     let sb = b.storage().read_recursive();
-    let (xa, xb) = (&sa.as_slice::<T>()[ra], &sb.as_slice::<T>()[rb]);
-    let out: Vec<U> = if xa.len() < super::PAR_THRESHOLD {
-        xa.iter().zip(xb).map(|(&x, &y)| f(x, y)).collect()
-    } else {
-        let mut out = pool::buffer(xa.len());
-        for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-            for ((o, &x), &y) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]) {
-                *o = f(x, y);
-            }
-        });
-        out
-    };
+    let out = zip_run(&sa.as_slice::<T>()[ra], &sb.as_slice::<T>()[rb], f);
     drop((sa, sb));
     Some(Tensor::from_data(U::wrap(out), a.shape()))
+}
+
+/// `f(xa[i], xb[i])` for two contiguous runs of one length, split over the
+/// threads when long (the two-operand [`super::unary::map_run`]).
+fn zip_run<T: Element, U: Element>(xa: &[T], xb: &[T], f: &(impl Fn(T, T) -> U + Sync)) -> Vec<U> {
+    if xa.len() < super::PAR_THRESHOLD {
+        return xa.iter().zip(xb).map(|(&x, &y)| f(x, y)).collect();
+    }
+    let mut out = pool::buffer(xa.len());
+    for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
+        for ((o, &x), &y) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]) {
+            *o = f(x, y);
+        }
+    });
+    out
 }
 
 /// True when the last dim is long enough and, for each operand, either

@@ -135,7 +135,7 @@ pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, 
         part_size(m, MC, MR)
     };
     let row_blocks = m.div_ceil(mc);
-    with_buffer(&PACKED_B, kc_max * nc_max + SLACK, |pb| {
+    with_buffer(&PACKED_B, kc_max * nc_max, |pb| {
         let pb = Out(pb);
         for j0 in (0..n).step_by(nc_max) {
             let nc = nc_max.min(n - j0);
@@ -201,24 +201,21 @@ unsafe fn pack_a(a: Operand, i0: usize, rows: usize, p0: usize, kc: usize, out: 
         }
     } else {
         for r in 0..full {
-            for p in 0..kc {
-                for q in 0..MR {
-                    *panel(r).add(p * MR + q) = *a.at(i0 + r * MR + q, p0 + p);
-                }
-            }
+            pack_panel_strided(a, i0 + r * MR, MR, p0, kc, panel(r));
         }
     }
     let h = rows - full * MR;
     if h > 0 {
-        // The last, partial panel: zeros below the last row.
-        for p in 0..kc {
-            for q in 0..MR {
-                *panel(full).add(p * MR + q) = if q < h {
-                    *a.at(i0 + full * MR + q, p0 + p)
-                } else {
-                    0.0
-                };
-            }
+        pack_panel_strided(a, i0 + full * MR, h, p0, kc, panel(full));
+    }
+}
+
+/// Packs `h` (<= MR) rows from `i0` of `a`, any strides, into one A panel,
+/// with zeros below the last row.
+unsafe fn pack_panel_strided(a: Operand, i0: usize, h: usize, p0: usize, kc: usize, o: *mut f32) {
+    for p in 0..kc {
+        for q in 0..MR {
+            *o.add(p * MR + q) = if q < h { *a.at(i0 + q, p0 + p) } else { 0.0 };
         }
     }
 }
@@ -245,15 +242,12 @@ unsafe fn pack_b_rows(
 }
 
 /// Packs `cols` (<= NR) columns `j0..` of `b`, depth `p0..p0 + kc`: for
-/// each depth, NR values (zeros past the last column).
+/// each depth, NR values (zeros past the last column). Full panels of a `b`
+/// with contiguous rows go through [`pack_b_rows`] instead.
 #[target_feature(enable = "avx2,fma")]
 unsafe fn pack_b(b: Operand, p0: usize, kc: usize, j0: usize, cols: usize, o: *mut f32) {
     let first = b.at(p0, j0);
-    if cols == NR && b.cs == 1 {
-        for p in 0..kc {
-            std::ptr::copy_nonoverlapping(first.add(p * b.rs), o.add(p * NR), NR);
-        }
-    } else if cols == NR && b.rs == 1 {
+    if cols == NR && b.rs == 1 {
         pack_cols16(first, b.cs, kc, o);
     } else {
         for p in 0..kc {
