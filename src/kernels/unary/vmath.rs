@@ -203,26 +203,28 @@ pub fn ln_f32(x: f32) -> f32 {
     )
 }
 
-/// tanh: an odd polynomial below |x| = 0.625 (Cephes' tanhf), else
-/// `1 - 2 / (e^{2|x|} + 1)` with x's sign. Above |x| = 10 the result is 1 in
-/// float32, so e^{2|x|} is taken at 20 at most and needs no range handling.
+/// tanh: Eigen's (and XLA's) rational approximation, an odd degree-13
+/// polynomial over an even degree-6 one, on |x| clamped to 7.9988 (where
+/// it is 1 in float32); below |x| = 0.0004, x itself. One division and no
+/// exponential: about twice as fast as `1 - 2 / (e^{2|x|} + 1)`.
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
+    const CLAMP: f32 = 7.998_811_721_801_757_81;
     let ax = x.abs();
-    let z = x * x;
-    let z2 = z * z;
-    // x + x z (s0 + s1 z + s2 z^2 + s3 z^3 + s4 z^4)
-    let s01 = 1.333_144_2e-1f32.mul_add(z, -3.333_328_2e-1);
-    let s23 = 2.063_908_9e-2f32.mul_add(z, -5.373_971_6e-2);
-    let q = (-5.704_988_7e-3f32).mul_add(z2, s23).mul_add(z2, s01);
-    let small = (q * z).mul_add(ax, ax);
     // NaN fails the test and stays NaN.
-    let t = select(ax > 10.0, 20.0, ax + ax);
-    let (r, n) = exp_reduce(t);
-    let e = exp_poly(r) * f32::from_bits((n.wrapping_add(127) as u32) << 23);
-    let big = 1.0 - 2.0 / (e + 1.0);
-    let r = select(ax < 0.625, small, big);
-    // both branches are >= 0 (or NaN): x's sign goes on (keeping -0.0)
+    let y = select(ax > CLAMP, CLAMP, ax);
+    let y2 = y * y;
+    let p = y2.mul_add(-2.760_768_477_423_55e-16, 2.000_187_904_824_77e-13);
+    let p = y2.mul_add(p, -8.604_671_522_137_35e-11);
+    let p = y2.mul_add(p, 5.122_297_090_371_14e-8);
+    let p = y2.mul_add(p, 1.485_722_357_179_79e-5);
+    let p = y2.mul_add(p, 6.372_619_288_754_36e-4);
+    let p = y2.mul_add(p, 4.893_524_558_917_86e-3);
+    let q = y2.mul_add(1.198_258_394_667_02e-6, 1.185_347_056_866_54e-4);
+    let q = y2.mul_add(q, 2.268_434_632_439e-3);
+    let q = y2.mul_add(q, 4.893_525_185_543_85e-3);
+    let r = select(ax < 0.0004, ax, y * p / q);
+    // r >= 0 (or NaN): x's sign goes on (keeping -0.0)
     f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000))
 }
 
@@ -271,7 +273,8 @@ mod tests {
             bits = b;
         }
         for v in [
-            0.0f32, -0.0, 1.0, -1.0, 0.625, -0.625, 88.72, 89.0, -87.3, -103.9, -104.0,
+            0.0f32, -0.0, 1.0, -1.0, 0.0004, -0.0004, 0.625, -0.625, 7.998_812, 88.72, 89.0, -87.3,
+            -103.9, -104.0,
         ] {
             f(v);
             f(f32::from_bits(v.to_bits() + 1));
