@@ -72,6 +72,9 @@ fn odd_sizes_and_several_blocks() {
     let _g = LOCK.lock();
     // (m, k, n): not multiples of the 6x16 tile; k above one depth block
     // (512); n above one column block (1024); rows above one row block.
+    // With 2 and 3 threads the wide ones (n >= 64 per thread) are split
+    // into column bands, some ending in a partial panel, and the narrow
+    // ones into row blocks.
     for &(m, k, n) in &[
         (128, 128, 128),
         (131, 300, 77),

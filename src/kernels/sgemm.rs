@@ -3,10 +3,12 @@
 //! `C = A @ B` is computed in blocks: a `KC`-deep slice of B's columns is
 //! packed into `NR`-wide panels, each `MC`-row block of A into `MR`-high
 //! panels, and a 6x16 register-tiled micro-kernel multiplies one A panel by
-//! one B panel. With several threads the packed B block is shared and the
-//! threads take different row blocks of A; each output element is summed in
-//! the same order whatever the thread count, so results are bitwise
-//! identical across thread counts.
+//! one B panel. With several threads, each takes a band of B's columns and
+//! runs it alone (packing all of A itself); for narrow products, or on a
+//! pool worker, the packed B block is shared instead and the threads take
+//! different row blocks of A. Each output element is summed in the same
+//! order whatever the split, so results are bitwise identical across thread
+//! counts.
 //!
 //! Safety: everything here works on raw pointers. [`sgemm`]'s caller
 //! vouches for the operands and the output; inside, the packers read only
@@ -14,8 +16,9 @@
 //! operand, each packed buffer is sized for its block (plus `SLACK` for the
 //! one packer that stores past a panel), and the micro-kernel writes whole
 //! 6x16 tiles only where the tile lies inside the output (edge tiles go
-//! through a scratch tile). Threads write disjoint row blocks of the output
-//! and read the packed B block only after the section that packed it ends.
+//! through a scratch tile). Threads write disjoint column bands or row
+//! blocks of the output and read a shared packed B block only after the
+//! section that packed it ends.
 
 use std::arch::x86_64::*;
 use std::cell::Cell;
@@ -33,6 +36,9 @@ const KC: usize = 512;
 const MC: usize = 72;
 /// Most columns of B packed at once: KC x NC floats (2 MB) stay in L3.
 const NC: usize = 1024;
+/// Columns of the output per thread from which the threads split the
+/// columns rather than the rows.
+const MIN_COLS_PER_THREAD: usize = 64;
 /// Depths of B packed per task when its rows are contiguous.
 const DEPTH_GROUP: usize = 32;
 /// Spare floats after a packed A block: `pack_rows6` stores 8 floats for
@@ -124,9 +130,41 @@ fn part_size(len: usize, max: usize, unit: usize) -> usize {
 /// `c` addresses m * n writable floats that nothing else reads or writes
 /// during the call and that do not overlap `a` or `b`; m, n, k > 0.
 pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, threads: usize) {
-    let kc_max = part_size(k, KC, 1);
-    let nc_max = part_size(n, NC, NR);
     let out = Out(c);
+    // On a pool worker (a backward running branches in parallel) the other
+    // threads are most likely busy: the row split then packs B once and
+    // still lets an idle thread join.
+    let on_worker = rayon::current_thread_index().is_some();
+    if threads > 1 && n >= threads * MIN_COLS_PER_THREAD && !on_worker {
+        // Each thread takes a band of whole B panels and runs it alone: it
+        // packs its own part of B and all of A, with no section to wait on
+        // in between and no packed data read from another core. Measured
+        // alone on the MLP's products with two threads: 6-16% faster than
+        // the row split; 256^3 and 1024^3 level.
+        let band = n.div_ceil(NR).div_ceil(threads) * NR;
+        let bands = n.div_ceil(band);
+        crate::parallel::for_each_index(bands, &|t| {
+            let j = t * band..n.min((t + 1) * band);
+            columns([m, n, k], a, b, out, j, 1)
+        });
+    } else {
+        columns([m, n, k], a, b, out, 0..n, threads)
+    }
+}
+
+/// Columns `cols` of the product (a multiple of NR from a band's start, or
+/// all of them); with `threads > 1` the packed blocks of B are shared and
+/// the threads take row blocks of A.
+unsafe fn columns(
+    [m, n, k]: [usize; 3],
+    a: Operand,
+    b: Operand,
+    out: Out,
+    cols: std::ops::Range<usize>,
+    threads: usize,
+) {
+    let kc_max = part_size(k, KC, 1);
+    let nc_max = part_size(cols.len(), NC, NR);
     // Row blocks: in parallel, an equal number per thread.
     let mc = if threads > 1 {
         let per_thread = m.div_ceil(threads);
@@ -137,8 +175,8 @@ pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, 
     let row_blocks = m.div_ceil(mc);
     with_buffer(&PACKED_B, kc_max * nc_max, |pb| {
         let pb = Out(pb);
-        for j0 in (0..n).step_by(nc_max) {
-            let nc = nc_max.min(n - j0);
+        for j0 in cols.clone().step_by(nc_max) {
+            let nc = nc_max.min(cols.end - j0);
             for p0 in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - p0);
                 // Packing tasks: with rows of b contiguous, groups of depths
