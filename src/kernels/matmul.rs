@@ -1,8 +1,8 @@
 //! Batched matrix products over strided operands.
 //!
 //! f32 products of at least [`OWN_KERNEL_MIN`] in each dimension go to our
-//! own kernel ([`super::sgemm`], x86-64 with AVX2 and FMA), which shares its
-//! packed operand between threads. Other f32 and f64 products go to the
+//! own kernel ([`super::sgemm`], x86-64 with AVX2 and FMA), which splits
+//! each product over the threads itself. Other f32 and f64 products go to the
 //! `gemm` crate (blocked SIMD GEMM with runtime CPU dispatch). Both take a
 //! row and a column stride per operand: transposed, sliced or broadcast
 //! (stride 0) inputs are read in place, never copied. int64 uses a plain
@@ -100,7 +100,7 @@ fn own_kernel([m, n, k]: [usize; 3]) -> bool {
 /// Element types the kernel multiplies.
 trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
     /// Whether `product` with `Parallelism::Rayon` splits a product of this
-    /// size over the threads itself, sharing its packed operand.
+    /// size over the threads itself.
     fn splits_itself(_mnk: [usize; 3]) -> bool {
         false
     }
@@ -337,8 +337,8 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
             )
         });
     } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && T::splits_itself([m, n, k]) {
-        // Our own kernel splits the rows over the threads itself, packing
-        // each block of b once for all of them.
+        // Our own kernel splits the product over the threads itself
+        // (column bands, or row blocks sharing each packed block of b).
         for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
             let par = Parallelism::Rayon(threads);
             T::product(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k], par);
