@@ -1,5 +1,6 @@
 //! Broadcasting elementwise kernels over two operands.
 
+use super::slices;
 use super::unary::map_run;
 use crate::parallel::{for_each_chunk_mut, for_each_chunk_mut_aligned};
 use crate::tensor::layout::{broadcast_shapes, for_each_offset, for_each_offset2};
@@ -57,24 +58,14 @@ pub fn map2<T: Element, U: Element>(
             for_each_chunk_mut_aligned(&mut out, super::PAR_THRESHOLD, w, |s, o| {
                 for (orow, &(i, j)) in o.chunks_mut(w).zip(&rows[s / w..]) {
                     match (sa, sb) {
-                        (1, 1) => {
-                            for ((o, &x), &y) in
-                                orow.iter_mut().zip(&da[i..i + w]).zip(&db[j..j + w])
-                            {
-                                *o = f(x, y);
-                            }
-                        }
+                        (1, 1) => slices::zip(&da[i..i + w], &db[j..j + w], orow, &f),
                         (1, _) => {
                             let y = db[j];
-                            for (o, &x) in orow.iter_mut().zip(&da[i..i + w]) {
-                                *o = f(x, y);
-                            }
+                            slices::map(&da[i..i + w], orow, &|x| f(x, y))
                         }
                         (_, 1) => {
                             let x = da[i];
-                            for (o, &y) in orow.iter_mut().zip(&db[j..j + w]) {
-                                *o = f(x, y);
-                            }
+                            slices::map(&db[j..j + w], orow, &|y| f(x, y))
                         }
                         _ => orow.fill(f(da[i], db[j])),
                     }
@@ -127,9 +118,7 @@ fn zip_run<T: Element, U: Element>(xa: &[T], xb: &[T], f: &(impl Fn(T, T) -> U +
     }
     let mut out = pool::buffer(xa.len());
     for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-        for ((o, &x), &y) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]) {
-            *o = f(x, y);
-        }
+        slices::zip(&xa[s..], &xb[s..], o, f)
     });
     out
 }
@@ -182,9 +171,7 @@ pub fn apply2_inplace<T: Element>(
         (Some(rd), Some(rs)) => {
             let xs = &s[rs];
             for_each_chunk_mut(&mut d[rd], super::PAR_THRESHOLD, |at, xd| {
-                for (x, &y) in xd.iter_mut().zip(&xs[at..]) {
-                    *x = f(*x, y);
-                }
+                slices::update(xd, &xs[at..], &f)
             });
         }
         _ => for_each_offset2(
@@ -254,9 +241,7 @@ pub fn map3<A: Element, B: Element, C: Element, U: Element>(
     let n = la.numel();
     let mut out: Vec<U> = pool::buffer(n);
     for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-        for (((o, &x), &y), &z) in o.iter_mut().zip(&xa[s..]).zip(&xb[s..]).zip(&xc[s..]) {
-            *o = f(x, y, z);
-        }
+        slices::zip3(&xa[s..], &xb[s..], &xc[s..], o, &f)
     });
     Ok(Tensor::from_data(U::wrap(out), &shape))
 }

@@ -9,6 +9,7 @@ pub mod matmul;
 pub mod reduce;
 #[cfg(target_arch = "x86_64")]
 pub mod sgemm;
+pub mod slices;
 pub mod unary;
 
 /// Elementwise work below this many elements stays on the calling thread.

@@ -2,6 +2,7 @@
 //! lane) comes from one "lane" of input elements, the elements that differ
 //! only along the reduced dims.
 
+use super::slices;
 use crate::parallel::{for_each_chunk_mut_aligned, map_collect};
 use crate::tensor::layout::for_each_offset;
 use crate::tensor::{Dims, Element, Float, Tensor};
@@ -136,21 +137,9 @@ pub fn map_lanes<T: Element, U: Element>(
 }
 
 /// Sum of a slice with 8 independent accumulators (vectorizes, and is more
-/// accurate than one running sum).
+/// accurate than one running sum): [`slices::sum`].
 pub fn sum_slice<T: Element + std::ops::Add<Output = T>>(x: &[T]) -> T {
-    let mut acc = [T::zero(); 8];
-    let chunks = x.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..8 {
-            acc[i] = acc[i] + c[i];
-        }
-    }
-    let mut s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for &v in rest {
-        s = s + v;
-    }
-    s
+    slices::sum(x)
 }
 
 /// Elements per task when one long lane is summed in parallel. Fixed (not
@@ -213,13 +202,9 @@ where
             for block in data.chunks(ROW_BLOCK * rest) {
                 part.iter_mut().for_each(|p| *p = T::zero());
                 for row in block.chunks(rest) {
-                    for (p, &v) in part.iter_mut().zip(&row[c0..c0 + w]) {
-                        *p = *p + v;
-                    }
+                    slices::update(&mut part, &row[c0..c0 + w], &|p, v| p + v);
                 }
-                for (o, &p) in out.iter_mut().zip(&part) {
-                    *o = *o + p;
-                }
+                slices::update(out, &part, &|o, p| o + p);
             }
         };
         let mut out = vec![T::zero(); rest];

@@ -2,6 +2,7 @@
 
 pub mod vmath;
 
+use super::slices;
 use crate::parallel::for_each_chunk_mut;
 use crate::tensor::layout::for_each_offset;
 use crate::tensor::{pool, Element, Tensor};
@@ -30,9 +31,7 @@ pub(crate) fn map_run<T: Element, U: Element>(src: &[T], g: impl Fn(T) -> U + Sy
     }
     let mut out = pool::buffer(src.len());
     for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-        for (o, &x) in o.iter_mut().zip(&src[s..]) {
-            *o = g(x);
-        }
+        slices::map(&src[s..], o, &g)
     });
     out
 }
@@ -43,9 +42,7 @@ pub fn apply1_inplace<T: Element>(a: &Tensor, f: impl Fn(T) -> T + Sync + Send) 
     let d = st.as_mut_slice::<T>();
     let l = a.layout();
     match l.contiguous_range() {
-        Some(r) => for_each_chunk_mut(&mut d[r], super::PAR_THRESHOLD, |_, c| {
-            c.iter_mut().for_each(|x| *x = f(*x))
-        }),
+        Some(r) => for_each_chunk_mut(&mut d[r], super::PAR_THRESHOLD, |_, c| slices::apply(c, &f)),
         None => for_each_offset(&l.shape, &l.strides, l.offset, |o| d[o] = f(d[o])),
     }
 }
