@@ -16,9 +16,12 @@
 //! operand, each packed buffer is sized for its block (plus `SLACK` for the
 //! one packer that stores past a panel), and the micro-kernel writes whole
 //! 6x16 tiles only where the tile lies inside the output (edge tiles go
-//! through a scratch tile). Threads write disjoint column bands or row
-//! blocks of the output and read a shared packed B block only after the
-//! section that packed it ends.
+//! through a scratch tile). The packers also prefetch lines they will read
+//! next (the next panel's, or a few depths on); those addresses may lie past
+//! the operand, so they are formed with `wrapping_add` and never
+//! dereferenced (a prefetch does not fault). Threads write disjoint column
+//! bands or row blocks of the output and read a shared packed B block only
+//! after the section that packed it ends.
 
 use std::arch::x86_64::*;
 use std::cell::Cell;
@@ -46,6 +49,9 @@ const DEPTH_GROUP: usize = 32;
 /// Spare floats after a packed A block: `pack_rows6` stores 8 floats for
 /// each depth's 6, the last 2 past its panel.
 const SLACK: usize = 8;
+/// How far ahead (in depths) the packers prefetch an operand read across
+/// its depths, row by row or column by column.
+const PREFETCH_DEPTHS: usize = 8;
 
 /// A matrix operand: its first element and (row, column) strides in floats.
 #[derive(Clone, Copy)]
@@ -235,6 +241,11 @@ unsafe fn pack_a(a: Operand, i0: usize, rows: usize, p0: usize, kc: usize, out: 
         // depth's column feeds every panel.
         for p in 0..kc {
             let src = a.at(i0, p0 + p);
+            // The column PREFETCH_DEPTHS further on.
+            let ahead = src.wrapping_add(PREFETCH_DEPTHS * a.cs);
+            for l in (0..rows).step_by(16) {
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(l).cast());
+            }
             for r in 0..full {
                 std::ptr::copy_nonoverlapping(src.add(r * MR), panel(r).add(p * MR), MR);
             }
@@ -275,6 +286,11 @@ unsafe fn pack_b_rows(
 ) {
     for p in depths {
         let src = b.at(p0 + p, j0);
+        // The row PREFETCH_DEPTHS further on, one cache line per panel.
+        let ahead = src.wrapping_add(PREFETCH_DEPTHS * b.rs);
+        for j in 0..panels {
+            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(j * NR).cast());
+        }
         for j in 0..panels {
             std::ptr::copy_nonoverlapping(src.add(j * NR), o.add(j * NR * kc + p * NR), NR);
         }
@@ -334,6 +350,12 @@ unsafe fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
 unsafe fn pack_rows6(src: *const f32, rs: usize, kc: usize, o: *mut f32) {
     let mut p = 0;
     while p + 8 <= kc {
+        // The next six rows' line at this depth (the next panel's).
+        if p % 16 == 0 {
+            for q in MR..2 * MR {
+                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(q * rs + p).cast());
+            }
+        }
         let z = _mm256_setzero_ps();
         let l = |q: usize| _mm256_loadu_ps(src.add(q * rs + p));
         let t = transpose8([l(0), l(1), l(2), l(3), l(4), l(5), z, z]);
@@ -356,6 +378,12 @@ unsafe fn pack_rows6(src: *const f32, rs: usize, kc: usize, o: *mut f32) {
 unsafe fn pack_cols16(src: *const f32, cs: usize, kc: usize, o: *mut f32) {
     let mut p = 0;
     while p + 8 <= kc {
+        // The next sixteen columns' line at this depth (the next panel's).
+        if p % 16 == 0 {
+            for c in NR..2 * NR {
+                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(c * cs + p).cast());
+            }
+        }
         for h in 0..2 {
             let l = |c: usize| _mm256_loadu_ps(src.add((8 * h + c) * cs + p));
             let t = transpose8([l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7)]);
