@@ -136,12 +136,6 @@ pub fn map_lanes<T: Element, U: Element>(
     crate::kernels::copy::contiguous_as::<U>(&permuted.alias_with_layout(l))
 }
 
-/// Sum of a slice with 8 independent accumulators (vectorizes, and is more
-/// accurate than one running sum): [`slices::sum`].
-pub fn sum_slice<T: Element + std::ops::Add<Output = T>>(x: &[T]) -> T {
-    slices::sum(x)
-}
-
 /// Elements per task when one long lane is summed in parallel. Fixed (not
 /// derived from the thread count) so results are identical for any count.
 const SUM_CHUNK: usize = 1 << 14;
@@ -189,9 +183,9 @@ where
             .map(|lane| {
                 let parts = rest.div_ceil(SUM_CHUNK);
                 let partial = map_collect(parts, true, |i| {
-                    sum_slice(&lane[i * SUM_CHUNK..((i + 1) * SUM_CHUNK).min(rest)])
+                    slices::sum(&lane[i * SUM_CHUNK..((i + 1) * SUM_CHUNK).min(rest)])
                 });
-                sum_slice(&partial)
+                slices::sum(&partial)
             })
             .collect()
     } else if leading && rest > 1 {

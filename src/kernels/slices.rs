@@ -6,13 +6,55 @@
 //! passed to the thread pool compiled to scalar code (a broadcast scalar
 //! reloaded for every element). Each loop is also compiled twice, for the
 //! target's baseline and for AVX2+FMA, and the path is picked at run time
-//! as for the transcendental kernels ([`super::unary::vmath::simd_path`]).
+//! ([`simd_path`]; tests force one with [`force_simd_path`]).
 //! Both builds perform the same operations in the same order (Rust never
 //! fuses `a * b + c` on its own), so results are bitwise identical.
 
-#[cfg(target_arch = "x86_64")]
-use super::unary::vmath::{simd_path, SimdPath};
 use crate::tensor::Element;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// A code path for the slice kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimdPath {
+    /// The x86-64 baseline (SSE2) or the target's default.
+    Baseline,
+    /// AVX2 + FMA, when the CPU has them.
+    Avx2,
+}
+
+/// 0: pick by CPU; 1: force baseline; 2: force AVX2 (if available).
+static FORCED: AtomicU8 = AtomicU8::new(0);
+
+/// Forces a code path (for tests and benchmarks); `None` restores the
+/// automatic choice. Forcing AVX2 on a CPU without it keeps the baseline.
+pub fn force_simd_path(path: Option<SimdPath>) {
+    let v = match path {
+        None => 0,
+        Some(SimdPath::Baseline) => 1,
+        Some(SimdPath::Avx2) => 2,
+    };
+    FORCED.store(v, Ordering::Relaxed);
+}
+
+fn avx2_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The path the slice kernels take now.
+pub fn simd_path() -> SimdPath {
+    match FORCED.load(Ordering::Relaxed) {
+        1 => SimdPath::Baseline,
+        _ if avx2_available() => SimdPath::Avx2,
+        _ => SimdPath::Baseline,
+    }
+}
 
 /// Defines `$name` (dispatching), its baseline body `$plain` and its
 /// AVX2+FMA build `$avx2` from one generic body.
@@ -148,7 +190,6 @@ fn combine8<T: Copy + std::ops::Add<Output = T>>(a: [T; 8]) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::unary::vmath::force_simd_path;
 
     /// Runs `f` on the baseline path and on the AVX2 path (where the CPU
     /// has it) and returns both results.

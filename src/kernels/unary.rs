@@ -67,9 +67,7 @@ pub fn map1_f32_simd(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) -> Tensor
         }
     };
     let mut out = pool::buffer::<f32>(src.len());
-    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| {
-        vmath::run_f32(&src[s..s + o.len()], o, &f)
-    });
+    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| slices::map(&src[s..], o, &f));
     Tensor::from_data(f32::wrap(out), a.shape())
 }
 
@@ -83,7 +81,7 @@ pub fn apply1_f32_simd_inplace(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send)
     };
     let mut st = a.storage().write();
     let buf = &mut st.as_mut_slice::<f32>()[r];
-    for_each_chunk_mut(buf, SIMD_MIN_PAR, |_, c| vmath::run_f32_inplace(c, &f));
+    for_each_chunk_mut(buf, SIMD_MIN_PAR, |_, c| slices::apply(c, &f));
 }
 
 /// Scalar functions of the pointwise ops, generic over the float type.

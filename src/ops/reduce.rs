@@ -25,8 +25,9 @@ use crate::autograd::record;
 use crate::kernels::binary::map2;
 use crate::kernels::reduce::{
     arg_extreme, cumsum_slice, extreme, logsumexp_slice, map_lanes, prod_slice, reduce,
-    reduce_lanes, reduced_shape, sum_fast, sum_slice, sum_sq_f64, var_f64,
+    reduce_lanes, reduced_shape, sum_fast, sum_sq_f64, var_f64,
 };
+use crate::kernels::slices;
 use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Element, Tensor};
@@ -216,9 +217,9 @@ impl Tensor {
         let rec = record(name, &[self]);
         let out = match dt {
             DType::F32 => sum_fast::<f32>(&x, &rd, keepdim)
-                .unwrap_or_else(|| reduce::<f32, f32>(&x, &rd, keepdim, sum_slice)),
+                .unwrap_or_else(|| reduce::<f32, f32>(&x, &rd, keepdim, slices::sum)),
             DType::F64 => sum_fast::<f64>(&x, &rd, keepdim)
-                .unwrap_or_else(|| reduce::<f64, f64>(&x, &rd, keepdim, sum_slice)),
+                .unwrap_or_else(|| reduce::<f64, f64>(&x, &rd, keepdim, slices::sum)),
             DType::I64 => reduce::<i64, i64>(&x, &rd, keepdim, wrapping_sum),
             DType::Bool => reduce::<bool, bool>(&x, &rd, keepdim, |v| v.iter().any(|&b| b)),
         };
@@ -253,7 +254,7 @@ impl Tensor {
         let rec = record(name, &[&x]);
         let out = dispatch_float!(dt, T => match sum_fast::<T>(&x, &rd, keepdim) {
             Some(s) => map1::<T, T>(&s, move |v| v / T::from_f64(count as f64)),
-            None => reduce::<T, T>(&x, &rd, keepdim, move |v| sum_slice(v) / T::from_f64(count as f64)),
+            None => reduce::<T, T>(&x, &rd, keepdim, move |v| slices::sum(v) / T::from_f64(count as f64)),
         });
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {

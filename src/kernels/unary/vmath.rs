@@ -1,10 +1,10 @@
-//! Vectorisable float32 transcendental functions and the run-time SIMD
-//! dispatch that applies them over slices.
+//! Vectorisable float32 transcendental functions.
 //!
 //! The functions are branch-free (selects instead of branches, bit tricks
 //! instead of libm calls), so a loop over a slice compiles to SIMD code. The
-//! loop is compiled twice: for the x86-64 baseline (SSE2) and, picked at run
-//! time, for AVX2+FMA. Both compute the same formula with the same roundings:
+//! loops are `super::super::slices`', compiled twice: for the x86-64
+//! baseline (SSE2) and, picked at run time, for AVX2+FMA. Both compute the
+//! same formula with the same roundings:
 //! Rust never contracts `a * b + c` on its own, and the explicit `mul_add`s
 //! are one rounding on every path (an FMA instruction on AVX2+FMA and on
 //! aarch64, libm's correctly rounded `fmaf` on the x86-64 baseline), so every
@@ -21,101 +21,6 @@
 
 // Polynomial coefficients are quoted as Cephes publishes them.
 #![allow(clippy::excessive_precision)]
-
-use std::sync::atomic::{AtomicU8, Ordering};
-
-/// A code path for the slice kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SimdPath {
-    /// The x86-64 baseline (SSE2) or the target's default.
-    Baseline,
-    /// AVX2 + FMA, when the CPU has them.
-    Avx2,
-}
-
-/// 0: pick by CPU; 1: force baseline; 2: force AVX2 (if available).
-static FORCED: AtomicU8 = AtomicU8::new(0);
-
-/// Forces a code path (for tests and benchmarks); `None` restores the
-/// automatic choice. Forcing AVX2 on a CPU without it keeps the baseline.
-pub fn force_simd_path(path: Option<SimdPath>) {
-    let v = match path {
-        None => 0,
-        Some(SimdPath::Baseline) => 1,
-        Some(SimdPath::Avx2) => 2,
-    };
-    FORCED.store(v, Ordering::Relaxed);
-}
-
-fn avx2_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// The path the slice kernels take now.
-pub fn simd_path() -> SimdPath {
-    match FORCED.load(Ordering::Relaxed) {
-        1 => SimdPath::Baseline,
-        _ if avx2_available() => SimdPath::Avx2,
-        _ => SimdPath::Baseline,
-    }
-}
-
-#[inline(always)]
-fn run_generic<F: Fn(f32) -> f32>(src: &[f32], dst: &mut [f32], f: &F) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = f(s);
-    }
-}
-
-#[inline(always)]
-fn run_generic_inplace<F: Fn(f32) -> f32>(buf: &mut [f32], f: &F) {
-    for v in buf.iter_mut() {
-        *v = f(*v);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2<F: Fn(f32) -> f32>(src: &[f32], dst: &mut [f32], f: &F) {
-    run_generic(src, dst, f)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2_inplace<F: Fn(f32) -> f32>(buf: &mut [f32], f: &F) {
-    run_generic_inplace(buf, f)
-}
-
-/// `dst[i] = f(src[i])` on the fastest available path.
-pub fn run_f32<F: Fn(f32) -> f32>(src: &[f32], dst: &mut [f32], f: &F) {
-    debug_assert_eq!(src.len(), dst.len());
-    #[cfg(target_arch = "x86_64")]
-    if simd_path() == SimdPath::Avx2 {
-        // SAFETY: simd_path() returns Avx2 only when the CPU reports AVX2
-        // and FMA, the features run_avx2 is compiled for.
-        unsafe { run_avx2(src, dst, f) };
-        return;
-    }
-    run_generic(src, dst, f)
-}
-
-/// `buf[i] = f(buf[i])` on the fastest available path.
-pub fn run_f32_inplace<F: Fn(f32) -> f32>(buf: &mut [f32], f: &F) {
-    #[cfg(target_arch = "x86_64")]
-    if simd_path() == SimdPath::Avx2 {
-        // SAFETY: as in run_f32.
-        unsafe { run_avx2_inplace(buf, f) };
-        return;
-    }
-    run_generic_inplace(buf, f)
-}
 
 #[inline(always)]
 fn select(c: bool, a: f32, b: f32) -> f32 {
@@ -252,6 +157,7 @@ pub fn gelu_tanh_f32(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::slices::{self, force_simd_path, SimdPath};
 
     /// Distance in units in the last place between two f32 (same sign).
     fn ulps(a: f32, b: f32) -> u32 {
@@ -375,9 +281,9 @@ mod tests {
             for p in [SimdPath::Baseline, SimdPath::Avx2] {
                 force_simd_path(Some(p));
                 let mut dst = vec![0.0f32; src.len()];
-                run_f32(&src, &mut dst, &f);
+                slices::map(&src, &mut dst, &f);
                 let mut inplace = src.clone();
-                run_f32_inplace(&mut inplace, &f);
+                slices::apply(&mut inplace, &f);
                 assert_eq!(
                     dst.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                     inplace.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
