@@ -81,3 +81,56 @@ macro_rules! bail {
         return Err($crate::Error::$kind(format!($($arg)*)))
     };
 }
+
+/// `v` as C++'s default stream formatting prints a double (`%g`: six
+/// significant digits, trailing zeros dropped), which torch's messages use.
+pub fn cpp_double(v: f64) -> String {
+    if !v.is_finite() {
+        return match v {
+            v if v.is_nan() => "nan",
+            v if v > 0.0 => "inf",
+            _ => "-inf",
+        }
+        .into();
+    }
+    fn trim(s: &str) -> &str {
+        match s.contains('.') {
+            true => s.trim_end_matches('0').trim_end_matches('.'),
+            false => s,
+        }
+    }
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("{:e}'s exponent is an integer");
+    if (-4..6).contains(&exp) {
+        trim(&format!("{:.*}", (5 - exp) as usize, v)).to_string()
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpp_double;
+
+    #[test]
+    fn doubles_print_as_cpp_streams_do() {
+        let cases = [
+            (-1.0, "-1"),
+            (-0.5, "-0.5"),
+            (-1e-10, "-1e-10"),
+            (1.5e-7, "1.5e-07"),
+            (1e-5, "1e-05"),
+            (0.0001, "0.0001"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (0.1 + 0.2, "0.3"),
+            (f64::NAN, "nan"),
+            (f64::NEG_INFINITY, "-inf"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(cpp_double(v), want, "{v}");
+        }
+    }
+}

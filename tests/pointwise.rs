@@ -889,3 +889,32 @@ fn comparisons_are_not_differentiable() {
         "ClampMinBackward0"
     );
 }
+
+#[test]
+fn truth_reductions_and_closeness() -> Result<()> {
+    let x = Tensor::from_vec(vec![1.0f64, 0.0, f64::NAN, 2.0], &[2, 2])?;
+    assert_eq!(x.all(None, false)?.to_f64_vec(), vec![0.0]);
+    assert_eq!(x.any(None, false)?.to_f64_vec(), vec![1.0]);
+    assert_eq!(x.all(Some(&[1]), false)?.to_f64_vec(), vec![0.0, 1.0]);
+    assert_eq!(x.all(Some(&[]), false)?.shape(), &[2, 2]);
+    assert_eq!(x.any(Some(&[0]), true)?.shape(), &[1, 2]);
+
+    let a = Tensor::from_vec(vec![1.0f32, 2.0, f32::NAN, f32::INFINITY], &[4])?;
+    let b = Tensor::from_vec(vec![1.0f32, 2.00001, f32::NAN, f32::INFINITY], &[4])?;
+    let close = |eq_nan| a.isclose(&b, 1e-5, 1e-8, eq_nan).map(|t| t.to_f64_vec());
+    assert_eq!(close(false)?, vec![1.0, 1.0, 0.0, 1.0]);
+    assert_eq!(close(true)?, vec![1.0, 1.0, 1.0, 1.0]);
+    assert!(!a.allclose(&b, 0.0, 0.0, true)?);
+    assert!(a.allclose(&b, 1e-5, 1e-8, true)?);
+    let err = a
+        .isclose(&a.to_dtype(DType::F64)?, 1e-5, 1e-8, false)
+        .unwrap_err();
+    assert_eq!(err.msg, "Float did not match Double");
+    assert!(a.isclose(&b, -1.0, 0.0, false).is_err());
+
+    assert!(!a.equal(&a.to_dtype(DType::F64)?)?); // NaN != NaN
+    let i = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    assert!(i.equal(&Tensor::from_vec(vec![1.0f32, 2.0], &[2])?)?);
+    assert!(!i.equal(&Tensor::from_vec(vec![1i64, 2], &[1, 2])?)?);
+    Ok(())
+}

@@ -254,7 +254,44 @@ class Tensor:
     def mean(
         self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: Optional[_dtype] = ...
     ) -> Tensor: ...
+    # truth values and closeness
+    def all(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
+    def any(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
+    def isclose(
+        self,
+        other: Tensor,
+        rtol: builtins.float = ...,
+        atol: builtins.float = ...,
+        equal_nan: builtins.bool = ...,
+    ) -> Tensor: ...
+    def allclose(
+        self,
+        other: Tensor,
+        rtol: builtins.float = ...,
+        atol: builtins.float = ...,
+        equal_nan: builtins.bool = ...,
+    ) -> builtins.bool: ...
+    def equal(self, other: Tensor) -> builtins.bool: ...
     def __getattr__(self, name: str) -> Any: ...
+
+# ----- truth values and closeness -----
+def all(input: Tensor, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
+def any(input: Tensor, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
+def isclose(
+    input: Tensor,
+    other: Tensor,
+    rtol: builtins.float = ...,
+    atol: builtins.float = ...,
+    equal_nan: builtins.bool = ...,
+) -> Tensor: ...
+def allclose(
+    input: Tensor,
+    other: Tensor,
+    rtol: builtins.float = ...,
+    atol: builtins.float = ...,
+    equal_nan: builtins.bool = ...,
+) -> builtins.bool: ...
+def equal(input: Tensor, other: Tensor) -> builtins.bool: ...
 
 # ----- creation -----
 def tensor(

@@ -153,6 +153,79 @@ compare_ops! {
     ge, ge_scalar, ge_, |x, y| x >= y;
 }
 
+impl Tensor {
+    /// torch.isclose: `self == other`, or both NaN with `equal_nan`, or a
+    /// finite `|self - other| <= atol + |rtol * other|`, in the operands'
+    /// dtype as torch computes it (int64's bound in float32, bool as
+    /// float32). Both of one dtype; broadcast; bool output.
+    pub fn isclose(&self, other: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<Tensor> {
+        if self.dtype() != other.dtype() {
+            bail!(
+                runtime,
+                "{} did not match {}",
+                self.dtype().scalar_type_name(),
+                other.dtype().scalar_type_name()
+            );
+        }
+        for (name, v) in [("rtol", rtol), ("atol", atol)] {
+            if v.is_nan() || v < 0.0 {
+                bail!(
+                    runtime,
+                    "{name} must be greater than or equal to zero, but got {}",
+                    crate::error::cpp_double(v)
+                );
+            }
+        }
+        // Zero tolerances leave only equality, as in torch.
+        let tol = rtol != 0.0 || atol != 0.0;
+        fn close<T: Float>(x: T, y: T, rtol: T, atol: T, equal_nan: bool, tol: bool) -> bool {
+            if x == y || (equal_nan && x.is_nan() && y.is_nan()) {
+                return true;
+            }
+            let err = (x - y).abs();
+            tol && err.is_finite() && err <= atol + (rtol * y).abs()
+        }
+        let (r32, a32) = (rtol as f32, atol as f32);
+        match self.dtype() {
+            DType::F32 => map2::<f32, bool>(self, other, move |x, y| {
+                close(x, y, r32, a32, equal_nan, tol)
+            }),
+            DType::F64 => map2::<f64, bool>(self, other, move |x, y| {
+                close(x, y, rtol, atol, equal_nan, tol)
+            }),
+            DType::I64 => map2::<i64, bool>(self, other, move |x, y| {
+                let err = x.wrapping_sub(y).wrapping_abs() as f32;
+                x == y || (tol && err <= a32 + (r32 * y as f32).abs())
+            }),
+            DType::Bool => map2::<bool, bool>(self, other, move |x, y| {
+                let f = |b: bool| if b { 1f32 } else { 0.0 };
+                close(f(x), f(y), r32, a32, equal_nan, tol)
+            }),
+        }
+    }
+
+    /// torch.allclose: every element [`Tensor::isclose`].
+    pub fn allclose(&self, other: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool> {
+        let close = self.isclose(other, rtol, atol, equal_nan)?;
+        Ok(matches!(
+            close.all(None, false)?.item()?,
+            Scalar::Bool(true)
+        ))
+    }
+
+    /// torch.equal: the same shape and equal elements (compared in the
+    /// promoted dtype; NaN is never equal).
+    pub fn equal(&self, other: &Tensor) -> Result<bool> {
+        if self.shape() != other.shape() {
+            return Ok(false);
+        }
+        Ok(matches!(
+            self.eq(other)?.all(None, false)?.item()?,
+            Scalar::Bool(true)
+        ))
+    }
+}
+
 /// Logical ops: operands read as truth values (nonzero, NaN is true).
 macro_rules! logical_ops {
     ($($(#[$doc:meta])* $name:ident, $inplace:ident, |$x:ident, $y:ident| $e:expr;)*) => {

@@ -20,6 +20,7 @@
 //! | logsumexp             | g * exp(self - r)                                            |
 //! | cumsum(dim)           | reversed cumsum of grad along dim                            |
 //! | argmax/argmin         | (integer output, not differentiable)                         |
+//! | all/any               | (bool output, not differentiable)                            |
 
 use crate::autograd::record;
 use crate::kernels::binary::map2;
@@ -322,6 +323,37 @@ impl Tensor {
                 let term = p.div(&safe)?.mul(&prod_zeros_factor(&x, &m0, &rd)?)?;
                 Ok(vec![Some(g.mul(&term)?)])
             })
+    }
+
+    // ----- all / any -----
+
+    /// Whether every element is true (nonzero; NaN counts as true) over
+    /// `dims`: `None` reduces every dim, `Some(&[])` none (each element's
+    /// truth value), as torch's `dim=None` and `dim=()`. Bool output.
+    pub fn all(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        self.truth_reduce(dims, keepdim, |v| v.iter().all(|&b| b))
+    }
+    /// Whether any element is true over `dims` (as [`Tensor::all`]).
+    pub fn any(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        self.truth_reduce(dims, keepdim, |v| v.iter().any(|&b| b))
+    }
+    fn truth_reduce(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        f: fn(&[bool]) -> bool,
+    ) -> Result<Tensor> {
+        let rd = match dims {
+            None => reduce_dims(&[], self.ndim())?,
+            Some([]) => Vec::new(),
+            Some(d) => reduce_dims(d, self.ndim())?,
+        };
+        Ok(reduce::<bool, bool>(
+            &self.cast_raw(DType::Bool),
+            &rd,
+            keepdim,
+            f,
+        ))
     }
 
     // ----- amax / amin / max / min -----

@@ -15,6 +15,7 @@ mod identity;
 mod memory;
 mod node;
 mod numpy_interop;
+mod ops_compare;
 mod ops_index;
 mod ops_linalg;
 mod ops_pointwise;
@@ -72,6 +73,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_linalg::register(m)?;
     ops_pointwise::register(m)?;
     ops_reduce::register(m)?;
+    ops_compare::register(m)?;
     ops_view::register(m)?;
     repr::register(m)?;
     Ok(())

@@ -321,6 +321,7 @@ pub trait Float:
     fn powf(self, e: Self) -> Self;
     fn erf(self) -> Self;
     fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
     fn max_val(self, o: Self) -> Self;
     fn min_val(self, o: Self) -> Self;
 }
@@ -379,6 +380,10 @@ macro_rules! impl_float {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
             }
             /// NaN-propagating maximum, as torch's `maximum`.
             #[inline(always)]
