@@ -5,20 +5,15 @@
 
 use super::tensor::{wrap, PyTensor};
 use crate::Tensor;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyModule};
+use pyo3::types::PyModule;
 
 /// `dim=`: `None` reduces every dim; an int or a sequence of ints (an
-/// empty one reduces none, as torch).
+/// empty one reduces none, as torch), parsed as the other reductions'.
 fn truth_dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
     match dim {
-        None => Ok(None),
-        Some(d) if d.is_none() => Ok(None),
-        Some(d) if d.is_instance_of::<PyBool>() => Err(PyTypeError::new_err(
-            "dim must be an int or a tuple of ints, not bool",
-        )),
-        Some(d) => Ok(Some(super::dims_arg(Some(d))?)),
+        Some(d) if !d.is_none() => Ok(Some(super::ops_reduce::dims(Some(d))?)),
+        _ => Ok(None),
     }
 }
 

@@ -22,7 +22,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// `dim=` as an int or a sequence of ints (None: all dims).
-fn dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+pub(super) fn dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
     if let Some(d) = dim {
         if d.is_instance_of::<PyBool>() {
             return Err(PyTypeError::new_err(
