@@ -11,6 +11,7 @@ pub mod join;
 pub mod linalg;
 pub mod pointwise;
 pub mod reduce;
+pub mod rounding;
 pub mod softmax;
 pub mod unary;
 pub mod view;

@@ -20,6 +20,7 @@ mod ops_index;
 mod ops_linalg;
 mod ops_pointwise;
 mod ops_reduce;
+mod ops_rounding;
 mod ops_view;
 mod profiler;
 mod repr;
@@ -75,6 +76,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_reduce::register(m)?;
     ops_compare::register(m)?;
     ops_view::register(m)?;
+    ops_rounding::register(m)?;
     repr::register(m)?;
     Ok(())
 }

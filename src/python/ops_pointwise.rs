@@ -3,7 +3,7 @@
 //! `gelu`, `silu` and `softplus` live in `_C._nn` as in torch (the
 //! `nn.functional` layer calls them).
 
-use super::tensor::{as_scalar, tensor_or_scalar, wrap, PyTensor};
+use super::tensor::{as_scalar, operator, tensor_or_scalar, wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::PyTypeError;
@@ -93,6 +93,12 @@ fn pow_any(base: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<Ten
             base.get_type().name()?
         ))),
     }
+}
+
+/// Whether an operator takes `obj` as its other operand (a tensor or a
+/// Python number); for anything else it returns NotImplemented.
+fn is_operand(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyTensor>() || as_scalar(obj).is_some()
 }
 
 /// A tensor argument that must be a Tensor (torch's `Tensor other`).
@@ -308,15 +314,21 @@ impl PyTensor {
         slf: &Bound<'_, Self>,
         other: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(pow_any(slf.as_any(), other)?))
+    ) -> PyResult<Py<PyAny>> {
+        if !is_operand(other) {
+            return Ok(slf.py().NotImplemented());
+        }
+        Ok(Py::new(slf.py(), wrap(pow_any(slf.as_any(), other)?))?.into_any())
     }
     fn __rpow__(
         slf: &Bound<'_, Self>,
         other: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(pow_any(other, slf.as_any())?))
+    ) -> PyResult<Py<PyAny>> {
+        if !is_operand(other) {
+            return Ok(slf.py().NotImplemented());
+        }
+        Ok(Py::new(slf.py(), wrap(pow_any(other, slf.as_any())?))?.into_any())
     }
     fn __ipow__(
         &self,
@@ -340,38 +352,23 @@ impl PyTensor {
         }
         Ok(wrap(self.inner.bitwise_not()?))
     }
-    fn __and__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner
-                .bitwise_and(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::bitwise_and)
     }
-    fn __rand__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.bitwise_and(&self.inner)?,
-        ))
+    fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::bitwise_and)
     }
-    fn __or__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner
-                .bitwise_or(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::bitwise_or)
     }
-    fn __ror__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.bitwise_or(&self.inner)?,
-        ))
+    fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::bitwise_or)
     }
-    fn __xor__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner
-                .bitwise_xor(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::bitwise_xor)
     }
-    fn __rxor__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.bitwise_xor(&self.inner)?,
-        ))
+    fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::bitwise_xor)
     }
     fn __iand__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
         Ok(self
@@ -390,12 +387,19 @@ impl PyTensor {
     }
 
     // Rich comparisons: a tensor or a number compares elementwise; anything
-    // else is NotImplemented (so `t == None` is False, as in torch).
+    // else is NotImplemented (so `t == None` is False, as in torch). `==`
+    // and `!=` also compare with a NumPy array, elementwise, as torch's do.
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::eq)
+        match super::numpy_interop::is_ndarray(other) {
+            true => self.compare_array(py, other, Tensor::eq),
+            false => self.compare(py, other, Tensor::eq),
+        }
     }
     fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::ne)
+        match super::numpy_interop::is_ndarray(other) {
+            true => self.compare_array(py, other, Tensor::ne),
+            false => self.compare(py, other, Tensor::ne),
+        }
     }
     fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.compare(py, other, Tensor::lt)
@@ -423,15 +427,17 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
     ) -> PyResult<Py<PyAny>> {
-        let o = if let Ok(t) = other.cast::<PyTensor>() {
-            t.borrow().inner.clone()
-        } else if let Some(s) = as_scalar(other) {
-            self.inner.wrap_scalar(s)
-        } else {
-            return Ok(py.NotImplemented());
-        };
-        let r = op(&self.inner, &o)?;
-        Ok(Py::new(py, wrap(r))?.into_any())
+        operator(py, &self.inner, other, false, op)
+    }
+    /// `op(self, tensor(array))`.
+    fn compare_array(
+        &self,
+        py: Python<'_>,
+        array: &Bound<'_, PyAny>,
+        op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
+    ) -> PyResult<Py<PyAny>> {
+        let o = super::numpy_interop::tensor_from_ndarray(array, None)?;
+        Ok(Py::new(py, wrap(op(&self.inner, &o)?))?.into_any())
     }
 }
 

@@ -41,13 +41,10 @@ impl PyTensor {
             self.inner.mul(&tensor_or_scalar(other, &self.inner)?)?,
         ))
     }
-    fn div(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(
             self.inner.div(&tensor_or_scalar(other, &self.inner)?)?,
         ))
-    }
-    fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.div(other)
     }
 }
 
@@ -82,7 +79,7 @@ fn sub(
 }
 
 /// Two operands where either may be a Python number (not both).
-fn operands(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(Tensor, Tensor)> {
+pub(super) fn operands(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(Tensor, Tensor)> {
     if let Ok(t) = a.cast::<PyTensor>() {
         let t = t.borrow().inner.clone();
         let o = tensor_or_scalar(b, &t)?;
@@ -99,14 +96,9 @@ fn mul(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor>
 }
 
 #[pyfunction]
-fn div(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn true_divide(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let (a, b) = operands(input, other)?;
     Ok(wrap(a.div(&b)?))
-}
-
-#[pyfunction]
-fn true_divide(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    div(input, other)
 }
 
 #[pyfunction]
@@ -172,7 +164,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(add, m)?)?;
     m.add_function(wrap_pyfunction!(sub, m)?)?;
     m.add_function(wrap_pyfunction!(mul, m)?)?;
-    m.add_function(wrap_pyfunction!(div, m)?)?;
     m.add_function(wrap_pyfunction!(true_divide, m)?)?;
     m.add_function(wrap_pyfunction!(reshape, m)?)?;
     m.add_function(wrap_pyfunction!(transpose, m)?)?;

@@ -64,6 +64,32 @@ pub fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResult<Tenso
     )))
 }
 
+/// The right-hand operand of an operator: a tensor or a Python number, or
+/// None for anything else (the operator then returns NotImplemented, so
+/// Python asks the other operand, as it does for torch tensors).
+fn operator_operand(other: &Bound<'_, PyAny>, like: &Tensor) -> Option<Tensor> {
+    if let Ok(t) = other.cast::<PyTensor>() {
+        return Some(t.borrow().inner.clone());
+    }
+    as_scalar(other).map(|s| like.wrap_scalar(s))
+}
+
+/// `op(self, other)` for a binary operator, NotImplemented for a foreign
+/// operand.
+pub fn operator(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+    op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
+) -> PyResult<Py<PyAny>> {
+    let Some(b) = operator_operand(other, a) else {
+        return Ok(py.NotImplemented());
+    };
+    let r = if reflected { op(&b, a)? } else { op(a, &b)? };
+    Ok(Py::new(py, wrap(r))?.into_any())
+}
+
 /// `op(self, alpha * other)` for `add_`/`sub_` with torch's `alpha=`.
 fn scaled_inplace<'py>(
     slf: PyRef<'py, PyTensor>,
@@ -326,45 +352,29 @@ impl PyTensor {
     }
 
     // ----- arithmetic operators (the pattern every op family follows) -----
-    fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.add(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::add)
     }
-    fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.add(&self.inner)?,
-        ))
+    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::add)
     }
-    fn __sub__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.sub(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::sub)
     }
-    fn __rsub__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.sub(&self.inner)?,
-        ))
+    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::sub)
     }
-    fn __mul__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.mul(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::mul)
     }
-    fn __rmul__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.mul(&self.inner)?,
-        ))
+    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::mul)
     }
-    fn __truediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.div(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
+    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::div)
     }
-    fn __rtruediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            tensor_or_scalar(other, &self.inner)?.div(&self.inner)?,
-        ))
+    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::div)
     }
     fn __neg__(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.neg()?))
@@ -405,10 +415,6 @@ impl PyTensor {
     }
     fn mul_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
         slf.__imul__(other)?;
-        Ok(slf)
-    }
-    fn div_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-        slf.__itruediv__(other)?;
         Ok(slf)
     }
     fn zero_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
