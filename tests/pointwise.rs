@@ -404,6 +404,24 @@ fn binary_ops() -> Vec<(&'static str, &'static Op, Vec<(Vec<f64>, Vec<usize>)>, 
             false,
         ),
         (
+            "remainder",
+            &|x| x[0].remainder(&x[1]),
+            vec![
+                (values(6, 57, -3.0, 3.0), vec![2, 3]),
+                (away(3, 58), vec![3]),
+            ],
+            false,
+        ),
+        (
+            "fmod",
+            &|x| x[0].fmod(&x[1]),
+            vec![
+                (values(6, 59, -3.0, 3.0), vec![2, 3]),
+                (away(6, 60), vec![2, 3]),
+            ],
+            false,
+        ),
+        (
             "where",
             &|x| Tensor::where_cond(&x[0].gt(&x[1])?, &x[0].sin()?, &x[1].mul(&x[1])?),
             vec![
@@ -917,4 +935,48 @@ fn truth_reductions_and_closeness() -> Result<()> {
     assert!(i.equal(&Tensor::from_vec(vec![1.0f32, 2.0], &[2])?)?);
     assert!(!i.equal(&Tensor::from_vec(vec![1i64, 2], &[1, 2])?)?);
     Ok(())
+}
+
+#[test]
+fn rounding_and_rounding_division() {
+    use ferrograd::ops::rounding::RoundingMode;
+    let a = t(&[5.5, -5.5, 3.0, -0.0, 2.5, -2.5], &[6]);
+    let b = t(&[2.0, 2.0, -2.0, 3.0, 2.0, 2.0], &[6]);
+    same(
+        &a.remainder(&b).unwrap().to_f64_vec(),
+        &[1.5, 0.5, -1.0, 0.0, 0.5, 1.5],
+    );
+    same(
+        &a.fmod(&b).unwrap().to_f64_vec(),
+        &[1.5, -1.5, 1.0, 0.0, 0.5, -0.5],
+    );
+    same(
+        &a.floor_divide(&b).unwrap().to_f64_vec(),
+        &[2.0, -3.0, -2.0, 0.0, 1.0, -2.0],
+    );
+    let trunc = a.div_rounding(&b, Some(RoundingMode::Trunc)).unwrap();
+    same(&trunc.to_f64_vec(), &[2.0, -2.0, -1.0, 0.0, 1.0, -1.0]);
+    same(
+        &a.round(0).unwrap().to_f64_vec(),
+        &[6.0, -6.0, 3.0, 0.0, 2.0, -2.0],
+    );
+    same(
+        &a.floor().unwrap().to_f64_vec(),
+        &[5.0, -6.0, 3.0, 0.0, 2.0, -3.0],
+    );
+    same(
+        &a.frac().unwrap().to_f64_vec(),
+        &[0.5, -0.5, 0.0, 0.0, 0.5, -0.5],
+    );
+    // Integers: Python's floor semantics, and zero divisors rejected.
+    let (i, j) = (ti(&[7, -7]), ti(&[2, 2]));
+    assert_eq!(i.remainder(&j).unwrap().to_vec::<i64>(), vec![1, 1]);
+    assert_eq!(i.floor_divide(&j).unwrap().to_vec::<i64>(), vec![3, -4]);
+    assert!(i.fmod(&ti(&[1, 0])).is_err());
+    assert!(RoundingMode::parse(Some("round")).is_err());
+    // d/dother of remainder is -floor(self / other); rounding has none.
+    let g = grads(|x| x[0].remainder(&x[1]), &[&[5.5, -5.5], &[2.0, 2.0]]);
+    same(&g[0], &[1.0, 1.0]);
+    same(&g[1], &[-2.0, 3.0]);
+    same(&grads(|x| x[0].ceil(), &[&[0.3]])[0], &[0.0]);
 }

@@ -388,7 +388,7 @@ impl PyTensor {
 
     // Rich comparisons: a tensor or a number compares elementwise; anything
     // else is NotImplemented (so `t == None` is False, as in torch). `==`
-    // and `!=` also compare with a NumPy array, elementwise, as torch's do.
+    // (only it, as in torch) also compares with a NumPy array elementwise.
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         match super::numpy_interop::is_ndarray(other) {
             true => self.compare_array(py, other, Tensor::eq),
@@ -396,10 +396,7 @@ impl PyTensor {
         }
     }
     fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        match super::numpy_interop::is_ndarray(other) {
-            true => self.compare_array(py, other, Tensor::ne),
-            false => self.compare(py, other, Tensor::ne),
-        }
+        self.compare(py, other, Tensor::ne)
     }
     fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.compare(py, other, Tensor::lt)

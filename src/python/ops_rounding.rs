@@ -3,7 +3,7 @@
 //! Tensor method, an in-place method and a module function.
 
 use super::ops_view::operands;
-use super::tensor::{as_scalar, operator, tensor_or_scalar, wrap, PyTensor};
+use super::tensor::{as_scalar, not_an_operand, operator, tensor_or_scalar, wrap, PyTensor};
 use crate::ops::rounding::RoundingMode;
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -33,9 +33,7 @@ fn remainder_like(a: &Tensor, other: &Bound<'_, PyAny>, fmod: bool) -> PyResult<
 fn remainder_or_raise(a: &Tensor, other: &Bound<'_, PyAny>, fmod: bool) -> PyResult<Tensor> {
     match remainder_like(a, other, fmod)? {
         Some(r) => Ok(r),
-        None => Err(tensor_or_scalar(other, a)
-            .err()
-            .expect("not a tensor or number")),
+        None => Err(not_an_operand(other)),
     }
 }
 

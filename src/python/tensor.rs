@@ -58,10 +58,15 @@ pub fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResult<Tenso
     if let Some(s) = as_scalar(obj) {
         return Ok(like.wrap_scalar(s));
     }
-    Err(PyTypeError::new_err(format!(
-        "expected Tensor or number, but got {}",
-        obj.get_type().name()?
-    )))
+    Err(not_an_operand(obj))
+}
+
+/// The TypeError for an argument that is neither a tensor nor a number.
+pub fn not_an_operand(obj: &Bound<'_, PyAny>) -> PyErr {
+    match obj.get_type().name() {
+        Ok(name) => PyTypeError::new_err(format!("expected Tensor or number, but got {name}")),
+        Err(e) => e,
+    }
 }
 
 /// The right-hand operand of an operator: a tensor or a Python number, or

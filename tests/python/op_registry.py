@@ -400,6 +400,47 @@ op(
     api=("Tensor.clip",),
 )
 op("maximum", lambda lib, x, y: lib.maximum(x, y), binary_samples(), api=("Tensor.maximum",))
+
+# ---- rounding (zero derivative, inputs clear of the jumps) and remainders ----
+unary("floor")
+unary("ceil")
+unary("trunc")
+unary("frac")
+op("fix", lambda lib, x: lib.fix(x), unary_samples()[:2], api=("Tensor.fix",))
+op(
+    "round",
+    lambda lib, x, **kw: lib.round(x, **kw),
+    [S(A(3, 4)), S(A(3, 4), decimals=1), S(A(3, 4), decimals=-1), S(NC(3, 4))],
+    api=("Tensor.round",),
+)
+op(
+    "remainder",
+    lambda lib, x, y: lib.remainder(x, y),
+    binary_samples("normal", "away"),
+    api=("Tensor.remainder",),
+)
+op(
+    "remainder_op",
+    lambda lib, x, y: x % y,
+    binary_samples("normal", "away")[:3],
+    needs=("Tensor.__mod__",),
+)
+op(
+    "remainder_scalar",
+    lambda lib, x: (x % 0.7) + (x % -1.3),
+    [S(A(3, 4)), S(A())],
+    needs=("Tensor.__mod__",),
+)
+op("fmod", lambda lib, x, y: lib.fmod(x, y), binary_samples("normal", "away"), api=("Tensor.fmod",))
+op("fmod_scalar", lambda lib, x: lib.fmod(x, 0.7), [S(A(3, 4))], needs=("fmod",))
+op(
+    "div_rounding",
+    lambda lib, x, y, **kw: lib.div(x, y, **kw),
+    [S(A(3, 4), W(4), rounding_mode="floor"), S(A(3, 4), W(3, 4), rounding_mode="trunc")],
+    needs=("div",),
+    api=("Tensor.div", "divide"),
+)
+
 op("minimum", lambda lib, x, y: lib.minimum(x, y), binary_samples(), api=("Tensor.minimum",))
 
 # ---- reductions ----
