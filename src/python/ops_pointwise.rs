@@ -390,51 +390,31 @@ impl PyTensor {
     // else is NotImplemented (so `t == None` is False, as in torch). `==`
     // (only it, as in torch) also compares with a NumPy array elementwise.
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        match super::numpy_interop::is_ndarray(other) {
-            true => self.compare_array(py, other, Tensor::eq),
-            false => self.compare(py, other, Tensor::eq),
+        if super::numpy_interop::is_ndarray(other) {
+            let o = super::numpy_interop::tensor_from_ndarray(other, None)?;
+            return Ok(Py::new(py, wrap(self.inner.eq(&o)?))?.into_any());
         }
+        operator(py, &self.inner, other, false, Tensor::eq)
     }
     fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::ne)
+        operator(py, &self.inner, other, false, Tensor::ne)
     }
     fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::lt)
+        operator(py, &self.inner, other, false, Tensor::lt)
     }
     fn __le__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::le)
+        operator(py, &self.inner, other, false, Tensor::le)
     }
     fn __gt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::gt)
+        operator(py, &self.inner, other, false, Tensor::gt)
     }
     fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.compare(py, other, Tensor::ge)
+        operator(py, &self.inner, other, false, Tensor::ge)
     }
     /// Hashable by identity, as torch tensors are (defining `__eq__` would
     /// otherwise make the class unhashable).
     fn __hash__(slf: &Bound<'_, Self>) -> isize {
         slf.as_ptr() as isize
-    }
-}
-
-impl PyTensor {
-    fn compare(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
-    ) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, op)
-    }
-    /// `op(self, tensor(array))`.
-    fn compare_array(
-        &self,
-        py: Python<'_>,
-        array: &Bound<'_, PyAny>,
-        op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
-    ) -> PyResult<Py<PyAny>> {
-        let o = super::numpy_interop::tensor_from_ndarray(array, None)?;
-        Ok(Py::new(py, wrap(op(&self.inner, &o)?))?.into_any())
     }
 }
 
