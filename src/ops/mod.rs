@@ -13,6 +13,9 @@ pub mod pointwise;
 pub mod reduce;
 pub mod rounding;
 pub mod softmax;
+pub mod special;
+pub mod ternary;
+pub mod trig;
 pub mod unary;
 pub mod view;
 

@@ -48,17 +48,24 @@ use crate::{bail, Result};
 /// bools are read as float32).
 macro_rules! float_map {
     ($x:expr, |$v:ident| $e:expr) => {{
-        let x: &Tensor = $x;
+        let x: &$crate::tensor::Tensor = $x;
         match x.dtype() {
-            DType::F32 => map1::<f32, f32>(x, |$v: f32| $e),
-            DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
-            _ if crate::tensor::dtype::default_float() == DType::F64 => {
-                map1::<f64, f64>(&x.cast_raw(DType::F64), |$v: f64| $e)
+            $crate::tensor::DType::F32 => $crate::kernels::unary::map1::<f32, f32>(x, |$v: f32| $e),
+            $crate::tensor::DType::F64 => $crate::kernels::unary::map1::<f64, f64>(x, |$v: f64| $e),
+            _ if crate::tensor::dtype::default_float() == $crate::tensor::DType::F64 => {
+                $crate::kernels::unary::map1::<f64, f64>(
+                    &x.cast_raw($crate::tensor::DType::F64),
+                    |$v: f64| $e,
+                )
             }
-            _ => map1::<f32, f32>(&x.cast_raw(DType::F32), |$v: f32| $e),
+            _ => $crate::kernels::unary::map1::<f32, f32>(
+                &x.cast_raw($crate::tensor::DType::F32),
+                |$v: f32| $e,
+            ),
         }
     }};
 }
+pub(crate) use float_map;
 
 /// As `float_map!`, with float32 computed by a branch-free SIMD function
 /// from `kernels::unary::vmath`.
@@ -90,15 +97,18 @@ macro_rules! float_apply_simd {
 /// `f(a, b)` elementwise with broadcasting, in the promoted floating dtype.
 macro_rules! float_map2 {
     ($a:expr, $b:expr, |$x:ident, $y:ident| $e:expr) => {{
-        let (a, b): (&Tensor, &Tensor) = ($a, $b);
+        let (a, b): (&$crate::tensor::Tensor, &$crate::tensor::Tensor) = ($a, $b);
         let dt = a.result_type(b).to_floating();
         let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
         match dt {
-            DType::F32 => map2::<f32, f32>(&a, &b, |$x: f32, $y: f32| $e)?,
-            _ => map2::<f64, f64>(&a, &b, |$x: f64, $y: f64| $e)?,
+            $crate::tensor::DType::F32 => {
+                $crate::kernels::binary::map2::<f32, f32>(&a, &b, |$x: f32, $y: f32| $e)?
+            }
+            _ => $crate::kernels::binary::map2::<f64, f64>(&a, &b, |$x: f64, $y: f64| $e)?,
         }
     }};
 }
+pub(crate) use float_map2;
 
 /// Writes `f(v)` into a floating tensor's memory (caller checked the dtype).
 macro_rules! float_apply {
@@ -125,7 +135,7 @@ fn one_minus(t: &Tensor) -> Result<Tensor> {
 }
 
 /// What a unary op's backward reads.
-enum Saves {
+pub(crate) enum Saves {
     Nothing,
     Input,
     Output,
@@ -133,7 +143,13 @@ enum Saves {
 
 impl Tensor {
     /// Attaches a unary op's node: `d(grad, saved)` is its derivative.
-    fn unary_record<F>(&self, r: Record, out: Tensor, saves: Saves, d: F) -> Result<Tensor>
+    pub(crate) fn unary_record<F>(
+        &self,
+        r: Record,
+        out: Tensor,
+        saves: Saves,
+        d: F,
+    ) -> Result<Tensor>
     where
         F: Fn(&Tensor, Option<Tensor>) -> Result<Tensor> + Send + Sync + 'static,
     {

@@ -18,6 +18,7 @@ mod numpy_interop;
 mod ops_compare;
 mod ops_index;
 mod ops_linalg;
+mod ops_math;
 mod ops_pointwise;
 mod ops_reduce;
 mod ops_rounding;
@@ -77,6 +78,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_compare::register(m)?;
     ops_view::register(m)?;
     ops_rounding::register(m)?;
+    ops_math::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -1,0 +1,182 @@
+//! Three-operand pointwise ops: lerp, addcmul, addcdiv. The value is
+//! computed from the inputs' data by the ops it is made of, in ATen's
+//! order, and recorded as one node.
+//!
+//! | op                         | d/dself         | d/dend or d/dtensor1     | d/dweight or d/dtensor2          |
+//! |----------------------------|-----------------|--------------------------|----------------------------------|
+//! | lerp(self, end, w)         | grad * (1 - w)  | grad * w                 | grad * (end - self)              |
+//! | addcmul(self, t1, t2, v)   | grad            | grad * v * t2            | grad * v * t1                    |
+//! | addcdiv(self, t1, t2, v)   | grad            | grad * v / t2            | -grad * v * t1 / t2^2            |
+
+use crate::autograd::{no_grad, record};
+use crate::tensor::{DType, Scalar, Tensor};
+use crate::{bail, Result};
+
+/// The lerp weight: a Python number or a tensor.
+#[derive(Clone)]
+pub enum Weight {
+    Scalar(f64),
+    Tensor(Tensor),
+}
+
+impl Tensor {
+    /// `self + weight * (end - self)`, or `end - (end - self) * (1 - weight)`
+    /// where |weight| >= 0.5 (ATen's two forms, exact at both ends).
+    pub fn lerp(&self, end: &Tensor, weight: &Weight) -> Result<Tensor> {
+        if !self.dtype().is_floating() {
+            let t = if self.dtype() == DType::Bool {
+                "Bool"
+            } else {
+                "Long"
+            };
+            bail!(runtime, "\"lerp_kernel_scalar\" not implemented for '{t}'");
+        }
+        for (what, t) in [("end", Some(end)), ("weight", weight_tensor(weight))] {
+            if let Some(t) = t {
+                if t.dtype() != self.dtype() {
+                    bail!(
+                        runtime,
+                        "expected dtype {} for `{what}` but got dtype {}",
+                        self.dtype().name(),
+                        t.dtype().name()
+                    );
+                }
+            }
+        }
+        let (s, e) = (self.detach(), end.detach());
+        let out = {
+            let _g = no_grad();
+            let diff = e.sub(&s)?;
+            match weight {
+                Weight::Scalar(w) if w.abs() < 0.5 => s.add(&diff.mul_scalar(*w)?)?,
+                Weight::Scalar(w) => e.sub(&diff.mul_scalar(1.0 - *w)?)?,
+                Weight::Tensor(w) => {
+                    let w = w.detach();
+                    let small = w.abs()?.lt_scalar(0.5)?;
+                    let near_self = s.add(&diff.mul(&w)?)?;
+                    let near_end = e.sub(&diff.mul(&w.neg()?.add_scalar(1.0)?)?)?;
+                    Tensor::where_cond(&small, &near_self, &near_end)?
+                }
+            }
+        };
+        match weight {
+            Weight::Scalar(w) => {
+                let w = *w;
+                record("LerpBackward0", &[self, end]).finish(out, move |c| {
+                    let g = c.grad();
+                    let ds = if c.needs(0) {
+                        Some(g.mul_scalar(1.0 - w)?)
+                    } else {
+                        None
+                    };
+                    let de = if c.needs(1) {
+                        Some(g.mul_scalar(w)?)
+                    } else {
+                        None
+                    };
+                    Ok(vec![ds, de])
+                })
+            }
+            Weight::Tensor(w) => record("LerpBackward1", &[self, end, w])
+                .save("self", self)
+                .save("end", end)
+                .save("weight", w)
+                .finish(out, |c| {
+                    let (g, w) = (c.grad(), c.saved(2)?);
+                    let ds = if c.needs(0) {
+                        Some(g.mul(&w.neg()?.add_scalar(1.0)?)?)
+                    } else {
+                        None
+                    };
+                    let de = if c.needs(1) { Some(g.mul(&w)?) } else { None };
+                    let dw = if c.needs(2) {
+                        Some(g.mul(&c.saved(1)?.sub(&c.saved(0)?)?)?)
+                    } else {
+                        None
+                    };
+                    Ok(vec![ds, de, dw])
+                }),
+        }
+    }
+
+    /// `self + value * tensor1 * tensor2`.
+    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
+        let out = {
+            let _g = no_grad();
+            let (t1, t2) = (tensor1.detach(), tensor2.detach());
+            let scaled = t1.mul(&t1.wrap_scalar(value))?.mul(&t2)?;
+            self.detach().add(&scaled)?
+        };
+        let v = value.to_f64();
+        record("AddcmulBackward0", &[self, tensor1, tensor2])
+            .save("tensor1", tensor1)
+            .save("tensor2", tensor2)
+            .finish(out, move |c| {
+                let g = c.grad();
+                let d1 = if c.needs(1) {
+                    Some(g.mul(&c.saved(1)?)?.mul_scalar(v)?)
+                } else {
+                    None
+                };
+                let d2 = if c.needs(2) {
+                    Some(g.mul(&c.saved(0)?)?.mul_scalar(v)?)
+                } else {
+                    None
+                };
+                Ok(vec![Some(g.clone()), d1, d2])
+            })
+    }
+
+    /// `self + value * tensor1 / tensor2` (floating operands only).
+    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
+        if !tensor1.dtype().is_floating() && !tensor2.dtype().is_floating() {
+            bail!(runtime, "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+        }
+        let out = {
+            let _g = no_grad();
+            let (t1, t2) = (tensor1.detach(), tensor2.detach());
+            let scaled = t1.mul(&t1.wrap_scalar(value))?.div(&t2)?;
+            self.detach().add(&scaled)?
+        };
+        let v = value.to_f64();
+        record("AddcdivBackward0", &[self, tensor1, tensor2])
+            .save("tensor1", tensor1)
+            .save("tensor2", tensor2)
+            .finish(out, move |c| {
+                let (g, t2) = (c.grad(), c.saved(1)?);
+                let d1 = if c.needs(1) {
+                    Some(g.div(&t2)?.mul_scalar(v)?)
+                } else {
+                    None
+                };
+                let d2 = if c.needs(2) {
+                    let t1 = c.saved(0)?;
+                    Some(g.mul(&t1)?.div(&t2.mul(&t2)?)?.mul_scalar(-v)?)
+                } else {
+                    None
+                };
+                Ok(vec![Some(g.clone()), d1, d2])
+            })
+    }
+
+    pub fn lerp_(&self, end: &Tensor, weight: &Weight) -> Result<()> {
+        let mut others = vec![end];
+        if let Weight::Tensor(w) = weight {
+            others.push(w);
+        }
+        self.apply_inplace(&others, |s| s.lerp(end, weight))
+    }
+    pub fn addcmul_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
+        self.apply_inplace(&[tensor1, tensor2], |s| s.addcmul(tensor1, tensor2, value))
+    }
+    pub fn addcdiv_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
+        self.apply_inplace(&[tensor1, tensor2], |s| s.addcdiv(tensor1, tensor2, value))
+    }
+}
+
+fn weight_tensor(w: &Weight) -> Option<&Tensor> {
+    match w {
+        Weight::Tensor(t) => Some(t),
+        Weight::Scalar(_) => None,
+    }
+}
