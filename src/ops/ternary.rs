@@ -37,8 +37,8 @@ impl Tensor {
                     bail!(
                         runtime,
                         "expected dtype {} for `{what}` but got dtype {}",
-                        self.dtype().name(),
-                        t.dtype().name()
+                        self.dtype().cpp_type_name(),
+                        t.dtype().cpp_type_name()
                     );
                 }
             }

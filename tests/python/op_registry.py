@@ -401,6 +401,79 @@ op(
 )
 op("maximum", lambda lib, x, y: lib.maximum(x, y), binary_samples(), api=("Tensor.maximum",))
 
+# ---- inverse trigonometric, hyperbolic, other bases, error functions ----
+unary("asin", "unit")
+unary("acos", "unit")
+unary("atan")
+unary("sinh")
+unary("cosh")
+unary("asinh")
+unary("acosh", "pos", fn=lambda lib, x: lib.acosh(x + 1.0))
+unary("atanh", "unit")
+unary("deg2rad")
+unary("rad2deg")
+unary("log2", "pos")
+unary("log10", "pos")
+unary("exp2")
+unary("erf")
+unary("erfc")
+unary("erfinv", "unit")
+op(
+    "atan2",
+    lambda lib, x, y: lib.atan2(x, y),
+    binary_samples("away", "away"),
+    api=("Tensor.atan2", "arctan2"),
+)
+op(
+    "hypot",
+    lambda lib, x, y: lib.hypot(x, y),
+    binary_samples("away", "away"),
+    api=("Tensor.hypot",),
+)
+op(
+    "xlogy",
+    lambda lib, x, y: lib.xlogy(x, y),
+    binary_samples("normal", "pos"),
+    api=("Tensor.xlogy",),
+)
+op(
+    "xlogy_scalar",
+    lambda lib, x: lib.xlogy(x, 2.5) + lib.xlogy(1.5, x.abs() + 0.5),
+    [S(A(3, 4)), S(A())],
+    needs=("xlogy",),
+)
+op("logaddexp", lambda lib, x, y: lib.logaddexp(x, y), binary_samples(), api=("Tensor.logaddexp",))
+op(
+    "logaddexp2",
+    lambda lib, x, y: lib.logaddexp2(x, y),
+    binary_samples(),
+    api=("Tensor.logaddexp2",),
+)
+op(
+    "lerp_scalar",
+    lambda lib, x, y: lib.lerp(x, y, 0.3) + x.lerp(y, 0.8),
+    binary_samples()[:3],
+    needs=("lerp", "Tensor.lerp"),
+)
+op(
+    "lerp_tensor",
+    lambda lib, x, y, w: lib.lerp(x, y, w),
+    [S(A(3, 4), A(3, 4), A(3, 4)), S(A(3, 4), A(4), A(3, 1))],
+    needs=("lerp",),
+)
+op(
+    "addcmul",
+    lambda lib, x, y, z, **kw: lib.addcmul(x, y, z, **kw),
+    [S(A(3, 4), A(3, 4), A(3, 4)), S(A(3, 4), A(4), A(3, 1), value=0.5)],
+    api=("Tensor.addcmul",),
+)
+op(
+    "addcdiv",
+    lambda lib, x, y, z, **kw: lib.addcdiv(x, y, z, **kw),
+    [S(A(3, 4), A(3, 4), W(3, 4)), S(A(3, 4), A(4), W(3, 1), value=-2.0)],
+    api=("Tensor.addcdiv",),
+)
+
 # ---- rounding (zero derivative, inputs clear of the jumps) and remainders ----
 unary("floor")
 unary("ceil")
