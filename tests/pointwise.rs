@@ -1049,3 +1049,45 @@ fn rounding_and_rounding_division() {
     same(&g[1], &[-2.0, 3.0]);
     same(&grads(|x| x[0].ceil(), &[&[0.3]])[0], &[0.0]);
 }
+
+#[test]
+fn rearranging_ops() {
+    let m = t(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
+    same(
+        &m.flip(&[1]).unwrap().to_f64_vec(),
+        &[2.0, 1.0, 0.0, 5.0, 4.0, 3.0],
+    );
+    same(
+        &m.roll(&[1], &[1]).unwrap().to_f64_vec(),
+        &[2.0, 0.0, 1.0, 5.0, 3.0, 4.0],
+    );
+    same(
+        &m.repeat(&[1, 2]).unwrap().to_f64_vec(),
+        &[0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 3.0, 4.0, 5.0],
+    );
+    same(
+        &m.triu(0).unwrap().to_f64_vec(),
+        &[0.0, 1.0, 2.0, 0.0, 4.0, 5.0],
+    );
+    same(&m.diagonal(1, 0, 1).unwrap().to_f64_vec(), &[1.0, 5.0]);
+    same(&m.trace().unwrap().to_f64_vec(), &[4.0]);
+    assert_eq!(m.movedim(&[0], &[1]).unwrap().shape(), &[3, 2]);
+    // Gradients: repeat sums the tiles; diagonal scatters onto zeros.
+    let g = grads(|x| x[0].repeat(&[3]), &[&[1.0, 2.0]]);
+    same(&g[0], &[3.0, 3.0]);
+    let g = grads(
+        |x| x[0].reshape(&[2, 2])?.diagonal(0, 0, 1),
+        &[&[1.0, 2.0, 3.0, 4.0]],
+    );
+    same(&g[0], &[1.0, 0.0, 0.0, 1.0]);
+    gradcheck(
+        "flip",
+        &|x| x[0].flip(&[0, 1]),
+        &[(values(6, 90, -1.0, 1.0), vec![2, 3])],
+    );
+    gradcheck(
+        "tril",
+        &|x| x[0].tril(-1),
+        &[(values(9, 91, -1.0, 1.0), vec![3, 3])],
+    );
+}

@@ -12,6 +12,7 @@ pub mod linalg;
 pub mod pointwise;
 pub mod reduce;
 pub mod rounding;
+pub mod shape;
 pub mod softmax;
 pub mod special;
 pub mod ternary;

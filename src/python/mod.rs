@@ -22,6 +22,7 @@ mod ops_math;
 mod ops_pointwise;
 mod ops_reduce;
 mod ops_rounding;
+mod ops_shape;
 mod ops_view;
 mod profiler;
 mod repr;
@@ -79,6 +80,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_view::register(m)?;
     ops_rounding::register(m)?;
     ops_math::register(m)?;
+    ops_shape::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -474,6 +474,65 @@ op(
     api=("Tensor.addcdiv",),
 )
 
+# ---- rearranging elements ----
+op(
+    "flip",
+    lambda lib, x, *d: x.flip(*d),
+    [S(A(2, 3, 4), 0), S(A(2, 3, 4), 0, 2), S(NC(3, 4), -1)],
+    needs=("Tensor.flip",),
+    api=("flip",),
+)
+op(
+    "roll",
+    lambda lib, x, *a: lib.roll(x, *a),
+    [S(A(3, 4), 1), S(A(3, 4), -1, 1), S(A(2, 3, 4), (1, 2), (0, 2)), S(NC(3, 4), 2, 0)],
+    api=("Tensor.roll",),
+)
+op(
+    "repeat",
+    lambda lib, x, *r: x.repeat(*r),
+    [S(A(3, 4), 2, 1), S(A(3), 2, 2), S(NC(3, 4), 1, 3)],
+    needs=("Tensor.repeat",),
+)
+op(
+    "tile",
+    lambda lib, x, r: lib.tile(x, r),
+    [S(A(3, 4), (2,)), S(A(3), (2, 2))],
+    api=("Tensor.tile",),
+)
+op(
+    "tril",
+    lambda lib, x, *k: lib.tril(x, *k),
+    [S(A(3, 4)), S(A(2, 3, 4), -1), S(NC(4, 3), 1)],
+    api=("Tensor.tril",),
+)
+op("triu", lambda lib, x, *k: lib.triu(x, *k), [S(A(3, 4)), S(A(2, 4, 3), 1)], api=("Tensor.triu",))
+op(
+    "diagonal",
+    lambda lib, x, **kw: lib.diagonal(x, **kw),
+    [S(A(3, 4)), S(A(3, 4), offset=1), S(A(2, 3, 4), offset=-1, dim1=2, dim2=0), S(NC(4, 3))],
+    api=("Tensor.diagonal",),
+)
+op(
+    "diag",
+    lambda lib, x, *k: lib.diag(x, *k),
+    [S(A(3)), S(A(3), 1), S(A(3, 4), -1)],
+    api=("Tensor.diag",),
+)
+op("trace", lambda lib, x: lib.trace(x), [S(A(3, 4)), S(NC(3, 3))], api=("Tensor.trace",))
+op(
+    "movedim",
+    lambda lib, x, s, d: lib.movedim(x, s, d),
+    [S(A(2, 3, 4), 0, 2), S(A(2, 3, 4), (0, 1), (2, 0))],
+    api=("Tensor.movedim", "moveaxis", "Tensor.moveaxis"),
+)
+op(
+    "swapaxes",
+    lambda lib, x: lib.swapaxes(x, 0, 2),
+    [S(A(2, 3, 4))],
+    api=("Tensor.swapaxes", "swapdims", "Tensor.swapdims"),
+)
+
 # ---- rounding (zero derivative, inputs clear of the jumps) and remainders ----
 unary("floor")
 unary("ceil")
