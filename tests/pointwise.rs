@@ -1091,3 +1091,38 @@ fn rearranging_ops() {
         &[(values(9, 91, -1.0, 1.0), vec![3, 3])],
     );
 }
+
+#[test]
+fn einsum_contracts_and_differentiates() {
+    use ferrograd::ops::einsum::einsum;
+    let a = t(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = t(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
+    same(
+        &einsum("ij,jk->ik", &[a.clone(), b.clone()])
+            .unwrap()
+            .to_f64_vec(),
+        &[4.0, 5.0, 10.0, 11.0],
+    );
+    same(
+        &einsum("ij->j", std::slice::from_ref(&a))
+            .unwrap()
+            .to_f64_vec(),
+        &[5.0, 7.0, 9.0],
+    );
+    same(
+        &einsum("ij,ij", &[a.clone(), a.clone()])
+            .unwrap()
+            .to_f64_vec(),
+        &[91.0],
+    );
+    assert!(einsum("ij->kk", std::slice::from_ref(&a)).is_err());
+    gradcheck(
+        "einsum",
+        &|x| einsum("ij,jk,k->i", &[x[0].clone(), x[1].clone(), x[2].clone()]),
+        &[
+            (values(6, 92, -1.0, 1.0), vec![2, 3]),
+            (values(12, 93, -1.0, 1.0), vec![3, 4]),
+            (values(4, 94, -1.0, 1.0), vec![4]),
+        ],
+    );
+}

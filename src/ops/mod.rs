@@ -5,6 +5,7 @@
 
 pub mod arith;
 pub mod convert;
+pub mod einsum;
 pub mod index;
 pub mod inplace;
 pub mod join;

@@ -81,6 +81,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_rounding::register(m)?;
     ops_math::register(m)?;
     ops_shape::register(m)?;
+    ops_shape::register_einsum(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -187,3 +187,22 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("swapdims", m.getattr("swapaxes")?)?;
     Ok(())
 }
+
+/// `torch.einsum(equation, *operands)`; the operands may also come as one
+/// list or tuple.
+#[pyfunction]
+#[pyo3(signature = (equation, *operands))]
+fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
+        1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
+            operands.get_item(0)?.extract()?
+        }
+        _ => operands.extract()?,
+    };
+    let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
+    Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
+}
+
+pub fn register_einsum(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(einsum, m)?)
+}

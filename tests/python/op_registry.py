@@ -533,6 +533,20 @@ op(
     api=("Tensor.swapaxes", "swapdims", "Tensor.swapdims"),
 )
 
+op(
+    "einsum",
+    lambda lib, eq, *xs: lib.einsum(eq, *xs),
+    [
+        S("ij,jk->ik", A(2, 3), A(3, 4)),
+        S("ij,jk,kl", A(2, 3), A(3, 4), A(4, 2)),
+        S("bij,bjk->bik", A(2, 3, 4), NC(2, 4, 3)),
+        S("ii->i", A(3, 3)),
+        S("...ij,j->...i", A(2, 3, 4), A(4)),
+        S("i,j->ij", A(3), A(4)),
+        S("ij,ij->", A(2, 3), A(2, 3)),
+    ],
+)
+
 # ---- rounding (zero derivative, inputs clear of the jumps) and remainders ----
 unary("floor")
 unary("ceil")
