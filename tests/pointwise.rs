@@ -1126,3 +1126,23 @@ fn einsum_contracts_and_differentiates() {
         ],
     );
 }
+
+#[test]
+fn losses_from_rust() {
+    use ferrograd::ops::loss::{cross_entropy, mse_loss, Reduction};
+    let x = t(&[1.0, 2.0, 4.0], &[3]);
+    let y = t(&[0.0, 2.0, 1.0], &[3]);
+    same(
+        &mse_loss(&x, &y, Reduction::Sum).unwrap().to_f64_vec(),
+        &[10.0],
+    );
+    assert!(Reduction::parse("avg").is_err());
+    let logits = leaf(&[2.0, 0.0, 0.0, 0.0, 0.0, 3.0], &[2, 3]);
+    let target = ti(&[0, 2]);
+    let loss = cross_entropy(&logits, &target, None, -100, Reduction::Mean, 0.0).unwrap();
+    loss.backward().unwrap();
+    // d/dlogits = (softmax - onehot) / batch: each row sums to zero.
+    let g = logits.grad().unwrap().to_f64_vec();
+    assert!((g[0] + g[1] + g[2]).abs() < 1e-12 && g[0] < 0.0 && g[1] > 0.0);
+    assert!(cross_entropy(&logits, &ti(&[0, 3]), None, -100, Reduction::Mean, 0.0).is_err());
+}

@@ -10,6 +10,7 @@ pub mod index;
 pub mod inplace;
 pub mod join;
 pub mod linalg;
+pub mod loss;
 pub mod pointwise;
 pub mod reduce;
 pub mod rounding;

@@ -18,6 +18,7 @@ mod numpy_interop;
 mod ops_compare;
 mod ops_index;
 mod ops_linalg;
+mod ops_loss;
 mod ops_math;
 mod ops_pointwise;
 mod ops_reduce;
@@ -82,6 +83,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_math::register(m)?;
     ops_shape::register(m)?;
     ops_shape::register_einsum(m)?;
+    ops_loss::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -547,6 +547,88 @@ op(
     ],
 )
 
+# ---- nn.functional: linear and losses ----
+TARGET5 = Const([0, 3, 1, 1, 2])
+PROBS = Const(
+    [
+        [0.1, 0.2, 0.3, 0.4],
+        [0.25, 0.25, 0.25, 0.25],
+        [0.7, 0.1, 0.1, 0.1],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.4, 0.3, 0.2, 0.1],
+    ],
+    "float64",
+)
+BINARY = Const([[0.0, 1.0, 0.3, 1.0], [1.0, 0.0, 0.5, 0.9], [0.2, 0.8, 1.0, 0.0]], "float64")
+CLASS_W = Const([0.5, 1.0, 2.0, 1.5], "float64")
+op(
+    "linear",
+    lambda lib, *a: lib.nn.functional.linear(*a),
+    [S(A(4, 3), A(2, 3), A(2)), S(A(2, 4, 3), A(2, 3)), S(A(4, 3), A(3))],
+    needs=("nn.functional.linear",),
+)
+for _name in ("mse_loss", "l1_loss"):
+    op(
+        _name,
+        lambda lib, x, y, _n=_name, **kw: getattr(lib.nn.functional, _n)(x, y, **kw),
+        [
+            S(A(3, 4), A(3, 4)),
+            S(A(3, 4), A(3, 4), reduction="sum"),
+            S(A(3, 4), A(3, 4), reduction="none"),
+        ],
+        needs=(f"nn.functional.{_name}",),
+    )
+op(
+    "smooth_l1_loss",
+    lambda lib, x, y, **kw: lib.nn.functional.smooth_l1_loss(x, y, **kw),
+    [S(A(3, 4), A(3, 4)), S(A(3, 4), A(3, 4), beta=0.5, reduction="sum")],
+    needs=("nn.functional.smooth_l1_loss",),
+)
+op(
+    "huber_loss",
+    lambda lib, x, y, **kw: lib.nn.functional.huber_loss(x, y, **kw),
+    [S(A(3, 4), A(3, 4)), S(A(3, 4), A(3, 4), delta=0.5, reduction="none")],
+    needs=("nn.functional.huber_loss",),
+)
+op(
+    "binary_cross_entropy",
+    lambda lib, x, t, **kw: lib.nn.functional.binary_cross_entropy(x.sigmoid(), t, **kw),
+    [
+        S(A(3, 4), BINARY),
+        S(A(3, 4), BINARY, weight=Const([1.0, 2.0, 0.5, 1.0], "float64"), reduction="sum"),
+    ],
+    needs=("nn.functional.binary_cross_entropy",),
+)
+op(
+    "binary_cross_entropy_with_logits",
+    lambda lib, x, t, **kw: lib.nn.functional.binary_cross_entropy_with_logits(x, t, **kw),
+    [S(A(3, 4), BINARY), S(A(3, 4), BINARY, pos_weight=Const([1.0, 2.0, 3.0, 0.5], "float64"))],
+    needs=("nn.functional.binary_cross_entropy_with_logits",),
+)
+op(
+    "nll_loss",
+    lambda lib, x, t, **kw: lib.nn.functional.nll_loss(x, t, **kw),
+    [
+        S(A(5, 4), TARGET5),
+        S(A(5, 4), TARGET5, weight=CLASS_W),
+        S(A(5, 4), TARGET5, ignore_index=1, reduction="sum"),
+        S(A(2, 4, 3), Const([[0, 1, 3], [2, 2, 0]]), reduction="none"),
+    ],
+    needs=("nn.functional.nll_loss",),
+)
+op(
+    "cross_entropy",
+    lambda lib, x, t, **kw: lib.nn.functional.cross_entropy(x, t, **kw),
+    [
+        S(A(5, 4), TARGET5),
+        S(A(5, 4), TARGET5, weight=CLASS_W, label_smoothing=0.2, ignore_index=3),
+        S(A(5, 4), TARGET5, label_smoothing=0.1, reduction="none"),
+        S(A(5, 4), PROBS),
+        S(NC(5, 4), PROBS, label_smoothing=0.3, weight=CLASS_W),
+    ],
+    needs=("nn.functional.cross_entropy",),
+)
+
 # ---- rounding (zero derivative, inputs clear of the jumps) and remainders ----
 unary("floor")
 unary("ceil")
