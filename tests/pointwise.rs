@@ -1146,3 +1146,19 @@ fn losses_from_rust() {
     assert!((g[0] + g[1] + g[2]).abs() < 1e-12 && g[0] < 0.0 && g[1] > 0.0);
     assert!(cross_entropy(&logits, &ti(&[0, 3]), None, -100, Reduction::Mean, 0.0).is_err());
 }
+
+#[test]
+fn sorting_from_rust() {
+    let x = t(&[3.0, 1.0, f64::NAN, 2.0, 1.0], &[5]);
+    let (v, i) = x.sort(0, false).unwrap();
+    assert_eq!(i.to_vec::<i64>(), vec![1, 4, 3, 0, 2]);
+    same(&v.to_f64_vec(), &[1.0, 1.0, 2.0, 3.0, f64::NAN]);
+    let (v, _) = t(&[3.0, 1.0, 2.0], &[3]).topk(2, 0, true).unwrap();
+    same(&v.to_f64_vec(), &[3.0, 2.0]);
+    assert!(t(&[1.0], &[1]).topk(2, 0, true).is_err());
+    let g = grads(
+        |x| x[0].sort(0, true)?.0.mul(&t(&[1.0, 2.0, 3.0], &[3])),
+        &[&[2.0, 3.0, 1.0]],
+    );
+    same(&g[0], &[2.0, 1.0, 3.0]);
+}

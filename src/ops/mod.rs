@@ -16,6 +16,7 @@ pub mod reduce;
 pub mod rounding;
 pub mod shape;
 pub mod softmax;
+pub mod sort;
 pub mod special;
 pub mod ternary;
 pub mod trig;

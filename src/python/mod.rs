@@ -24,6 +24,7 @@ mod ops_pointwise;
 mod ops_reduce;
 mod ops_rounding;
 mod ops_shape;
+mod ops_sort;
 mod ops_view;
 mod profiler;
 mod repr;
@@ -84,6 +85,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_shape::register(m)?;
     ops_shape::register_einsum(m)?;
     ops_loss::register(m)?;
+    ops_sort::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -37,13 +37,14 @@ pub(super) fn dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
 
 static RETURN_TYPES: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
-/// The `return_types` namespace: namedtuples `max` and `min` with fields
-/// `values` and `indices` (torch.return_types.max & co).
+/// The `return_types` namespace: namedtuples `max`, `min`, `sort`, `topk`
+/// and `kthvalue` with fields `values` and `indices` (torch.return_types.max
+/// & co).
 fn return_types(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     let m = RETURN_TYPES.get_or_try_init(py, || -> PyResult<Py<PyModule>> {
         let m = PyModule::new(py, "return_types")?;
         let namedtuple = py.import("collections")?.getattr("namedtuple")?;
-        for name in ["max", "min"] {
+        for name in ["max", "min", "sort", "topk", "kthvalue"] {
             let kwargs = pyo3::types::PyDict::new(py);
             kwargs.set_item("module", "ferrograd.return_types")?;
             let cls = namedtuple.call((name, ("values", "indices")), Some(&kwargs))?;
@@ -54,7 +55,7 @@ fn return_types(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     Ok(m.bind(py))
 }
 
-fn values_indices<'py>(
+pub(super) fn values_indices<'py>(
     py: Python<'py>,
     kind: &str,
     (v, i): (Tensor, Tensor),

@@ -547,6 +547,28 @@ op(
     ],
 )
 
+# ---- sorting (values are gathered: gradient scattered back) ----
+op(
+    "sort",
+    lambda lib, x, **kw: x.sort(**kw).values,
+    [S(A(3, 4)), S(A(3, 4), dim=0, descending=True), S(NC(3, 4))],
+    needs=("Tensor.sort",),
+    api=("sort",),
+)
+op(
+    "topk",
+    lambda lib, x, k, **kw: lib.topk(x, k, **kw).values,
+    [S(A(3, 5), 2), S(A(3, 5), 3, dim=0, largest=False)],
+    api=("Tensor.topk",),
+)
+op(
+    "kthvalue",
+    lambda lib, x, k, **kw: lib.kthvalue(x, k, **kw).values,
+    [S(A(3, 5), 2), S(A(4, 3), 1, dim=0, keepdim=True)],
+    api=("Tensor.kthvalue",),
+)
+op("msort", lambda lib, x: lib.msort(x), [S(A(4, 3))], api=("Tensor.msort",))
+
 # ---- nn.functional: linear and losses ----
 TARGET5 = Const([0, 3, 1, 1, 2])
 PROBS = Const(
