@@ -109,57 +109,40 @@ impl PyTensor {
         slf.inner.lerp_(&end.inner, &self::weight(weight)?)?;
         Ok(slf)
     }
-    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
-    fn addcmul(
-        &self,
-        tensor1: PyRef<'_, PyTensor>,
-        tensor2: PyRef<'_, PyTensor>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        let v = self::value(value)?;
-        Ok(wrap(self.inner.addcmul(
-            &tensor1.inner,
-            &tensor2.inner,
-            v,
-        )?))
-    }
-    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
-    fn addcmul_<'py>(
-        slf: PyRef<'py, Self>,
-        tensor1: PyRef<'py, PyTensor>,
-        tensor2: PyRef<'py, PyTensor>,
-        value: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        let v = self::value(value)?;
-        slf.inner.addcmul_(&tensor1.inner, &tensor2.inner, v)?;
-        Ok(slf)
-    }
-    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
-    fn addcdiv(
-        &self,
-        tensor1: PyRef<'_, PyTensor>,
-        tensor2: PyRef<'_, PyTensor>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        let v = self::value(value)?;
-        Ok(wrap(self.inner.addcdiv(
-            &tensor1.inner,
-            &tensor2.inner,
-            v,
-        )?))
-    }
-    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
-    fn addcdiv_<'py>(
-        slf: PyRef<'py, Self>,
-        tensor1: PyRef<'py, PyTensor>,
-        tensor2: PyRef<'py, PyTensor>,
-        value: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        let v = self::value(value)?;
-        slf.inner.addcdiv_(&tensor1.inner, &tensor2.inner, v)?;
-        Ok(slf)
-    }
 }
+
+/// `name(tensor1, tensor2, *, value=1)` and its in-place form.
+macro_rules! addc_methods {
+    ($($name:ident, $inplace:ident);*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+                fn $name(
+                    &self,
+                    tensor1: PyRef<'_, PyTensor>,
+                    tensor2: PyRef<'_, PyTensor>,
+                    value: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<PyTensor> {
+                    let v = self::value(value)?;
+                    Ok(wrap(self.inner.$name(&tensor1.inner, &tensor2.inner, v)?))
+                }
+                #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+                fn $inplace<'py>(
+                    slf: PyRef<'py, Self>,
+                    tensor1: PyRef<'py, PyTensor>,
+                    tensor2: PyRef<'py, PyTensor>,
+                    value: Option<&Bound<'py, PyAny>>,
+                ) -> PyResult<PyRef<'py, Self>> {
+                    let v = self::value(value)?;
+                    slf.inner.$inplace(&tensor1.inner, &tensor2.inner, v)?;
+                    Ok(slf)
+                }
+            )*
+        }
+    };
+}
+addc_methods!(addcmul, addcmul_; addcdiv, addcdiv_);
 
 mod functions {
     use super::*;
