@@ -1162,3 +1162,28 @@ fn sorting_from_rust() {
     );
     same(&g[0], &[2.0, 1.0, 3.0]);
 }
+
+#[test]
+fn addmm_family_from_rust() {
+    let x = t(&[1.0, 1.0, 1.0, 1.0], &[2, 2]);
+    let a = t(&[1.0; 6], &[2, 3]);
+    let b = t(&[2.0; 6], &[3, 2]);
+    let r = x.addmm(&a, &b, Scalar::Float(0.5), Scalar::Int(2)).unwrap();
+    same(&r.to_f64_vec(), &[12.5; 4]);
+    let nan = t(&[f64::NAN; 4], &[2, 2]);
+    same(
+        &nan.addmm(&a, &b, Scalar::Int(0), Scalar::Int(1))
+            .unwrap()
+            .to_f64_vec(),
+        &[6.0; 4],
+    );
+    gradcheck(
+        "addmm",
+        &|x| x[0].addmm(&x[1], &x[2], Scalar::Float(0.5), Scalar::Float(-2.0)),
+        &[
+            (values(4, 95, -1.0, 1.0), vec![2, 2]),
+            (values(6, 96, -1.0, 1.0), vec![2, 3]),
+            (values(6, 97, -1.0, 1.0), vec![3, 2]),
+        ],
+    );
+}

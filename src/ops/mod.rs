@@ -3,6 +3,7 @@
 //! `autograd::record(...).finish(out, |ctx| ...)`. Gradients are written in
 //! ferrograd ops, so they are differentiable themselves.
 
+pub mod addmm;
 pub mod arith;
 pub mod convert;
 pub mod einsum;

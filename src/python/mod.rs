@@ -15,6 +15,7 @@ mod identity;
 mod memory;
 mod node;
 mod numpy_interop;
+mod ops_addmm;
 mod ops_compare;
 mod ops_index;
 mod ops_linalg;
@@ -86,6 +87,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_shape::register_einsum(m)?;
     ops_loss::register(m)?;
     ops_sort::register(m)?;
+    ops_addmm::register(m)?;
     repr::register(m)?;
     Ok(())
 }

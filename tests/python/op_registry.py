@@ -547,6 +547,39 @@ op(
     ],
 )
 
+# ---- beta * input + alpha * product ----
+op(
+    "addmm",
+    lambda lib, x, a, b, **kw: lib.addmm(x, a, b, **kw),
+    [S(A(2, 4), A(2, 3), A(3, 4)), S(A(4), A(2, 3), A(3, 4), beta=0.5, alpha=2.0)],
+    api=("Tensor.addmm",),
+)
+op(
+    "addmv",
+    lambda lib, x, a, v, **kw: lib.addmv(x, a, v, **kw),
+    [S(A(2), A(2, 3), A(3)), S(A(2), A(2, 3), A(3), alpha=-1.0)],
+    api=("Tensor.addmv",),
+)
+op(
+    "baddbmm",
+    lambda lib, x, a, b, **kw: lib.baddbmm(x, a, b, **kw),
+    [S(A(2, 2, 4), A(2, 2, 3), A(2, 3, 4)), S(A(2, 4), A(2, 2, 3), A(2, 3, 4), beta=2.0)],
+    api=("Tensor.baddbmm",),
+)
+op(
+    "addbmm",
+    lambda lib, x, a, b, **kw: lib.addbmm(x, a, b, **kw),
+    [S(A(2, 4), A(3, 2, 3), A(3, 3, 4), alpha=0.5)],
+    api=("Tensor.addbmm",),
+)
+op(
+    "inner",
+    lambda lib, x, y: lib.inner(x, y),
+    [S(A(2, 3), A(4, 3)), S(A(3), A(3))],
+    api=("Tensor.inner",),
+)
+op("vdot", lambda lib, x, y: lib.vdot(x, y), [S(A(3), A(3))], api=("Tensor.vdot",))
+
 # ---- sorting (values are gathered: gradient scattered back) ----
 op(
     "sort",
