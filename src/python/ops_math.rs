@@ -81,12 +81,13 @@ fn weight(w: &Bound<'_, PyAny>) -> PyResult<Weight> {
     }
 }
 
-/// The `value=` of addcmul/addcdiv.
-fn value(v: Option<&Bound<'_, PyAny>>) -> PyResult<Scalar> {
+/// The `value=` of addcmul/addcdiv (`op` names the function in the error).
+fn value(v: Option<&Bound<'_, PyAny>>, op: &str) -> PyResult<Scalar> {
     match v {
         None => Ok(Scalar::Int(1)),
-        Some(v) => as_scalar(v)
-            .ok_or_else(|| PyTypeError::new_err("addcmul(): argument 'value' must be Number")),
+        Some(v) => as_scalar(v).ok_or_else(|| {
+            PyTypeError::new_err(format!("{op}(): argument 'value' must be Number"))
+        }),
     }
 }
 
@@ -124,7 +125,7 @@ macro_rules! addc_methods {
                     tensor2: PyRef<'_, PyTensor>,
                     value: Option<&Bound<'_, PyAny>>,
                 ) -> PyResult<PyTensor> {
-                    let v = self::value(value)?;
+                    let v = self::value(value, stringify!($name))?;
                     Ok(wrap(self.inner.$name(&tensor1.inner, &tensor2.inner, v)?))
                 }
                 #[pyo3(signature = (tensor1, tensor2, *, value=None))]
@@ -134,7 +135,7 @@ macro_rules! addc_methods {
                     tensor2: PyRef<'py, PyTensor>,
                     value: Option<&Bound<'py, PyAny>>,
                 ) -> PyResult<PyRef<'py, Self>> {
-                    let v = self::value(value)?;
+                    let v = self::value(value, stringify!($name))?;
                     slf.inner.$inplace(&tensor1.inner, &tensor2.inner, v)?;
                     Ok(slf)
                 }
