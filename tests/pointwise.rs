@@ -1187,3 +1187,17 @@ fn addmm_family_from_rust() {
         ],
     );
 }
+
+#[test]
+fn random_fills_from_rust() {
+    ferrograd::manual_seed(5);
+    let x = Tensor::zeros(&[10_000], DType::F64);
+    x.uniform_(-1.0, 1.0).unwrap();
+    let v = x.to_f64_vec();
+    assert!(v.iter().all(|&u| (-1.0..1.0).contains(&u)));
+    assert!((v.iter().sum::<f64>() / v.len() as f64).abs() < 0.05);
+    assert!(x.normal_(0.0, -1.0).is_err());
+    let i = Tensor::zeros(&[100], DType::I64);
+    i.bernoulli_(1.0).unwrap();
+    assert_eq!(i.to_vec::<i64>().iter().sum::<i64>(), 100);
+}

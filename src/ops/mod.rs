@@ -13,6 +13,7 @@ pub mod join;
 pub mod linalg;
 pub mod loss;
 pub mod pointwise;
+pub mod random_fill;
 pub mod reduce;
 pub mod rounding;
 pub mod shape;

@@ -22,6 +22,7 @@ mod ops_linalg;
 mod ops_loss;
 mod ops_math;
 mod ops_pointwise;
+mod ops_random;
 mod ops_reduce;
 mod ops_rounding;
 mod ops_shape;
@@ -88,6 +89,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_loss::register(m)?;
     ops_sort::register(m)?;
     ops_addmm::register(m)?;
+    ops_random::register(m)?;
     repr::register(m)?;
     Ok(())
 }
