@@ -19,20 +19,29 @@ use crate::tensor::{DType, Layout, Scalar, Tensor};
 use crate::{bail, Result};
 use std::sync::Arc;
 
-/// Wraps `dims` against `ndim`, rejecting repeats (torch's message).
-fn unique_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+/// Wraps `dims` against `ndim`; `on_repeat` is the error message for a
+/// dim given twice.
+fn wrap_unique(
+    dims: &[i64],
+    ndim: usize,
+    on_repeat: impl Fn(usize) -> String,
+) -> Result<Vec<usize>> {
     let mut out = Vec::with_capacity(dims.len());
     for &d in dims {
         let w = wrap_dim(d, ndim.max(1))?;
         if out.contains(&w) {
-            bail!(
-                runtime,
-                "dim {w} appears multiple times in the list of dims"
-            );
+            return Err(crate::Error::runtime(on_repeat(w)));
         }
         out.push(w);
     }
     Ok(out)
+}
+
+/// [`wrap_unique`] with torch's message for a list of dims.
+fn unique_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+    wrap_unique(dims, ndim, |w| {
+        format!("dim {w} appears multiple times in the list of dims")
+    })
 }
 
 /// The layout of the `offset`-th diagonal of dims `d1`, `d2` of `l`: those
@@ -300,15 +309,10 @@ impl Tensor {
         if source.len() != destination.len() {
             bail!(runtime, "movedim: Invalid source or destination dims: source ({:?} dims) should contain the same number of dims as destination ({:?} dims)", source, destination);
         }
-        let wrap_all = |what: &str, dims: &[i64]| -> Result<Vec<usize>> {
-            let w = dims
-                .iter()
-                .map(|&d| wrap_dim(d, nd.max(1)))
-                .collect::<Result<Vec<_>>>()?;
-            if (1..w.len()).any(|i| w[..i].contains(&w[i])) {
-                bail!(runtime, "movedim: repeated dim in `{what}` ({dims:?})");
-            }
-            Ok(w)
+        let wrap_all = |what: &str, dims: &[i64]| {
+            wrap_unique(dims, nd, |_| {
+                format!("movedim: repeated dim in `{what}` ({dims:?})")
+            })
         };
         let src = wrap_all("source", source)?;
         let dst = wrap_all("destination", destination)?;

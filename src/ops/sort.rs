@@ -58,7 +58,7 @@ impl Tensor {
     pub fn sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
         let idx = self.argsort(dim, descending)?;
         if self.ndim() == 0 {
-            return Ok((self.gather_0d()?, idx));
+            return Ok((self.clone_tensor()?, idx));
         }
         Ok((self.gather(dim, &idx)?, idx))
     }
@@ -76,7 +76,7 @@ impl Tensor {
         }
         let idx = self.argsort(dim, largest)?;
         if self.ndim() == 0 {
-            return Ok((self.gather_0d()?, idx));
+            return Ok((self.clone_tensor()?, idx));
         }
         let idx = idx.narrow(dim, 0, k as usize)?.contiguous()?;
         Ok((self.gather(dim, &idx)?, idx))
@@ -92,7 +92,7 @@ impl Tensor {
             );
         }
         if self.ndim() == 0 {
-            return Ok((self.gather_0d()?, Tensor::zeros(&[], DType::I64)));
+            return Ok((self.clone_tensor()?, Tensor::zeros(&[], DType::I64)));
         }
         let idx = self
             .argsort(dim, false)?
@@ -103,10 +103,5 @@ impl Tensor {
             true => Ok((values, idx)),
             false => Ok((values.squeeze(Some(&[dim]))?, idx.squeeze(Some(&[dim]))?)),
         }
-    }
-    /// A 0-dim tensor's value as a new tensor (with history), as sorting
-    /// one element gives.
-    fn gather_0d(&self) -> Result<Tensor> {
-        self.clone_tensor()
     }
 }

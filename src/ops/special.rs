@@ -16,7 +16,7 @@
 
 use super::unary::{float_map, float_map2, Saves};
 use crate::autograd::record;
-use crate::tensor::{DType, Scalar, Tensor};
+use crate::tensor::{DType, Float, Scalar, Tensor};
 use crate::{bail, Result};
 use std::f64::consts::{LN_10, LN_2, PI};
 
@@ -127,7 +127,7 @@ impl Tensor {
     /// d/dself = grad * 2/sqrt(pi) * exp(-self^2)
     pub fn erf(&self) -> Result<Tensor> {
         let rec = record("ErfBackward0", &[self]);
-        let out = float_map!(self, |v| erf_of(v));
+        let out = float_map!(self, |v| Float::erf(v));
         self.unary_record(rec, out, Saves::Input, |g, s| {
             g.mul(&erf_slope(&s.unwrap())?)
         })
@@ -230,18 +230,14 @@ fn erf_slope(x: &Tensor) -> Result<Tensor> {
     x.mul(x)?.neg()?.exp()?.mul_scalar(2.0 / PI.sqrt())
 }
 
-/// The functions here of either float type (erf is the crate's own, from
-/// `kernels::math`; erfc is libm's, accurate where erf is near 1).
+/// The functions here of either float type that `Float` lacks (erfc is
+/// libm's, accurate where erf is near 1).
 trait Special: Copy {
-    fn erf_(self) -> Self;
     fn erfc_(self) -> Self;
     fn erfinv_(self) -> Self;
     fn logaddexp2_(self, other: Self) -> Self;
 }
 impl Special for f32 {
-    fn erf_(self) -> Self {
-        crate::kernels::math::erf_f32(self)
-    }
     fn erfc_(self) -> Self {
         libm::erfcf(self)
     }
@@ -253,9 +249,6 @@ impl Special for f32 {
     }
 }
 impl Special for f64 {
-    fn erf_(self) -> Self {
-        crate::kernels::math::erf_f64(self)
-    }
     fn erfc_(self) -> Self {
         libm::erfc(self)
     }
@@ -265,9 +258,6 @@ impl Special for f64 {
     fn logaddexp2_(self, other: Self) -> Self {
         logaddexp!(self, other, exp2, std::f64::consts::LOG2_E)
     }
-}
-fn erf_of<T: Special>(v: T) -> T {
-    v.erf_()
 }
 fn erfc_of<T: Special>(v: T) -> T {
     v.erfc_()
