@@ -265,3 +265,27 @@ fn tensor_hooks_see_undefined_gradients_as_none() {
         .to_string()
         .contains("can't replace a None gradient with a non-None value"));
 }
+
+#[test]
+fn data_and_replace_data() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.mul_scalar(3.0).unwrap().sum().unwrap();
+    // `data` shares memory but not history or the version counter.
+    let d = x.data();
+    assert!(!d.requires_grad() && d.data_ptr() == x.data_ptr());
+    d.mul_(&t(&[2.0], &[1])).unwrap();
+    assert_eq!((x.version(), d.version()), (0, 1));
+    assert_eq!(x.to_f64_vec(), vec![2.0, 4.0]);
+    // The replacement takes x's state; y's graph accumulates into it.
+    let x2 = x.replace_data(&t(&[5.0, 6.0], &[2])).unwrap();
+    assert!(x2.requires_grad() && !x.requires_grad());
+    y.backward().unwrap();
+    assert_eq!(x2.grad().unwrap().to_f64_vec(), vec![3.0, 3.0]);
+    assert!(x.grad().is_none());
+    // A non-floating replacement for a tensor that requires grad fails
+    // and moves nothing.
+    let ints = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+    assert!(x2.replace_data(&ints).is_err());
+    assert!(x2.requires_grad() && x2.grad().is_some());
+    assert_eq!(x2.dtype(), DType::F64);
+}

@@ -6,15 +6,25 @@ use super::node::{Backward, InputMeta, Node};
 use crate::tensor::layout::contiguous_strides;
 use crate::tensor::{Element, Layout, Tensor};
 use crate::Result;
+use parking_lot::Mutex;
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
 pub struct AccumulateGrad {
-    pub variable: Tensor,
+    /// The leaf; replaced when the leaf's `.data` is set (see
+    /// `Tensor::replace_data`).
+    variable: Mutex<Tensor>,
 }
 
 impl AccumulateGrad {
+    /// The leaf this node accumulates into.
+    pub fn variable(&self) -> Tensor {
+        self.variable.lock().clone()
+    }
+    pub(crate) fn set_variable(&self, leaf: Tensor) {
+        *self.variable.lock() = leaf;
+    }
     pub(crate) fn new_node(leaf: &Tensor) -> Arc<Node> {
         let meta = vec![InputMeta {
             shape: leaf.dims(),
@@ -22,7 +32,7 @@ impl AccumulateGrad {
         }];
         Arc::new(Node::new(
             Box::new(AccumulateGrad {
-                variable: leaf.clone(),
+                variable: Mutex::new(leaf.clone()),
             }),
             Vec::new(),
             meta,
@@ -60,7 +70,7 @@ fn grad_for(param: &Tensor, g: Tensor) -> Result<Tensor> {
     });
     let out = Tensor::from_data(buf, &[layout.storage_extent()])
         .alias_with_layout(layout)
-        .detach_base();
+        .data();
     crate::kernels::copy::copy_into(&out, &g)?;
     Ok(out)
 }
@@ -114,16 +124,16 @@ impl Backward for AccumulateGrad {
         let Some(g) = grads.pop().flatten() else {
             return Ok(Vec::new());
         };
-        accumulate_into(&self.variable, g)?;
-        let post: Vec<_> = self
-            .variable
+        let variable = self.variable();
+        accumulate_into(&variable, g)?;
+        let post: Vec<_> = variable
             .meta()
             .post_accumulate_hooks
             .iter()
             .map(|(_, h)| h.clone())
             .collect();
         for h in post {
-            h(&self.variable)?;
+            h(&variable)?;
         }
         Ok(Vec::new())
     }

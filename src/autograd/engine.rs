@@ -443,7 +443,7 @@ fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()>
     };
     if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
         hooks.extend(
-            acc.variable
+            acc.variable()
                 .meta()
                 .hooks
                 .iter()

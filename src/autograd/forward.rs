@@ -235,7 +235,7 @@ fn tangent_like(primal: &Tensor, t: &Tensor) -> Result<Tensor> {
         offset: 0,
     };
     let buf = Tensor::zeros(&[layout.storage_extent()], primal.dtype());
-    let out = buf.alias_with_layout(layout).detach_base();
+    let out = buf.alias_with_layout(layout).data();
     let _g = GradModeGuard::new(false);
     crate::kernels::copy::copy_into(&out, &t)?;
     Ok(out)

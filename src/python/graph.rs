@@ -248,7 +248,7 @@ pub fn graph_to_dot(
         }
         match n.backward().as_any().downcast_ref::<AccumulateGrad>() {
             Some(acc) => {
-                let v = &acc.variable;
+                let v = &acc.variable();
                 let name = params.get(&(Arc::as_ptr(&v.0) as usize));
                 let label = match name {
                     Some(nm) => format!("{}\n{}", nm, shape_str(v.shape())),

@@ -308,7 +308,7 @@ pub(crate) fn node_getattr<'py>(
             .as_any()
             .downcast_ref::<crate::autograd::AccumulateGrad>()
         {
-            return wrap(acc.variable.clone()).into_bound_py_any(py);
+            return wrap(acc.variable()).into_bound_py_any(py);
         }
     }
     Err(PyAttributeError::new_err(format!(

@@ -209,6 +209,9 @@ impl PyTensor {
     fn _version(&self) -> u64 {
         self.inner.version()
     }
+    fn _is_view(&self) -> bool {
+        self.inner.is_view()
+    }
     #[getter]
     fn _base(&self) -> Option<PyTensor> {
         self.inner.view_base().cloned().map(wrap)
@@ -261,6 +264,35 @@ impl PyTensor {
             super::identity::remember(v)?;
         }
         Ok(())
+    }
+    /// A new tensor on every access: the same memory, no history, and its
+    /// own version counter (see `Tensor::data`).
+    #[getter]
+    fn get_data(&self) -> PyTensor {
+        wrap(self.inner.data())
+    }
+    /// Swaps in another tensor's memory, keeping this object, its version
+    /// counter and its autograd state (see `Tensor::replace_data`).
+    #[setter]
+    fn set_data(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = match value.cast::<PyTensor>() {
+            Ok(t) => t.borrow().inner.clone(),
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!(
+                    "Variable data has to be a tensor, but got {}",
+                    value.get_type().name()?
+                )))
+            }
+        };
+        let new = slf.borrow().inner.replace_data(&data)?;
+        slf.borrow_mut().inner = new;
+        super::identity::remember(slf)
+    }
+    #[deleter]
+    fn delete_data(&self) -> PyResult<()> {
+        Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Deleting tensor data is not allowed. Delete tensor instead!",
+        ))
     }
     /// `del t.grad` clears it, as in torch.
     #[deleter]

@@ -126,9 +126,11 @@ impl Tensor {
         }))
     }
 
-    /// This tensor as a base of its own (not a view), sharing its memory.
-    /// For fresh buffers laid out with custom strides.
-    pub(crate) fn detach_base(&self) -> Tensor {
+    /// torch's `.data`: the same memory and layout as a tensor of its own:
+    /// no history, not requiring grad, not a view, and a fresh version
+    /// counter, so in-place writes through it escape autograd's checks.
+    /// (Also how a fresh buffer laid out with custom strides becomes a base.)
+    pub fn data(&self) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             storage: self.0.storage.clone(),
             layout: self.0.layout.clone(),
@@ -310,6 +312,44 @@ impl Tensor {
         m.output_nr = 0;
         m.requires_grad = false;
         Ok(())
+    }
+    /// torch's `.data = data`: the tensor that takes this one's place, with
+    /// `data`'s memory, layout and dtype and this tensor's version counter
+    /// and autograd state (grad, grad_fn, hooks). The state moves: this
+    /// handle is left a plain tensor, and the AccumulateGrad of graphs that
+    /// already end at it adds into the new one (unless shape or dtype
+    /// changed, as torch then starts a new accumulator). Those graphs keep
+    /// the values they saved.
+    pub fn replace_data(&self, data: &Tensor) -> Result<Tensor> {
+        let mut m = self.meta();
+        if (m.requires_grad || m.grad_fn.is_some()) && !data.dtype().is_floating() {
+            bail!(
+                runtime,
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            );
+        }
+        let mut moved = std::mem::take(&mut *m);
+        drop(m);
+        let new = Tensor(Arc::new(TensorImpl {
+            storage: data.0.storage.clone(),
+            layout: data.0.layout.clone(),
+            dtype: data.0.dtype,
+            version: self.0.version.clone(),
+            view_base: None,
+            autograd: Mutex::new(AutogradMeta::default()),
+        }));
+        if let Some(acc) = moved.grad_accumulator.upgrade() {
+            let same_kind = data.shape() == self.shape() && data.dtype() == self.dtype();
+            match acc.as_any().downcast_ref::<AccumulateGrad>() {
+                Some(acc) if same_kind => acc.set_variable(new.clone()),
+                _ => moved.grad_accumulator = Weak::new(),
+            }
+        }
+        if let (true, Some(f)) = (moved.retains_grad, &moved.grad_fn) {
+            f.add_retain_grad(moved.output_nr, Arc::downgrade(&new.0));
+        }
+        *new.meta() = moved;
+        Ok(new)
     }
     /// The edge a gradient for this tensor flows along: its grad_fn, or its
     /// AccumulateGrad if it is a leaf that requires grad.
