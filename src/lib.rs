@@ -12,6 +12,7 @@ pub mod autograd;
 pub mod error;
 pub mod kernels;
 pub mod ops;
+pub mod optim;
 pub mod parallel;
 pub mod tensor;
 

@@ -4,6 +4,7 @@
 
 mod anomaly;
 mod autograd;
+mod copy;
 mod create;
 mod dtype;
 mod errors;
@@ -28,6 +29,7 @@ mod ops_rounding;
 mod ops_shape;
 mod ops_sort;
 mod ops_view;
+mod optim;
 mod profiler;
 mod repr;
 mod tensor;
@@ -90,6 +92,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_sort::register(m)?;
     ops_addmm::register(m)?;
     ops_random::register(m)?;
+    optim::register(m)?;
+    copy::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -1,0 +1,20 @@
+//! Optimisers: torch.optim's update rules, each stated once in its own file
+//! as tensor ops in the order of torch's single-tensor implementations (the
+//! ones torch runs on CPU), applied in place with no history recorded.
+//!
+//! The `*_update` functions are what the Python optimisers call per
+//! parameter; [`Sgd`] and [`Adam`] hold parameters and state for Rust
+//! programs.
+
+pub mod adam;
+pub mod sgd;
+
+pub use adam::{adam_update, Adam, AdamOptions, AdamState};
+pub use sgd::{sgd_update, Sgd, SgdOptions};
+
+use crate::Tensor;
+
+/// torch's `zero_grad(set_to_none=True)`.
+fn clear_grads(params: &[Tensor]) -> crate::Result<()> {
+    params.iter().try_for_each(|p| p.set_grad(None))
+}

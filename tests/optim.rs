@@ -1,0 +1,80 @@
+use ferrograd::optim::{Adam, AdamOptions, Sgd, SgdOptions};
+use ferrograd::Tensor;
+
+fn leaf(v: &[f64]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), &[v.len()])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
+}
+
+/// Two steps of loss = sum(w^2) / 2 (gradient w).
+fn two_steps(step: &mut dyn FnMut() -> ferrograd::Result<()>, w: &Tensor) -> Vec<f64> {
+    for _ in 0..2 {
+        w.set_grad(None).unwrap();
+        w.mul(w)
+            .unwrap()
+            .sum()
+            .unwrap()
+            .mul_scalar(0.5)
+            .unwrap()
+            .backward()
+            .unwrap();
+        step().unwrap();
+    }
+    w.to_f64_vec()
+}
+
+#[test]
+fn sgd_with_momentum() {
+    let w = leaf(&[1.0, -2.0]);
+    let opts = SgdOptions {
+        lr: 0.1,
+        momentum: 0.9,
+        ..Default::default()
+    };
+    let mut opt = Sgd::new(vec![w.clone()], opts).unwrap();
+    // step 1: buf = w0, w1 = 0.9 w0; step 2: buf = 0.9 w0 + 0.9 w0, w2 = w1 - 0.18 w0
+    let got = two_steps(&mut || opt.step(), &w);
+    for (g, w0) in got.iter().zip([1.0, -2.0]) {
+        assert!((g - 0.72 * w0).abs() < 1e-12, "{got:?}");
+    }
+    opt.zero_grad().unwrap();
+    assert!(w.grad().is_none() && w.is_leaf() && w.requires_grad());
+}
+
+#[test]
+fn adam_first_steps_move_by_lr() {
+    // With a constant-sign gradient, Adam's early steps are about lr each.
+    let w = leaf(&[1.0, -2.0]);
+    let opts = AdamOptions {
+        lr: 0.01,
+        ..Default::default()
+    };
+    let mut opt = Adam::new(vec![w.clone()], opts).unwrap();
+    let got = two_steps(&mut || opt.step(), &w);
+    assert!(
+        (got[0] - 0.98).abs() < 1e-5 && (got[1] + 1.98).abs() < 1e-5,
+        "{got:?}"
+    );
+    let bad = AdamOptions {
+        betas: (1.0, 0.999),
+        ..Default::default()
+    };
+    let err = Adam::new(vec![w], bad).err().unwrap();
+    assert!(err
+        .to_string()
+        .contains("Invalid beta parameter at index 0"));
+}
+
+#[test]
+fn adamw_decays_the_parameter() {
+    // A zero gradient leaves only the decoupled decay: w * (1 - lr * wd).
+    let w = leaf(&[1.0, -2.0]);
+    let mut opt = Adam::new(vec![w.clone()], AdamOptions::adamw()).unwrap();
+    w.set_grad(Some(Tensor::from_vec(vec![0.0, 0.0], &[2]).unwrap()))
+        .unwrap();
+    opt.step().unwrap();
+    let f = 1.0 - 1e-3 * 1e-2;
+    assert_eq!(w.to_f64_vec(), vec![f, -2.0 * f]);
+}
