@@ -11,6 +11,7 @@
 pub mod autograd;
 pub mod error;
 pub mod kernels;
+pub mod nn;
 pub mod ops;
 pub mod optim;
 pub mod parallel;

@@ -6,6 +6,7 @@
 pub mod addmm;
 pub mod arith;
 pub mod convert;
+pub mod dropout;
 pub mod einsum;
 pub mod index;
 pub mod inplace;

@@ -14,6 +14,7 @@ mod graph;
 mod hooks;
 mod identity;
 mod memory;
+mod nn_init;
 mod node;
 mod numpy_interop;
 mod ops_addmm;
@@ -94,6 +95,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_random::register(m)?;
     optim::register(m)?;
     copy::register(m)?;
+    nn_init::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! `uniform_`, `normal_`, `bernoulli_`, `exponential_` (in place) and
-//! `bernoulli`.
+//! `uniform_`, `normal_`, `bernoulli_`, `exponential_` (in place),
+//! `bernoulli`, and `dropout` (module function and `_C._nn.dropout`).
 
 use super::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
@@ -64,6 +64,26 @@ fn bernoulli(
     input.bernoulli(generator)
 }
 
+/// torch's `dropout(input, p, train)` / `nn.functional.dropout`; in place
+/// it returns the input object.
+#[pyfunction]
+#[pyo3(signature = (input, p=0.5, training=true, inplace=false))]
+fn dropout<'py>(
+    input: &Bound<'py, PyTensor>,
+    p: f64,
+    training: bool,
+    inplace: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = input.borrow().inner.clone();
+    if inplace {
+        t.dropout_(p, training)?;
+        return Ok(input.clone().into_any());
+    }
+    Ok(Bound::new(input.py(), wrap(t.dropout(p, training)?))?.into_any())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(bernoulli, m)?)
+    m.add_function(wrap_pyfunction!(bernoulli, m)?)?;
+    let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
+    nn.add_function(wrap_pyfunction!(dropout, &nn)?)
 }

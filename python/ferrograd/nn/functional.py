@@ -1,14 +1,12 @@
-"""torch.nn.functional's activations, linear layer and losses, re-exported
-from the Rust extension."""
+"""torch.nn.functional's activations, dropout, linear layer and losses,
+re-exported from the Rust extension."""
 
 from .. import _C
-from .._C import log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
+from .._C import log_softmax, sigmoid, softmax, tanh  # noqa: F401
 
 gelu = _C._nn.gelu
-gelu_ = _C._nn.gelu_
-silu = _C._nn.silu
-silu_ = _C._nn.silu_
 softplus = _C._nn.softplus
+dropout = _C._nn.dropout
 
 linear = _C._nn.linear
 mse_loss = _C._nn.mse_loss
@@ -19,3 +17,18 @@ binary_cross_entropy = _C._nn.binary_cross_entropy
 binary_cross_entropy_with_logits = _C._nn.binary_cross_entropy_with_logits
 nll_loss = _C._nn.nll_loss
 cross_entropy = _C._nn.cross_entropy
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else _C.relu(input)
+
+
+def silu(input, inplace=False):
+    return _C._nn.silu_(input) if inplace else _C._nn.silu(input)
+
+
+def gelu_(input, approximate="none"):
+    return _C._nn.gelu_(input, approximate)
+
+
+silu_ = _C._nn.silu_

@@ -4,7 +4,8 @@ state_dict and load_state_dict, as in torch.optim.Optimizer."""
 import copy
 from collections import defaultdict
 
-from .. import Tensor, enable_grad
+from .. import Tensor
+from ..autograd.grad_mode import enable_grad
 
 
 class _RequiredParameter:

@@ -1,0 +1,3 @@
+//! torch.nn's non-op parts: parameter initialisation.
+
+pub mod init;

@@ -1,0 +1,53 @@
+use ferrograd::nn::init;
+use ferrograd::{DType, Tensor};
+
+#[test]
+fn fans_and_gains() {
+    let w = Tensor::zeros(&[3, 4, 5], DType::F32);
+    assert_eq!(init::fans(&w).unwrap(), (20, 15));
+    assert!(init::fans(&Tensor::zeros(&[3], DType::F32)).is_err());
+    assert_eq!(init::gain("relu", None).unwrap(), 2f64.sqrt());
+    assert!((init::gain("leaky_relu", None).unwrap() - (2.0 / 1.0001f64).sqrt()).abs() < 1e-15);
+    assert!(init::gain("cosine", None).is_err());
+}
+
+#[test]
+fn linear_reset_stays_in_range() {
+    ferrograd::manual_seed(0);
+    let w = Tensor::zeros(&[200, 25], DType::F64);
+    let b = Tensor::zeros(&[200], DType::F64);
+    init::reset_linear_(&w, Some(&b)).unwrap();
+    for t in [&w, &b] {
+        let max = t.to_f64_vec().iter().fold(0f64, |m, v| m.max(v.abs()));
+        assert!(max <= 0.2 && max > 0.19, "{max}");
+    }
+}
+
+#[test]
+fn trunc_normal_respects_bounds() {
+    ferrograd::manual_seed(1);
+    let t = Tensor::zeros(&[10000], DType::F32);
+    init::trunc_normal_(&t, 0.5, 1.0, 0.0, 1.0).unwrap();
+    let v = t.to_f64_vec();
+    assert!(v.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    assert!((mean - 0.5).abs() < 0.02, "{mean}");
+}
+
+#[test]
+fn dropout_scales_kept_elements() {
+    ferrograd::manual_seed(2);
+    let x = Tensor::full(&[1000], 3.0.into(), DType::F64)
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.dropout(0.5, true).unwrap();
+    let v = y.to_f64_vec();
+    assert!(v.iter().all(|&e| e == 0.0 || e == 6.0));
+    let kept = v.iter().filter(|&&e| e != 0.0).count();
+    assert!((400..600).contains(&kept), "{kept}");
+    y.sum().unwrap().backward().unwrap();
+    let g = x.grad().unwrap().to_f64_vec();
+    assert!(g.iter().zip(&v).all(|(g, y)| *g == y / 3.0));
+    assert_eq!(x.dropout(0.5, false).unwrap().to_f64_vec(), vec![3.0; 1000]);
+    assert!(x.dropout(1.5, true).is_err());
+}

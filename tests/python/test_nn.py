@@ -1,0 +1,373 @@
+"""nn.Parameter, nn.Module and the layers, losses, init and dropout, on
+ferrograd and (through the `lib` fixture) torch; plus a training run that
+must match torch's step for step."""
+
+import copy
+import importlib
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import ferrograd
+
+
+def nn_of(lib):
+    return importlib.import_module(lib.__name__ + ".nn")
+
+
+def make_net(lib):
+    nn = nn_of(lib)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 8)
+            self.act = nn.Tanh()
+            self.fc2 = nn.Linear(8, 3)
+            self.register_buffer("scale", lib.tensor(2.0))
+
+        def forward(self, x):
+            return self.fc2(self.act(self.fc1(x))) * self.scale
+
+    net = Net()
+    rng = np.random.default_rng(0)
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(0.5 * rng.standard_normal(tuple(p.shape)), dtype=p.dtype))
+    return net
+
+
+def test_parameter(lib):
+    nn = nn_of(lib)
+    t = lib.ones(2)
+    p = nn.Parameter(t)
+    assert isinstance(p, nn.Parameter) and isinstance(p, lib.Tensor)
+    assert p.requires_grad and p.is_leaf and not t.requires_grad
+    assert p.data_ptr() == t.data_ptr()
+    assert type(p * 2) is lib.Tensor and type(p.detach()) is lib.Tensor
+    assert repr(p).startswith("Parameter containing:\ntensor([1., 1.]")
+    assert not nn.Parameter(t, requires_grad=False).requires_grad
+    assert nn.Parameter().shape == (0,)
+    d = copy.deepcopy(p)
+    assert type(d) is nn.Parameter and d.data_ptr() != p.data_ptr() and d.requires_grad
+    r = pickle.loads(pickle.dumps(p))
+    assert type(r) is nn.Parameter and r.tolist() == [1.0, 1.0] and r.requires_grad
+
+
+def test_registration_and_walking(lib):
+    nn = nn_of(lib)
+    net = make_net(lib)
+    names = [n for n, _ in net.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert [n for n, _ in net.named_buffers()] == ["scale"]
+    assert [n for n, _ in net.named_children()] == ["fc1", "act", "fc2"]
+    assert [n for n, _ in net.named_modules()] == ["", "fc1", "act", "fc2"]
+    assert net.get_submodule("fc2") is net.fc2 and net.get_parameter("fc1.bias") is net.fc1.bias
+    assert len(list(net.parameters(recurse=False))) == 0
+    # Shared modules and parameters are listed once.
+    shared = nn.Linear(2, 2)
+    seq = nn.Sequential(shared, shared)
+    assert len(list(seq.parameters())) == 2 and len(list(seq.modules())) == 2
+    # Assignment rules.
+    with pytest.raises(TypeError, match="cannot assign .* as parameter 'weight'"):
+        net.fc1.weight = lib.ones(8, 4)
+    net.fc1.bias = None
+    assert [n for n, _ in net.fc1.named_parameters()] == ["weight"]
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        net.nope
+    del net.act
+    assert [n for n, _ in net.named_children()] == ["fc1", "fc2"]
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.x = nn.Linear(1, 1)
+
+    with pytest.raises(AttributeError, match="before Module.__init__"):
+        Early()
+
+
+def test_repr(lib):
+    nn = nn_of(lib)
+    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Dropout(0.25), nn.LogSoftmax(dim=1))
+    assert repr(seq) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=3, out_features=4, bias=True)\n"
+        "  (1): ReLU()\n"
+        "  (2): Dropout(p=0.25, inplace=False)\n"
+        "  (3): LogSoftmax(dim=1)\n"
+        ")"
+    )
+
+
+def test_training_matches_torch(torch):
+    def run(lib):
+        optim = importlib.import_module(lib.__name__ + ".optim")
+        net = make_net(lib)
+        rng = np.random.default_rng(1)
+        x = lib.tensor(rng.standard_normal((16, 4)), dtype=lib.float32)
+        y = lib.tensor(rng.integers(0, 3, 16))
+        opt = optim.Adam(net.parameters(), lr=0.01)
+        loss_fn = nn_of(lib).CrossEntropyLoss()
+        losses = []
+        for _ in range(20):
+            opt.zero_grad()
+            loss = loss_fn(net(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [p.detach().numpy().copy() for p in net.parameters()]
+
+    (fl, fp), (tl, tp) = run(ferrograd), run(torch)
+    assert fl == pytest.approx(tl, rel=1e-5)
+    for a, b in zip(fp, tp):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_state_dict_round_trip(lib):
+    nn = nn_of(lib)
+    net = make_net(lib)
+    sd = net.state_dict()
+    assert list(sd) == ["scale", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert not sd["fc1.weight"].requires_grad
+    assert sd["fc1.weight"].data_ptr() == net.fc1.weight.data_ptr()
+    other = make_net(lib)
+    with lib.no_grad():
+        for p in other.parameters():
+            p.zero_()
+    result = other.load_state_dict(sd)
+    assert repr(result) == "<All keys matched successfully>"
+    x = lib.ones(2, 4)
+    assert (other(x) - net(x)).abs().max().item() == 0.0
+    with pytest.raises(RuntimeError, match=r"Missing key(.|\n)*size mismatch for fc1.weight"):
+        other.load_state_dict({"fc1.weight": lib.zeros(3, 3)})
+    partial = {k: v for k, v in sd.items() if k != "scale"}
+    partial["extra"] = lib.ones(1)
+    result = other.load_state_dict(partial, strict=False)
+    assert result.missing_keys == ["scale"] and result.unexpected_keys == ["extra"]
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "scale"'):
+        other.load_state_dict({k: v for k, v in sd.items() if k != "scale"})
+    # A module with non-persistent buffers leaves them out.
+    m = nn.Module()
+    m.register_buffer("kept", lib.ones(1))
+    m.register_buffer("temp", lib.ones(1), persistent=False)
+    assert list(m.state_dict()) == ["kept"]
+
+
+def test_deepcopy_pickle_and_dtype(lib):
+    net = make_net(lib)
+    twin = copy.deepcopy(net)
+    assert twin.fc1.weight is not net.fc1.weight
+    assert (twin.fc1.weight == net.fc1.weight).all().item()
+    seq = nn_of(lib).Sequential(nn_of(lib).Linear(2, 3))
+    restored = pickle.loads(pickle.dumps(seq))
+    assert type(restored[0].bias).__name__ == "Parameter" and restored[0].bias.requires_grad
+    assert restored[0].weight.tolist() == seq[0].weight.tolist()
+    w = net.fc1.weight
+    net.double()
+    assert net.fc1.weight is w and w.dtype == lib.float64 and net.scale.dtype == lib.float64
+    net.to(lib.float32)
+    assert w.dtype == lib.float32
+    with pytest.raises(TypeError, match="only accepts floating point"):
+        net.to(lib.int64)
+
+
+def test_modes_grads_and_hooks(lib):
+    nn = nn_of(lib)
+    net = make_net(lib)
+    assert net.training and net.eval() is net and not net.fc1.training
+    net.train()
+    assert net.fc2.training
+    net(lib.ones(1, 4)).sum().backward()
+    assert net.fc1.weight.grad is not None
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+    seen = []
+    seq = nn.Sequential(nn.Linear(2, 2))
+    pre = seq.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
+    post = seq.register_forward_hook(lambda m, args, out: seen.append(out.shape) or out + 1)
+    out = seq(lib.ones(3, 2))
+    assert seen == [(3, 2)] and (out - seq[0].bias - 1).abs().max().item() < 1e-6
+    pre.remove()
+    post.remove()
+    seq(lib.ones(3, 2))
+    assert len(seen) == 1
+    assert seq.apply(lambda m: seen.append(type(m).__name__)) is seq
+    assert seen[1:] == ["Linear", "Sequential"]
+
+
+def test_containers(lib):
+    nn = nn_of(lib)
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert len(seq) == 3 and isinstance(seq[-1], nn.Linear) and len(seq[1:]) == 2
+    assert seq(lib.ones(4, 2)).shape == (4, 1)
+    seq.append(nn.Sigmoid())
+    del seq[1]
+    assert [type(m).__name__ for m in seq] == ["Linear", "Linear", "Sigmoid"]
+    ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
+    ml.append(nn.Tanh())
+    assert len(ml) == 4 and len(list(ml.parameters())) == 6 and isinstance(ml[-1], nn.Tanh)
+    md = nn.ModuleDict({"a": nn.Linear(1, 2), "b": nn.ReLU()})
+    assert list(md.keys()) == ["a", "b"] and "a" in md and len(list(md.parameters())) == 2
+    pl = nn.ParameterList([lib.ones(2), nn.Parameter(lib.zeros(3))])
+    assert len(pl) == 2 and type(pl[0]).__name__ == "Parameter" and pl[0].requires_grad
+    assert len(list(pl.parameters())) == 2
+
+
+@pytest.mark.parametrize(
+    "name,args,fn",
+    [
+        ("ReLU", (), lambda F, x: F.relu(x)),
+        ("Tanh", (), lambda F, x: F.tanh(x)),
+        ("Sigmoid", (), lambda F, x: F.sigmoid(x)),
+        ("SiLU", (), lambda F, x: F.silu(x)),
+        ("GELU", ("tanh",), lambda F, x: F.gelu(x, approximate="tanh")),
+        ("Softplus", (2.0, 10.0), lambda F, x: F.softplus(x, 2.0, 10.0)),
+        ("Softmax", (1,), lambda F, x: F.softmax(x, 1)),
+        ("LogSoftmax", (0,), lambda F, x: F.log_softmax(x, 0)),
+        ("Flatten", (0,), lambda F, x: x.flatten()),
+        ("Identity", (), lambda F, x: x),
+    ],
+)
+def test_activation_modules(lib, name, args, fn):
+    nn = nn_of(lib)
+    x = lib.tensor([[-1.0, 0.5], [2.0, -3.0]])
+    assert getattr(nn, name)(*args)(x).tolist() == fn(nn.functional, x).tolist()
+
+
+def test_inplace_relu_and_silu(lib):
+    F = nn_of(lib).functional
+    x = lib.tensor([-1.0, 2.0])
+    assert F.relu(x, inplace=True) is x and x.tolist() == [0.0, 2.0]
+    y = lib.tensor([-1.0, 2.0])
+    assert nn_of(lib).SiLU(inplace=True)(y) is y and y[0].item() < 0
+
+
+@pytest.mark.parametrize(
+    "name,kw,fn",
+    [
+        ("MSELoss", {}, "mse_loss"),
+        ("L1Loss", {"reduction": "sum"}, "l1_loss"),
+        ("SmoothL1Loss", {"beta": 0.5}, "smooth_l1_loss"),
+        ("HuberLoss", {"delta": 0.5}, "huber_loss"),
+        ("BCEWithLogitsLoss", {}, "binary_cross_entropy_with_logits"),
+    ],
+)
+def test_regression_loss_modules(lib, name, kw, fn):
+    nn = nn_of(lib)
+    x = lib.tensor([[0.2, -1.0], [3.0, 0.5]])
+    y = lib.tensor([[0.0, 1.0], [1.0, 0.0]])
+    want = getattr(nn.functional, fn)(x, y, **kw)
+    assert getattr(nn, name)(**kw)(x, y).item() == pytest.approx(want.item())
+
+
+def test_classification_loss_modules(lib):
+    nn = nn_of(lib)
+    logits = lib.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]])
+    target = lib.tensor([1, 2])
+    w = lib.tensor([1.0, 2.0, 0.5])
+    ce = nn.CrossEntropyLoss(weight=w, label_smoothing=0.1)
+    assert ce(logits, target).item() == pytest.approx(
+        nn.functional.cross_entropy(logits, target, weight=w, label_smoothing=0.1).item()
+    )
+    assert [n for n, _ in ce.named_buffers()] == ["weight"]
+    nll = nn.NLLLoss(ignore_index=2, reduction="sum")
+    lp = logits.log_softmax(1)
+    assert nll(lp, target).item() == pytest.approx(-lp[0, 1].item())
+    assert nn.MSELoss(size_average=False).reduction == "sum"
+    assert nn.BCELoss(reduce=False).reduction == "none"
+    p = lib.tensor([0.25, 0.75])
+    assert nn.BCELoss()(p, lib.tensor([0.0, 1.0])).item() == pytest.approx(-math.log(0.75))
+
+
+def test_linear_init_range(lib):
+    nn = nn_of(lib)
+    lib.manual_seed(0)
+    lin = nn.Linear(64, 300)
+    bound = 1 / math.sqrt(64)
+    for t in (lin.weight, lin.bias):
+        assert t.abs().max().item() <= bound and t.abs().max().item() > 0.9 * bound
+    assert lin.weight.shape == (300, 64) and lin.bias.shape == (300,)
+    assert nn.Linear(2, 3, bias=False).bias is None
+    assert nn.Linear(2, 3, dtype=lib.float64).weight.dtype == lib.float64
+
+
+def test_init_functions(lib):
+    init = nn_of(lib).init
+    lib.manual_seed(0)
+    w = lib.empty(400, 300)
+    assert init.xavier_uniform_(w) is w
+    a = math.sqrt(6 / 700)
+    assert w.abs().max().item() <= a and w.abs().max().item() > 0.99 * a
+    init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
+    assert w.std().item() == pytest.approx(math.sqrt(2 / 400), rel=0.02)
+    init.kaiming_uniform_(w, a=0.0, nonlinearity="relu")
+    bound = math.sqrt(2) * math.sqrt(3 / 300)
+    assert w.abs().max().item() <= bound and w.abs().max().item() > 0.99 * bound
+    init.xavier_normal_(w, gain=2.0)
+    assert w.std().item() == pytest.approx(2 * math.sqrt(2 / 700), rel=0.02)
+    init.trunc_normal_(w, mean=1.0, std=2.0, a=0.0, b=3.0)
+    assert w.min().item() >= 0.0 and w.max().item() <= 3.0
+    init.normal_(w, 3.0, 0.5)
+    assert w.mean().item() == pytest.approx(3.0, abs=0.01)
+    init.uniform_(w, -2, -1)
+    assert -2 <= w.min().item() and w.max().item() < -1
+    init.constant_(w, 0.5)
+    assert w.min().item() == 0.5 and w.max().item() == 0.5
+    e = init.eye_(lib.empty(2, 3))
+    assert e.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    assert init.zeros_(lib.ones(2)).tolist() == [0.0, 0.0]
+    assert init.ones_(lib.zeros(2)).tolist() == [1.0, 1.0]
+    assert init.calculate_gain("tanh") == pytest.approx(5 / 3)
+    assert init.calculate_gain("leaky_relu", 0.2) == pytest.approx(math.sqrt(2 / 1.04))
+    assert init._calculate_fan_in_and_fan_out(lib.empty(3, 4, 5)) == (20, 15)
+    with pytest.raises(ValueError, match="Unsupported nonlinearity"):
+        init.calculate_gain("cosine")
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        init.xavier_uniform_(lib.empty(3))
+    with pytest.raises(ValueError, match="Mode fan_mid not supported"):
+        init.kaiming_uniform_(w, mode="fan_mid")
+    p = nn_of(lib).Parameter(lib.zeros(2, 2))
+    init.ones_(p)  # a leaf that requires grad, filled without history
+    assert p.is_leaf and p.grad_fn is None and p.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_dropout(lib):
+    nn = nn_of(lib)
+    F = nn.functional
+    lib.manual_seed(0)
+    x = lib.full((20000,), 2.0, requires_grad=True)
+    y = F.dropout(x, 0.25)
+    kept = y != 0
+    assert (y[kept] - 2.0 / 0.75).abs().max().item() < 1e-6
+    assert kept.float().mean().item() == pytest.approx(0.75, abs=0.015)
+    y.sum().backward()
+    assert ((x.grad - y / 2.0).abs().max().item()) < 1e-6
+    assert F.dropout(x, 0.5, training=False).tolist() == x.tolist()
+    assert F.dropout(lib.ones(4), 0.0).tolist() == [1.0] * 4
+    assert F.dropout(lib.ones(4), 1.0).tolist() == [0.0] * 4
+    z = lib.ones(1000)
+    assert F.dropout(z, 0.5, inplace=True) is z and (z == 0).any().item()
+    d = nn.Dropout(0.5)
+    d.eval()
+    assert d(lib.ones(3)).tolist() == [1.0] * 3
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        F.dropout(lib.ones(2), 1.5)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        nn.Dropout(-0.1)
+
+
+def test_dropout_gradcheck(lib):
+    # Reseeding before each call fixes the mask, so the function is smooth.
+    F = nn_of(lib).functional
+    x = lib.tensor(np.linspace(-1, 1, 12).reshape(3, 4), dtype=lib.float64, requires_grad=True)
+
+    def f(x):
+        lib.manual_seed(3)
+        return F.dropout(x, 0.4)
+
+    assert lib.autograd.gradcheck(f, (x,))
+    assert lib.autograd.gradgradcheck(f, (x,))
