@@ -15,6 +15,7 @@ mod hooks;
 mod identity;
 mod memory;
 mod nn_init;
+mod nn_utils;
 mod node;
 mod numpy_interop;
 mod ops_addmm;
@@ -96,6 +97,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     optim::register(m)?;
     copy::register(m)?;
     nn_init::register(m)?;
+    nn_utils::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -371,3 +371,47 @@ def test_dropout_gradcheck(lib):
 
     assert lib.autograd.gradcheck(f, (x,))
     assert lib.autograd.gradgradcheck(f, (x,))
+
+
+def test_clip_grad_norm_and_value(lib):
+    U = nn_of(lib).utils
+
+    def params():
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([[3.0], [4.0]], dtype=lib.float64, requires_grad=True)
+        a.grad = lib.tensor([3.0, 4.0])
+        b.grad = lib.tensor([[12.0], [0.0]], dtype=lib.float64)
+        return a, b
+
+    a, b = params()
+    total = U.clip_grad_norm_([a, b], 1.0)
+    assert total.item() == 13.0 and total.dtype == lib.float64
+    assert a.grad.tolist() == pytest.approx([3 / 13, 4 / 13], rel=1e-6)
+    assert b.grad.flatten().tolist() == pytest.approx([12 / 13, 0.0], rel=1e-6)
+    a, b = params()
+    assert U.clip_grad_norm_([a, b], 100.0, norm_type="inf").item() == 12.0
+    assert a.grad.tolist() == [3.0, 4.0]
+    a, b = params()
+    assert U.clip_grad_norm_(a, 3.5, norm_type=1).item() == 7.0
+    assert a.grad.tolist() == pytest.approx([1.5, 2.0], rel=1e-6)
+    a, b = params()
+    U.clip_grad_value_([a, b], 3.5)
+    assert a.grad.tolist() == [3.0, 3.5] and b.grad.tolist() == [[3.5], [0.0]]
+    assert U.clip_grad_norm_([lib.ones(2, requires_grad=True)], 1.0).item() == 0.0
+    a, b = params()
+    a.grad[0] = float("nan")
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        U.clip_grad_norm_([a, b], 1.0, error_if_nonfinite=True)
+
+
+def test_parameters_vector_round_trip(lib):
+    U = nn_of(lib).utils
+    p1 = lib.ones(2, 2, requires_grad=True)
+    p2 = lib.zeros(3, requires_grad=True)
+    assert U.parameters_to_vector([p1, p2]).tolist() == [1.0] * 4 + [0.0] * 3
+    v = lib.arange(7.0)
+    U.vector_to_parameters(v, [p1, p2])
+    assert p1.tolist() == [[0.0, 1.0], [2.0, 3.0]] and p2.tolist() == [4.0, 5.0, 6.0]
+    assert p1.requires_grad and p1.is_leaf
+    with pytest.raises(TypeError, match="expected torch.Tensor"):
+        U.vector_to_parameters([1.0], [p1])

@@ -1,4 +1,4 @@
-use ferrograd::nn::init;
+use ferrograd::nn::{clip, init};
 use ferrograd::{DType, Tensor};
 
 #[test]
@@ -50,4 +50,37 @@ fn dropout_scales_kept_elements() {
     assert!(g.iter().zip(&v).all(|(g, y)| *g == y / 3.0));
     assert_eq!(x.dropout(0.5, false).unwrap().to_f64_vec(), vec![3.0; 1000]);
     assert!(x.dropout(1.5, true).is_err());
+}
+
+#[test]
+fn clip_by_total_norm_and_value() {
+    let a = Tensor::zeros(&[2], DType::F64)
+        .requires_grad_(true)
+        .unwrap();
+    let b = Tensor::zeros(&[1], DType::F64)
+        .requires_grad_(true)
+        .unwrap();
+    let grads = |x: Vec<f64>, y: Vec<f64>| {
+        a.set_grad(Some(Tensor::from_vec(x, &[2]).unwrap()))
+            .unwrap();
+        b.set_grad(Some(Tensor::from_vec(y, &[1]).unwrap()))
+            .unwrap();
+    };
+    grads(vec![3.0, 4.0], vec![12.0]);
+    let params = [a.clone(), b.clone()];
+    let total = clip::clip_grad_norm_(&params, 1.0, 2.0, false).unwrap();
+    assert_eq!(total.to_f64_vec(), vec![13.0]);
+    let scale = 1.0 / (13.0 + 1e-6);
+    assert_eq!(
+        a.grad().unwrap().to_f64_vec(),
+        vec![3.0 * scale, 4.0 * scale]
+    );
+    // Below the limit nothing changes.
+    grads(vec![3.0, 4.0], vec![12.0]);
+    clip::clip_grad_norm_(&params, 100.0, f64::INFINITY, false).unwrap();
+    assert_eq!(b.grad().unwrap().to_f64_vec(), vec![12.0]);
+    clip::clip_grad_value_(&params, 3.5).unwrap();
+    assert_eq!(a.grad().unwrap().to_f64_vec(), vec![3.0, 3.5]);
+    grads(vec![f64::NAN, 0.0], vec![0.0]);
+    assert!(clip::clip_grad_norm_(&params, 1.0, 2.0, true).is_err());
 }
