@@ -78,3 +78,38 @@ fn adamw_decays_the_parameter() {
     let f = 1.0 - 1e-3 * 1e-2;
     assert_eq!(w.to_f64_vec(), vec![f, -2.0 * f]);
 }
+
+#[test]
+fn rmsprop_and_adagrad_first_step() {
+    use ferrograd::optim::*;
+    // First step from zero state with gradient g: RMSprop moves by
+    // lr * g / (sqrt(1 - alpha) |g| + eps); Adagrad by lr * sign(g).
+    let w = leaf(&[1.0, -2.0]);
+    let g = Tensor::from_vec(vec![0.5, -4.0], &[2]).unwrap();
+    let o = RmspropOptions {
+        lr: 0.01,
+        ..Default::default()
+    };
+    let s = RmspropState::new(&w, &o);
+    rmsprop_update(&w, &g, &s, &o).unwrap();
+    let step = |gv: f64| 0.01 * gv / ((0.01f64).sqrt() * gv.abs() + 1e-8);
+    let got = w.to_f64_vec();
+    assert!((got[0] - (1.0 - step(0.5))).abs() < 1e-12, "{got:?}");
+    assert!((got[1] - (-2.0 - step(-4.0))).abs() < 1e-12, "{got:?}");
+    let w = leaf(&[1.0, -2.0]);
+    let o = AdagradOptions::default();
+    let s = AdagradState::new(&w, &o).unwrap();
+    adagrad_update(&w, &g, &s, &o).unwrap();
+    let got = w.to_f64_vec();
+    assert!(
+        (got[0] - 0.99).abs() < 1e-9 && (got[1] + 1.99).abs() < 1e-9,
+        "{got:?}"
+    );
+    assert_eq!(s.step.to_f64_vec(), vec![1.0]);
+    assert!(RmspropOptions {
+        alpha: -1.0,
+        ..Default::default()
+    }
+    .check()
+    .is_err());
+}

@@ -3,13 +3,17 @@
 //! ones torch runs on CPU), applied in place with no history recorded.
 //!
 //! The `*_update` functions are what the Python optimisers call per
-//! parameter; [`Sgd`] and [`Adam`] hold parameters and state for Rust
-//! programs.
+//! parameter, with each rule's options and per-parameter state; [`Sgd`]
+//! and [`Adam`] also hold parameters and state for Rust programs.
 
+pub mod adagrad;
 pub mod adam;
+pub mod rmsprop;
 pub mod sgd;
 
+pub use adagrad::{adagrad_update, AdagradOptions, AdagradState};
 pub use adam::{adam_update, Adam, AdamOptions, AdamState};
+pub use rmsprop::{rmsprop_update, RmspropOptions, RmspropState};
 pub use sgd::{sgd_update, Sgd, SgdOptions};
 
 use crate::Tensor;

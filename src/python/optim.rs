@@ -1,204 +1,222 @@
-//! `_C._optim`: the per-group update calls of `ferrograd.optim` (the rules
-//! are `crate::optim`'s) and their argument checks.
+//! `_C._optim`: the boundary between `ferrograd.optim`'s bookkeeping and
+//! the update rules of `crate::optim`. A rule reads its hyper-parameters
+//! from the parameter group (a dict, by torch's names) and keeps each
+//! parameter's state in that parameter's state dict (torch's keys), so
+//! `state_dict()` holds what torch's does.
 
 use super::tensor::{wrap, PyTensor};
-use crate::optim::{adam_update, sgd_update, AdamOptions, AdamState, SgdOptions};
-use pyo3::exceptions::PyValueError;
+use crate::optim::*;
+use crate::Tensor;
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
-fn same_lengths(lens: &[usize]) -> PyResult<()> {
-    if lens.windows(2).any(|w| w[0] != w[1]) {
-        return Err(PyValueError::new_err(
-            "optimizer step: the per-parameter lists differ in length",
-        ));
+fn get<'py, T: for<'a> FromPyObject<'a, 'py>>(
+    group: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<T> {
+    match group.get_item(key)? {
+        Some(v) => v.extract().map_err(Into::into),
+        None => Err(PyKeyError::new_err(key.to_string())),
+    }
+}
+
+fn sgd_options(g: &Bound<'_, PyDict>) -> PyResult<SgdOptions> {
+    Ok(SgdOptions {
+        lr: get(g, "lr")?,
+        momentum: get(g, "momentum")?,
+        dampening: get(g, "dampening")?,
+        weight_decay: get(g, "weight_decay")?,
+        nesterov: get(g, "nesterov")?,
+        maximize: get(g, "maximize")?,
+    })
+}
+
+fn adam_options(g: &Bound<'_, PyDict>) -> PyResult<AdamOptions> {
+    Ok(AdamOptions {
+        lr: get(g, "lr")?,
+        betas: get(g, "betas")?,
+        eps: get(g, "eps")?,
+        weight_decay: get(g, "weight_decay")?,
+        amsgrad: get(g, "amsgrad")?,
+        maximize: get(g, "maximize")?,
+        decoupled_weight_decay: get(g, "decoupled_weight_decay")?,
+    })
+}
+
+fn rmsprop_options(g: &Bound<'_, PyDict>) -> PyResult<RmspropOptions> {
+    Ok(RmspropOptions {
+        lr: get(g, "lr")?,
+        alpha: get(g, "alpha")?,
+        eps: get(g, "eps")?,
+        weight_decay: get(g, "weight_decay")?,
+        momentum: get(g, "momentum")?,
+        centered: get(g, "centered")?,
+        maximize: get(g, "maximize")?,
+    })
+}
+
+fn adagrad_options(g: &Bound<'_, PyDict>) -> PyResult<AdagradOptions> {
+    Ok(AdagradOptions {
+        lr: get(g, "lr")?,
+        lr_decay: get(g, "lr_decay")?,
+        weight_decay: get(g, "weight_decay")?,
+        initial_accumulator_value: get(g, "initial_accumulator_value")?,
+        eps: get(g, "eps")?,
+        maximize: get(g, "maximize")?,
+    })
+}
+
+fn unknown(rule: &str) -> PyErr {
+    PyValueError::new_err(format!("unknown optimizer rule {rule:?}"))
+}
+
+/// Checks a group's hyper-parameters (torch's ValueErrors).
+#[pyfunction]
+fn check(rule: &str, group: &Bound<'_, PyDict>) -> PyResult<()> {
+    match rule {
+        "sgd" => sgd_options(group)?.check(),
+        "adam" => adam_options(group)?.check(),
+        "rmsprop" => rmsprop_options(group)?.check(),
+        "adagrad" => adagrad_options(group)?.check(),
+        _ => return Err(unknown(rule)),
+    }
+    .map_err(Into::into)
+}
+
+/// A state entry as a tensor (None when absent).
+fn entry(state: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<Tensor>> {
+    match state.get_item(key)? {
+        Some(v) if !v.is_none() => Ok(Some(v.cast::<PyTensor>()?.borrow().inner.clone())),
+        _ => Ok(None),
+    }
+}
+
+fn put(state: &Bound<'_, PyDict>, key: &str, t: &Option<Tensor>) -> PyResult<()> {
+    match t {
+        Some(t) => state.set_item(key, wrap(t.clone())),
+        None => Ok(()),
+    }
+}
+
+fn required(state: &Bound<'_, PyDict>, key: &str) -> PyResult<Tensor> {
+    entry(state, key)?.ok_or_else(|| PyKeyError::new_err(key.to_string()))
+}
+
+/// Fills an empty state dict with the rule's initial state for `param`
+/// (a no-op for SGD, whose momentum buffer comes with the first step).
+#[pyfunction]
+fn init_state(
+    rule: &str,
+    param: PyRef<'_, PyTensor>,
+    state: &Bound<'_, PyDict>,
+    group: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    fill_state(rule, &param.inner, state, group)
+}
+
+fn fill_state(
+    rule: &str,
+    p: &Tensor,
+    state: &Bound<'_, PyDict>,
+    group: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    if !state.is_empty() {
+        return Ok(());
+    }
+    match rule {
+        "sgd" => {}
+        "adam" => {
+            let s = AdamState::new(p, get(group, "amsgrad")?);
+            state.set_item("step", wrap(s.step))?;
+            state.set_item("exp_avg", wrap(s.exp_avg))?;
+            state.set_item("exp_avg_sq", wrap(s.exp_avg_sq))?;
+            put(state, "max_exp_avg_sq", &s.max_exp_avg_sq)?;
+        }
+        "rmsprop" => {
+            let s = RmspropState::new(p, &rmsprop_options(group)?);
+            state.set_item("step", wrap(s.step))?;
+            state.set_item("square_avg", wrap(s.square_avg))?;
+            put(state, "momentum_buffer", &s.momentum_buffer)?;
+            put(state, "grad_avg", &s.grad_avg)?;
+        }
+        "adagrad" => {
+            let s = AdagradState::new(p, &adagrad_options(group)?)?;
+            state.set_item("step", wrap(s.step))?;
+            state.set_item("sum", wrap(s.sum))?;
+        }
+        _ => return Err(unknown(rule)),
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn sgd_options(
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    weight_decay: f64,
-    nesterov: bool,
-    maximize: bool,
-) -> PyResult<SgdOptions> {
-    let o = SgdOptions {
-        lr,
-        momentum,
-        dampening,
-        weight_decay,
-        nesterov,
-        maximize,
-    };
-    o.check()?;
-    Ok(o)
-}
-
-/// Checks SGD's hyper-parameters (torch's ValueErrors).
+/// One step of `rule` over `params` (each with a gradient), with their
+/// state dicts and the group's hyper-parameters.
 #[pyfunction]
-#[pyo3(signature = (*, lr, momentum, dampening, weight_decay, nesterov, maximize))]
-fn sgd_check(
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    weight_decay: f64,
-    nesterov: bool,
-    maximize: bool,
-) -> PyResult<()> {
-    sgd_options(lr, momentum, dampening, weight_decay, nesterov, maximize).map(|_| ())
-}
-
-/// One SGD step over a group's parameters that have gradients; returns
-/// the momentum buffers (created on the first step).
-#[pyfunction]
-#[pyo3(signature = (params, grads, buffers, *, lr, momentum, dampening, weight_decay, nesterov, maximize))]
-#[allow(clippy::too_many_arguments)]
-fn sgd_step(
+fn step(
+    rule: &str,
     params: Vec<PyRef<'_, PyTensor>>,
-    grads: Vec<PyRef<'_, PyTensor>>,
-    buffers: Vec<Option<PyRef<'_, PyTensor>>>,
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    weight_decay: f64,
-    nesterov: bool,
-    maximize: bool,
-) -> PyResult<Vec<Option<PyTensor>>> {
-    let o = sgd_options(lr, momentum, dampening, weight_decay, nesterov, maximize)?;
-    same_lengths(&[params.len(), grads.len(), buffers.len()])?;
-    let mut out = Vec::with_capacity(params.len());
-    for ((p, g), b) in params.iter().zip(&grads).zip(buffers) {
-        let mut buf = b.map(|b| b.inner.clone());
-        sgd_update(&p.inner, &g.inner, &mut buf, &o)?;
-        out.push(buf.map(wrap));
+    states: Vec<Bound<'_, PyDict>>,
+    group: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    if params.len() != states.len() {
+        return Err(PyValueError::new_err(
+            "optimizer step: one state dict per parameter",
+        ));
     }
-    Ok(out)
-}
-
-fn adam_options(
-    lr: f64,
-    betas: (f64, f64),
-    eps: f64,
-    weight_decay: f64,
-    amsgrad: bool,
-    maximize: bool,
-    decoupled_weight_decay: bool,
-) -> PyResult<AdamOptions> {
-    let o = AdamOptions {
-        lr,
-        betas,
-        eps,
-        weight_decay,
-        amsgrad,
-        maximize,
-        decoupled_weight_decay,
-    };
-    o.check()?;
-    Ok(o)
-}
-
-/// Checks Adam's hyper-parameters (torch's ValueErrors).
-#[pyfunction]
-#[pyo3(signature = (*, lr, betas, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay))]
-fn adam_check(
-    lr: f64,
-    betas: (f64, f64),
-    eps: f64,
-    weight_decay: f64,
-    amsgrad: bool,
-    maximize: bool,
-    decoupled_weight_decay: bool,
-) -> PyResult<()> {
-    let o = (lr, betas, eps, weight_decay);
-    adam_options(
-        o.0,
-        o.1,
-        o.2,
-        o.3,
-        amsgrad,
-        maximize,
-        decoupled_weight_decay,
-    )
-    .map(|_| ())
-}
-
-/// A parameter's fresh Adam state: (step, exp_avg, exp_avg_sq,
-/// max_exp_avg_sq or None).
-#[pyfunction]
-fn adam_init_state(
-    param: PyRef<'_, PyTensor>,
-    amsgrad: bool,
-) -> (PyTensor, PyTensor, PyTensor, Option<PyTensor>) {
-    let s = AdamState::new(&param.inner, amsgrad);
-    (
-        wrap(s.step),
-        wrap(s.exp_avg),
-        wrap(s.exp_avg_sq),
-        s.max_exp_avg_sq.map(wrap),
-    )
-}
-
-/// One Adam/AdamW step over a group's parameters that have gradients,
-/// updating their states in place.
-#[pyfunction]
-#[pyo3(signature = (params, grads, steps, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, lr, betas, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay))]
-#[allow(clippy::too_many_arguments)]
-fn adam_step(
-    params: Vec<PyRef<'_, PyTensor>>,
-    grads: Vec<PyRef<'_, PyTensor>>,
-    steps: Vec<PyRef<'_, PyTensor>>,
-    exp_avgs: Vec<PyRef<'_, PyTensor>>,
-    exp_avg_sqs: Vec<PyRef<'_, PyTensor>>,
-    max_exp_avg_sqs: Vec<Option<PyRef<'_, PyTensor>>>,
-    lr: f64,
-    betas: (f64, f64),
-    eps: f64,
-    weight_decay: f64,
-    amsgrad: bool,
-    maximize: bool,
-    decoupled_weight_decay: bool,
-) -> PyResult<()> {
-    let o = adam_options(
-        lr,
-        betas,
-        eps,
-        weight_decay,
-        amsgrad,
-        maximize,
-        decoupled_weight_decay,
-    )?;
-    same_lengths(&[
-        params.len(),
-        grads.len(),
-        steps.len(),
-        exp_avgs.len(),
-        exp_avg_sqs.len(),
-        max_exp_avg_sqs.len(),
-    ])?;
-    for i in 0..params.len() {
-        let s = AdamState {
-            step: steps[i].inner.clone(),
-            exp_avg: exp_avgs[i].inner.clone(),
-            exp_avg_sq: exp_avg_sqs[i].inner.clone(),
-            max_exp_avg_sq: if amsgrad {
-                max_exp_avg_sqs[i].as_ref().map(|t| t.inner.clone())
-            } else {
-                None
-            },
-        };
-        adam_update(&params[i].inner, &grads[i].inner, &s, &o)?;
+    for (param, state) in params.iter().zip(&states) {
+        let p = &param.inner;
+        fill_state(rule, p, state, group)?;
+        let Some(g) = p.grad() else { continue };
+        match rule {
+            "sgd" => {
+                let o = sgd_options(group)?;
+                let mut buf = entry(state, "momentum_buffer")?;
+                sgd_update(p, &g, &mut buf, &o)?;
+                put(state, "momentum_buffer", &buf)?;
+            }
+            "adam" => {
+                let o = adam_options(group)?;
+                let s = AdamState {
+                    step: required(state, "step")?,
+                    exp_avg: required(state, "exp_avg")?,
+                    exp_avg_sq: required(state, "exp_avg_sq")?,
+                    max_exp_avg_sq: if o.amsgrad {
+                        Some(required(state, "max_exp_avg_sq")?)
+                    } else {
+                        None
+                    },
+                };
+                adam_update(p, &g, &s, &o)?;
+            }
+            "rmsprop" => {
+                let o = rmsprop_options(group)?;
+                let s = RmspropState {
+                    step: required(state, "step")?,
+                    square_avg: required(state, "square_avg")?,
+                    momentum_buffer: entry(state, "momentum_buffer")?,
+                    grad_avg: entry(state, "grad_avg")?,
+                };
+                rmsprop_update(p, &g, &s, &o)?;
+            }
+            "adagrad" => {
+                let o = adagrad_options(group)?;
+                let s = AdagradState {
+                    step: required(state, "step")?,
+                    sum: required(state, "sum")?,
+                };
+                adagrad_update(p, &g, &s, &o)?;
+            }
+            _ => return Err(unknown(rule)),
+        }
     }
     Ok(())
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let optim = PyModule::new(m.py(), "_optim")?;
-    optim.add_function(wrap_pyfunction!(sgd_check, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(sgd_step, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(adam_check, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(adam_init_state, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(adam_step, &optim)?)?;
+    optim.add_function(wrap_pyfunction!(check, &optim)?)?;
+    optim.add_function(wrap_pyfunction!(init_state, &optim)?)?;
+    optim.add_function(wrap_pyfunction!(step, &optim)?)?;
     m.add_submodule(&optim)
 }

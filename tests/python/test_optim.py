@@ -64,6 +64,34 @@ def adam_rule(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
     return p
 
 
+def rmsprop_rule(lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
+    p, sq, gavg, buf = list(START), [0.0] * 3, [0.0] * 3, [0.0] * 3
+    for g in GRADS:
+        g = [x + weight_decay * w for x, w in zip(g, p)]
+        sq = [alpha * s + (1 - alpha) * x * x for s, x in zip(sq, g)]
+        if centered:
+            gavg = [a + (1 - alpha) * (x - a) for a, x in zip(gavg, g)]
+            avg = [math.sqrt(s - a * a) + eps for s, a in zip(sq, gavg)]
+        else:
+            avg = [math.sqrt(s) + eps for s in sq]
+        if momentum > 0:
+            buf = [momentum * b + x / a for b, x, a in zip(buf, g, avg)]
+            p = [w - lr * b for w, b in zip(p, buf)]
+        else:
+            p = [w - lr * x / a for w, x, a in zip(p, g, avg)]
+    return p
+
+
+def adagrad_rule(lr, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10):
+    p, acc = list(START), [initial_accumulator_value] * 3
+    for step, g in enumerate(GRADS, 1):
+        g = [x + weight_decay * w for x, w in zip(g, p)]
+        clr = lr / (1 + (step - 1) * lr_decay)
+        acc = [a + x * x for a, x in zip(acc, g)]
+        p = [w - clr * x / (math.sqrt(a) + eps) for w, x, a in zip(p, g, acc)]
+    return p
+
+
 SGD_CASES = [
     dict(lr=0.1),
     dict(lr=0.1, momentum=0.9),
@@ -77,6 +105,30 @@ ADAM_CASES = [
     ("AdamW", dict(lr=0.05)),
     ("AdamW", dict(lr=0.05, amsgrad=True, weight_decay=0.5)),
 ]
+
+
+RMSPROP_CASES = [
+    dict(lr=0.01),
+    dict(lr=0.01, alpha=0.9, weight_decay=0.1, momentum=0.5),
+    dict(lr=0.02, centered=True, eps=1e-3),
+    dict(lr=0.02, centered=True, momentum=0.9),
+]
+ADAGRAD_CASES = [
+    dict(lr=0.1),
+    dict(lr=0.1, lr_decay=0.5, weight_decay=0.2, initial_accumulator_value=0.3, eps=1e-3),
+]
+
+
+@pytest.mark.parametrize("kw", RMSPROP_CASES)
+def test_rmsprop_follows_the_rule(kw):
+    got = train(ferrograd, lambda o, ps: o.RMSprop(ps, **kw), ferrograd.float64)[:3]
+    assert got == pytest.approx(rmsprop_rule(**kw), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("kw", ADAGRAD_CASES)
+def test_adagrad_follows_the_rule(kw):
+    got = train(ferrograd, lambda o, ps: o.Adagrad(ps, **kw), ferrograd.float64)[:3]
+    assert got == pytest.approx(adagrad_rule(**kw), rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("kw", SGD_CASES)
@@ -95,7 +147,12 @@ def test_adam_follows_the_rule(name, kw):
 
 
 @pytest.mark.parametrize(
-    "name,kw", [("SGD", kw) for kw in SGD_CASES] + ADAM_CASES, ids=lambda x: str(x)
+    "name,kw",
+    [("SGD", kw) for kw in SGD_CASES]
+    + ADAM_CASES
+    + [("RMSprop", kw) for kw in RMSPROP_CASES]
+    + [("Adagrad", kw) for kw in ADAGRAD_CASES],
+    ids=lambda x: str(x),
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_same_training_as_torch(torch, name, kw, dtype):
@@ -188,11 +245,31 @@ def test_state_dict_round_trip(lib):
         ("Adam", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0"),
         ("AdamW", dict(betas=(0.9, -0.1)), "Invalid beta parameter at index 1"),
         ("Adam", dict(weight_decay=-0.5), "Invalid weight_decay value"),
+        ("RMSprop", dict(alpha=-0.5), "Invalid alpha value"),
+        ("RMSprop", dict(momentum=-0.5), "Invalid momentum value"),
+        ("Adagrad", dict(lr_decay=-0.5), "Invalid lr_decay value"),
+        ("Adagrad", dict(initial_accumulator_value=-1.0), "Invalid initial_accumulator_value"),
     ],
 )
 def test_bad_hyperparameters(lib, name, kw, msg):
     with pytest.raises(ValueError, match=msg):
         getattr(optim_of(lib), name)([lib.ones(1, requires_grad=True)], **kw)
+
+
+def test_state_layout_matches_torch(lib):
+    o = optim_of(lib)
+    p = lib.ones(2, requires_grad=True)
+    ada = o.Adagrad([p], initial_accumulator_value=0.5)
+    # Adagrad's state exists before the first step.
+    assert sorted(ada.state[p]) == ["step", "sum"] and ada.state[p]["sum"].tolist() == [0.5, 0.5]
+    rms = o.RMSprop([p], momentum=0.9, centered=True)
+    plain = o.SGD([p], lr=0.1)
+    p.grad = lib.ones(2)
+    rms.step()
+    plain.step()
+    keys = ["grad_avg", "momentum_buffer", "square_avg", "step"]
+    assert sorted(rms.state_dict()["state"][0]) == keys
+    assert plain.state_dict()["state"] == {}
 
 
 def test_bad_params(lib):

@@ -1,9 +1,11 @@
-"""torch.optim's SGD, Adam and AdamW. The classes keep torch's parameter
-groups and per-parameter state; each step hands a group to the Rust update
-rules (`_C._optim`, stated in `src/optim`)."""
+"""torch.optim's SGD, Adam, AdamW, RMSprop and Adagrad. The classes keep
+torch's parameter groups and per-parameter state; each step hands a group
+to its Rust update rule (`_C._optim`, stated in `src/optim`)."""
 
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]

@@ -1,12 +1,11 @@
 """torch.optim.Adam and AdamW; the rule is `src/optim/adam.rs`."""
 
-from .. import _C
 from .optimizer import Optimizer
-
-_HYPER = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay")
 
 
 class Adam(Optimizer):
+    _rule = "adam"
+
     def __init__(
         self,
         params,
@@ -23,8 +22,6 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ):
-        if differentiable:
-            raise NotImplementedError("ferrograd: differentiable optimizers are not supported")
         defaults = dict(
             lr=lr,
             betas=betas,
@@ -39,29 +36,6 @@ class Adam(Optimizer):
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
-
-    def _check_group(self, group):
-        _C._optim.adam_check(**{k: group[k] for k in _HYPER})
-
-    def _update_group(self, group, params):
-        amsgrad = group["amsgrad"]
-        for p in params:
-            state = self.state[p]
-            if not state:
-                step, avg, avg_sq, max_sq = _C._optim.adam_init_state(p, amsgrad)
-                state.update(step=step, exp_avg=avg, exp_avg_sq=avg_sq)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = max_sq
-        states = [self.state[p] for p in params]
-        _C._optim.adam_step(
-            params,
-            [p.grad for p in params],
-            [s["step"] for s in states],
-            [s["exp_avg"] for s in states],
-            [s["exp_avg_sq"] for s in states],
-            [s.get("max_exp_avg_sq") for s in states],
-            **{k: group[k] for k in _HYPER},
-        )
 
 
 class AdamW(Adam):

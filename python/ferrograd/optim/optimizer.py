@@ -4,7 +4,7 @@ state_dict and load_state_dict, as in torch.optim.Optimizer."""
 import copy
 from collections import defaultdict
 
-from .. import Tensor
+from .. import Tensor, _C
 from ..autograd.grad_mode import enable_grad
 
 
@@ -18,6 +18,8 @@ required = _RequiredParameter()
 
 class Optimizer:
     def __init__(self, params, defaults):
+        if defaults.get("differentiable"):
+            raise NotImplementedError("ferrograd: differentiable optimizers are not supported")
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -86,8 +88,11 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
+    # The name of the Rust update rule (`_C._optim`) a subclass runs.
+    _rule = None
+
     def _check_group(self, group):
-        """Checks a group's hyper-parameters (each optimizer's Rust rule)."""
+        _C._optim.check(self._rule, group)
 
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
@@ -115,7 +120,10 @@ class Optimizer:
         return loss
 
     def _update_group(self, group, params):
-        raise NotImplementedError
+        _C._optim.step(self._rule, params, [self.state[p] for p in params], group)
+        for p in params:
+            if not self.state[p]:
+                del self.state[p]  # rules without state (plain SGD) keep none
 
     def state_dict(self):
         index = {}

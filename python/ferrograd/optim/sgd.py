@@ -1,12 +1,11 @@
 """torch.optim.SGD; the rule is `src/optim/sgd.rs`."""
 
-from .. import _C
 from .optimizer import Optimizer
-
-_HYPER = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize")
 
 
 class SGD(Optimizer):
+    _rule = "sgd"
+
     def __init__(
         self,
         params,
@@ -21,8 +20,6 @@ class SGD(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        if differentiable:
-            raise NotImplementedError("ferrograd: differentiable optimizers are not supported")
         defaults = dict(
             lr=lr,
             momentum=momentum,
@@ -35,16 +32,3 @@ class SGD(Optimizer):
             fused=fused,
         )
         super().__init__(params, defaults)
-
-    def _check_group(self, group):
-        _C._optim.sgd_check(**{k: group[k] for k in _HYPER})
-
-    def _update_group(self, group, params):
-        momentum = group["momentum"] != 0
-        buffers = [self.state[p].get("momentum_buffer") if momentum else None for p in params]
-        buffers = _C._optim.sgd_step(
-            params, [p.grad for p in params], buffers, **{k: group[k] for k in _HYPER}
-        )
-        if momentum:
-            for p, buf in zip(params, buffers):
-                self.state[p]["momentum_buffer"] = buf

@@ -1,0 +1,39 @@
+"""torch.optim.Adagrad; the rule is `src/optim/adagrad.rs`. As torch, it
+creates every parameter's state when constructed."""
+
+from .. import _C
+from .optimizer import Optimizer
+
+
+class Adagrad(Optimizer):
+    _rule = "adagrad"
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                _C._optim.init_state(self._rule, p, self.state[p], group)
