@@ -84,3 +84,41 @@ fn clip_by_total_norm_and_value() {
     grads(vec![f64::NAN, 0.0], vec![0.0]);
     assert!(clip::clip_grad_norm_(&params, 1.0, 2.0, true).is_err());
 }
+
+#[test]
+fn activations_pad_one_hot_normalize() {
+    use ferrograd::ops::pad::PadMode;
+    let x = Tensor::from_vec(vec![-2.0, -0.5, 0.5, 3.0], &[4])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.leaky_relu(0.1).unwrap();
+    assert_eq!(y.to_f64_vec(), vec![-0.2, -0.05, 0.5, 3.0]);
+    y.sum().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_f64_vec(), vec![0.1, 0.1, 1.0, 1.0]);
+    assert_eq!(
+        x.hardtanh(-1.0, 1.0).unwrap().to_f64_vec(),
+        vec![-1.0, -0.5, 0.5, 1.0]
+    );
+    let e = x.elu(1.0, 1.0, 1.0).unwrap().to_f64_vec();
+    assert!((e[0] - ((-2f64).exp() - 1.0)).abs() < 1e-15 && e[3] == 3.0);
+    let ls = x.logsigmoid().unwrap().to_f64_vec();
+    assert!((ls[2] - (1.0 / (1.0 + (-0.5f64).exp())).ln()).abs() < 1e-15);
+    let a = Tensor::from_vec(vec![0.0, 1.0, 2.0], &[1, 3]).unwrap();
+    let p = a.pad(&[2, 2], PadMode::Reflect, None).unwrap();
+    assert_eq!(p.to_f64_vec(), vec![2.0, 1.0, 0.0, 1.0, 2.0, 1.0, 0.0]);
+    let p = a.pad(&[1, 0, 0, 1], PadMode::Constant, Some(5.0)).unwrap();
+    assert_eq!(p.shape(), &[2, 4]);
+    assert_eq!(p.to_f64_vec(), vec![5.0, 0.0, 1.0, 2.0, 5.0, 5.0, 5.0, 5.0]);
+    assert!(a.pad(&[3, 0], PadMode::Reflect, None).is_err());
+    let h = Tensor::from_vec(vec![2i64, 0], &[2])
+        .unwrap()
+        .one_hot(-1)
+        .unwrap();
+    assert_eq!(h.to_vec::<i64>(), vec![0, 0, 1, 1, 0, 0]);
+    let n = Tensor::from_vec(vec![3.0, 4.0], &[1, 2])
+        .unwrap()
+        .normalize(2.0, 1, 1e-12)
+        .unwrap();
+    assert_eq!(n.to_f64_vec(), vec![0.6, 0.8]);
+}

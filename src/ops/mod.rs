@@ -3,16 +3,19 @@
 //! `autograd::record(...).finish(out, |ctx| ...)`. Gradients are written in
 //! ferrograd ops, so they are differentiable themselves.
 
+pub mod activation;
 pub mod addmm;
 pub mod arith;
 pub mod convert;
 pub mod dropout;
 pub mod einsum;
+pub mod encode;
 pub mod index;
 pub mod inplace;
 pub mod join;
 pub mod linalg;
 pub mod loss;
+pub mod pad;
 pub mod pointwise;
 pub mod random_fill;
 pub mod reduce;

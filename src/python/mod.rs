@@ -18,6 +18,7 @@ mod nn_init;
 mod nn_utils;
 mod node;
 mod numpy_interop;
+mod ops_activation;
 mod ops_addmm;
 mod ops_compare;
 mod ops_index;
@@ -98,6 +99,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     copy::register(m)?;
     nn_init::register(m)?;
     nn_utils::register(m)?;
+    ops_activation::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -1107,6 +1107,71 @@ op(
 )
 
 
+# -- nn.functional: more activations, padding, normalize ---------------------
+op(
+    "leaky_relu",
+    lambda lib, x, **kw: lib.nn.functional.leaky_relu(x, **kw),
+    [S(A(3, 4)), S(A(2, 3), negative_slope=0.2), S(NC(3, 4), negative_slope=-0.5)],
+    needs=("nn.functional.leaky_relu",),
+)
+op(
+    "hardtanh",
+    lambda lib, x, **kw: lib.nn.functional.hardtanh(x, **kw),
+    [S(A(3, 4)), S(A(2, 3), min_val=-0.5, max_val=2.0), S(NC(3, 4))],
+    needs=("nn.functional.hardtanh",),
+)
+op(
+    "relu6",
+    lambda lib, x: lib.nn.functional.relu6(x * 4),
+    [S(A(3, 4)), S(NC(2, 3))],
+    needs=("nn.functional.relu6",),
+)
+op(
+    "elu",
+    lambda lib, x, **kw: lib.nn.functional.elu(x, **kw),
+    [S(A(3, 4)), S(A(2, 3), alpha=0.5), S(NC(3, 4), alpha=2.0)],
+    needs=("nn.functional.elu",),
+)
+op(
+    "selu",
+    lambda lib, x: lib.nn.functional.selu(x),
+    [S(A(3, 4)), S(NC(2, 3))],
+    needs=("nn.functional.selu",),
+)
+op(
+    "celu",
+    lambda lib, x, **kw: lib.nn.functional.celu(x, **kw),
+    [S(A(3, 4)), S(A(2, 3), alpha=0.5)],
+    needs=("nn.functional.celu",),
+    rtol=1e-6,  # torch rounds 1/alpha to float32 in its float64 backward
+)
+op(
+    "logsigmoid",
+    lambda lib, x: lib.nn.functional.logsigmoid(x),
+    [S(A(3, 4)), S(A()), S(NC(2, 3))],
+    needs=("nn.functional.logsigmoid",),
+)
+op(
+    "pad",
+    lambda lib, x, **kw: lib.nn.functional.pad(x, **kw),
+    [
+        S(A(2, 3, 4), pad=(1, 2)),
+        S(A(2, 3, 4), pad=(2, 0, -1, 1), value=0.5),
+        S(A(1, 3, 4), pad=(2, 3, 1, 2), mode="reflect"),
+        S(A(1, 3, 4), pad=(2, 1, 1, 2), mode="replicate"),
+        S(A(1, 3, 4), pad=(2, 1, 3, 0), mode="circular"),
+        S(NC(2, 3, 4), pad=(1, 1), mode="reflect"),
+    ],
+    needs=("nn.functional.pad",),
+)
+op(
+    "normalize",
+    lambda lib, x, **kw: lib.nn.functional.normalize(x, **kw),
+    [S(A(3, 4)), S(A(2, 3, 4), p=1.0, dim=-1), S(NC(3, 4), dim=0)],
+    needs=("nn.functional.normalize",),
+)
+
+
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
 
 

@@ -229,6 +229,13 @@ def test_containers(lib):
         ("Softmax", (1,), lambda F, x: F.softmax(x, 1)),
         ("LogSoftmax", (0,), lambda F, x: F.log_softmax(x, 0)),
         ("Flatten", (0,), lambda F, x: x.flatten()),
+        ("LeakyReLU", (0.2,), lambda F, x: F.leaky_relu(x, 0.2)),
+        ("Hardtanh", (-0.5, 1.5), lambda F, x: F.hardtanh(x, -0.5, 1.5)),
+        ("ReLU6", (), lambda F, x: F.relu6(x)),
+        ("ELU", (0.5,), lambda F, x: F.elu(x, 0.5)),
+        ("CELU", (0.5,), lambda F, x: F.celu(x, 0.5)),
+        ("SELU", (), lambda F, x: F.selu(x)),
+        ("LogSigmoid", (), lambda F, x: F.logsigmoid(x)),
         ("Identity", (), lambda F, x: x),
     ],
 )
@@ -236,6 +243,58 @@ def test_activation_modules(lib, name, args, fn):
     nn = nn_of(lib)
     x = lib.tensor([[-1.0, 0.5], [2.0, -3.0]])
     assert getattr(nn, name)(*args)(x).tolist() == fn(nn.functional, x).tolist()
+
+
+def test_inplace_activations_keep_autograd(lib):
+    F = nn_of(lib).functional
+    for op in (
+        lambda y: F.leaky_relu(y, 0.1, inplace=True),
+        lambda y: F.hardtanh(y, -0.5, 0.5, inplace=True),
+        lambda y: F.elu(y, 2.0, inplace=True),
+    ):
+        z = lib.tensor([-1.0, 0.25, 2.0], dtype=lib.float64, requires_grad=True)
+        y = z * 1
+        assert op(y) is y
+        y.sum().backward()
+        w = lib.tensor([-1.0, 0.25, 2.0], dtype=lib.float64, requires_grad=True)
+        fresh = op(w * 1)
+        assert y.tolist() == fresh.tolist()
+        (g,) = lib.autograd.grad(fresh.sum(), w)
+        assert z.grad.tolist() == g.tolist()
+
+
+def test_one_hot(lib):
+    F = nn_of(lib).functional
+    assert F.one_hot(lib.tensor([0, 2, 1]), 4).tolist() == [
+        [1, 0, 0, 0],
+        [0, 0, 1, 0],
+        [0, 1, 0, 0],
+    ]
+    h = F.one_hot(lib.tensor([[1], [3]]))
+    assert h.shape == (2, 1, 4) and h.dtype == lib.int64
+    with pytest.raises(RuntimeError, match="only applicable to index tensor"):
+        F.one_hot(lib.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(lib.tensor([-1]))
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(lib.tensor([3]), 2)
+
+
+def test_pad_values_and_errors(lib):
+    F = nn_of(lib).functional
+    a = lib.arange(6.0).reshape(1, 2, 3)
+    assert F.pad(a, (1, 1), value=9.0).tolist() == [[[9, 0, 1, 2, 9], [9, 3, 4, 5, 9]]]
+    assert F.pad(a, (2, 2), mode="reflect").tolist()[0][0] == [2, 1, 0, 1, 2, 1, 0]
+    assert F.pad(a, (2, 1), mode="replicate").tolist()[0][1] == [3, 3, 3, 4, 5, 5]
+    assert F.pad(a, (1, 2), mode="circular").tolist()[0][0] == [2, 0, 1, 2, 0, 1]
+    assert F.pad(a, (-1, 0, 1, 0)).tolist() == [[[0, 0], [1, 2], [4, 5]]]
+    assert F.pad(lib.tensor([[1, 2]]), (1, 0), value=7).tolist() == [[7, 1, 2]]
+    with pytest.raises(RuntimeError, match="divisible by 2"):
+        F.pad(a, (1,))
+    with pytest.raises(RuntimeError, match="Padding size should be less than"):
+        F.pad(a, (3, 0), mode="reflect")
+    with pytest.raises(RuntimeError, match="less than or equal to two times"):
+        F.pad(a, (1,) * 8)
 
 
 def test_inplace_relu_and_silu(lib):

@@ -1,5 +1,5 @@
-"""torch.nn.functional's activations, dropout, linear layer and losses,
-re-exported from the Rust extension."""
+"""torch.nn.functional's activations, dropout, padding, one_hot, normalize,
+linear layer and losses, re-exported from the Rust extension."""
 
 from .. import _C
 from .._C import log_softmax, sigmoid, softmax, tanh  # noqa: F401
@@ -7,6 +7,16 @@ from .._C import log_softmax, sigmoid, softmax, tanh  # noqa: F401
 gelu = _C._nn.gelu
 softplus = _C._nn.softplus
 dropout = _C._nn.dropout
+leaky_relu = _C._nn.leaky_relu
+hardtanh = _C._nn.hardtanh
+relu6 = _C._nn.relu6
+elu = _C._nn.elu
+selu = _C._nn.selu
+celu = _C._nn.celu
+logsigmoid = _C._nn.logsigmoid
+one_hot = _C._nn.one_hot
+pad = _C._nn.pad
+normalize = _C._nn.normalize
 
 linear = _C._nn.linear
 mse_loss = _C._nn.mse_loss
@@ -29,6 +39,18 @@ def silu(input, inplace=False):
 
 def gelu_(input, approximate="none"):
     return _C._nn.gelu_(input, approximate)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
 
 
 silu_ = _C._nn.silu_
