@@ -113,3 +113,70 @@ fn rmsprop_and_adagrad_first_step() {
     .check()
     .is_err());
 }
+
+#[test]
+fn lr_schedules_chain_to_their_closed_forms() {
+    use ferrograd::optim::{Plateau, Schedule, Tick};
+    let run = |s: Schedule, n: i64| {
+        let mut lr = s.next_lr(
+            Tick {
+                epoch: 0,
+                step_count: 1,
+            },
+            1.0,
+            1.0,
+        );
+        let mut out = vec![lr];
+        for e in 1..=n {
+            lr = s.next_lr(
+                Tick {
+                    epoch: e,
+                    step_count: e + 1,
+                },
+                lr,
+                1.0,
+            );
+            out.push(lr);
+        }
+        out
+    };
+    let step = run(
+        Schedule::Step {
+            step_size: 2,
+            gamma: 0.5,
+        },
+        5,
+    );
+    assert_eq!(step, vec![1.0, 1.0, 0.5, 0.5, 0.25, 0.25]);
+    let cos = run(
+        Schedule::CosineAnnealing {
+            t_max: 4,
+            eta_min: 0.0,
+        },
+        4,
+    );
+    for (e, lr) in cos.iter().enumerate() {
+        let want = (1.0 + (std::f64::consts::PI * e as f64 / 4.0).cos()) / 2.0;
+        assert!((lr - want).abs() < 1e-12, "{cos:?}");
+    }
+    let lin = run(
+        Schedule::Linear {
+            start_factor: 0.5,
+            end_factor: 1.0,
+            total_iters: 2,
+        },
+        3,
+    );
+    assert!((lin[1] - 0.75).abs() < 1e-15 && lin[3] == lin[2], "{lin:?}");
+    let p = Plateau::new("min", "rel", 0.1, 0.5, 1e-8).unwrap();
+    assert!(p.is_better(0.89, 1.0) && !p.is_better(0.95, 1.0));
+    assert_eq!(p.reduced(1.0, 0.0), Some(0.5));
+    assert_eq!(p.reduced(0.3, 0.3), None);
+    assert!(Plateau::new("avg", "rel", 0.1, 0.5, 1e-8).is_err());
+    assert!(Schedule::Constant {
+        factor: 2.0,
+        total_iters: 1
+    }
+    .check()
+    .is_err());
+}

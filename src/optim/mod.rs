@@ -8,11 +8,13 @@
 
 pub mod adagrad;
 pub mod adam;
+pub mod lr_schedule;
 pub mod rmsprop;
 pub mod sgd;
 
 pub use adagrad::{adagrad_update, AdagradOptions, AdagradState};
 pub use adam::{adam_update, Adam, AdamOptions, AdamState};
+pub use lr_schedule::{Plateau, Schedule, Tick};
 pub use rmsprop::{rmsprop_update, RmspropOptions, RmspropState};
 pub use sgd::{sgd_update, Sgd, SgdOptions};
 

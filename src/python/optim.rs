@@ -213,8 +213,101 @@ fn step(
     Ok(())
 }
 
+/// A schedule from its kind and the scheduler's hyper-parameters (torch's
+/// attribute names); `factor` is a Lambda/Multiplicative function's value.
+fn schedule(kind: &str, h: &Bound<'_, PyDict>, factor: Option<f64>) -> PyResult<Schedule> {
+    let factor = || factor.ok_or_else(|| PyValueError::new_err("the lambda's factor is missing"));
+    Ok(match kind {
+        "step" => Schedule::Step {
+            step_size: get(h, "step_size")?,
+            gamma: get(h, "gamma")?,
+        },
+        "multistep" => Schedule::MultiStep {
+            milestones: get(h, "milestones")?,
+            gamma: get(h, "gamma")?,
+        },
+        "exponential" => Schedule::Exponential {
+            gamma: get(h, "gamma")?,
+        },
+        "cosine" => Schedule::CosineAnnealing {
+            t_max: get(h, "T_max")?,
+            eta_min: get(h, "eta_min")?,
+        },
+        "linear" => Schedule::Linear {
+            start_factor: get(h, "start_factor")?,
+            end_factor: get(h, "end_factor")?,
+            total_iters: get(h, "total_iters")?,
+        },
+        "constant" => Schedule::Constant {
+            factor: get(h, "factor")?,
+            total_iters: get(h, "total_iters")?,
+        },
+        "lambda" => Schedule::Lambda { factor: factor()? },
+        "multiplicative" => Schedule::Multiplicative { factor: factor()? },
+        _ => return Err(PyValueError::new_err(format!("unknown schedule {kind:?}"))),
+    })
+}
+
+/// Checks a scheduler's hyper-parameters (torch's ValueErrors).
+#[pyfunction]
+fn schedule_check(kind: &str, hyper: &Bound<'_, PyDict>) -> PyResult<()> {
+    Ok(schedule(kind, hyper, Some(1.0))?.check()?)
+}
+
+/// A group's rate for `epoch` (see `crate::optim::lr_schedule`).
+#[pyfunction]
+#[pyo3(signature = (kind, hyper, epoch, step_count, lr, base_lr, factor=None))]
+fn next_lr(
+    kind: &str,
+    hyper: &Bound<'_, PyDict>,
+    epoch: i64,
+    step_count: i64,
+    lr: f64,
+    base_lr: f64,
+    factor: Option<f64>,
+) -> PyResult<f64> {
+    let tick = Tick { epoch, step_count };
+    Ok(schedule(kind, hyper, factor)?.next_lr(tick, lr, base_lr))
+}
+
+/// ReduceLROnPlateau's rule from its arguments.
+#[pyclass(name = "Plateau", module = "ferrograd._C._optim", frozen)]
+struct PyPlateau(Plateau);
+
+#[pymethods]
+impl PyPlateau {
+    #[new]
+    fn new(
+        mode: &str,
+        threshold_mode: &str,
+        threshold: f64,
+        factor: f64,
+        eps: f64,
+    ) -> PyResult<Self> {
+        Ok(PyPlateau(Plateau::new(
+            mode,
+            threshold_mode,
+            threshold,
+            factor,
+            eps,
+        )?))
+    }
+    fn worst(&self) -> f64 {
+        self.0.worst()
+    }
+    fn is_better(&self, current: f64, best: f64) -> bool {
+        self.0.is_better(current, best)
+    }
+    fn reduced(&self, lr: f64, min_lr: f64) -> Option<f64> {
+        self.0.reduced(lr, min_lr)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let optim = PyModule::new(m.py(), "_optim")?;
+    optim.add_function(wrap_pyfunction!(schedule_check, &optim)?)?;
+    optim.add_function(wrap_pyfunction!(next_lr, &optim)?)?;
+    optim.add_class::<PyPlateau>()?;
     optim.add_function(wrap_pyfunction!(check, &optim)?)?;
     optim.add_function(wrap_pyfunction!(init_state, &optim)?)?;
     optim.add_function(wrap_pyfunction!(step, &optim)?)?;
