@@ -1,0 +1,3 @@
+"""torch.utils: activation checkpointing."""
+
+from . import checkpoint  # noqa: F401
