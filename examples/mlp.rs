@@ -1,11 +1,13 @@
 //! The demo's MLP, in Rust with no Python: two spirals, a 2-64-64-2 MLP
-//! whose hidden activation is a custom Function (a hand-written ReLU), Adam
-//! written with in-place ops under `no_grad`.
+//! whose hidden activation is a custom Function (a hand-written ReLU),
+//! trained by `ferrograd::optim::Adam` on a cross-entropy loss.
 //!
 //! Run: `cargo run --release --example mlp`
 
 use ferrograd::autograd::custom::{Function, FunctionCtx};
 use ferrograd::autograd::no_grad;
+use ferrograd::ops::loss::{self, Reduction};
+use ferrograd::optim::{Adam, AdamOptions};
 use ferrograd::{manual_seed, DType, Result, Tensor};
 use std::time::Instant;
 
@@ -88,52 +90,8 @@ impl Mlp {
     }
 }
 
-/// Adam with in-place updates under `no_grad`.
-struct Adam {
-    params: Vec<Tensor>,
-    m: Vec<Tensor>,
-    v: Vec<Tensor>,
-    lr: f64,
-    t: i32,
-}
-
-impl Adam {
-    fn new(params: Vec<Tensor>, lr: f64) -> Adam {
-        let zeros = |p: &Tensor| Tensor::zeros(p.shape(), p.dtype());
-        let m = params.iter().map(zeros).collect();
-        let v = params.iter().map(zeros).collect();
-        Adam {
-            params,
-            m,
-            v,
-            lr,
-            t: 0,
-        }
-    }
-    fn step(&mut self) -> Result<()> {
-        let _guard = no_grad();
-        self.t += 1;
-        let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);
-        let (c1, c2) = (1.0 - b1.powi(self.t), 1.0 - b2.powi(self.t));
-        for ((p, m), v) in self.params.iter().zip(&self.m).zip(&self.v) {
-            let Some(g) = p.grad() else { continue };
-            m.mul_(&Tensor::scalar(b1.into(), DType::F32))?;
-            m.add_(&g.mul_scalar(1.0 - b1)?)?;
-            v.mul_(&Tensor::scalar(b2.into(), DType::F32))?;
-            v.add_(&g.mul(&g)?.mul_scalar(1.0 - b2)?)?;
-            let denom = v.div_scalar(c2)?.sqrt()?.add_scalar(eps)?;
-            p.sub_(&m.div_scalar(c1)?.div(&denom)?.mul_scalar(self.lr)?)?;
-        }
-        Ok(())
-    }
-    fn zero_grad(&self) -> Result<()> {
-        self.params.iter().try_for_each(|p| p.set_grad(None))
-    }
-}
-
 fn cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-    let log_probs = logits.log_softmax(1, None)?;
-    log_probs.gather(1, &target.unsqueeze(1)?)?.mean()?.neg()
+    loss::cross_entropy(logits, target, None, -100, Reduction::Mean, 0.0)
 }
 
 fn accuracy(logits: &Tensor, target: &Tensor) -> Result<f64> {
@@ -146,7 +104,11 @@ fn main() -> Result<()> {
     manual_seed(0);
     let (x, y) = two_spirals(200, 0.04)?;
     let model = Mlp::new(&[2, 64, 64, 2])?;
-    let mut opt = Adam::new(model.parameters(), 0.02);
+    let options = AdamOptions {
+        lr: 0.02,
+        ..Default::default()
+    };
+    let mut opt = Adam::new(model.parameters(), options)?;
     println!(
         "two spirals: {} points, MLP 2-64-64-2, {} threads",
         x.shape()[0],

@@ -4,8 +4,9 @@ Run it with ``python -m ferrograd.demo``. It prints the loss going down and
 the final accuracy (above 90% expected), in about a second or two.
 
 The code is plain PyTorch code (``ferrograd`` is used exactly as ``torch``
-would be), including a custom autograd Function: the hidden layers'
-activation is a hand-written ReLU whose backward ferrograd's engine calls.
+would be): an ``nn.Module`` trained by ``optim.Adam`` on a cross-entropy
+loss, with a custom autograd Function as the hidden layers' activation, a
+hand-written ReLU whose backward ferrograd's engine calls.
 """
 
 import argparse
@@ -14,6 +15,8 @@ import random
 import time
 
 import ferrograd
+import ferrograd.nn.functional as F
+from ferrograd import nn
 from ferrograd.autograd import Function
 
 
@@ -49,53 +52,21 @@ def two_spirals(points_per_class, noise=0.02, seed=0):
     return ferrograd.tensor(xs), ferrograd.tensor(ys)
 
 
-class MLP:
+class MLP(nn.Module):
+    """Linear layers with the custom ReLU between them."""
+
     def __init__(self, sizes):
-        self.layers = []
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-            w = ferrograd.randn(fan_in, fan_out) * math.sqrt(2.0 / fan_in)
-            b = ferrograd.zeros(fan_out)
-            self.layers.append((w.requires_grad_(), b.requires_grad_()))
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.Linear(fan_in, fan_out) for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
+        )
 
-    def parameters(self):
-        return [p for layer in self.layers for p in layer]
-
-    def __call__(self, x):
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
             if i < len(self.layers) - 1:
                 x = ReLU.apply(x)
         return x
-
-
-class Adam:
-    """Adam, written with in-place tensor ops under no_grad."""
-
-    def __init__(self, params, lr=0.01, betas=(0.9, 0.999), eps=1e-8):
-        self.params, self.lr, self.betas, self.eps = params, lr, betas, eps
-        self.m = [ferrograd.zeros(p.shape) for p in params]
-        self.v = [ferrograd.zeros(p.shape) for p in params]
-        self.t = 0
-
-    @ferrograd.no_grad()
-    def step(self):
-        self.t += 1
-        b1, b2 = self.betas
-        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v):
-            g = p.grad
-            m.mul_(b1).add_(g * (1 - b1))
-            v.mul_(b2).add_(g * g * (1 - b2))
-            p.sub_((m / c1) / ((v / c2).sqrt() + self.eps) * self.lr)
-
-    def zero_grad(self):
-        for p in self.params:
-            p.grad = None
-
-
-def cross_entropy(logits, target):
-    log_probs = ferrograd.log_softmax(logits, dim=1)
-    return -log_probs.gather(1, target.unsqueeze(1)).mean()
 
 
 def accuracy(logits, target):
@@ -113,7 +84,7 @@ def main(argv=None):
     ferrograd.manual_seed(args.seed)
     x, y = two_spirals(args.points, seed=args.seed)
     model = MLP([2, args.hidden, args.hidden, 2])
-    opt = Adam(model.parameters(), lr=0.02)
+    opt = ferrograd.optim.Adam(model.parameters(), lr=0.02)
     print(
         f"two spirals: {x.shape[0]} points, MLP 2-{args.hidden}-{args.hidden}-2, "
         f"{ferrograd.get_num_threads()} threads"
@@ -122,7 +93,7 @@ def main(argv=None):
     start = time.perf_counter()
     for step in range(1, args.steps + 1):
         logits = model(x)
-        loss = cross_entropy(logits, y)
+        loss = F.cross_entropy(logits, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
