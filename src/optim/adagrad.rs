@@ -10,7 +10,7 @@
 //! ```
 
 use crate::autograd::no_grad;
-use crate::{bail, DType, Result, Tensor};
+use crate::{DType, Result, Tensor};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdagradOptions {
@@ -39,7 +39,7 @@ impl Default for AdagradOptions {
 impl AdagradOptions {
     /// torch's argument checks (ValueError).
     pub fn check(&self) -> Result<()> {
-        for (name, v) in [
+        super::check_non_negative(&[
             ("learning rate", self.lr),
             ("lr_decay value", self.lr_decay),
             ("weight_decay value", self.weight_decay),
@@ -48,12 +48,7 @@ impl AdagradOptions {
                 self.initial_accumulator_value,
             ),
             ("epsilon value", self.eps),
-        ] {
-            if v < 0.0 {
-                bail!(value, "Invalid {name}: {v:?}");
-            }
-        }
-        Ok(())
+        ])
     }
 }
 
@@ -81,16 +76,8 @@ pub fn adagrad_update(
     o: &AdagradOptions,
 ) -> Result<()> {
     let _no_grad = no_grad();
-    let mut g = if o.maximize {
-        grad.neg()?
-    } else {
-        grad.clone()
-    };
-    s.step.add_(&s.step.wrap_scalar(1i64.into()))?;
-    let step = s.step.item()?.to_f64();
-    if o.weight_decay != 0.0 {
-        g = g.add(&param.mul_scalar(o.weight_decay)?)?;
-    }
+    let step = super::count_step(&s.step)?;
+    let g = super::descent_grad(param, grad, o.maximize, o.weight_decay)?;
     let clr = o.lr / (1.0 + (step - 1.0) * o.lr_decay);
     s.sum.addcmul_(&g, &g, 1.0.into())?;
     let std = s.sum.sqrt()?;

@@ -55,21 +55,13 @@ impl AdamOptions {
     }
     /// torch's argument checks (ValueError).
     pub fn check(&self) -> Result<()> {
-        if self.lr < 0.0 {
-            bail!(value, "Invalid learning rate: {:?}", self.lr);
-        }
-        if self.eps < 0.0 {
-            bail!(value, "Invalid epsilon value: {:?}", self.eps);
-        }
+        super::check_non_negative(&[("learning rate", self.lr), ("epsilon value", self.eps)])?;
         for (i, b) in [self.betas.0, self.betas.1].into_iter().enumerate() {
             if !(0.0..1.0).contains(&b) {
                 bail!(value, "Invalid beta parameter at index {i}: {b:?}");
             }
         }
-        if self.weight_decay < 0.0 {
-            bail!(value, "Invalid weight_decay value: {:?}", self.weight_decay);
-        }
-        Ok(())
+        super::check_non_negative(&[("weight_decay value", self.weight_decay)])
     }
 }
 
@@ -98,23 +90,19 @@ impl AdamState {
 pub fn adam_update(param: &Tensor, grad: &Tensor, s: &AdamState, o: &AdamOptions) -> Result<()> {
     let _no_grad = no_grad();
     let (beta1, beta2) = o.betas;
-    let mut g = if o.maximize {
-        grad.neg()?
-    } else {
-        grad.clone()
-    };
-    s.step.add_(&s.step.wrap_scalar(1i64.into()))?;
-    if o.weight_decay != 0.0 {
-        if o.decoupled_weight_decay {
+    let step = super::count_step(&s.step)?;
+    let coupled_decay = if o.decoupled_weight_decay {
+        if o.weight_decay != 0.0 {
             param.mul_(&param.wrap_scalar((1.0 - o.lr * o.weight_decay).into()))?;
-        } else {
-            g = g.add(&param.mul_scalar(o.weight_decay)?)?;
         }
-    }
+        0.0
+    } else {
+        o.weight_decay
+    };
+    let g = super::descent_grad(param, grad, o.maximize, coupled_decay)?;
     s.exp_avg.lerp_(&g, &Weight::Scalar(1.0 - beta1))?;
     s.exp_avg_sq.mul_(&s.exp_avg_sq.wrap_scalar(beta2.into()))?;
     s.exp_avg_sq.addcmul_(&g, &g, (1.0 - beta2).into())?;
-    let step = s.step.item()?.to_f64();
     let bias_correction1 = 1.0 - beta1.powf(step);
     let bias_correction2_sqrt = (1.0 - beta2.powf(step)).sqrt();
     let second = match &s.max_exp_avg_sq {
@@ -157,6 +145,6 @@ impl Adam {
         Ok(())
     }
     pub fn zero_grad(&self) -> Result<()> {
-        super::clear_grads(&self.params)
+        super::zero_grad(&self.params, true)
     }
 }

@@ -13,7 +13,7 @@
 
 use crate::autograd::no_grad;
 use crate::ops::ternary::Weight;
-use crate::{bail, DType, Result, Tensor};
+use crate::{DType, Result, Tensor};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RmspropOptions {
@@ -44,18 +44,13 @@ impl Default for RmspropOptions {
 impl RmspropOptions {
     /// torch's argument checks (ValueError).
     pub fn check(&self) -> Result<()> {
-        for (name, v) in [
+        super::check_non_negative(&[
             ("learning rate", self.lr),
             ("epsilon value", self.eps),
             ("momentum value", self.momentum),
             ("weight_decay value", self.weight_decay),
             ("alpha value", self.alpha),
-        ] {
-            if v < 0.0 {
-                bail!(value, "Invalid {name}: {v:?}");
-            }
-        }
-        Ok(())
+        ])
     }
 }
 
@@ -85,15 +80,8 @@ pub fn rmsprop_update(
     o: &RmspropOptions,
 ) -> Result<()> {
     let _no_grad = no_grad();
-    let mut g = if o.maximize {
-        grad.neg()?
-    } else {
-        grad.clone()
-    };
-    s.step.add_(&s.step.wrap_scalar(1i64.into()))?;
-    if o.weight_decay != 0.0 {
-        g = g.add(&param.mul_scalar(o.weight_decay)?)?;
-    }
+    super::count_step(&s.step)?;
+    let g = super::descent_grad(param, grad, o.maximize, o.weight_decay)?;
     s.square_avg
         .mul_(&s.square_avg.wrap_scalar(o.alpha.into()))?;
     s.square_avg.addcmul_(&g, &g, (1.0 - o.alpha).into())?;

@@ -39,15 +39,11 @@ impl Default for SgdOptions {
 impl SgdOptions {
     /// torch's argument checks (ValueError).
     pub fn check(&self) -> Result<()> {
-        if self.lr < 0.0 {
-            bail!(value, "Invalid learning rate: {:?}", self.lr);
-        }
-        if self.momentum < 0.0 {
-            bail!(value, "Invalid momentum value: {:?}", self.momentum);
-        }
-        if self.weight_decay < 0.0 {
-            bail!(value, "Invalid weight_decay value: {:?}", self.weight_decay);
-        }
+        super::check_non_negative(&[
+            ("learning rate", self.lr),
+            ("momentum value", self.momentum),
+            ("weight_decay value", self.weight_decay),
+        ])?;
         if self.nesterov && (self.momentum <= 0.0 || self.dampening != 0.0) {
             bail!(
                 value,
@@ -67,14 +63,7 @@ pub fn sgd_update(
     o: &SgdOptions,
 ) -> Result<()> {
     let _no_grad = no_grad();
-    let mut g = if o.maximize {
-        grad.neg()?
-    } else {
-        grad.clone()
-    };
-    if o.weight_decay != 0.0 {
-        g = g.add(&param.mul_scalar(o.weight_decay)?)?;
-    }
+    let mut g = super::descent_grad(param, grad, o.maximize, o.weight_decay)?;
     if o.momentum != 0.0 {
         match buf {
             Some(b) => {
@@ -120,6 +109,6 @@ impl Sgd {
         Ok(())
     }
     pub fn zero_grad(&self) -> Result<()> {
-        super::clear_grads(&self.params)
+        super::zero_grad(&self.params, true)
     }
 }

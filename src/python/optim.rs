@@ -303,8 +303,16 @@ impl PyPlateau {
     }
 }
 
+/// `zero_grad` of optimisers and modules (see `crate::optim::zero_grad`).
+#[pyfunction(name = "zero_grad")]
+fn py_zero_grad(params: Vec<PyRef<'_, PyTensor>>, set_to_none: bool) -> PyResult<()> {
+    let params: Vec<Tensor> = params.iter().map(|p| p.inner.clone()).collect();
+    Ok(crate::optim::zero_grad(&params, set_to_none)?)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let optim = PyModule::new(m.py(), "_optim")?;
+    optim.add_function(wrap_pyfunction!(py_zero_grad, &optim)?)?;
     optim.add_function(wrap_pyfunction!(schedule_check, &optim)?)?;
     optim.add_function(wrap_pyfunction!(next_lr, &optim)?)?;
     optim.add_class::<PyPlateau>()?;

@@ -95,18 +95,8 @@ class Optimizer:
         _C._optim.check(self._rule, group)
 
     def zero_grad(self, set_to_none=True):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        params = [p for group in self.param_groups for p in group["params"]]
+        _C._optim.zero_grad(params, set_to_none)
 
     def step(self, closure=None):
         loss = None

@@ -6,7 +6,7 @@ bookkeeping only: every computation is an op of the tensors it holds."""
 from collections import OrderedDict, namedtuple
 from itertools import chain
 
-from ... import Tensor
+from ... import Tensor, _C
 from ...autograd.grad_mode import no_grad
 from ..._C import dtype as _dtype
 from ..._C import empty as _empty
@@ -316,17 +316,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        _C._optim.zero_grad(list(self.parameters()), set_to_none)
 
     # ----- conversions -----
     def apply(self, fn):
