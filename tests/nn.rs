@@ -122,3 +122,40 @@ fn activations_pad_one_hot_normalize() {
         .unwrap();
     assert_eq!(n.to_f64_vec(), vec![0.6, 0.8]);
 }
+
+#[test]
+fn layer_norm_batch_norm_embedding() {
+    let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 5.0, 5.0, 8.0], &[2, 3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.layer_norm(&[3], None, None, 0.0).unwrap().to_f64_vec();
+    let s = (2.0f64 / 3.0).sqrt();
+    assert!(
+        (y[0] + 1.0 / s).abs() < 1e-12 && y[1].abs() < 1e-12,
+        "{y:?}"
+    );
+    assert!(x.layer_norm(&[4], None, None, 1e-5).is_err());
+    // Batch norm over the batch dim: columns (1, 5), (2, 5), (3, 8).
+    let rm = Tensor::zeros(&[3], DType::F64);
+    let rv = Tensor::ones(&[3], DType::F64);
+    let y = x
+        .batch_norm(Some(&rm), Some(&rv), None, None, true, 0.5, 0.0)
+        .unwrap();
+    assert_eq!(y.to_f64_vec(), vec![-1.0, -1.0, -1.0, 1.0, 1.0, 1.0]);
+    assert_eq!(rm.to_f64_vec(), vec![1.5, 1.75, 2.75]);
+    // unbiased batch variances 8, 4.5, 12.5
+    assert_eq!(rv.to_f64_vec(), vec![4.5, 2.75, 6.75]);
+    let w = Tensor::from_vec(vec![0.0, 1.0, 10.0, 11.0, 20.0, 21.0], &[3, 2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let idx = Tensor::from_vec(vec![2i64, 0, 2], &[3]).unwrap();
+    let e = idx.embedding(&w, Some(0)).unwrap();
+    assert_eq!(e.to_f64_vec(), vec![20.0, 21.0, 0.0, 1.0, 20.0, 21.0]);
+    e.sum().unwrap().backward().unwrap();
+    assert_eq!(
+        w.grad().unwrap().to_f64_vec(),
+        vec![0.0, 0.0, 0.0, 0.0, 2.0, 2.0]
+    );
+}

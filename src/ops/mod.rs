@@ -15,6 +15,7 @@ pub mod inplace;
 pub mod join;
 pub mod linalg;
 pub mod loss;
+pub mod normalization;
 pub mod pad;
 pub mod pointwise;
 pub mod random_fill;

@@ -25,6 +25,7 @@ mod ops_index;
 mod ops_linalg;
 mod ops_loss;
 mod ops_math;
+mod ops_normalization;
 mod ops_pointwise;
 mod ops_random;
 mod ops_reduce;
@@ -100,6 +101,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nn_init::register(m)?;
     nn_utils::register(m)?;
     ops_activation::register(m)?;
+    ops_normalization::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -1171,6 +1171,50 @@ op(
     needs=("nn.functional.normalize",),
 )
 
+op(
+    "layer_norm",
+    lambda lib, x, w, b, **kw: lib.nn.functional.layer_norm(x, tuple(w.shape), w, b, **kw),
+    [S(A(3, 4), A(4), A(4)), S(A(2, 3, 4), A(3, 4), A(3, 4), eps=1e-3), S(NC(3, 4), A(4), A(4))],
+    needs=("nn.functional.layer_norm",),
+)
+op(
+    "layer_norm_plain",
+    lambda lib, x: lib.nn.functional.layer_norm(x, x.shape[-1:]),
+    [S(A(3, 4)), S(A(2, 3, 5))],
+    needs=("nn.functional.layer_norm",),
+)
+op(
+    "batch_norm_training",
+    lambda lib, x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, training=True),
+    [S(A(5, 3), A(3), A(3)), S(A(4, 2, 3), A(2), A(2)), S(NC(4, 3), A(3), A(3))],
+    needs=("nn.functional.batch_norm",),
+)
+op(
+    "batch_norm_eval",
+    lambda lib, x, w, b, rm, rv: lib.nn.functional.batch_norm(x, rm, rv, w, b, eps=1e-3),
+    [
+        S(
+            A(5, 3),
+            A(3),
+            A(3),
+            Const([0.1, -0.2, 0.3], "float64"),
+            Const([0.5, 1.5, 2.0], "float64"),
+        )
+    ],
+    needs=("nn.functional.batch_norm",),
+)
+op(
+    "embedding",
+    lambda lib, idx, w, **kw: lib.nn.functional.embedding(idx, w, **kw),
+    [
+        # padding_idx is left out: its rows' gradient is zero by design,
+        # not the derivative (tested in test_nn.py)
+        S(Const([[1, 2], [0, 1]]), A(4, 3)),
+        S(Const([3, 0, 3, 2]), NC(4, 3)),
+    ],
+    needs=("nn.functional.embedding",),
+)
+
 
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
 

@@ -474,3 +474,76 @@ def test_parameters_vector_round_trip(lib):
     assert p1.requires_grad and p1.is_leaf
     with pytest.raises(TypeError, match="expected torch.Tensor"):
         U.vector_to_parameters([1.0], [p1])
+
+
+def test_layer_norm_module(lib):
+    nn = nn_of(lib)
+    ln = nn.LayerNorm([3, 4])
+    assert repr(ln) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert [tuple(p.shape) for p in ln.parameters()] == [(3, 4), (3, 4)]
+    x = lib.linspace(-2, 3, 24).reshape(2, 3, 4)
+    y = ln(x)
+    assert y.mean(dim=(1, 2)).abs().max().item() < 1e-6
+    assert (y.var(dim=(1, 2), unbiased=False) - 1).abs().max().item() < 1e-4
+    assert repr(nn.LayerNorm(4, elementwise_affine=False)).endswith("bias=False)")
+    assert list(nn.LayerNorm(4, bias=False).named_parameters())[0][0] == "weight"
+    with pytest.raises(RuntimeError, match=r"expected input with shape \[\*, 4\]"):
+        nn.functional.layer_norm(lib.ones(2, 3), (4,))
+
+
+def test_batch_norm_modules(lib):
+    nn = nn_of(lib)
+    bn = nn.BatchNorm1d(3).double()
+    x = lib.linspace(-1, 2, 30, dtype=lib.float64).reshape(10, 3)
+    y = bn(x)
+    assert y.mean(0).abs().max().item() < 1e-12
+    # Running stats moved a tenth of the way to the batch's (unbiased var).
+    assert bn.running_mean.tolist() == pytest.approx((0.1 * x.mean(0)).tolist())
+    assert bn.running_var.tolist() == pytest.approx((0.9 + 0.1 * x.var(0)).tolist())
+    assert bn.num_batches_tracked.item() == 1
+    assert sorted(bn.state_dict()) == [
+        "bias",
+        "num_batches_tracked",
+        "running_mean",
+        "running_var",
+        "weight",
+    ]
+    bn.eval()
+    want = (x - bn.running_mean) / (bn.running_var + 1e-5).sqrt()
+    assert (bn(x) - want).abs().max().item() < 1e-12
+    cumulative = nn.BatchNorm2d(2, momentum=None)
+    batches = [lib.linspace(0, i + 1, 36).reshape(2, 2, 3, 3) for i in range(3)]
+    for b in batches:
+        cumulative(b)
+    means = [b.mean(dim=(0, 2, 3)) for b in batches]
+    assert cumulative.running_mean.tolist() == pytest.approx(
+        ((means[0] + means[1] + means[2]) / 3).tolist(), rel=1e-5
+    )
+    assert cumulative.num_batches_tracked.item() == 3
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        nn.BatchNorm1d(3)(lib.ones(2, 3, 4, 5))
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        nn.BatchNorm1d(3)(lib.ones(1, 3))
+    plain = nn.BatchNorm1d(3, affine=False, track_running_stats=False)
+    assert list(plain.parameters()) == [] and plain.running_mean is None
+    assert plain(x.float()).shape == (10, 3)
+
+
+def test_embedding_module(lib):
+    nn = nn_of(lib)
+    e = nn.Embedding(10, 3, padding_idx=-1)
+    assert repr(e) == "Embedding(10, 3, padding_idx=9)"
+    assert e.weight[9].tolist() == [0.0, 0.0, 0.0]
+    idx = lib.tensor([[1, 9, 1], [0, 2, 9]])
+    out = e(idx)
+    assert out.shape == (2, 3, 3) and out[0, 0].tolist() == e.weight[1].tolist()
+    out.sum().backward()
+    assert e.weight.grad[1].tolist() == [2.0] * 3 and e.weight.grad[0].tolist() == [1.0] * 3
+    assert e.weight.grad[9].tolist() == [0.0] * 3  # the padding row learns nothing
+    pre = nn.Embedding.from_pretrained(lib.arange(6.0).reshape(3, 2))
+    assert pre(lib.tensor([2, 0])).tolist() == [[4.0, 5.0], [0.0, 1.0]]
+    assert not pre.weight.requires_grad
+    with pytest.raises(RuntimeError, match="'indices' to have one of the following scalar types"):
+        nn.functional.embedding(lib.tensor([1.0]), lib.ones(3, 2))
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        nn.Embedding(3, 2, padding_idx=3)

@@ -17,6 +17,9 @@ logsigmoid = _C._nn.logsigmoid
 one_hot = _C._nn.one_hot
 pad = _C._nn.pad
 normalize = _C._nn.normalize
+layer_norm = _C._nn.layer_norm
+batch_norm = _C._nn.batch_norm
+embedding = _C._nn.embedding
 
 linear = _C._nn.linear
 mse_loss = _C._nn.mse_loss

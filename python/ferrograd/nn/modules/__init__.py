@@ -30,6 +30,8 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .sparse import Embedding
 
 __all__ = [
     "Module",
@@ -56,6 +58,10 @@ __all__ = [
     "CELU",
     "SELU",
     "LogSigmoid",
+    "LayerNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Embedding",
     "MSELoss",
     "L1Loss",
     "SmoothL1Loss",

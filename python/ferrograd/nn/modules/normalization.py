@@ -1,0 +1,136 @@
+"""LayerNorm and BatchNorm1d/2d (the arithmetic, including the running
+statistics, is `src/ops/normalization.rs`)."""
+
+from ... import _C
+from .. import functional as F
+from ..parameter import Parameter
+from .module import Module
+
+
+class LayerNorm(Module):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            kw = dict(device=device, dtype=dtype)
+            self.weight = Parameter(_C.ones(self.normalized_shape, **kw))
+            if bias:
+                self.bias = Parameter(_C.zeros(self.normalized_shape, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            _C._init.ones_(self.weight)
+            if self.bias is not None:
+                _C._init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
+
+
+class _BatchNorm(Module):
+    _dims = ()
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(_C.ones(num_features, **kw))
+            if bias:
+                self.bias = Parameter(_C.zeros(num_features, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _C.zeros(num_features, **kw))
+            self.register_buffer("running_var", _C.ones(num_features, **kw))
+            self.register_buffer("num_batches_tracked", _C.tensor(0, dtype=_C.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            _C._init.zeros_(self.running_mean)
+            _C._init.ones_(self.running_var)
+            _C._init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            _C._init.ones_(self.weight)
+            if self.bias is not None:
+                _C._init.zeros_(self.bias)
+
+    def forward(self, input):
+        if input.dim() not in self._dims:
+            wanted = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {wanted} input (got {input.dim()}D input)")
+        return _C._nn._batch_norm_module(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.num_batches_tracked,
+            self.weight,
+            self.bias,
+            self.training,
+            self.track_running_stats,
+            self.momentum,
+            self.eps,
+        )
+
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    _dims = (4,)

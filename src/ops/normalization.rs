@@ -1,0 +1,217 @@
+//! The normalisation layers' functions and embedding lookup, composed of
+//! differentiable ops (mean, var, rsqrt, the affine ops, index_select), so
+//! their gradients, of every order, follow:
+//!
+//! | op                     | value                                                      |
+//! |------------------------|------------------------------------------------------------|
+//! | layer_norm(x, shape)   | (x - mean) / sqrt(var + eps) over the trailing `shape` dims, then * weight + bias |
+//! | batch_norm(x) training | the same over every dim but 1 (channels); running stats += momentum * (batch - running), the variance unbiased |
+//! | batch_norm(x) eval     | (x - running_mean) / sqrt(running_var + eps) * weight + bias |
+//! | embedding(idx, weight) | weight's rows at idx; rows at `padding_idx` get no gradient |
+
+use crate::autograd::no_grad;
+use crate::{bail, DType, Result, Tensor};
+
+/// `[1, C, 1, ...]` for an `ndim`-dim input: a per-channel tensor's shape.
+fn channel_shape(c: usize, ndim: usize) -> Vec<i64> {
+    let mut s = vec![1i64; ndim];
+    s[1] = c as i64;
+    s
+}
+
+impl Tensor {
+    pub fn layer_norm(
+        &self,
+        normalized_shape: &[usize],
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Tensor> {
+        let (n, nd) = (normalized_shape.len(), self.ndim());
+        if n == 0 || n > nd || self.shape()[nd - n..] != *normalized_shape {
+            let dims: Vec<String> = normalized_shape.iter().map(|d| d.to_string()).collect();
+            bail!(
+                runtime,
+                "Given normalized_shape={normalized_shape:?}, expected input with shape [*, {}], but got input of size{:?}",
+                dims.join(", "),
+                self.shape()
+            );
+        }
+        for (name, t) in [("weight", weight), ("bias", bias)] {
+            if let Some(t) = t {
+                if t.shape() != normalized_shape {
+                    bail!(
+                        runtime,
+                        "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {:?} and normalized_shape = {normalized_shape:?}",
+                        t.shape()
+                    );
+                }
+            }
+        }
+        let dims: Vec<i64> = ((nd - n) as i64..nd as i64).collect();
+        let mean = self.mean_dims(&dims, true, None)?;
+        let var = self.var(&dims, 0.0, true)?;
+        let y = self.sub(&mean)?.mul(&var.add_scalar(eps)?.rsqrt()?)?;
+        let y = match weight {
+            Some(w) => y.mul(w)?,
+            None => y,
+        };
+        match bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
+
+    /// `running_mean`/`running_var` are updated in place when training.
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm(
+        &self,
+        running_mean: Option<&Tensor>,
+        running_var: Option<&Tensor>,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<Tensor> {
+        if self.ndim() < 2 {
+            bail!(
+                value,
+                "Expected 2D or higher input to batch_norm (got {}D input)",
+                self.ndim()
+            );
+        }
+        let (c, nd) = (self.shape()[1], self.ndim());
+        let per_channel = self.numel() / c.max(1);
+        let shape = channel_shape(c, nd);
+        let named = [
+            ("running_mean", running_mean),
+            ("running_var", running_var),
+            ("weight", weight),
+            ("bias", bias),
+        ];
+        for (name, t) in named {
+            if let Some(t) = t.filter(|t| t.shape() != [c]) {
+                bail!(
+                    runtime,
+                    "{name} should contain {c} elements not {}",
+                    t.numel()
+                );
+            }
+        }
+        let (mean, var) = if training {
+            if per_channel <= 1 {
+                bail!(
+                    value,
+                    "Expected more than 1 value per channel when training, got input size {:?}",
+                    self.shape()
+                );
+            }
+            let dims: Vec<i64> = (0..nd as i64).filter(|&d| d != 1).collect();
+            let mean = self.mean_dims(&dims, true, None)?;
+            let var = self.var(&dims, 0.0, true)?;
+            let _g = no_grad();
+            let unbias = per_channel as f64 / (per_channel - 1) as f64;
+            let update = |running: Option<&Tensor>, batch: Tensor| -> Result<()> {
+                let Some(r) = running else { return Ok(()) };
+                let batch = batch.reshape(&[c as i64])?.to_dtype(r.dtype())?;
+                r.copy_(
+                    &batch
+                        .mul_scalar(momentum)?
+                        .add(&r.mul_scalar(1.0 - momentum)?)?,
+                )
+            };
+            update(running_mean, mean.detach())?;
+            update(running_var, var.detach().mul_scalar(unbias)?)?;
+            (mean, var)
+        } else {
+            let (Some(rm), Some(rv)) = (running_mean, running_var) else {
+                bail!(
+                    runtime,
+                    "running_mean and running_var must be defined in evaluation mode"
+                );
+            };
+            (rm.reshape(&shape)?, rv.reshape(&shape)?)
+        };
+        let y = self.sub(&mean)?.mul(&var.add_scalar(eps)?.rsqrt()?)?;
+        let y = match weight {
+            Some(w) => y.mul(&w.reshape(&shape)?)?,
+            None => y,
+        };
+        match bias {
+            Some(b) => y.add(&b.reshape(&shape)?),
+            None => Ok(y),
+        }
+    }
+
+    /// Rows of `weight` (`[V, D]`) at the integer `self`; the result has
+    /// shape `self.shape + [D]`.
+    pub fn embedding(&self, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
+        if self.dtype() != DType::I64 {
+            bail!(
+                runtime,
+                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
+                self.dtype().scalar_type_name()
+            );
+        }
+        if weight.ndim() != 2 {
+            bail!(runtime, "'weight' must be 2-D");
+        }
+        let mut shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+        shape.push(weight.shape()[1] as i64);
+        let rows = weight
+            .index_select(0, &self.reshape(&[-1])?)?
+            .reshape(&shape)?;
+        let Some(mut pad) = padding_idx else {
+            return Ok(rows);
+        };
+        let v = weight.shape()[0] as i64;
+        if pad >= v || pad < -v {
+            bail!(assertion, "Padding_idx must be within num_embeddings");
+        }
+        if pad < 0 {
+            pad += v;
+        }
+        // The padding rows' values, cut off from the gradient.
+        let at_pad = self
+            .eq(&self.wrap_scalar(pad.into()))?
+            .unsqueeze(-1)?
+            .expand_as(&rows)?;
+        Tensor::where_cond(&at_pad, &rows.detach(), &rows)
+    }
+}
+
+/// nn.BatchNorm's forward around [`Tensor::batch_norm`]: in training with
+/// running stats it counts the batch in `num_batches_tracked`, and with no
+/// `momentum` it averages the batches cumulatively (factor 1/count).
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_module(
+    input: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    num_batches_tracked: Option<&Tensor>,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    track_running_stats: bool,
+    momentum: Option<f64>,
+    eps: f64,
+) -> Result<Tensor> {
+    let mut factor = momentum.unwrap_or(0.0);
+    if training && track_running_stats {
+        if let Some(n) = num_batches_tracked {
+            let _g = no_grad();
+            n.add_(&n.wrap_scalar(1i64.into()))?;
+            if momentum.is_none() {
+                factor = 1.0 / n.item()?.to_f64();
+            }
+        }
+    }
+    let batch_stats = training || (running_mean.is_none() && running_var.is_none());
+    let (rm, rv) = if !training || track_running_stats {
+        (running_mean, running_var)
+    } else {
+        (None, None)
+    };
+    input.batch_norm(rm, rv, weight, bias, batch_stats, factor, eps)
+}
