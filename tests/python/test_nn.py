@@ -547,3 +547,44 @@ def test_embedding_module(lib):
         nn.functional.embedding(lib.tensor([1.0]), lib.ones(3, 2))
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=3)
+
+
+def test_module_backward_hooks(lib):
+    nn = nn_of(lib)
+    lin = nn.Linear(3, 2)
+    with lib.no_grad():
+        lin.weight.copy_(lib.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]))
+    log = []
+    pre = lin.register_full_backward_pre_hook(lambda m, go: log.append(("pre", go[0].tolist())))
+    full = lin.register_full_backward_hook(
+        lambda m, gi, go: log.append(("full", gi[0].tolist(), go[0].tolist()))
+    )
+    x = lib.tensor([[1.0, -1.0, 2.0]], requires_grad=True)
+    (lin(x) * lib.tensor([[2.0, 3.0]])).sum().backward()
+    assert log == [("pre", [[2.0, 3.0]]), ("full", [[-1.0, 5.5, 6.0]], [[2.0, 3.0]])]
+    pre.remove()
+    full.remove()
+    # Without an input that requires grad, the hook fires with None.
+    seen = []
+    handle = lin.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go[0].tolist())))
+    with pytest.warns(UserWarning, match="no inputs require gradients"):
+        lin(lib.ones(1, 3)).sum().backward()
+    assert seen == [((None,), [[1.0, 1.0]])]
+    handle.remove()
+    # Hooks may replace the gradients.
+    lin.register_full_backward_pre_hook(lambda m, go: (lib.ones_like(go[0]),))
+    lin.register_full_backward_hook(lambda m, gi, go: (gi[0] * 10,))
+    x.grad = None
+    (lin(x) * 5).sum().backward()
+    assert x.grad.tolist() == [[0.0, 25.0, 30.0]]
+    # Order through a Sequential: last module first.
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    names = []
+    for m in seq:
+        m.register_full_backward_hook(lambda m, gi, go: names.append(type(m).__name__))
+    seq(lib.ones(1, 2, requires_grad=True)).sum().backward()
+    assert names == ["ReLU", "Linear"]
+    bad = nn.Linear(1, 1)
+    bad.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match="invalid number of grad_input, got 2, but expected 1"):
+        bad(lib.ones(1, 1, requires_grad=True)).sum().backward()

@@ -11,6 +11,7 @@ from ...autograd.grad_mode import no_grad
 from ..._C import dtype as _dtype
 from ..._C import empty as _empty
 from ..parameter import Parameter
+from ._backward_hook import BackwardHook
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -63,6 +64,8 @@ class Module:
         setattr_(self, "_modules", OrderedDict())
         setattr_(self, "_forward_pre_hooks", OrderedDict())
         setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
+        setattr_(self, "_backward_hooks", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(
@@ -75,11 +78,17 @@ class Module:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        backward_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward_hook = BackwardHook(self, self._backward_pre_hooks, self._backward_hooks)
+            args = backward_hook.setup_inputs(args)
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, out)
             if result is not None:
                 out = result
+        if backward_hook is not None:
+            out = backward_hook.setup_outputs(out)
         return out
 
     def register_forward_pre_hook(self, hook, *, prepend=False):
@@ -87,6 +96,16 @@ class Module:
 
     def register_forward_hook(self, hook, *, prepend=False):
         return self._add_hook(self._forward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """`hook(module, grad_output)` runs when the gradients w.r.t. the
+        outputs are known; it may return replacements."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """`hook(module, grad_input, grad_output)` runs when the gradients
+        w.r.t. the tensor inputs are known; it may return replacements."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
 
     @staticmethod
     def _add_hook(hooks, hook, prepend):
