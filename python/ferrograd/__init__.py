@@ -53,4 +53,4 @@ for _name in dir(_C):
         globals()[_name] = getattr(_C, _name)
 del _name
 
-from . import optim, random, utils  # noqa: E402, F401
+from . import linalg, optim, random, utils  # noqa: E402, F401

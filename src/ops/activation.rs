@@ -19,12 +19,12 @@ use crate::{bail, Result};
 use std::sync::Arc;
 
 /// A piecewise-constant slope of an activation's input.
-type Slope = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
+pub(crate) type Slope = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
 
 /// `grad * slope(x)` as an op of (grad, x), like torch's
 /// leaky_relu_backward and hardtanh_backward: its derivative in grad is
 /// the same op, in x zero (so a second derivative exists and is zero).
-fn piecewise_backward(
+pub(crate) fn piecewise_backward(
     grad: &Tensor,
     x: &Tensor,
     name: &'static str,

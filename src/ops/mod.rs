@@ -6,6 +6,7 @@
 pub mod activation;
 pub mod addmm;
 pub mod arith;
+pub mod combine;
 pub mod convert;
 pub mod dropout;
 pub mod einsum;
@@ -15,6 +16,7 @@ pub mod inplace;
 pub mod join;
 pub mod linalg;
 pub mod loss;
+pub mod nan;
 pub mod normalization;
 pub mod pad;
 pub mod pointwise;

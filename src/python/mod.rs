@@ -20,6 +20,7 @@ mod node;
 mod numpy_interop;
 mod ops_activation;
 mod ops_addmm;
+mod ops_combine;
 mod ops_compare;
 mod ops_index;
 mod ops_linalg;
@@ -102,6 +103,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nn_utils::register(m)?;
     ops_activation::register(m)?;
     ops_normalization::register(m)?;
+    ops_combine::register(m)?;
     repr::register(m)?;
     Ok(())
 }

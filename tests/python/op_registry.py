@@ -1216,6 +1216,95 @@ op(
 )
 
 
+# -- combining and NaN-aware ops ------------------------------------------------
+op(
+    "tensordot",
+    lambda lib, a, b, **kw: lib.tensordot(a, b, **kw),
+    [
+        S(A(2, 3), A(3, 4), dims=1),
+        S(A(2, 3, 4), A(3, 4, 2)),
+        S(A(3, 2, 4), A(4, 3), dims=([0, 2], [1, 0])),
+        S(NC(3, 4), A(4, 2), dims=1),
+    ],
+)
+op(
+    "kron",
+    lambda lib, a, b: lib.kron(a, b),
+    # (no non-contiguous sample: torch's kron rejects one with a view error)
+    [S(A(2, 3), A(2, 2)), S(A(3), A(2, 2)), S(A(2, 1, 2), A(3, 2))],
+    api=("Tensor.kron",),
+)
+op(
+    "cross",
+    lambda lib, a, b, **kw: lib.linalg.cross(a, b, **kw),
+    [S(A(4, 3), A(4, 3)), S(A(3, 2), A(3, 1), dim=0), S(NC(2, 3), A(1, 3))],
+    needs=("linalg.cross",),
+    api=("cross", "Tensor.cross"),
+)
+op(
+    "diff",
+    lambda lib, x, *rest, **kw: lib.diff(x, **kw),
+    [S(A(5)), S(A(3, 4), n=2, dim=0), S(NC(3, 4), n=1)],
+    api=("Tensor.diff",),
+)
+op(
+    "diff_prepend",
+    lambda lib, x, p, a: lib.diff(x, prepend=p, append=a),
+    [S(A(2, 4), A(2, 1), A(2, 2))],
+    needs=("diff",),
+)
+op(
+    "take_along_dim",
+    lambda lib, x, i, **kw: lib.take_along_dim(x, i, **kw),
+    [
+        S(A(2, 3), Const([[2, 0], [1, 1]]), dim=1),
+        S(A(2, 3), Const([5, 0, 3])),
+        S(A(3, 4), Const([[0, 2, 1, 0]]), dim=0),
+    ],
+    api=("Tensor.take_along_dim",),
+)
+op(
+    "rot90",
+    lambda lib, x, **kw: lib.rot90(x, **kw),
+    [S(A(2, 3)), S(A(2, 3, 4), k=2, dims=[1, 2]), S(NC(3, 4), k=-1)],
+    api=("Tensor.rot90",),
+)
+op(
+    "meshgrid",
+    lambda lib, a, b: lib.meshgrid(a, b, indexing="xy"),
+    [S(A(3), A(2))],
+)
+op(
+    "stacks",
+    lambda lib, a, b: (
+        lib.vstack([a, b]),
+        lib.hstack([a, b]),
+        lib.dstack([a, b]),
+        lib.column_stack([a, b]),
+    ),
+    [S(A(4), A(4)), S(A(2, 3), A(2, 3))],
+    needs=("vstack", "hstack", "dstack", "column_stack"),
+)
+op(
+    "nan_to_num",
+    lambda lib, x, **kw: lib.nan_to_num(x, **kw),
+    [S(A(3, 4)), S(A(2, 3), nan=1.0, posinf=2.0)],
+    api=("Tensor.nan_to_num",),
+)
+op(
+    "nansum",
+    lambda lib, x, **kw: lib.nansum(x, **kw),
+    [S(A(3, 4)), S(A(3, 4), dim=1, keepdim=True)],
+    api=("Tensor.nansum",),
+)
+op(
+    "nanmean",
+    lambda lib, x, **kw: lib.nanmean(x, **kw),
+    [S(A(3, 4)), S(A(3, 4), dim=0)],
+    api=("Tensor.nanmean",),
+)
+
+
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
 
 

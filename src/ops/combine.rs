@@ -1,0 +1,292 @@
+//! Ops composed of other differentiable ops (views, cat, index_select,
+//! gather, mm, mul), so their gradients of every order follow:
+//! meshgrid, atleast_{1,2,3}d, vstack/hstack/dstack/
+//! column_stack, tensordot, kron, cross, diff, take_along_dim, rot90.
+
+use crate::tensor::layout::wrap_dim;
+use crate::{bail, Result, Tensor};
+
+fn as_i64(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
+impl Tensor {
+    /// Reshaped to at least `n` (1, 2 or 3) dims, as torch's atleast_nd.
+    pub fn atleast(&self, n: usize) -> Result<Tensor> {
+        let s = as_i64(self.shape());
+        let shape = match (n, s.len()) {
+            (_, d) if d >= n => return Ok(self.clone()),
+            (1, _) => vec![1],
+            (2, 0) => vec![1, 1],
+            (2, _) => vec![1, s[0]],
+            (3, 0) => vec![1, 1, 1],
+            (3, 1) => vec![1, s[0], 1],
+            (3, _) => vec![s[0], s[1], 1],
+            _ => bail!(runtime, "atleast: n must be 1, 2 or 3"),
+        };
+        self.reshape(&shape)
+    }
+
+    /// `torch.tensordot`: contracts `dims_a` of self with `dims_b` of other.
+    pub fn tensordot(&self, other: &Tensor, dims_a: &[i64], dims_b: &[i64]) -> Result<Tensor> {
+        if dims_a.len() != dims_b.len() {
+            bail!(runtime, "both dimension lists should have same length");
+        }
+        let ca: Vec<usize> = dims_a
+            .iter()
+            .map(|&d| wrap_dim(d, self.ndim()))
+            .collect::<Result<_>>()?;
+        let cb: Vec<usize> = dims_b
+            .iter()
+            .map(|&d| wrap_dim(d, other.ndim()))
+            .collect::<Result<_>>()?;
+        for (&i, &j) in ca.iter().zip(&cb) {
+            if self.shape()[i] != other.shape()[j] {
+                bail!(
+                    runtime,
+                    "contracted dimensions need to match, but first has size {} in dim {i} and second has size {} in dim {j}",
+                    self.shape()[i],
+                    other.shape()[j]
+                );
+            }
+        }
+        let free_a: Vec<usize> = (0..self.ndim()).filter(|d| !ca.contains(d)).collect();
+        let free_b: Vec<usize> = (0..other.ndim()).filter(|d| !cb.contains(d)).collect();
+        let size =
+            |t: &Tensor, ds: &[usize]| ds.iter().map(|&d| t.shape()[d]).product::<usize>() as i64;
+        let order_a: Vec<i64> = free_a.iter().chain(&ca).map(|&d| d as i64).collect();
+        let order_b: Vec<i64> = cb.iter().chain(&free_b).map(|&d| d as i64).collect();
+        let k = size(self, &ca);
+        let a = self.permute(&order_a)?.reshape(&[size(self, &free_a), k])?;
+        let b = other
+            .permute(&order_b)?
+            .reshape(&[k, size(other, &free_b)])?;
+        let mut shape: Vec<i64> = free_a.iter().map(|&d| self.shape()[d] as i64).collect();
+        shape.extend(free_b.iter().map(|&d| other.shape()[d] as i64));
+        a.mm(&b)?.reshape(&shape)
+    }
+
+    /// The Kronecker product: block (i, j, ...) is self[i, j, ...] * other.
+    pub fn kron(&self, other: &Tensor) -> Result<Tensor> {
+        let n = self.ndim().max(other.ndim());
+        let pad = |t: &Tensor| {
+            let mut s = vec![1i64; n - t.ndim()];
+            s.extend(as_i64(t.shape()));
+            s
+        };
+        let (sa, sb) = (pad(self), pad(other));
+        let interleave = |s: &[i64], first: bool| -> Vec<i64> {
+            s.iter()
+                .flat_map(|&d| if first { [d, 1] } else { [1, d] })
+                .collect()
+        };
+        let a = self.reshape(&interleave(&sa, true))?;
+        let b = other.reshape(&interleave(&sb, false))?;
+        let shape: Vec<i64> = sa.iter().zip(&sb).map(|(x, y)| x * y).collect();
+        a.mul(&b)?.reshape(&shape)
+    }
+
+    /// The cross product along `dim` (of size 3), the operands broadcast.
+    pub fn cross(&self, other: &Tensor, dim: i64) -> Result<Tensor> {
+        let shape = crate::tensor::layout::broadcast_shapes(self.shape(), other.shape())?;
+        let d = wrap_dim(dim, shape.len())?;
+        if self.ndim() != other.ndim() {
+            bail!(
+                runtime,
+                "linalg.cross: inputs must have the same number of dimensions."
+            );
+        }
+        if self.shape()[d] != 3 || other.shape()[d] != 3 {
+            bail!(
+                runtime,
+                "linalg.cross: inputs dimension {d} must have length 3. Got {} and {}",
+                self.shape()[d],
+                other.shape()[d]
+            );
+        }
+        let (a, b) = (
+            self.expand(&as_i64(&shape))?,
+            other.expand(&as_i64(&shape))?,
+        );
+        let at = |t: &Tensor, idx: [i64; 3]| {
+            t.index_select(d as i64, &Tensor::from_vec(idx.to_vec(), &[3])?)
+        };
+        let (a1, a2) = (at(&a, [1, 2, 0])?, at(&a, [2, 0, 1])?);
+        let (b1, b2) = (at(&b, [1, 2, 0])?, at(&b, [2, 0, 1])?);
+        a1.mul(&b2)?.sub(&a2.mul(&b1)?)
+    }
+
+    /// The n-th forward difference along `dim`, after joining `prepend`
+    /// and `append`.
+    pub fn diff(
+        &self,
+        n: i64,
+        dim: i64,
+        prepend: Option<&Tensor>,
+        append: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        if n < 0 {
+            bail!(runtime, "order must be non-negative but got {n}");
+        }
+        if self.ndim() == 0 {
+            bail!(runtime, "diff expects input to be at least one-dimensional");
+        }
+        if self.dtype() == crate::DType::Bool {
+            bail!(runtime, "ferrograd: diff of a bool tensor is not supported");
+        }
+        let d = wrap_dim(dim, self.ndim())? as i64;
+        let parts: Vec<Tensor> = prepend
+            .into_iter()
+            .chain(std::iter::once(self))
+            .chain(append)
+            .cloned()
+            .collect();
+        let mut x = if parts.len() == 1 {
+            self.clone()
+        } else {
+            Tensor::cat(&parts, d)?
+        };
+        for _ in 0..n {
+            let len = x.shape()[d as usize];
+            if len == 0 {
+                break;
+            }
+            x = x.narrow(d, 1, len - 1)?.sub(&x.narrow(d, 0, len - 1)?)?;
+        }
+        Ok(x)
+    }
+
+    /// Values at `indices` along `dim` (the two broadcast on the other
+    /// dims); with no dim, of the flattened tensors.
+    pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        let Some(dim) = dim else {
+            return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
+        };
+        if self.ndim() != indices.ndim() {
+            bail!(
+                runtime,
+                "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
+                self.ndim(),
+                indices.ndim()
+            );
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let mut ss = self.shape().to_vec();
+        let mut si = indices.shape().to_vec();
+        ss[d] = 1;
+        si[d] = 1;
+        let common = crate::tensor::layout::broadcast_shapes(&ss, &si)?;
+        let with = |t: &Tensor| {
+            let mut s = as_i64(&common);
+            s[d] = t.shape()[d] as i64;
+            t.expand(&s)
+        };
+        with(self)?.gather(d as i64, &with(indices)?)
+    }
+
+    /// Rotated by 90 degrees `k` times, from `dims[0]` towards `dims[1]`.
+    pub fn rot90(&self, k: i64, dims: &[i64]) -> Result<Tensor> {
+        if dims.len() != 2 {
+            bail!(
+                runtime,
+                "expected total rotation dims == 2, but got dims = {}",
+                dims.len()
+            );
+        }
+        if self.ndim() < 2 {
+            bail!(
+                runtime,
+                "expected total dims >= 2, but got total dims = {}",
+                self.ndim()
+            );
+        }
+        let (d0, d1) = (
+            wrap_dim(dims[0], self.ndim())?,
+            wrap_dim(dims[1], self.ndim())?,
+        );
+        if d0 == d1 {
+            bail!(
+                runtime,
+                "expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+            );
+        }
+        let (d0, d1) = (d0 as i64, d1 as i64);
+        match k.rem_euclid(4) {
+            1 => self.flip(&[d1])?.transpose(d0, d1),
+            2 => self.flip(&[d0, d1]),
+            3 => self.flip(&[d0])?.transpose(d0, d1),
+            _ => self.clone_tensor(),
+        }
+    }
+}
+
+/// `torch.meshgrid`: N-D grids from 1-D (or 0-D) tensors; `xy` indexing
+/// swaps the roles of the first two.
+pub fn meshgrid(tensors: &[Tensor], xy: bool) -> Result<Vec<Tensor>> {
+    for t in tensors {
+        if t.ndim() > 1 {
+            bail!(
+                runtime,
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t:?}"
+            );
+        }
+    }
+    let mut sizes: Vec<i64> = tensors.iter().map(|t| t.numel() as i64).collect();
+    let swap = xy && tensors.len() >= 2;
+    if swap {
+        sizes.swap(0, 1);
+    }
+    tensors
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let axis = match (swap, i) {
+                (true, 0) => 1,
+                (true, 1) => 0,
+                _ => i,
+            };
+            let mut view = vec![1i64; sizes.len()];
+            view[axis] = -1;
+            t.reshape(&view)?.expand(&sizes)
+        })
+        .collect()
+}
+
+/// vstack (`dim` 0 of atleast_2d), hstack (`dim` 1, or 0 for 1-D inputs),
+/// dstack (`dim` 2 of atleast_3d), column_stack (1-D inputs as columns).
+pub fn stack_kind(tensors: &[Tensor], kind: &str) -> Result<Tensor> {
+    if tensors.is_empty() {
+        bail!(runtime, "{kind} expects a non-empty TensorList");
+    }
+    let parts: Vec<Tensor> = match kind {
+        "vstack" => tensors
+            .iter()
+            .map(|t| t.atleast(2))
+            .collect::<Result<_>>()?,
+        "dstack" => tensors
+            .iter()
+            .map(|t| t.atleast(3))
+            .collect::<Result<_>>()?,
+        "column_stack" => tensors
+            .iter()
+            .map(|t| {
+                if t.ndim() <= 1 {
+                    t.reshape(&[t.numel() as i64, 1])
+                } else {
+                    Ok(t.clone())
+                }
+            })
+            .collect::<Result<_>>()?,
+        _ => tensors
+            .iter()
+            .map(|t| t.atleast(1))
+            .collect::<Result<_>>()?,
+    };
+    let dim = match kind {
+        "vstack" => 0,
+        "dstack" => 2,
+        "hstack" if parts[0].ndim() == 1 => 0,
+        _ => 1,
+    };
+    Tensor::cat(&parts, dim)
+}
