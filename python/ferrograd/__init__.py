@@ -54,3 +54,4 @@ for _name in dir(_C):
 del _name
 
 from . import linalg, optim, random, utils  # noqa: E402, F401
+from .serialization import load, save  # noqa: E402, F401
