@@ -588,3 +588,16 @@ def test_module_backward_hooks(lib):
     bad.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
     with pytest.raises(RuntimeError, match="invalid number of grad_input, got 2, but expected 1"):
         bad(lib.ones(1, 1, requires_grad=True)).sum().backward()
+
+
+def test_failed_load_state_dict_changes_nothing():
+    # torch copies the entries that fit before raising; ferrograd checks
+    # everything first (bad input changes nothing).
+    net = make_net(ferrograd)
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    sd = {k: v.clone() + 1 for k, v in before.items()}
+    sd["fc2.bias"] = ferrograd.zeros(5)
+    with pytest.raises(RuntimeError, match="size mismatch for fc2.bias"):
+        net.load_state_dict(sd)
+    for k, v in net.state_dict().items():
+        assert v.tolist() == before[k].tolist()

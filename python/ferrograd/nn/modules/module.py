@@ -418,6 +418,7 @@ class Module:
                 f"Expected state_dict to be dict-like, got {type(state_dict).__name__}."
             )
         missing, unexpected, errors = [], [], []
+        updates = []  # applied only when nothing is wrong: bad input changes nothing
         expected = set()
         for prefix, module in self.named_modules():
             prefix = prefix + "." if prefix else ""
@@ -445,14 +446,8 @@ class Module:
                         f"size mismatch for {key}: copying a param with shape {value.shape} "
                         f"from checkpoint, the shape in current model is {own.shape}."
                     )
-                elif assign:
-                    if name in module._parameters:
-                        setattr(module, name, Parameter(value, own.requires_grad))
-                    else:
-                        module._buffers[name] = value
                 else:
-                    with no_grad():
-                        own.copy_(value)
+                    updates.append((module, name, own, value))
         unexpected = [k for k in state_dict.keys() if k not in expected]
         if strict:
             if unexpected:
@@ -475,6 +470,14 @@ class Module:
                     self._get_name(), "\n\t".join(errors)
                 )
             )
+        for module, name, own, value in updates:
+            if not assign:
+                with no_grad():
+                    own.copy_(value)
+            elif name in module._parameters:
+                setattr(module, name, Parameter(value, own.requires_grad))
+            else:
+                module._buffers[name] = value
         return _IncompatibleKeys(missing, unexpected)
 
     # ----- printing -----
