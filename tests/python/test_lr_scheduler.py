@@ -141,6 +141,7 @@ def test_errors(lib):
         S.LinearLR(opt, end_factor=1.5)
     with pytest.raises(ValueError, match="Constant multiplicative factor"):
         S.ConstantLR(opt, factor=2)
+    assert "initial_lr" not in opt.param_groups[0]  # the failed ones changed nothing
     with pytest.raises(TypeError, match="is not an Optimizer"):
         S.StepLR(object(), 3)
     fresh = o.SGD([lib.ones(1, requires_grad=True)], lr=1.0)

@@ -19,6 +19,7 @@ class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _C._optim.schedule_check(self._kind, self._hyper())  # before any change
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -33,7 +34,6 @@ class LRScheduler:
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._step_count = 0
-        _C._optim.schedule_check(self._kind, self._hyper())
         self.step()
 
     def _hyper(self):
