@@ -49,3 +49,13 @@ fn combining_ops() {
     );
     assert_eq!(n.count_nonzero(&[]).unwrap().to_vec::<i64>(), vec![3]);
 }
+
+#[test]
+fn repeat_interleave_counts() {
+    let x = t(&[1.0, 2.0, 3.0], &[3]);
+    let r = x.repeat_interleave(&[2, 0, 1], Some(0)).unwrap();
+    assert_eq!(r.to_f64_vec(), vec![1.0, 1.0, 3.0]);
+    assert_eq!(x.repeat_interleave(&[2], None).unwrap().numel(), 6);
+    assert!(x.repeat_interleave(&[1, 2], Some(0)).is_err());
+    assert!(x.repeat_interleave(&[-1], None).is_err());
+}

@@ -290,3 +290,34 @@ pub fn stack_kind(tensors: &[Tensor], kind: &str) -> Result<Tensor> {
     };
     Tensor::cat(&parts, dim)
 }
+
+impl Tensor {
+    /// Each slice along `dim` (of the flattened tensor when None) repeated
+    /// `repeats[i]` times (one count for all, or one per slice).
+    pub fn repeat_interleave(&self, repeats: &[i64], dim: Option<i64>) -> Result<Tensor> {
+        let (x, d) = match dim {
+            Some(d) => (self.clone(), wrap_dim(d, self.ndim().max(1))?),
+            None => (self.reshape(&[-1])?, 0),
+        };
+        let x = if x.ndim() == 0 { x.reshape(&[1])? } else { x };
+        let n = x.shape()[d];
+        if repeats.iter().any(|&r| r < 0) {
+            bail!(runtime, "Repeats must be non-negative");
+        }
+        let counts: Vec<i64> = match repeats.len() {
+            1 => vec![repeats[0]; n],
+            len if len == n => repeats.to_vec(),
+            len => bail!(
+                runtime,
+                "repeats must have the same size as input along dim, but got repeats.size(0) = {len} and input.size({d}) = {n}"
+            ),
+        };
+        let index: Vec<i64> = counts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &r)| std::iter::repeat(i as i64).take(r as usize))
+            .collect();
+        let len = index.len();
+        x.index_select(d as i64, &Tensor::from_vec(index, &[len])?)
+    }
+}

@@ -85,6 +85,20 @@ impl PyTensor {
     fn rot90(&self, k: i64, dims: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.rot90(k, &dims)?))
     }
+    #[pyo3(signature = (repeats, dim=None, *, output_size=None))]
+    fn repeat_interleave(
+        &self,
+        repeats: &Bound<'_, PyAny>,
+        dim: Option<i64>,
+        output_size: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let _ = output_size;
+        let counts = match repeats.cast::<PyTensor>() {
+            Ok(t) => t.borrow().inner.to_vec::<i64>(),
+            Err(_) => vec![repeats.extract::<i64>()?],
+        };
+        Ok(wrap(self.inner.repeat_interleave(&counts, dim)?))
+    }
     #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
     fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.nan_to_num(nan, posinf, neginf)?))
@@ -145,9 +159,11 @@ mod functions {
             }
             Some("ij") => false,
             Some("xy") => true,
-            Some(other) => return Err(PyRuntimeError::new_err(format!(
+            Some(other) => {
+                return Err(PyRuntimeError::new_err(format!(
                 "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {other}"
-            ))),
+            )))
+            }
         };
         let grids = combine::meshgrid(&tensor_args(tensors)?, xy)?;
         PyTuple::new(py, grids.into_iter().map(wrap))
@@ -300,6 +316,16 @@ mod functions {
         input.rot90(k, dims)
     }
     #[pyfunction]
+    #[pyo3(signature = (input, repeats, dim=None, *, output_size=None))]
+    pub fn repeat_interleave(
+        input: PyRef<'_, PyTensor>,
+        repeats: &Bound<'_, PyAny>,
+        dim: Option<i64>,
+        output_size: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        input.repeat_interleave(repeats, dim, output_size)
+    }
+    #[pyfunction]
     #[pyo3(signature = (input, nan=0.0, posinf=None, neginf=None))]
     pub fn nan_to_num(
         input: PyRef<'_, PyTensor>,
@@ -384,6 +410,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(diff, m)?,
         wrap_pyfunction!(take_along_dim, m)?,
         wrap_pyfunction!(rot90, m)?,
+        wrap_pyfunction!(repeat_interleave, m)?,
         wrap_pyfunction!(nan_to_num, m)?,
         wrap_pyfunction!(nansum, m)?,
         wrap_pyfunction!(nanmean, m)?,

@@ -338,6 +338,47 @@ impl PyTensor {
     }
 }
 
+/// var_mean / std_mean: (var or std, mean) over the same dims.
+fn spread_mean(
+    t: &Tensor,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+    sqrt: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let spread = var_std(t, dim, unbiased, keepdim, correction, sqrt)?;
+    let mean_dims = match dim {
+        Some(d) if d.is_instance_of::<PyBool>() => vec![],
+        _ => dims(dim)?,
+    };
+    Ok((spread, wrap(t.mean_dims(&mean_dims, keepdim, None)?)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+fn var_mean(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+fn std_mean(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
+}
+
 // ----- module functions (torch.sum(input, ...)) -----
 
 #[pyfunction(name = "sum")]
@@ -508,6 +549,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argmax_fn, m)?)?;
     m.add_function(wrap_pyfunction!(argmin_fn, m)?)?;
     m.add_function(wrap_pyfunction!(var_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(var_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(std_mean, m)?)?;
     m.add_function(wrap_pyfunction!(std_fn, m)?)?;
     m.add_function(wrap_pyfunction!(norm_fn, m)?)?;
     m.add_function(wrap_pyfunction!(logsumexp_fn, m)?)?;

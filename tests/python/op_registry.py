@@ -1304,6 +1304,23 @@ op(
     api=("Tensor.nanmean",),
 )
 
+op(
+    "repeat_interleave",
+    lambda lib, x, r, **kw: lib.repeat_interleave(x, r, **kw),
+    [S(A(3), 2), S(A(2, 3), Const([1, 0, 2]), dim=1), S(NC(3, 2), 2, dim=0)],
+    api=("Tensor.repeat_interleave",),
+)
+op(
+    "var_mean",
+    lambda lib, x, **kw: lib.var_mean(x, **kw),
+    [S(A(3, 4)), S(A(3, 4), dim=1, keepdim=True), S(A(2, 3), dim=0, correction=0)],
+)
+op(
+    "std_mean",
+    lambda lib, x, **kw: lib.std_mean(x, **kw),
+    [S(A(3, 4)), S(A(3, 4), dim=1)],
+)
+
 
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
 

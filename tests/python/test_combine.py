@@ -82,3 +82,23 @@ def test_nan_aware(lib):
     assert lib.count_nonzero(lib.tensor([0.0, 1.0, 2.0])).item() == 2
     assert lib.linalg.vector_norm(lib.tensor([3.0, 4.0])).item() == 5.0
     assert lib.linalg.vector_norm(lib.tensor([[3.0, 4.0]]), ord=1, dim=1).tolist() == [7.0]
+
+
+def test_repeat_interleave_and_spread_mean(lib):
+    x = lib.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])
+    assert lib.repeat_interleave(lib.tensor([1, 2, 3]), 2).tolist() == [1, 1, 2, 2, 3, 3]
+    assert x.repeat_interleave(lib.tensor([1, 2]), dim=0).tolist() == [
+        [1.0, 2.0, 4.0],
+        [3.0, 5.0, 9.0],
+        [3.0, 5.0, 9.0],
+    ]
+    assert lib.repeat_interleave(lib.tensor(5.0), 3).tolist() == [5.0] * 3
+    with pytest.raises(RuntimeError, match="repeats must have the same size"):
+        x.repeat_interleave(lib.tensor([1, 2, 3]), dim=0)
+    with pytest.raises(RuntimeError, match="Repeats must be non-negative"):
+        x.repeat_interleave(-1)
+    v, m = lib.var_mean(x, dim=1)
+    assert v.tolist() == pytest.approx([7 / 3, 9.333333], rel=1e-5)
+    assert m.tolist() == pytest.approx([7 / 3, 17 / 3])
+    s, m = lib.std_mean(x, 0, keepdim=True, correction=0)
+    assert s.tolist() == [[1.0, 1.5, 2.5]] and m.shape == (1, 3)
