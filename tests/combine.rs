@@ -1,4 +1,4 @@
-use ferrograd::ops::combine::{meshgrid, stack_kind};
+use ferrograd::ops::combine::{meshgrid, stack_kind, StackKind};
 use ferrograd::Tensor;
 
 fn t(v: &[f64], shape: &[usize]) -> Tensor {
@@ -36,7 +36,7 @@ fn combining_ops() {
     let g = meshgrid(&[t(&[1.0, 2.0], &[2]), t(&[5.0, 6.0, 7.0], &[3])], false).unwrap();
     assert_eq!(g[1].shape(), &[2, 3]);
     assert_eq!(g[1].to_f64_vec(), vec![5.0, 6.0, 7.0, 5.0, 6.0, 7.0]);
-    let v = stack_kind(&[x.clone(), y.clone()], "vstack").unwrap();
+    let v = stack_kind(&[x.clone(), y.clone()], StackKind::V).unwrap();
     assert_eq!(v.shape(), &[2, 3]);
     let n = t(&[f64::NAN, f64::INFINITY, 2.0], &[3]);
     assert_eq!(

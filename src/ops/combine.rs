@@ -3,17 +3,14 @@
 //! meshgrid, atleast_{1,2,3}d, vstack/hstack/dstack/
 //! column_stack, tensordot, kron, cross, diff, take_along_dim, rot90.
 
+use super::to_i64;
 use crate::tensor::layout::wrap_dim;
 use crate::{bail, Result, Tensor};
-
-fn as_i64(shape: &[usize]) -> Vec<i64> {
-    shape.iter().map(|&d| d as i64).collect()
-}
 
 impl Tensor {
     /// Reshaped to at least `n` (1, 2 or 3) dims, as torch's atleast_nd.
     pub fn atleast(&self, n: usize) -> Result<Tensor> {
-        let s = as_i64(self.shape());
+        let s = to_i64(self.shape());
         let shape = match (n, s.len()) {
             (_, d) if d >= n => return Ok(self.clone()),
             (1, _) => vec![1],
@@ -71,7 +68,7 @@ impl Tensor {
         let n = self.ndim().max(other.ndim());
         let pad = |t: &Tensor| {
             let mut s = vec![1i64; n - t.ndim()];
-            s.extend(as_i64(t.shape()));
+            s.extend(to_i64(t.shape()));
             s
         };
         let (sa, sb) = (pad(self), pad(other));
@@ -105,8 +102,8 @@ impl Tensor {
             );
         }
         let (a, b) = (
-            self.expand(&as_i64(&shape))?,
-            other.expand(&as_i64(&shape))?,
+            self.expand(&to_i64(&shape))?,
+            other.expand(&to_i64(&shape))?,
         );
         let at = |t: &Tensor, idx: [i64; 3]| {
             t.index_select(d as i64, &Tensor::from_vec(idx.to_vec(), &[3])?)
@@ -177,7 +174,7 @@ impl Tensor {
         si[d] = 1;
         let common = crate::tensor::layout::broadcast_shapes(&ss, &si)?;
         let with = |t: &Tensor| {
-            let mut s = as_i64(&common);
+            let mut s = to_i64(&common);
             s[d] = t.shape()[d] as i64;
             t.expand(&s)
         };
@@ -252,41 +249,49 @@ pub fn meshgrid(tensors: &[Tensor], xy: bool) -> Result<Vec<Tensor>> {
         .collect()
 }
 
-/// vstack (`dim` 0 of atleast_2d), hstack (`dim` 1, or 0 for 1-D inputs),
-/// dstack (`dim` 2 of atleast_3d), column_stack (1-D inputs as columns).
-pub fn stack_kind(tensors: &[Tensor], kind: &str) -> Result<Tensor> {
+/// Which of torch's stacking joins [`stack_kind`] makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackKind {
+    /// `dim` 0 of atleast_2d.
+    V,
+    /// `dim` 1, or 0 when the inputs are 1-D (after atleast_1d).
+    H,
+    /// `dim` 2 of atleast_3d.
+    D,
+    /// `dim` 1, 0-D and 1-D inputs becoming columns.
+    Column,
+}
+
+/// vstack, hstack, dstack or column_stack.
+pub fn stack_kind(tensors: &[Tensor], kind: StackKind) -> Result<Tensor> {
     if tensors.is_empty() {
-        bail!(runtime, "{kind} expects a non-empty TensorList");
+        let name = match kind {
+            StackKind::V => "vstack",
+            StackKind::H => "hstack",
+            StackKind::D => "dstack",
+            StackKind::Column => "column_stack",
+        };
+        bail!(runtime, "{name} expects a non-empty TensorList");
     }
-    let parts: Vec<Tensor> = match kind {
-        "vstack" => tensors
-            .iter()
-            .map(|t| t.atleast(2))
-            .collect::<Result<_>>()?,
-        "dstack" => tensors
-            .iter()
-            .map(|t| t.atleast(3))
-            .collect::<Result<_>>()?,
-        "column_stack" => tensors
-            .iter()
-            .map(|t| {
-                if t.ndim() <= 1 {
-                    t.reshape(&[t.numel() as i64, 1])
-                } else {
-                    Ok(t.clone())
-                }
-            })
-            .collect::<Result<_>>()?,
-        _ => tensors
-            .iter()
-            .map(|t| t.atleast(1))
-            .collect::<Result<_>>()?,
+    let each =
+        |f: &dyn Fn(&Tensor) -> Result<Tensor>| tensors.iter().map(f).collect::<Result<Vec<_>>>();
+    let parts = match kind {
+        StackKind::V => each(&|t| t.atleast(2))?,
+        StackKind::D => each(&|t| t.atleast(3))?,
+        StackKind::H => each(&|t| t.atleast(1))?,
+        StackKind::Column => each(&|t| {
+            if t.ndim() <= 1 {
+                t.reshape(&[t.numel() as i64, 1])
+            } else {
+                Ok(t.clone())
+            }
+        })?,
     };
     let dim = match kind {
-        "vstack" => 0,
-        "dstack" => 2,
-        "hstack" if parts[0].ndim() == 1 => 0,
-        _ => 1,
+        StackKind::V => 0,
+        StackKind::D => 2,
+        StackKind::H if parts[0].ndim() == 1 => 0,
+        StackKind::H | StackKind::Column => 1,
     };
     Tensor::cat(&parts, dim)
 }

@@ -21,6 +21,7 @@
 //! (int64 / bool tensors) copies. In-place forms go through
 //! `Tensor::apply_inplace` (a direct kernel write when nothing is tracked).
 
+use super::to_i64;
 use crate::autograd::{is_grad_enabled, record};
 use crate::kernels::index::{self as k, AdvPlan, ScatterSrc};
 use crate::tensor::layout::{broadcast_shapes, wrap_dim};
@@ -61,10 +62,6 @@ impl TensorIndex {
 /// torch's short dtype name, as in its index_put messages.
 fn shape_str(s: &[usize]) -> String {
     format!("{:?}", s)
-}
-
-fn to_i64(shape: &[usize]) -> Vec<i64> {
-    shape.iter().map(|&d| d as i64).collect()
 }
 
 /// Turns a list of per-dim indices (None = `:`; int64 tensors; bool masks,

@@ -34,6 +34,11 @@ pub mod view;
 
 use crate::tensor::{dtype::result_type, DType, Scalar, Tensor};
 
+/// A shape (or dims) as the signed sizes the view ops take.
+pub(crate) fn to_i64(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
 impl Tensor {
     /// torch.result_type(self, other).
     pub fn result_type(&self, other: &Tensor) -> DType {

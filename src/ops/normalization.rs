@@ -157,7 +157,7 @@ impl Tensor {
         if weight.ndim() != 2 {
             bail!(runtime, "'weight' must be 2-D");
         }
-        let mut shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+        let mut shape = super::to_i64(self.shape());
         shape.push(weight.shape()[1] as i64);
         let rows = weight
             .index_select(0, &self.reshape(&[-1])?)?

@@ -22,6 +22,7 @@
 //! | argmax/argmin         | (integer output, not differentiable)                         |
 //! | all/any               | (bool output, not differentiable)                            |
 
+use super::to_i64;
 use crate::autograd::record;
 use crate::kernels::binary::map2;
 use crate::kernels::reduce::{
@@ -58,10 +59,6 @@ pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
         }
     }
     Ok(out)
-}
-
-fn to_i64(v: &[usize]) -> Vec<i64> {
-    v.iter().map(|&d| d as i64).collect()
 }
 
 /// torch's C++ scalar type name (`Long`, `Float`, ...) for messages.

@@ -9,6 +9,7 @@
 //! | (un)squeeze        | grad.reshape(self.shape)                    |
 //! | narrow/select/slice| scatter grad into zeros of self.shape       |
 
+use super::to_i64;
 use crate::autograd::record;
 use crate::tensor::layout::{infer_shape, wrap_dim};
 use crate::tensor::{Layout, Tensor};
@@ -18,10 +19,6 @@ use std::sync::Arc;
 /// A geometric view function: maps a tensor's layout to its view's layout.
 /// It must work on any input layout (it is replayed on gradients).
 pub type ViewFn = Arc<dyn Fn(&Layout) -> Layout + Send + Sync>;
-
-fn to_i64(shape: &[usize]) -> Vec<i64> {
-    shape.iter().map(|&d| d as i64).collect()
-}
 
 impl Tensor {
     /// torch's `view`: fails when the strides make it impossible.

@@ -4,9 +4,10 @@
 //! module functions and `_C._linalg.cross` / `vector_norm`.
 
 use super::dtype::PyDType;
+use super::ops_index::tensor_list;
 use super::ops_reduce::dims;
 use super::tensor::{wrap, PyTensor};
-use crate::ops::combine;
+use crate::ops::combine::{self, StackKind};
 use crate::Tensor;
 use pyo3::exceptions::{PyRuntimeError, PyUserWarning};
 use pyo3::prelude::*;
@@ -18,11 +19,6 @@ fn tensor_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Tensor>> {
         1 if !args.get_item(0)?.is_instance_of::<PyTensor>() => args.get_item(0)?.extract()?,
         _ => args.extract()?,
     };
-    Ok(list.iter().map(|t| t.inner.clone()).collect())
-}
-
-fn tensor_seq(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
-    let list: Vec<PyRef<'_, PyTensor>> = obj.extract()?;
     Ok(list.iter().map(|t| t.inner.clone()).collect())
 }
 
@@ -217,21 +213,30 @@ mod functions {
 
     #[pyfunction]
     pub fn vstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(&tensor_seq(tensors)?, "vstack")?))
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "vstack")?,
+            StackKind::V,
+        )?))
     }
     #[pyfunction]
     pub fn hstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(&tensor_seq(tensors)?, "hstack")?))
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "hstack")?,
+            StackKind::H,
+        )?))
     }
     #[pyfunction]
     pub fn dstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(&tensor_seq(tensors)?, "dstack")?))
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "dstack")?,
+            StackKind::D,
+        )?))
     }
     #[pyfunction]
     pub fn column_stack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
-            &tensor_seq(tensors)?,
-            "column_stack",
+            &tensor_list(tensors, "column_stack")?,
+            StackKind::Column,
         )?))
     }
 

@@ -162,7 +162,7 @@ fn parse_index(obj: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
 }
 
 /// A tuple/list of tensors (`tensors` argument of cat/stack).
-fn tensor_list(obj: &Bound<'_, PyAny>, fname: &str) -> PyResult<Vec<Tensor>> {
+pub(super) fn tensor_list(obj: &Bound<'_, PyAny>, fname: &str) -> PyResult<Vec<Tensor>> {
     if obj.is_instance_of::<PyTensor>()
         || !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>())
     {
