@@ -55,3 +55,16 @@ del _name
 
 from . import linalg, optim, random, utils  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402, F401
+
+# The convolution and pooling functions torch also exports at top level.
+from .nn.functional import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    avg_pool1d,
+    conv1d,
+    conv2d,
+    conv3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool3d,
+)

@@ -11,6 +11,7 @@ pub mod reduce;
 pub mod sgemm;
 pub mod slices;
 pub mod unary;
+pub mod window;
 
 /// Elementwise work below this many elements stays on the calling thread.
 pub const PAR_THRESHOLD: usize = 1 << 15;

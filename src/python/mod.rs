@@ -22,6 +22,7 @@ mod ops_activation;
 mod ops_addmm;
 mod ops_combine;
 mod ops_compare;
+mod ops_conv;
 mod ops_index;
 mod ops_linalg;
 mod ops_loss;
@@ -104,6 +105,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_activation::register(m)?;
     ops_normalization::register(m)?;
     ops_combine::register(m)?;
+    ops_conv::register(m)?;
     repr::register(m)?;
     Ok(())
 }

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 /// An int or a sequence of ints.
-fn ints(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+pub(crate) fn ints(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     match obj.extract::<i64>() {
         Ok(i) => Ok(vec![i]),
         Err(_) => obj.extract::<Vec<i64>>(),

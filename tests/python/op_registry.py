@@ -1165,6 +1165,121 @@ op(
     needs=("nn.functional.pad",),
 )
 op(
+    "unfold",
+    lambda lib, x, **kw: lib.nn.functional.unfold(x, **kw),
+    [
+        S(A(2, 2, 4, 3), kernel_size=2),
+        S(A(1, 2, 4, 5), kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+        S(A(2, 3, 4), kernel_size=2, stride=2),
+    ],
+    needs=("nn.functional.unfold",),
+)
+op(
+    "fold",
+    lambda lib, x, **kw: lib.nn.functional.fold(x, **kw),
+    [
+        S(A(2, 8, 6), output_size=(3, 4), kernel_size=2),
+        S(A(1, 4, 9), output_size=(4, 5), kernel_size=2, padding=1, stride=2),
+        S(A(8, 4), output_size=(3, 3), kernel_size=2, dilation=1),
+    ],
+    needs=("nn.functional.fold",),
+)
+op(
+    "conv2d",
+    lambda lib, x, w, *b, **kw: lib.nn.functional.conv2d(x, w, *b, **kw),
+    [
+        S(A(2, 2, 4, 4), A(3, 2, 2, 2), A(3)),
+        S(A(1, 2, 5, 4), A(2, 2, 3, 2), stride=(2, 1), padding=1, dilation=(1, 2)),
+        S(A(1, 4, 3, 3), A(4, 2, 2, 2), A(4), groups=2),
+        S(A(2, 4, 4), A(2, 2, 2, 3), padding="same"),
+        S(NC(1, 2, 3, 4), A(2, 2, 2, 2)),
+    ],
+    needs=("nn.functional.conv2d",),
+    api=("conv2d",),
+)
+op(
+    "conv1d",
+    lambda lib, x, w, *b, **kw: lib.nn.functional.conv1d(x, w, *b, **kw),
+    [S(A(2, 2, 6), A(3, 2, 3), A(3), stride=2, padding=1), S(A(1, 2, 5), A(2, 1, 2), groups=2)],
+    needs=("nn.functional.conv1d",),
+    api=("conv1d",),
+)
+op(
+    "conv3d",
+    lambda lib, x, w, *b, **kw: lib.nn.functional.conv3d(x, w, *b, **kw),
+    [S(A(1, 2, 3, 3, 3), A(2, 2, 2, 2, 2), A(2), padding=(1, 0, 0))],
+    needs=("nn.functional.conv3d",),
+    api=("conv3d",),
+)
+op(
+    "max_pool2d",
+    lambda lib, x, **kw: lib.nn.functional.max_pool2d(x, **kw),
+    [
+        S(A(2, 2, 4, 4), kernel_size=2),
+        S(A(1, 2, 5, 5), kernel_size=3, stride=2, padding=1, ceil_mode=True),
+        S(A(2, 4, 5), kernel_size=(2, 3), dilation=(2, 1)),
+    ],
+    needs=("nn.functional.max_pool2d",),
+    api=("max_pool2d",),
+)
+op(
+    "max_pool1d",
+    lambda lib, x, **kw: lib.nn.functional.max_pool1d(x, **kw),
+    [S(A(2, 3, 7), kernel_size=3, stride=2, padding=1)],
+    needs=("nn.functional.max_pool1d",),
+    api=("max_pool1d",),
+)
+op(
+    "max_pool3d",
+    lambda lib, x, **kw: lib.nn.functional.max_pool3d(x, **kw),
+    [S(A(1, 2, 4, 3, 4), kernel_size=2, stride=1)],
+    needs=("nn.functional.max_pool3d",),
+    api=("max_pool3d",),
+)
+op(
+    "avg_pool2d",
+    lambda lib, x, **kw: lib.nn.functional.avg_pool2d(x, **kw),
+    [
+        S(A(2, 2, 4, 4), kernel_size=2),
+        S(A(1, 2, 5, 5), kernel_size=3, stride=2, padding=1, ceil_mode=True),
+        S(A(1, 2, 5, 5), kernel_size=3, stride=2, padding=1, count_include_pad=False),
+        S(A(2, 4, 4), kernel_size=2, divisor_override=3),
+    ],
+    needs=("nn.functional.avg_pool2d",),
+)
+op(
+    "avg_pool1d",
+    lambda lib, x, **kw: lib.nn.functional.avg_pool1d(x, **kw),
+    [S(A(2, 3, 7), kernel_size=3, stride=2, padding=1, ceil_mode=True)],
+    needs=("nn.functional.avg_pool1d",),
+    api=("avg_pool1d",),
+)
+op(
+    "avg_pool3d",
+    lambda lib, x, **kw: lib.nn.functional.avg_pool3d(x, **kw),
+    [S(A(1, 2, 4, 3, 4), kernel_size=2, padding=1)],
+    needs=("nn.functional.avg_pool3d",),
+)
+op(
+    "adaptive_avg_pool2d",
+    lambda lib, x, size: lib.nn.functional.adaptive_avg_pool2d(x, size),
+    [S(A(2, 2, 5, 4), (3, 2)), S(A(2, 5, 4), 1), S(A(1, 2, 5, 4), (None, 3))],
+    needs=("nn.functional.adaptive_avg_pool2d",),
+)
+op(
+    "adaptive_avg_pool1d",
+    lambda lib, x, size: lib.nn.functional.adaptive_avg_pool1d(x, size),
+    [S(A(2, 3, 7), 3)],
+    needs=("nn.functional.adaptive_avg_pool1d",),
+    api=("adaptive_avg_pool1d",),
+)
+op(
+    "adaptive_avg_pool3d",
+    lambda lib, x, size: lib.nn.functional.adaptive_avg_pool3d(x, size),
+    [S(A(1, 2, 3, 4, 5), (2, 3, 2))],
+    needs=("nn.functional.adaptive_avg_pool3d",),
+)
+op(
     "normalize",
     lambda lib, x, **kw: lib.nn.functional.normalize(x, **kw),
     [S(A(3, 4)), S(A(2, 3, 4), p=1.0, dim=-1), S(NC(3, 4), dim=0)],

@@ -1,5 +1,6 @@
 """torch.nn.functional's activations, dropout, padding, one_hot, normalize,
-linear layer and losses, re-exported from the Rust extension."""
+linear layer, convolution, pooling and losses, re-exported from the Rust
+extension."""
 
 from .. import _C
 from .._C import log_softmax, sigmoid, softmax, tanh  # noqa: F401
@@ -20,6 +21,24 @@ normalize = _C._nn.normalize
 layer_norm = _C._nn.layer_norm
 batch_norm = _C._nn.batch_norm
 embedding = _C._nn.embedding
+
+unfold = _C._nn.unfold
+fold = _C._nn.fold
+conv1d = _C._nn.conv1d
+conv2d = _C._nn.conv2d
+conv3d = _C._nn.conv3d
+max_pool1d = _C._nn.max_pool1d
+max_pool2d = _C._nn.max_pool2d
+max_pool3d = _C._nn.max_pool3d
+max_pool1d_with_indices = _C._nn.max_pool1d_with_indices
+max_pool2d_with_indices = _C._nn.max_pool2d_with_indices
+max_pool3d_with_indices = _C._nn.max_pool3d_with_indices
+avg_pool1d = _C._nn.avg_pool1d
+avg_pool2d = _C._nn.avg_pool2d
+avg_pool3d = _C._nn.avg_pool3d
+adaptive_avg_pool1d = _C._nn.adaptive_avg_pool1d
+adaptive_avg_pool2d = _C._nn.adaptive_avg_pool2d
+adaptive_avg_pool3d = _C._nn.adaptive_avg_pool3d
 
 linear = _C._nn.linear
 mse_loss = _C._nn.mse_loss

@@ -17,6 +17,8 @@ from .activation import (
     Softplus,
     Tanh,
 )
+from .conv import Conv1d, Conv2d, Conv3d
+from .fold import Fold, Unfold
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .linear import Identity, Linear
 from .loss import (
@@ -31,6 +33,17 @@ from .loss import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+)
 from .sparse import Embedding
 
 __all__ = [
@@ -62,6 +75,20 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "Embedding",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "Unfold",
+    "Fold",
     "MSELoss",
     "L1Loss",
     "SmoothL1Loss",

@@ -1,0 +1,135 @@
+"""Conv1d, Conv2d and Conv3d: parameters and torch's argument checks; the
+convolution itself is `nn.functional.conv{1,2,3}d` (Rust)."""
+
+from ... import _C
+from .. import functional as F
+from ..parameter import Parameter
+from .module import Module
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _ntuple(value, n):
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    return (value,) * n
+
+
+class _ConvNd(Module):
+    _dims = 0
+    _conv = None
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        n = self._dims
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of {set(('valid', 'same'))}"
+                )
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {set(_PADDING_MODES)}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.transposed = False
+        self.output_padding = (0,) * n
+        self.groups = groups
+        self.padding_mode = padding_mode
+        # F.pad's amounts for a non-zeros padding_mode: last dim first.
+        if isinstance(self.padding, str):
+            pads = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1) if self.padding == "same" else 0
+                pads += [total // 2, total - total // 2]
+        else:
+            pads = [p for p in reversed(self.padding) for _ in range(2)]
+        self._reversed_padding_repeated_twice = pads
+        self.weight = Parameter(
+            _C.empty(
+                (out_channels, in_channels // groups, *self.kernel_size),
+                device=device,
+                dtype=dtype,
+            )
+        )
+        if bias:
+            self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # torch's rule for Linear and convolutions alike: kaiming_uniform_
+        # with a = sqrt(5), the bias uniform in +-1/sqrt(fan_in).
+        _C._init._reset_linear_(self.weight, self.bias)
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return type(self)._conv(input, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return type(self)._conv(
+            input, weight, bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        n = self._dims
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
+            f", stride={self.stride}"
+        )
+        if self.padding != (0,) * n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    _dims = 1
+    _conv = staticmethod(F.conv1d)
+
+
+class Conv2d(_ConvNd):
+    _dims = 2
+    _conv = staticmethod(F.conv2d)
+
+
+class Conv3d(_ConvNd):
+    _dims = 3
+    _conv = staticmethod(F.conv3d)

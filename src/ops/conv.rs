@@ -1,0 +1,527 @@
+//! Sliding-window ops over the trailing 1-3 spatial dims of a
+//! `[batch, channels, *spatial]` tensor: `unfold` (im2col) and `fold`
+//! (col2im), each the other's gradient, and convolution built on them:
+//! `conv = weight @ unfold(input)` (a batched matmul per group), so its
+//! gradients, second derivatives and tangents follow from unfold's and
+//! matmul's. Pooling is in `pool.rs`.
+
+use crate::autograd::record;
+use crate::kernels::window::Windows;
+use crate::tensor::Element;
+use crate::{bail, Result, Tensor};
+
+/// The geometry of a sliding window, per spatial dim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub kernel: Vec<usize>,
+    pub dilation: Vec<usize>,
+    pub padding: Vec<usize>,
+    pub stride: Vec<usize>,
+}
+
+impl Window {
+    /// Each window's extent along dim `d` (kernel size with dilation).
+    pub fn extent(&self, d: usize) -> usize {
+        self.dilation[d] * (self.kernel[d] - 1) + 1
+    }
+    /// Output sizes over `input`; `ceil_mode` (pooling) adds a last, partial
+    /// window where one starts inside the input or its left padding.
+    /// `None` where a dim has no room for a single window.
+    pub fn out_size(&self, input: &[usize], ceil_mode: bool) -> Option<Vec<usize>> {
+        (0..input.len())
+            .map(|d| {
+                let span = (input[d] + 2 * self.padding[d]) as i64 - self.extent(d) as i64;
+                if span < 0 {
+                    return None;
+                }
+                let s = self.stride[d] as i64;
+                let mut o = if ceil_mode {
+                    (span + s - 1) / s + 1
+                } else {
+                    span / s + 1
+                };
+                if ceil_mode && (o - 1) * s >= (input[d] + self.padding[d]) as i64 {
+                    o -= 1;
+                }
+                Some(o as usize)
+            })
+            .collect()
+    }
+    fn table(&self, input: &[usize], out: &[usize]) -> Windows {
+        Windows::new(
+            input,
+            out,
+            &self.kernel,
+            &self.dilation,
+            &self.padding,
+            &self.stride,
+        )
+    }
+}
+
+/// `values` (one per spatial dim, or a single one for all) as sizes; torch's
+/// "expected {name} to be a single integer value or a list of {s} values"
+/// otherwise.
+pub fn per_dim(name: &str, values: &[i64], s: usize, op: &str) -> Result<Vec<i64>> {
+    match values.len() {
+        1 => Ok(vec![values[0]; s]),
+        n if n == s => Ok(values.to_vec()),
+        _ => bail!(
+            runtime,
+            "expected {name} to be a single integer value or a list of {s} values to match the {op} dimensions, but got {name}={values:?}"
+        ),
+    }
+}
+
+/// Runs `f` over `t`'s elements as a contiguous slice of `T`.
+pub(crate) fn with_slice<T: Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+    let t = t.detach().contiguous()?;
+    let st = t.storage().read_recursive();
+    let o = t.storage_offset();
+    Ok(f(&st.as_slice::<T>()[o..o + t.numel()]))
+}
+
+/// Dispatches on the dtypes windows can sum (not bool).
+macro_rules! dispatch_numeric {
+    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::Bool => bail!(runtime, "\"{}\" not implemented for 'Bool'", $op),
+        }
+    };
+}
+pub(crate) use dispatch_numeric;
+
+impl Tensor {
+    /// im2col: `self` is `[batch, channels, *input]`; the result
+    /// `[batch, channels * K, L]` (K kernel positions, L windows), with
+    /// `fill` read over the padding.
+    pub(crate) fn window_cols(&self, w: &Window, out: &[usize], fill: f64) -> Result<Tensor> {
+        let s = w.kernel.len();
+        let (batch, channels) = (self.shape()[0], self.shape()[1]);
+        let input: Vec<usize> = self.shape()[2..2 + s].to_vec();
+        let table = w.table(&input, out);
+        let rec = record("Im2ColBackward0", &[self]);
+        let data = dispatch_numeric!(self.dtype(), "im2col", T => {
+            let v = with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)))?;
+            T::wrap(v)
+        });
+        let shape = [batch, channels * table.k, table.l];
+        let result = Tensor::from_data(data, &shape);
+        let (w, out, in_shape) = (w.clone(), out.to_vec(), self.dims());
+        rec.finish(result, move |c| {
+            let g = c.grad().window_sum(&input, &w, &out)?;
+            Ok(vec![Some(g.reshape(&super::to_i64(&in_shape))?)])
+        })
+    }
+
+    /// col2im, the adjoint of [`Tensor::window_cols`]: `self` is
+    /// `[batch, channels * K, L]`; the result `[batch, channels, *input]`.
+    pub(crate) fn window_sum(&self, input: &[usize], w: &Window, out: &[usize]) -> Result<Tensor> {
+        let table = w.table(input, out);
+        let batch = self.shape()[0];
+        let channels = self.shape()[1] / table.k.max(1);
+        let rec = record("Col2ImBackward0", &[self]);
+        let data = dispatch_numeric!(self.dtype(), "col2im", T => {
+            T::wrap(with_slice::<T, _>(self, |x| table.scatter_add(x))?)
+        });
+        let mut shape = vec![batch, channels];
+        shape.extend_from_slice(input);
+        let result = Tensor::from_data(data, &shape);
+        let (w, out) = (w.clone(), out.to_vec());
+        rec.finish(result, move |c| {
+            Ok(vec![Some(c.grad().window_cols(&w, &out, 0.0)?)])
+        })
+    }
+
+    /// `nn.functional.unfold`: `[N, C, H, W]` (or `[C, H, W]`) to
+    /// `[N, C * kh * kw, L]` blocks.
+    pub fn unfold_blocks(
+        &self,
+        kernel: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+    ) -> Result<Tensor> {
+        if self.ndim() != 3 && self.ndim() != 4 || self.shape()[self.ndim() - 3..].contains(&0) {
+            bail!(
+                runtime,
+                "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: {:?}",
+                self.shape()
+            );
+        }
+        let w = block_window(kernel, dilation, padding, stride)?;
+        let batched = self.ndim() == 4;
+        let x = if batched {
+            self.clone()
+        } else {
+            self.unsqueeze(0)?
+        };
+        let input = &x.shape()[2..];
+        let out = w.out_size(input, false).filter(|o| !o.contains(&0));
+        let Some(out) = out else {
+            let o: Vec<i64> = (0..2)
+                .map(|d| {
+                    ((input[d] + 2 * w.padding[d]) as i64 - w.extent(d) as i64) / w.stride[d] as i64
+                        + 1
+                })
+                .collect();
+            bail!(
+                runtime,
+                "Given input with spatial size ({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), calculated shape of the array of sliding blocks as ({}, {}), but its components must be at least one.",
+                input[0], input[1], w.kernel[0], w.kernel[1], w.dilation[0], w.dilation[1],
+                w.padding[0], w.padding[1], o[0].max(0), o[1].max(0)
+            );
+        };
+        let cols = x.window_cols(&w, &out, 0.0)?;
+        if batched {
+            Ok(cols)
+        } else {
+            cols.squeeze(Some(&[0]))
+        }
+    }
+
+    /// `nn.functional.fold`: `[N, C * kh * kw, L]` (or `[C * kh * kw, L]`)
+    /// blocks summed into `[N, C, *output_size]`.
+    pub fn fold_blocks(
+        &self,
+        output_size: &[i64],
+        kernel: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+    ) -> Result<Tensor> {
+        if self.ndim() != 2 && self.ndim() != 3 || self.shape()[self.ndim() - 2..].contains(&0) {
+            bail!(
+                runtime,
+                "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: {:?}",
+                self.shape()
+            );
+        }
+        if output_size.len() != 2 {
+            bail!(
+                runtime,
+                "It is expected output_size equals to 2, but got size {}",
+                output_size.len()
+            );
+        }
+        let w = block_window(kernel, dilation, padding, stride)?;
+        if output_size.iter().any(|&o| o <= 0) {
+            bail!(
+                runtime,
+                "Expected output spatial size to be positive, but got: output_size=({}, {}).",
+                output_size[0],
+                output_size[1]
+            );
+        }
+        let batched = self.ndim() == 3;
+        let x = if batched {
+            self.clone()
+        } else {
+            self.unsqueeze(0)?
+        };
+        let input: Vec<usize> = output_size.iter().map(|&o| o as usize).collect();
+        let k = w.kernel[0] * w.kernel[1];
+        if x.shape()[1] % k != 0 {
+            bail!(
+                runtime,
+                "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)={} and kernel_size=({}, {}).",
+                x.shape()[1],
+                w.kernel[0],
+                w.kernel[1]
+            );
+        }
+        let out = w.out_size(&input, false).filter(|o| !o.contains(&0));
+        let blocks: Vec<i64> = (0..2)
+            .map(|d| {
+                ((input[d] + 2 * w.padding[d]) as i64 - w.extent(d) as i64) / w.stride[d] as i64 + 1
+            })
+            .collect();
+        let l = x.shape()[2];
+        let Some(out) = out.filter(|o| o[0] * o[1] == l) else {
+            bail!(
+                runtime,
+                "Given output_size=({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), stride=({}, {}), expected size of input's dimension 2 to match the calculated number of sliding blocks {} * {} = {}, but got input.size(2)={}.",
+                input[0], input[1], w.kernel[0], w.kernel[1], w.dilation[0], w.dilation[1],
+                w.padding[0], w.padding[1], w.stride[0], w.stride[1],
+                blocks[0], blocks[1], blocks[0] * blocks[1], l
+            );
+        };
+        let r = x.window_sum(&input, &w, &out)?;
+        if batched {
+            Ok(r)
+        } else {
+            r.squeeze(Some(&[0]))
+        }
+    }
+
+    /// `conv1d`/`conv2d`/`conv3d` (the spatial rank is `weight.ndim() - 2`):
+    /// `self` is `[N, C_in, *spatial]` or unbatched `[C_in, *spatial]`,
+    /// `weight` `[C_out, C_in / groups, *kernel]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[i64],
+        padding: &ConvPadding,
+        dilation: &[i64],
+        groups: i64,
+        s: usize,
+    ) -> Result<Tensor> {
+        let name = format!("conv{s}d");
+        if self.ndim() != s + 1 && self.ndim() != s + 2 {
+            bail!(
+                runtime,
+                "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {:?}",
+                s + 1,
+                s + 2,
+                self.shape()
+            );
+        }
+        if weight.ndim() != s + 2 {
+            bail!(
+                runtime,
+                "{name}: expected weight to be {}-dimensional, but got weight of size {:?}",
+                s + 2,
+                weight.shape()
+            );
+        }
+        let stride = per_dim("stride", stride, s, "convolution")?;
+        let dilation = per_dim("dilation", dilation, s, "convolution")?;
+        if stride.iter().any(|&v| v <= 0) {
+            bail!(runtime, "non-positive stride is not supported");
+        }
+        if dilation.iter().any(|&v| v <= 0) {
+            bail!(
+                runtime,
+                "dilation should be greater than zero, but got {dilation:?}"
+            );
+        }
+        if groups <= 0 {
+            bail!(runtime, "non-positive groups is not supported");
+        }
+        let groups = groups as usize;
+        let ws = weight.shape();
+        if ws[0] % groups != 0 {
+            bail!(
+                runtime,
+                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws:?}] instead"
+            );
+        }
+        let x = if self.ndim() == s + 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let cin = x.shape()[1];
+        if cin != ws[1] * groups {
+            bail!(
+                runtime,
+                "Given groups={groups}, weight of size {ws:?}, expected input{:?} to have {} channels, but got {cin} channels instead",
+                x.shape(),
+                ws[1] * groups
+            );
+        }
+        if x.dtype() != weight.dtype() {
+            bail!(
+                runtime,
+                "expected scalar type {} but found {}",
+                x.dtype().scalar_type_name(),
+                weight.dtype().scalar_type_name()
+            );
+        }
+        if let Some(b) = bias {
+            if b.ndim() != 1 || b.shape()[0] != ws[0] {
+                bail!(
+                    runtime,
+                    "Given weight of size {ws:?}, expected bias to be 1-dimensional with {} elements, but got bias of size {:?} instead",
+                    ws[0],
+                    b.shape()
+                );
+            }
+            if b.dtype() != x.dtype() {
+                bail!(
+                    runtime,
+                    "Input type ({}) and bias type ({}) should be the same",
+                    x.dtype().cpp_type_name(),
+                    b.dtype().cpp_type_name()
+                );
+            }
+        }
+        let kernel: Vec<usize> = ws[2..].to_vec();
+        let dilation: Vec<usize> = dilation.iter().map(|&d| d as usize).collect();
+        let stride: Vec<usize> = stride.iter().map(|&d| d as usize).collect();
+        // 'same': the total padding is the window's extent less one, split
+        // evenly; an odd total puts the extra element after (padded first).
+        let (x, pad) = match padding {
+            ConvPadding::Explicit(p) => {
+                let p = per_dim("padding", p, s, "convolution")?;
+                if p.iter().any(|&v| v < 0) {
+                    bail!(runtime, "negative padding is not supported");
+                }
+                (x, p.iter().map(|&v| v as usize).collect::<Vec<_>>())
+            }
+            ConvPadding::Valid => (x, vec![0; s]),
+            ConvPadding::Same => {
+                if stride.iter().any(|&v| v != 1) {
+                    bail!(
+                        runtime,
+                        "padding='same' is not supported for strided convolutions"
+                    );
+                }
+                let total: Vec<usize> = (0..s).map(|d| dilation[d] * (kernel[d] - 1)).collect();
+                let extra: Vec<i64> = (0..s)
+                    .rev()
+                    .flat_map(|d| [0, (total[d] % 2) as i64])
+                    .collect();
+                let x = if extra.iter().any(|&e| e != 0) {
+                    x.pad(&extra, super::pad::PadMode::Constant, None)?
+                } else {
+                    x
+                };
+                (x, total.iter().map(|t| t / 2).collect())
+            }
+        };
+        let w = Window {
+            kernel,
+            dilation,
+            padding: pad,
+            stride,
+        };
+        let input = x.shape()[2..].to_vec();
+        let padded: Vec<usize> = (0..s).map(|d| input[d] + 2 * w.padding[d]).collect();
+        let Some(out) = w.out_size(&input, false) else {
+            let ext: Vec<usize> = (0..s).map(|d| w.extent(d)).collect();
+            bail!(
+                runtime,
+                "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+                join_x(&padded),
+                join_x(&ext)
+            );
+        };
+        let n = x.shape()[0];
+        let cout = ws[0];
+        let k: usize = w.kernel.iter().product();
+        let l: usize = out.iter().product();
+        let per_group = (cin / groups * k) as i64;
+        let g = groups as i64;
+        let cols = x
+            .window_cols(&w, &out, 0.0)?
+            .view(&[n as i64, g, per_group, l as i64])?;
+        let wm = weight.reshape(&[g, (cout / groups) as i64, per_group])?;
+        let mut shape = vec![n as i64, cout as i64];
+        shape.extend(out.iter().map(|&o| o as i64));
+        let mut y = wm.matmul(&cols)?.reshape(&shape)?;
+        if let Some(b) = bias {
+            let mut bshape = vec![1i64; s + 2];
+            bshape[1] = cout as i64;
+            y = y.add(&b.reshape(&bshape)?)?;
+        }
+        if self.ndim() == s + 1 {
+            y = y.squeeze(Some(&[0]))?;
+        }
+        Ok(y)
+    }
+}
+
+/// A convolution's padding: per dim (or one for all), or torch's strings.
+#[derive(Clone, Debug)]
+pub enum ConvPadding {
+    Explicit(Vec<i64>),
+    Valid,
+    Same,
+}
+
+impl ConvPadding {
+    pub fn parse(s: &str) -> Result<ConvPadding> {
+        match s {
+            "valid" => Ok(ConvPadding::Valid),
+            "same" => Ok(ConvPadding::Same),
+            _ => bail!(runtime, "Invalid padding string: '{s}'"),
+        }
+    }
+}
+
+/// `2x3`-style sizes, as torch's messages print them.
+pub(crate) fn join_x(v: &[usize]) -> String {
+    v.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+/// unfold/fold's 2-D window, with their argument checks.
+fn block_window(
+    kernel: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> Result<Window> {
+    let two = |name: &str, v: &[i64]| -> Result<Vec<i64>> {
+        match v.len() {
+            1 => Ok(vec![v[0]; 2]),
+            2 => Ok(v.to_vec()),
+            n => bail!(
+                runtime,
+                "It is expected {name} equals to 2, but got size {n}"
+            ),
+        }
+    };
+    let (k, d, p, s) = (
+        two("kernel_size", kernel)?,
+        two("dilation", dilation)?,
+        two("padding", padding)?,
+        two("stride", stride)?,
+    );
+    if k.iter().any(|&v| v <= 0) {
+        bail!(
+            runtime,
+            "kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
+            k[0],
+            k[1]
+        );
+    }
+    if d.iter().any(|&v| v <= 0) {
+        bail!(
+            runtime,
+            "dilation should be greater than zero, but got dilation_height: {} dilation_width: {}",
+            d[0],
+            d[1]
+        );
+    }
+    if p.iter().any(|&v| v < 0) {
+        bail!(
+            runtime,
+            "padding should be non-negative, but got pad_height: {} pad_width: {}",
+            p[0],
+            p[1]
+        );
+    }
+    if s.iter().any(|&v| v <= 0) {
+        bail!(
+            runtime,
+            "stride should be greater than zero, but got stride_height: {} stride_width: {}",
+            s[0],
+            s[1]
+        );
+    }
+    let u = |v: Vec<i64>| v.into_iter().map(|x| x as usize).collect();
+    Ok(Window {
+        kernel: u(k),
+        dilation: u(d),
+        padding: u(p),
+        stride: u(s),
+    })
+}

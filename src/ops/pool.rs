@@ -1,0 +1,335 @@
+//! Pooling over 1-3 spatial dims of `[N, C, *spatial]` (or unbatched
+//! `[C, *spatial]`) tensors, composed of differentiable ops:
+//! - max: the kernel finds each window's largest element; the values are a
+//!   `gather` of those positions (so the gradient goes to them, as torch's);
+//! - average: window sums (`unfold` then `sum`) over per-window divisors;
+//! - adaptive average: one averaging matrix per spatial dim (`matmul`).
+
+use super::conv::{dispatch_numeric, join_x, with_slice, Window};
+use super::to_i64;
+use crate::{bail, Result, Tensor};
+
+/// `[N, C, *spatial]`: `t` itself or `t` with a batch dim of one.
+fn batched(t: &Tensor, s: usize) -> Result<Tensor> {
+    if t.ndim() == s + 1 {
+        t.unsqueeze(0)
+    } else {
+        Ok(t.clone())
+    }
+}
+
+/// Drops the batch dim [`batched`] added.
+fn unbatched(t: Tensor, input: &Tensor, s: usize) -> Result<Tensor> {
+    if input.ndim() == s + 1 {
+        t.squeeze(Some(&[0]))
+    } else {
+        Ok(t)
+    }
+}
+
+fn ints_word(s: usize) -> &'static str {
+    ["one", "two", "three"][s - 1]
+}
+
+/// A pooling window from torch's arguments (`stride` empty: the kernel).
+fn pool_window(
+    name: &str,
+    s: usize,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+) -> Result<Window> {
+    let each = |arg: &str, v: &[i64], omit: bool| -> Result<Vec<i64>> {
+        match v.len() {
+            1 => Ok(vec![v[0]; s]),
+            n if n == s => Ok(v.to_vec()),
+            _ => bail!(
+                runtime,
+                "{name}: {arg} must either be {}a single int, or a tuple of {} ints",
+                if omit { "omitted, " } else { "" },
+                ints_word(s)
+            ),
+        }
+    };
+    let k = each("kernel_size", kernel, false)?;
+    let st = if stride.is_empty() {
+        k.clone()
+    } else {
+        each("stride", stride, true)?
+    };
+    let p = each("padding", padding, false)?;
+    let d = each("dilation", dilation, false)?;
+    if k.iter().any(|&v| v <= 0) {
+        bail!(
+            runtime,
+            "kernel_size should be greater than zero, but got {k:?}"
+        );
+    }
+    if st.iter().any(|&v| v == 0) {
+        bail!(runtime, "stride should not be zero");
+    }
+    if st.iter().any(|&v| v < 0) {
+        bail!(
+            runtime,
+            "stride should be greater than zero, but got {st:?}"
+        );
+    }
+    if let Some(&bad) = p.iter().find(|&&v| v < 0) {
+        bail!(runtime, "pad must be non-negative, but got pad: {bad}");
+    }
+    if d.iter().any(|&v| v <= 0) {
+        bail!(
+            runtime,
+            "dilation should be greater than zero, but got {d:?}"
+        );
+    }
+    for i in 0..s {
+        if p[i] > (d[i] * (k[i] - 1) + 1) / 2 {
+            bail!(
+                runtime,
+                "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+                p[i],
+                k[i],
+                d[i]
+            );
+        }
+    }
+    let u = |v: Vec<i64>| v.into_iter().map(|x| x as usize).collect();
+    Ok(Window {
+        kernel: u(k),
+        dilation: u(d),
+        padding: u(p),
+        stride: u(st),
+    })
+}
+
+/// The checks every pooling op makes on its input's rank and size.
+fn check_input(name: &str, t: &Tensor, s: usize) -> Result<()> {
+    let ok = t.ndim() == s + 1 || t.ndim() == s + 2;
+    if !ok || t.shape()[t.ndim() - s - 1..].contains(&0) {
+        bail!(
+            runtime,
+            "{name}: non-empty {}D or {}D (batch mode) tensor expected for input, but got {:?}",
+            s + 1,
+            s + 2,
+            t.shape()
+        );
+    }
+    Ok(())
+}
+
+/// The output sizes, or torch's "Output size is too small".
+fn pool_out(w: &Window, x: &Tensor, ceil_mode: bool) -> Result<Vec<usize>> {
+    let input = &x.shape()[2..];
+    let out = w.out_size(input, ceil_mode);
+    match out {
+        Some(o) if !o.contains(&0) => Ok(o),
+        _ => {
+            let calc: Vec<i64> = (0..input.len())
+                .map(|d| {
+                    let span = (input[d] + 2 * w.padding[d]) as i64 - w.extent(d) as i64;
+                    (span.div_euclid(w.stride[d] as i64) + 1).max(0)
+                })
+                .collect();
+            let c = x.shape()[1];
+            bail!(
+                runtime,
+                "Given input size: ({c}x{}). Calculated output size: ({c}x{}). Output size is too small",
+                join_x(input).replace(" x ", "x"),
+                calc.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x")
+            )
+        }
+    }
+}
+
+impl Tensor {
+    /// `max_pool{s}d`: the values and each one's flat position in its
+    /// input plane (torch's `return_indices`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn max_pool(
+        &self,
+        s: usize,
+        kernel: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let name = format!("max_pool{s}d");
+        check_input(&name, self, s)?;
+        let w = pool_window(&name, s, kernel, stride, padding, dilation)?;
+        let x = batched(self, s)?;
+        let out = pool_out(&w, &x, ceil_mode)?;
+        let input = x.shape()[2..].to_vec();
+        let table = crate::kernels::window::Windows::new(
+            &input,
+            &out,
+            &w.kernel,
+            &w.dilation,
+            &w.padding,
+            &w.stride,
+        );
+        let idx = dispatch_numeric!(x.dtype(), name, T => {
+            with_slice::<T, _>(&x, |d| table.argmax(d))?
+        });
+        if idx.contains(&-1) {
+            bail!(
+                runtime,
+                "{name}: a pooling window lies wholly in the padding; use less padding or dilation"
+            );
+        }
+        let (n, c) = (x.shape()[0] as i64, x.shape()[1] as i64);
+        let index = Tensor::from_vec(idx, &[n as usize, c as usize, table.l])?;
+        let mut shape = vec![n, c];
+        shape.extend(to_i64(&out));
+        let values = x
+            .reshape(&[n, c, table.plane as i64])?
+            .gather(2, &index)?
+            .reshape(&shape)?;
+        let index = index.reshape(&shape)?;
+        Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
+    }
+
+    /// `avg_pool{s}d`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn avg_pool(
+        &self,
+        s: usize,
+        kernel: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+    ) -> Result<Tensor> {
+        let name = format!("avg_pool{s}d");
+        check_input(&name, self, s)?;
+        if !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "\"{name}\" not implemented for '{}'",
+                self.dtype().scalar_type_name()
+            );
+        }
+        let w = pool_window(&name, s, kernel, stride, padding, &[1])?;
+        if divisor_override == Some(0) {
+            bail!(runtime, "divisor must be not zero");
+        }
+        let x = batched(self, s)?;
+        let out = pool_out(&w, &x, ceil_mode)?;
+        let input = &x.shape()[2..];
+        // Per dim and output position: the window's length inside the
+        // padded input, or inside the input itself.
+        let lengths: Vec<Vec<f64>> = (0..s)
+            .map(|d| {
+                (0..out[d])
+                    .map(|o| {
+                        let start = (o * w.stride[d]) as i64 - w.padding[d] as i64;
+                        let end =
+                            (start + w.kernel[d] as i64).min((input[d] + w.padding[d]) as i64);
+                        let len = if count_include_pad {
+                            end - start
+                        } else {
+                            end.min(input[d] as i64) - start.max(0)
+                        };
+                        len as f64
+                    })
+                    .collect()
+            })
+            .collect();
+        let l: usize = out.iter().product();
+        let mut divisors = vec![1.0f64; l];
+        if let Some(v) = divisor_override {
+            divisors.fill(v as f64);
+        } else {
+            let mut o = vec![0usize; s];
+            for dv in divisors.iter_mut() {
+                *dv = (0..s).map(|d| lengths[d][o[d]]).product();
+                for d in (0..s).rev() {
+                    o[d] += 1;
+                    if o[d] < out[d] {
+                        break;
+                    }
+                    o[d] = 0;
+                }
+            }
+        }
+        let divisors = Tensor::from_vec(divisors, &[l])?.to_dtype(x.dtype())?;
+        let (n, c) = (x.shape()[0] as i64, x.shape()[1] as i64);
+        let k: usize = w.kernel.iter().product();
+        let mut shape = vec![n, c];
+        shape.extend(to_i64(&out));
+        let y = x
+            .window_cols(&w, &out, 0.0)?
+            .view(&[n, c, k as i64, l as i64])?
+            .sum_dims(&[2], false, None)?
+            .div(&divisors)?
+            .reshape(&shape)?;
+        unbatched(y, self, s)
+    }
+
+    /// `adaptive_avg_pool{s}d`: output position `o` of a dim of size `n`
+    /// averages inputs `floor(o * n / out)..ceil((o + 1) * n / out)`.
+    pub fn adaptive_avg_pool(&self, s: usize, output_size: &[Option<i64>]) -> Result<Tensor> {
+        let name = format!("adaptive_avg_pool{s}d");
+        if self.ndim() != s + 1 && self.ndim() != s + 2 {
+            bail!(
+                runtime,
+                "{name}(): Expected {}D or {}D tensor, but got {:?}",
+                s + 1,
+                s + 2,
+                self.shape()
+            );
+        }
+        if !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "\"{name}\" not implemented for '{}'",
+                self.dtype().scalar_type_name()
+            );
+        }
+        let sizes: Vec<Option<i64>> = match output_size.len() {
+            1 => vec![output_size[0]; s],
+            n if n == s => output_size.to_vec(),
+            _ => bail!(runtime, "{name}: output_size must be {s}"),
+        };
+        let nd = self.ndim();
+        let input = &self.shape()[nd - s..];
+        if sizes.iter().any(|o| o.is_some_and(|v| v < 0)) {
+            let shown: Vec<String> = sizes
+                .iter()
+                .zip(input)
+                .map(|(o, &i)| o.unwrap_or(i as i64).to_string())
+                .collect();
+            bail!(
+                runtime,
+                "{name}: elements of output_size must be greater than or equal to 0 but received {{{}}}",
+                shown.join(", ")
+            );
+        }
+        let mut y = self.clone();
+        for d in 0..s {
+            let n = input[d];
+            let o = sizes[d].map_or(n, |v| v as usize);
+            // The averaging matrix, transposed: [n, o].
+            let mut m = vec![0.0f64; n * o];
+            for j in 0..o {
+                let (start, end) = ((j * n) / o, ((j + 1) * n).div_ceil(o));
+                for i in start..end {
+                    m[i * o + j] = 1.0 / (end - start) as f64;
+                }
+            }
+            let m = Tensor::from_vec(m, &[n, o])?.to_dtype(self.dtype())?;
+            let dim = (nd - s + d) as i64;
+            y = y
+                .movedim(&[dim], &[-1])?
+                .matmul(&m)?
+                .movedim(&[-1], &[dim])?;
+        }
+        Ok(y)
+    }
+}
