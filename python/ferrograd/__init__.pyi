@@ -885,3 +885,74 @@ def backward(
     inputs: Any = ...,
 ) -> None: ...
 def __getattr__(name: str) -> Any: ...
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = ...,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    groups: builtins.int = ...,
+) -> Tensor: ...
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = ...,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    groups: builtins.int = ...,
+) -> Tensor: ...
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = ...,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    groups: builtins.int = ...,
+) -> Tensor: ...
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    ceil_mode: builtins.bool = ...,
+    return_indices: builtins.bool = ...,
+) -> Any: ...
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    ceil_mode: builtins.bool = ...,
+) -> Tuple[Tensor, Tensor]: ...
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    ceil_mode: builtins.bool = ...,
+    return_indices: builtins.bool = ...,
+) -> Any: ...
+def max_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = ...,
+    padding: Any = ...,
+    dilation: Any = ...,
+    ceil_mode: builtins.bool = ...,
+    return_indices: builtins.bool = ...,
+) -> Any: ...
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = ...,
+    padding: Any = ...,
+    ceil_mode: builtins.bool = ...,
+    count_include_pad: builtins.bool = ...,
+) -> Tensor: ...
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor: ...

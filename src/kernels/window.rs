@@ -186,7 +186,7 @@ mod tests {
         let cols = w.gather(&x, 0.0);
         // rows: kernel index 0, 1, 2; columns: windows.
         assert_eq!(cols, vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0, 2.0, 4.0, 0.0]);
-        let back = w.scatter_add(&vec![1.0; 9]);
+        let back = w.scatter_add(&[1.0; 9]);
         assert_eq!(back, vec![1.0, 2.0, 1.0, 2.0, 1.0]);
         assert_eq!(w.argmax(&x), vec![1, 3, 4]);
     }

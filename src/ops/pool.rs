@@ -7,7 +7,7 @@
 
 use super::conv::{dispatch_numeric, join_x, with_slice, Window};
 use super::to_i64;
-use crate::{bail, Result, Tensor};
+use crate::{bail, DType, Result, Tensor};
 
 /// `[N, C, *spatial]`: `t` itself or `t` with a batch dim of one.
 fn batched(t: &Tensor, s: usize) -> Result<Tensor> {
@@ -66,7 +66,7 @@ fn pool_window(
             "kernel_size should be greater than zero, but got {k:?}"
         );
     }
-    if st.iter().any(|&v| v == 0) {
+    if st.contains(&0) {
         bail!(runtime, "stride should not be zero");
     }
     if st.iter().any(|&v| v < 0) {
@@ -311,17 +311,21 @@ impl Tensor {
                 shown.join(", ")
             );
         }
+        // Window sums through a 0/1 matrix per dim, then one division by
+        // the window sizes (sum, then divide, as torch).
         let mut y = self.clone();
+        let mut counts = Tensor::ones(&[], DType::F64);
         for d in 0..s {
             let n = input[d];
             let o = sizes[d].map_or(n, |v| v as usize);
-            // The averaging matrix, transposed: [n, o].
             let mut m = vec![0.0f64; n * o];
+            let mut len = vec![0.0f64; o];
             for j in 0..o {
                 let (start, end) = ((j * n) / o, ((j + 1) * n).div_ceil(o));
                 for i in start..end {
-                    m[i * o + j] = 1.0 / (end - start) as f64;
+                    m[i * o + j] = 1.0;
                 }
+                len[j] = (end - start) as f64;
             }
             let m = Tensor::from_vec(m, &[n, o])?.to_dtype(self.dtype())?;
             let dim = (nd - s + d) as i64;
@@ -329,7 +333,9 @@ impl Tensor {
                 .movedim(&[dim], &[-1])?
                 .matmul(&m)?
                 .movedim(&[-1], &[dim])?;
+            counts = counts.unsqueeze(-1)?.mul(&Tensor::from_vec(len, &[o])?)?;
         }
+        y = y.div(&counts.to_dtype(self.dtype())?)?;
         Ok(y)
     }
 }

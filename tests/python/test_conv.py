@@ -1,0 +1,236 @@
+"""Convolution, pooling and unfold/fold (functional and modules) on ferrograd
+and (through the `lib` fixture) torch; values against torch's; a small CNN
+trained step for step against torch. Gradients are in the op registry."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+import ferrograd
+
+
+def F_of(lib):
+    return importlib.import_module(lib.__name__ + ".nn.functional")
+
+
+def nn_of(lib):
+    return importlib.import_module(lib.__name__ + ".nn")
+
+
+def arange(lib, *shape):
+    n = int(np.prod(shape))
+    return lib.arange(n, dtype=lib.float64).reshape(*shape)
+
+
+def test_conv2d_values(lib):
+    F = F_of(lib)
+    x = arange(lib, 1, 1, 3, 3)
+    w = lib.ones(1, 1, 2, 2, dtype=lib.float64)
+    y = F.conv2d(x, w, lib.tensor([0.5], dtype=lib.float64))
+    assert y.tolist() == [[[[8.5, 12.5], [20.5, 24.5]]]]
+    # padding, stride and dilation: taps at distance 2, zeros outside
+    y = F.conv2d(x, w, padding=1, dilation=2)
+    assert y.tolist() == [[[[4.0, 8.0, 4.0], [8.0, 16.0, 8.0], [4.0, 8.0, 4.0]]]]
+    y = F.conv2d(x, w, padding=1, stride=2, dilation=2)
+    assert y.tolist() == [[[[4.0, 4.0], [4.0, 4.0]]]]
+    # groups: each output channel sees its own input channel
+    x2 = lib.cat([x, 10 * x], 1)
+    y = F.conv2d(x2, lib.ones(2, 1, 1, 1, dtype=lib.float64), groups=2)
+    assert lib.equal(y, x2)
+    # unbatched input
+    assert F.conv2d(x[0], w).shape == (1, 2, 2)
+
+
+def test_conv_same_padding_keeps_size(lib):
+    F = F_of(lib)
+    x = lib.randn(2, 3, 7, 6)
+    for k in [(3, 3), (4, 2), (2, 5)]:
+        y = F.conv2d(x, lib.randn(5, 3, *k), padding="same")
+        assert y.shape == (2, 5, 7, 6)
+    assert F.conv1d(lib.randn(2, 3, 9), lib.randn(4, 3, 4), padding="valid").shape == (2, 4, 6)
+    assert F.conv3d(lib.randn(1, 2, 4, 4, 4), lib.randn(3, 2, 2, 2, 2)).shape == (1, 3, 3, 3, 3)
+
+
+def test_unfold_fold_round_trip(lib):
+    F = F_of(lib)
+    x = arange(lib, 2, 3, 4, 5)
+    cols = F.unfold(x, (2, 3), padding=1, stride=(1, 2))
+    assert cols.shape == (2, 3 * 6, 5 * 3)
+    # fold(unfold(x)) multiplies each element by the windows covering it
+    ones = lib.ones_like(x)
+    cover = F.fold(F.unfold(ones, 2), (4, 5), 2)
+    assert lib.equal(F.fold(F.unfold(x, 2), (4, 5), 2), x * cover)
+    assert cover[0, 0].tolist()[0] == [1.0, 2.0, 2.0, 2.0, 1.0]
+
+
+def test_max_pool_indices_and_ties(lib):
+    F = F_of(lib)
+    x = lib.tensor([[[1.0, 3.0, 3.0, 2.0, 5.0, 4.0]]], requires_grad=True)
+    v, i = F.max_pool1d(x, 2, return_indices=True)
+    assert v.tolist() == [[[3.0, 3.0, 5.0]]] and i.tolist() == [[[1, 2, 4]]]
+    assert i.dtype == lib.int64
+    v, i = F.max_pool1d(x, 3, stride=1, return_indices=True)
+    assert i.tolist() == [[[1, 1, 4, 4]]]  # the first of equal maxima
+    v.sum().backward()
+    assert x.grad.tolist() == [[[0.0, 2.0, 0.0, 0.0, 2.0, 0.0]]]
+    y, j = F.max_pool2d(arange(lib, 1, 1, 5, 5), 2, 2, 1, ceil_mode=True, return_indices=True)
+    assert y.tolist() == [[[[0.0, 2.0, 4.0], [10.0, 12.0, 14.0], [20.0, 22.0, 24.0]]]]
+    assert j.tolist() == [[[[0, 2, 4], [10, 12, 14], [20, 22, 24]]]]
+
+
+def test_avg_pool_divisors(lib):
+    F = F_of(lib)
+    x = arange(lib, 1, 1, 5, 5)
+    y = F.avg_pool2d(x, 2, 2, 1, ceil_mode=True)
+    assert y[0, 0, 0].tolist() == [0.0, 0.75, 1.75]
+    y = F.avg_pool2d(x, 2, 2, 1, ceil_mode=True, count_include_pad=False)
+    assert y[0, 0, 0].tolist() == [0.0, 1.5, 3.5]
+    assert F.avg_pool2d(x, 2, divisor_override=1)[0, 0, 0].tolist() == [12.0, 20.0]
+    assert F.adaptive_avg_pool2d(x, 1).item() == 12.0
+    y = F.adaptive_avg_pool1d(arange(lib, 1, 1, 5), 3)
+    assert y.tolist() == [[[0.5, 2.0, 3.5]]]  # windows 0-1, 1-3, 3-4
+
+
+def test_against_torch(torch):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in [(2, 4, 9, 8), (6, 2, 3, 2), (6,)]]
+
+    def run(lib):
+        F = F_of(lib)
+        x, w, b = [lib.tensor(a, dtype=lib.float32, requires_grad=True) for a in arrays]
+        outs = [
+            F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(2, 1), groups=2),
+            F.conv2d(x, w, None, padding="same", groups=2),
+            F.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+            F.avg_pool2d(x, (3, 2), 2, 1, ceil_mode=True, count_include_pad=False),
+            F.adaptive_avg_pool2d(x, (4, 3)),
+            F.unfold(x, (2, 3), dilation=2, padding=1),
+        ]
+        loss = sum((o * o).sum() for o in outs)
+        grads = lib.autograd.grad(loss, (x, w, b))
+        return [o.detach().numpy() for o in outs + list(grads)]
+
+    for a, b in zip(run(ferrograd), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_modules(lib):
+    nn = nn_of(lib)
+    c = nn.Conv2d(4, 6, (3, 2), stride=2, padding=1, groups=2, bias=False)
+    assert c.weight.shape == (6, 2, 3, 2) and c.bias is None
+    assert (c.kernel_size, c.stride, c.padding) == ((3, 2), (2, 2), (1, 1))
+    assert repr(c) == (
+        "Conv2d(4, 6, kernel_size=(3, 2), stride=(2, 2), padding=(1, 1), groups=2, bias=False)"
+    )
+    assert c(lib.randn(1, 4, 5, 5)).shape == (1, 6, 3, 3)
+    # default init: uniform within 1/sqrt(fan_in) for weight and bias
+    c = nn.Conv1d(3, 8, 5)
+    bound = 1 / np.sqrt(15)
+    assert 0.5 * bound < c.weight.abs().max().item() <= bound
+    assert c.bias.abs().max().item() <= bound
+    assert list(c.state_dict()) == ["weight", "bias"]
+    c = nn.Conv2d(2, 2, 3, padding="same", padding_mode="reflect", dilation=2)
+    assert c._reversed_padding_repeated_twice == [2, 2, 2, 2]
+    assert c(lib.randn(1, 2, 6, 5)).shape == (1, 2, 6, 5)
+    c = nn.Conv2d(2, 2, (4, 3), padding="same", padding_mode="circular")
+    assert c._reversed_padding_repeated_twice == [1, 1, 1, 2]
+    assert nn.Conv3d(2, 3, 2)(lib.randn(2, 2, 3, 3, 3)).shape == (2, 3, 2, 2, 2)
+    m = nn.MaxPool2d(2, return_indices=True)
+    v, i = m(lib.randn(1, 1, 4, 4))
+    assert v.shape == i.shape == (1, 1, 2, 2)
+    assert repr(m) == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert repr(nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
+    assert nn.AvgPool2d(2, ceil_mode=True)(lib.randn(1, 3, 5, 5)).shape == (1, 3, 3, 3)
+    assert nn.AdaptiveAvgPool2d((None, 2))(lib.randn(2, 3, 5, 4)).shape == (2, 3, 5, 2)
+    assert repr(nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"
+    assert nn.Unfold(2, padding=1)(lib.randn(1, 2, 3, 3)).shape == (1, 8, 16)
+    assert nn.Fold((4, 5), 2)(lib.randn(1, 8, 12)).shape == (1, 2, 4, 5)
+
+
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda nn: nn.Conv2d(3, 4, 3, groups=0), ValueError, "groups must be a positive"),
+        (lambda nn: nn.Conv2d(3, 4, 3, groups=2), ValueError, "in_channels must be divisible"),
+        (lambda nn: nn.Conv2d(6, 4, 3, groups=3), ValueError, "out_channels must be divisible"),
+        (lambda nn: nn.Conv2d(3, 4, 3, padding="full"), ValueError, "Invalid padding string"),
+        (lambda nn: nn.Conv2d(3, 4, 3, padding="same", stride=2), ValueError, "strided"),
+        (lambda nn: nn.Conv2d(3, 4, 3, padding_mode="edge"), ValueError, "padding_mode must"),
+    ],
+)
+def test_module_argument_errors(lib, make, error, match):
+    with pytest.raises(error, match=match):
+        make(nn_of(lib))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 3, 3, 3)), "to have 3 channels, but got 2"),
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 6, 6)), "Kernel size can't be greater"),
+        (lambda F, x: F.conv2d(x, x.new_ones(3, 1, 3, 3), groups=2), "divisible by 2"),
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 3, 3), x.new_ones(3)), "expected bias"),
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 3, 3), stride=0), "non-positive stride"),
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 3, 3), padding=-1), "negative padding"),
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 2, 2), padding="foo"), "Invalid padding"),
+        (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 3, 3), stride=(1, 1, 1)), "list of 2 values"),
+        (lambda F, x: F.conv2d(x.double(), x.new_ones(4, 2, 3, 3)), "expected scalar type"),
+        (lambda F, x: F.conv2d(x[0, 0], x.new_ones(4, 2, 3, 3)), "Expected 3D .unbatched."),
+        (lambda F, x: F.max_pool2d(x, 3, padding=2), "pad should be at most half"),
+        (lambda F, x: F.max_pool2d(x, 6), "Output size is too small"),
+        (lambda F, x: F.max_pool2d(x, 2, stride=0), "stride should not be zero"),
+        (lambda F, x: F.avg_pool2d(x, 2, divisor_override=0), "divisor must be not zero"),
+        (lambda F, x: F.adaptive_avg_pool2d(x, (2, 2, 2)), "output_size must be 2"),
+        (lambda F, x: F.unfold(x, 6), "must be at least one"),
+        (lambda F, x: F.fold(x.new_ones(1, 7, 16), (5, 5), 2), "divisible by the product"),
+        (lambda F, x: F.fold(x.new_ones(1, 8, 15), (5, 5), 2), "number of sliding blocks"),
+    ],
+)
+def test_bad_input_raises_and_changes_nothing(lib, call, match):
+    x = lib.ones(1, 2, 5, 5, requires_grad=True)
+    before = x.detach().clone()
+    with pytest.raises(RuntimeError, match=match):
+        call(F_of(lib), x)
+    assert lib.equal(x.detach(), before) and x.grad is None and x._version == 0
+
+
+def test_cnn_training_matches_torch(torch):
+    def run(lib):
+        nn = nn_of(lib)
+        F = F_of(lib)
+        optim = importlib.import_module(lib.__name__ + ".optim")
+        rng = np.random.default_rng(3)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+                self.conv2 = nn.Conv2d(4, 6, 3, groups=2)
+                self.pool = nn.MaxPool2d(2)
+                self.head = nn.Linear(6 * 2 * 2, 3)
+
+            def forward(self, x):
+                x = self.pool(F.relu(self.conv1(x)))
+                x = F.avg_pool2d(F.relu(self.conv2(x)), 1)
+                return self.head(x.flatten(1))
+
+        net = Net()
+        with lib.no_grad():
+            for p in net.parameters():
+                p.copy_(lib.tensor(0.3 * rng.standard_normal(tuple(p.shape)), dtype=p.dtype))
+        x = lib.tensor(rng.standard_normal((8, 1, 8, 8)), dtype=lib.float32)
+        y = lib.tensor(rng.integers(0, 3, 8))
+        opt = optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for _ in range(15):
+            opt.zero_grad()
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    fl, tl = run(ferrograd), run(torch)
+    assert fl == pytest.approx(tl, rel=1e-4)
+    assert fl[-1] < fl[0]
