@@ -956,3 +956,33 @@ def avg_pool1d(
     count_include_pad: builtins.bool = ...,
 ) -> Tensor: ...
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor: ...
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = ...,
+    stride: Any = ...,
+    padding: Any = ...,
+    output_padding: Any = ...,
+    groups: builtins.int = ...,
+    dilation: Any = ...,
+) -> Tensor: ...
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = ...,
+    stride: Any = ...,
+    padding: Any = ...,
+    output_padding: Any = ...,
+    groups: builtins.int = ...,
+    dilation: Any = ...,
+) -> Tensor: ...
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = ...,
+    stride: Any = ...,
+    padding: Any = ...,
+    output_padding: Any = ...,
+    groups: builtins.int = ...,
+    dilation: Any = ...,
+) -> Tensor: ...

@@ -436,6 +436,165 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// `conv_transpose{s}d`, the adjoint of `conv{s}d` in its input: each
+    /// input position scatters `weight` (`[C_in, C_out / groups, *kernel]`)
+    /// into the output, i.e. `fold(weight^T @ input)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_transpose(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        groups: i64,
+        dilation: &[i64],
+        s: usize,
+    ) -> Result<Tensor> {
+        let name = format!("conv_transpose{s}d");
+        if self.ndim() != s + 1 && self.ndim() != s + 2 {
+            bail!(
+                runtime,
+                "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {:?}",
+                s + 1,
+                s + 2,
+                self.shape()
+            );
+        }
+        if weight.ndim() != s + 2 {
+            bail!(
+                runtime,
+                "{name}: expected weight to be {}-dimensional, but got weight of size {:?}",
+                s + 2,
+                weight.shape()
+            );
+        }
+        let stride = per_dim("stride", stride, s, "convolution")?;
+        let padding = per_dim("padding", padding, s, "convolution")?;
+        let output_padding = per_dim("output_padding", output_padding, s, "convolution")?;
+        let dilation = per_dim("dilation", dilation, s, "convolution")?;
+        if stride.iter().any(|&v| v <= 0) {
+            bail!(runtime, "non-positive stride is not supported");
+        }
+        if padding.iter().any(|&v| v < 0) {
+            bail!(runtime, "negative padding is not supported");
+        }
+        if output_padding.iter().any(|&v| v < 0) {
+            bail!(runtime, "negative output_padding is not supported");
+        }
+        if dilation.iter().any(|&v| v <= 0) {
+            bail!(
+                runtime,
+                "dilation should be greater than zero, but got {dilation:?}"
+            );
+        }
+        if (0..s).any(|d| output_padding[d] >= stride[d] && output_padding[d] >= dilation[d]) {
+            bail!(
+                runtime,
+                "output padding must be smaller than either stride or dilation, but got output_padding={output_padding:?} stride={stride:?} dilation={dilation:?}"
+            );
+        }
+        if groups <= 0 {
+            bail!(runtime, "non-positive groups is not supported");
+        }
+        let groups = groups as usize;
+        let ws = weight.shape();
+        if ws[0] % groups != 0 {
+            bail!(
+                runtime,
+                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws:?}] instead"
+            );
+        }
+        let x = if self.ndim() == s + 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let cin = x.shape()[1];
+        if cin != ws[0] {
+            bail!(
+                runtime,
+                "Given transposed=1, weight of size {ws:?}, expected input{:?} to have {} channels, but got {cin} channels instead",
+                x.shape(),
+                ws[0]
+            );
+        }
+        let cout = ws[1] * groups;
+        if x.dtype() != weight.dtype() {
+            bail!(
+                runtime,
+                "expected scalar type {} but found {}",
+                x.dtype().scalar_type_name(),
+                weight.dtype().scalar_type_name()
+            );
+        }
+        if let Some(b) = bias {
+            if b.ndim() != 1 || b.shape()[0] != cout {
+                bail!(
+                    runtime,
+                    "Given transposed=1, weight of size {ws:?}, expected bias to be 1-dimensional with {cout} elements, but got bias of size {:?} instead",
+                    b.shape()
+                );
+            }
+            if b.dtype() != x.dtype() {
+                bail!(
+                    runtime,
+                    "Input type ({}) and bias type ({}) should be the same",
+                    x.dtype().cpp_type_name(),
+                    b.dtype().cpp_type_name()
+                );
+            }
+        }
+        let input: Vec<usize> = x.shape()[2..].to_vec();
+        let kernel: Vec<usize> = ws[2..].to_vec();
+        let out: Vec<i64> = (0..s)
+            .map(|d| {
+                (input[d] as i64 - 1) * stride[d] - 2 * padding[d]
+                    + dilation[d] * (kernel[d] as i64 - 1)
+                    + output_padding[d]
+                    + 1
+            })
+            .collect();
+        if out.iter().any(|&o| o <= 0) {
+            bail!(
+                runtime,
+                "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size is too small",
+                join_x(&input),
+                out.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(" x ")
+            );
+        }
+        let size = |v: Vec<i64>| v.into_iter().map(|x| x as usize).collect::<Vec<_>>();
+        let output = size(out);
+        let w = Window {
+            kernel,
+            dilation: size(dilation),
+            padding: size(padding),
+            stride: size(stride),
+        };
+        let n = x.shape()[0] as i64;
+        let k: usize = w.kernel.iter().product();
+        let l: i64 = input.iter().product::<usize>() as i64;
+        let g = groups as i64;
+        let (cin_g, cout_g) = ((cin / groups) as i64, ws[1] as i64);
+        let wm = weight
+            .reshape(&[g, cin_g, cout_g * k as i64])?
+            .transpose(1, 2)?;
+        let xs = x.reshape(&[n, g, cin_g, l])?;
+        let cols = wm.matmul(&xs)?.reshape(&[n, cout as i64 * k as i64, l])?;
+        let mut y = cols.window_sum(&output, &w, &input)?;
+        if let Some(b) = bias {
+            let mut bshape = vec![1i64; s + 2];
+            bshape[1] = cout as i64;
+            y = y.add(&b.reshape(&bshape)?)?;
+        }
+        if self.ndim() == s + 1 {
+            y = y.squeeze(Some(&[0]))?;
+        }
+        Ok(y)
+    }
+}
+
 /// A convolution's padding: per dim (or one for all), or torch's strings.
 #[derive(Clone, Debug)]
 pub enum ConvPadding {

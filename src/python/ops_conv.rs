@@ -111,6 +111,38 @@ conv_fn!(conv1d, 1);
 conv_fn!(conv2d, 2);
 conv_fn!(conv3d, 3);
 
+macro_rules! conv_transpose_fn {
+    ($name:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(
+            input: PyRef<'_, PyTensor>,
+            weight: PyRef<'_, PyTensor>,
+            bias: Option<PyRef<'_, PyTensor>>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            output_padding: Option<&Bound<'_, PyAny>>,
+            groups: i64,
+            dilation: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<PyTensor> {
+            Ok(wrap(input.inner.conv_transpose(
+                &weight.inner,
+                bias.as_ref().map(|b| &b.inner),
+                &sizes_or(stride, 1)?,
+                &sizes_or(padding, 0)?,
+                &sizes_or(output_padding, 0)?,
+                groups,
+                &sizes_or(dilation, 1)?,
+                $s,
+            )?))
+        }
+    };
+}
+conv_transpose_fn!(conv_transpose1d, 1);
+conv_transpose_fn!(conv_transpose2d, 2);
+conv_transpose_fn!(conv_transpose3d, 3);
+
 macro_rules! max_pool_fn {
     ($name:ident, $with_indices:ident, $s:expr) => {
         #[pyfunction]
@@ -262,6 +294,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(conv1d, &nn)?,
         wrap_pyfunction!(conv2d, &nn)?,
         wrap_pyfunction!(conv3d, &nn)?,
+        wrap_pyfunction!(conv_transpose1d, &nn)?,
+        wrap_pyfunction!(conv_transpose2d, &nn)?,
+        wrap_pyfunction!(conv_transpose3d, &nn)?,
         wrap_pyfunction!(max_pool1d, &nn)?,
         wrap_pyfunction!(max_pool2d, &nn)?,
         wrap_pyfunction!(max_pool3d, &nn)?,

@@ -1212,6 +1212,32 @@ op(
     api=("conv3d",),
 )
 op(
+    "conv_transpose2d",
+    lambda lib, x, w, *b, **kw: lib.nn.functional.conv_transpose2d(x, w, *b, **kw),
+    [
+        S(A(2, 2, 3, 3), A(2, 3, 2, 2), A(3)),
+        S(A(1, 2, 3, 2), A(2, 2, 3, 2), stride=2, padding=1, output_padding=1),
+        S(A(1, 4, 2, 3), A(4, 1, 2, 2), A(2), groups=2, dilation=(2, 1)),
+        S(A(2, 3, 3), A(2, 2, 2, 2), stride=(1, 2)),
+    ],
+    needs=("nn.functional.conv_transpose2d",),
+    api=("conv_transpose2d",),
+)
+op(
+    "conv_transpose1d",
+    lambda lib, x, w, *b, **kw: lib.nn.functional.conv_transpose1d(x, w, *b, **kw),
+    [S(A(2, 2, 4), A(2, 3, 3), A(3), stride=2, padding=1, output_padding=1)],
+    needs=("nn.functional.conv_transpose1d",),
+    api=("conv_transpose1d",),
+)
+op(
+    "conv_transpose3d",
+    lambda lib, x, w, *b, **kw: lib.nn.functional.conv_transpose3d(x, w, *b, **kw),
+    [S(A(1, 2, 2, 2, 2), A(2, 2, 2, 2, 2), A(2), stride=(2, 1, 1))],
+    needs=("nn.functional.conv_transpose3d",),
+    api=("conv_transpose3d",),
+)
+op(
     "max_pool2d",
     lambda lib, x, **kw: lib.nn.functional.max_pool2d(x, **kw),
     [

@@ -52,6 +52,25 @@ def test_conv_same_padding_keeps_size(lib):
     assert F.conv3d(lib.randn(1, 2, 4, 4, 4), lib.randn(3, 2, 2, 2, 2)).shape == (1, 3, 3, 3, 3)
 
 
+def test_conv_transpose_is_convs_adjoint(lib):
+    F = F_of(lib)
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((2, 4, 7, 6)))
+    w = lib.tensor(rng.standard_normal((6, 2, 3, 2)))
+    kw = dict(stride=2, padding=1, dilation=(1, 2), groups=2)
+    y = F.conv2d(x, w, **kw)
+    c = lib.tensor(rng.standard_normal(tuple(y.shape)))
+    back = F.conv_transpose2d(c, w, output_padding=(0, 1), **kw)
+    assert back.shape == x.shape
+    assert abs((y * c).sum().item() - (x * back).sum().item()) < 1e-9
+    # a 1x1 input spreads the kernel over the output
+    k = lib.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+    assert F.conv_transpose2d(lib.ones(1, 1, 1, 1), k).tolist() == k.tolist()
+    assert F.conv_transpose2d(lib.ones(1, 1, 2, 1), k, stride=2).tolist() == [
+        [[[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]]
+    ]
+
+
 def test_unfold_fold_round_trip(lib):
     F = F_of(lib)
     x = arange(lib, 2, 3, 4, 5)
@@ -136,6 +155,19 @@ def test_modules(lib):
     c = nn.Conv2d(2, 2, (4, 3), padding="same", padding_mode="circular")
     assert c._reversed_padding_repeated_twice == [1, 1, 1, 2]
     assert nn.Conv3d(2, 3, 2)(lib.randn(2, 2, 3, 3, 3)).shape == (2, 3, 2, 2, 2)
+    t = nn.ConvTranspose2d(3, 4, 3, stride=2)
+    assert t.weight.shape == (3, 4, 3, 3) and t.transposed
+    x = lib.randn(1, 3, 5, 5)
+    assert t(x).shape == (1, 4, 11, 11)
+    assert t(x, output_size=[12, 12]).shape == (1, 4, 12, 12)
+    assert t(x, output_size=[1, 4, 11, 12]).shape == (1, 4, 11, 12)
+    with pytest.raises(ValueError, match="valid sizes range from"):
+        t(x, output_size=[13, 12])
+    with pytest.raises(ValueError, match='Only "zeros" padding mode'):
+        nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
+    assert repr(nn.ConvTranspose1d(2, 4, 3, stride=2, output_padding=1, groups=2)) == (
+        "ConvTranspose1d(2, 4, kernel_size=(3,), stride=(2,), output_padding=(1,), groups=2)"
+    )
     m = nn.MaxPool2d(2, return_indices=True)
     v, i = m(lib.randn(1, 1, 4, 4))
     assert v.shape == i.shape == (1, 1, 2, 2)
@@ -177,6 +209,9 @@ def test_module_argument_errors(lib, make, error, match):
         (lambda F, x: F.conv2d(x, x.new_ones(4, 2, 3, 3), stride=(1, 1, 1)), "list of 2 values"),
         (lambda F, x: F.conv2d(x.double(), x.new_ones(4, 2, 3, 3)), "expected scalar type"),
         (lambda F, x: F.conv2d(x[0, 0], x.new_ones(4, 2, 3, 3)), "Expected 3D .unbatched."),
+        (lambda F, x: F.conv_transpose2d(x, x.new_ones(3, 4, 3, 3)), "to have 3 channels"),
+        (lambda F, x: F.conv_transpose2d(x, x.new_ones(2, 2, 3, 3), padding=5), "too small"),
+        (lambda F, x: F.conv_transpose2d(x, x.new_ones(2, 2, 3, 3), output_padding=1), "smaller"),
         (lambda F, x: F.max_pool2d(x, 3, padding=2), "pad should be at most half"),
         (lambda F, x: F.max_pool2d(x, 6), "Output size is too small"),
         (lambda F, x: F.max_pool2d(x, 2, stride=0), "stride should not be zero"),

@@ -17,7 +17,14 @@ from .activation import (
     Softplus,
     Tanh,
 )
-from .conv import Conv1d, Conv2d, Conv3d
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from .fold import Fold, Unfold
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .linear import Identity, Linear
@@ -78,6 +85,9 @@ __all__ = [
     "Conv1d",
     "Conv2d",
     "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",

@@ -1,5 +1,6 @@
-"""Conv1d, Conv2d and Conv3d: parameters and torch's argument checks; the
-convolution itself is `nn.functional.conv{1,2,3}d` (Rust)."""
+"""Conv1d-3d and ConvTranspose1d-3d: parameters and torch's argument
+checks; the convolutions themselves are `nn.functional.conv{1,2,3}d` and
+`conv_transpose{1,2,3}d` (Rust)."""
 
 from ... import _C
 from .. import functional as F
@@ -18,6 +19,7 @@ def _ntuple(value, n):
 class _ConvNd(Module):
     _dims = 0
     _conv = None
+    _transposed = False
 
     def __init__(
         self,
@@ -32,6 +34,7 @@ class _ConvNd(Module):
         padding_mode="zeros",
         device=None,
         dtype=None,
+        output_padding=0,
     ):
         super().__init__()
         n = self._dims
@@ -59,8 +62,8 @@ class _ConvNd(Module):
         self.stride = _ntuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
-        self.transposed = False
-        self.output_padding = (0,) * n
+        self.transposed = self._transposed
+        self.output_padding = _ntuple(output_padding, n)
         self.groups = groups
         self.padding_mode = padding_mode
         # F.pad's amounts for a non-zeros padding_mode: last dim first.
@@ -72,13 +75,12 @@ class _ConvNd(Module):
         else:
             pads = [p for p in reversed(self.padding) for _ in range(2)]
         self._reversed_padding_repeated_twice = pads
-        self.weight = Parameter(
-            _C.empty(
-                (out_channels, in_channels // groups, *self.kernel_size),
-                device=device,
-                dtype=dtype,
-            )
+        shape = (
+            (in_channels, out_channels // groups)
+            if self.transposed
+            else (out_channels, in_channels // groups)
         )
+        self.weight = Parameter(_C.empty((*shape, *self.kernel_size), device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
         else:
@@ -111,6 +113,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -133,3 +137,99 @@ class Conv2d(_ConvNd):
 class Conv3d(_ConvNd):
     _dims = 3
     _conv = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+            output_padding,
+        )
+
+    def _output_padding(self, input, output_size):
+        """The output_padding that makes the output `output_size` (torch's
+        `_ConvTransposeNd._output_padding`)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._dims
+        output_size = list(output_size)
+        if len(output_size) == n + 2 or (len(output_size) == n + 1 and input.dim() == n + 1):
+            output_size = output_size[-n:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} "
+                f"or {n + 2} elements (got {len(output_size)})"
+            )
+        spatial = input.shape[-n:]
+        lo, hi = [], []
+        for d in range(n):
+            size = (
+                (spatial[d] - 1) * self.stride[d]
+                - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1)
+                + 1
+            )
+            lo.append(size)
+            hi.append(size + self.stride[d] - 1)
+        if any(not (a <= o <= b) for a, o, b in zip(lo, output_size, hi)):
+            raise ValueError(
+                f"requested an output size of {output_size}, but valid sizes range from "
+                f"{lo} to {hi} (for an input of {input.shape[-n:]})"
+            )
+        return tuple(o - a for o, a in zip(output_size, lo))
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._conv(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _dims = 1
+    _conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _dims = 2
+    _conv = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _dims = 3
+    _conv = staticmethod(F.conv_transpose3d)
