@@ -20,6 +20,62 @@ fn channel_shape(c: usize, ndim: usize) -> Vec<i64> {
 }
 
 impl Tensor {
+    /// `nn.functional.group_norm`: the channels of `[N, C, *]` split into
+    /// `num_groups` groups, each normalised over its channels and the
+    /// trailing dims; then the per-channel affine.
+    pub fn group_norm(
+        &self,
+        num_groups: i64,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Tensor> {
+        if self.ndim() < 2 {
+            bail!(
+                runtime,
+                "Expected at least 2 dimensions for input tensor but received {}",
+                self.ndim()
+            );
+        }
+        let (n, c) = (self.shape()[0], self.shape()[1]);
+        if num_groups <= 0 || c % num_groups as usize != 0 {
+            bail!(
+                runtime,
+                "Expected number of channels in input to be divisible by num_groups, but got input of shape {:?} and num_groups={num_groups}",
+                self.shape()
+            );
+        }
+        for (name, t) in [("weight", weight), ("bias", bias)] {
+            if let Some(t) = t {
+                if t.shape() != [c] {
+                    bail!(
+                        runtime,
+                        "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {:?} and input of shape {:?}",
+                        t.shape(),
+                        self.shape()
+                    );
+                }
+            }
+        }
+        let groups = self.reshape(&[n as i64, num_groups, -1])?;
+        let mean = groups.mean_dims(&[2], true, None)?;
+        let var = groups.var(&[2], 0.0, true)?;
+        let y = groups
+            .sub(&mean)?
+            .mul(&var.add_scalar(eps)?.rsqrt()?)?
+            .reshape(&super::to_i64(self.shape()))?;
+        let mut affine = vec![1i64; self.ndim()];
+        affine[1] = c as i64;
+        let y = match weight {
+            Some(w) => y.mul(&w.reshape(&affine)?)?,
+            None => y,
+        };
+        match bias {
+            Some(b) => y.add(&b.reshape(&affine)?),
+            None => Ok(y),
+        }
+    }
+
     pub fn layer_norm(
         &self,
         normalized_shape: &[usize],

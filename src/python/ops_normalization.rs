@@ -38,6 +38,21 @@ fn layer_norm(
 }
 
 #[pyfunction]
+#[pyo3(signature = (input, num_groups, weight=None, bias=None, eps=1e-5))]
+fn group_norm(
+    input: PyRef<'_, PyTensor>,
+    num_groups: i64,
+    weight: Opt<'_>,
+    bias: Opt<'_>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let y = input
+        .inner
+        .group_norm(num_groups, inner(&weight), inner(&bias), eps)?;
+    Ok(wrap(y))
+}
+
+#[pyfunction]
 #[pyo3(signature = (input, running_mean, running_var, weight=None, bias=None, training=false, momentum=0.1, eps=1e-5))]
 #[allow(clippy::too_many_arguments)]
 fn batch_norm(
@@ -115,6 +130,7 @@ fn embedding(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
     nn.add_function(wrap_pyfunction!(layer_norm, &nn)?)?;
+    nn.add_function(wrap_pyfunction!(group_norm, &nn)?)?;
     nn.add_function(wrap_pyfunction!(batch_norm, &nn)?)?;
     nn.add_function(wrap_pyfunction!(_batch_norm_module, &nn)?)?;
     nn.add_function(wrap_pyfunction!(embedding, &nn)?)

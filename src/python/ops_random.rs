@@ -82,8 +82,28 @@ fn dropout<'py>(
     Ok(Bound::new(input.py(), wrap(t.dropout(p, training)?))?.into_any())
 }
 
+/// Channel-wise dropout (`dropout1d`/`2d`/`3d` check the rank in Python).
+#[pyfunction]
+#[pyo3(signature = (input, p, training, inplace, batched=true))]
+fn feature_dropout<'py>(
+    input: &Bound<'py, PyTensor>,
+    p: f64,
+    training: bool,
+    inplace: bool,
+    batched: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = input.borrow().inner.clone();
+    if inplace {
+        t.feature_dropout_(p, training, batched)?;
+        return Ok(input.clone().into_any());
+    }
+    let out = t.feature_dropout(p, training, batched)?;
+    Ok(Bound::new(input.py(), wrap(out))?.into_any())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bernoulli, m)?)?;
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
-    nn.add_function(wrap_pyfunction!(dropout, &nn)?)
+    nn.add_function(wrap_pyfunction!(dropout, &nn)?)?;
+    nn.add_function(wrap_pyfunction!(feature_dropout, &nn)?)
 }

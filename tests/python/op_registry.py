@@ -1319,6 +1319,12 @@ op(
     needs=("nn.functional.layer_norm",),
 )
 op(
+    "group_norm",
+    lambda lib, x, *wb, **kw: lib.nn.functional.group_norm(x, 2, *wb, **kw),
+    [S(A(2, 4, 3), A(4), A(4)), S(A(3, 6, 2, 2), A(6), A(6), eps=1e-3), S(NC(3, 4))],
+    needs=("nn.functional.group_norm",),
+)
+op(
     "layer_norm_plain",
     lambda lib, x: lib.nn.functional.layer_norm(x, x.shape[-1:]),
     [S(A(3, 4)), S(A(2, 3, 5))],

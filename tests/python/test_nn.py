@@ -601,3 +601,54 @@ def test_failed_load_state_dict_changes_nothing():
         net.load_state_dict(sd)
     for k, v in net.state_dict().items():
         assert v.tolist() == before[k].tolist()
+
+
+def test_group_norm(lib):
+    nn = nn_of(lib)
+    F = importlib.import_module(lib.__name__ + ".nn.functional")
+    x = lib.arange(24, dtype=lib.float64).reshape(2, 4, 3)
+    y = F.group_norm(x, 2)
+    # each (sample, group) block of 2 channels x 3 is normalised on its own
+    block = y[0, :2].reshape(-1)
+    assert abs(block.mean().item()) < 1e-12
+    assert abs(block.var(unbiased=False).item() - 1.0) < 1e-4
+    m = nn.GroupNorm(2, 4)
+    assert m.weight.tolist() == [1.0] * 4 and m.bias.tolist() == [0.0] * 4
+    assert repr(m) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
+    assert list(nn.GroupNorm(2, 4, affine=False).state_dict()) == []
+    assert lib.allclose(m(x.float()), y.float())
+    with pytest.raises(ValueError, match="must be divisible by num_groups"):
+        nn.GroupNorm(2, 3)
+    with pytest.raises(RuntimeError, match="divisible by num_groups"):
+        F.group_norm(x[:, :3], 2)
+    with pytest.raises(RuntimeError, match="Expected weight to be a vector"):
+        F.group_norm(x, 2, lib.ones(3, dtype=lib.float64))
+
+
+@pytest.mark.parametrize(
+    "fn, shape, per",
+    [
+        ("dropout1d", (4, 8, 5), 2),
+        ("dropout1d", (32, 5), 1),
+        ("dropout2d", (4, 8, 2, 2), 2),
+        ("dropout3d", (4, 8, 2, 2, 2), 2),
+        ("dropout3d", (32, 2, 2, 2), 1),
+    ],
+)
+def test_channel_dropout(lib, fn, shape, per):
+    nn = nn_of(lib)
+    F = importlib.import_module(lib.__name__ + ".nn.functional")
+    lib.manual_seed(0)
+    y = getattr(F, fn)(lib.ones(*shape), 0.5)
+    channels = y.reshape(int(np.prod(shape[:per])), -1)
+    # whole channels are dropped or kept (and scaled by 1 / (1 - p))
+    assert all(set(row) in ({0.0}, {2.0}) for row in channels.tolist())
+    assert set(y.flatten().tolist()) == {0.0, 2.0}
+    assert lib.equal(getattr(F, fn)(lib.ones(*shape), 0.5, training=False), lib.ones(*shape))
+    x = lib.ones(*shape)
+    assert getattr(F, fn)(x, 0.5, inplace=True) is x
+    assert repr(nn.Dropout2d(0.3)) == "Dropout2d(p=0.3, inplace=False)"
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        getattr(F, fn)(lib.ones(*shape), 1.5)
+    with pytest.raises(RuntimeError, match="Expected 2D or 3D input"):
+        F.dropout1d(lib.ones(2, 2, 2, 2))

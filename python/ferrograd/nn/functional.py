@@ -2,6 +2,8 @@
 linear layer, convolution, pooling and losses, re-exported from the Rust
 extension."""
 
+import warnings
+
 from .. import _C
 from .._C import log_softmax, sigmoid, softmax, tanh  # noqa: F401
 
@@ -19,6 +21,7 @@ one_hot = _C._nn.one_hot
 pad = _C._nn.pad
 normalize = _C._nn.normalize
 layer_norm = _C._nn.layer_norm
+group_norm = _C._nn.group_norm
 batch_norm = _C._nn.batch_norm
 embedding = _C._nn.embedding
 
@@ -79,3 +82,61 @@ def elu_(input, alpha=1.0):
 
 
 silu_ = _C._nn.silu_
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of `(N, C, L)` or `(C, L)` input."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. "
+            "Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+            "spatial dimension, a channel dimension, and an optional batch dimension "
+            "(i.e. 2D or 3D inputs)."
+        )
+    return _C._nn.feature_dropout(input, p, training, inplace, input.dim() == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of `(N, C, H, W)` input (torch's rules for other
+    ranks, warnings included)."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated "
+            "and will result in an error in a future release. To retain the behavior "
+            "and silence this warning, please use dropout instead. Note that dropout2d "
+            "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if input.dim() == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+            "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _C._nn.feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of `(N, C, D, H, W)` or `(C, D, H, W)` input."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated "
+            "and will result in an error in a future release. To retain the behavior "
+            "and silence this warning, please use dropout instead. Note that dropout3d "
+            "exists to provide channel-wise dropout on inputs with 3 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    return _C._nn.feature_dropout(input, p, training, inplace, input.dim() == 5)

@@ -4,6 +4,9 @@ from .activation import (
     GELU,
     SELU,
     Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
     Flatten,
     Hardtanh,
     LeakyReLU,
@@ -39,7 +42,7 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -70,6 +73,9 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
     "Flatten",
     "LeakyReLU",
     "Hardtanh",
@@ -79,6 +85,7 @@ __all__ = [
     "SELU",
     "LogSigmoid",
     "LayerNorm",
+    "GroupNorm",
     "BatchNorm1d",
     "BatchNorm2d",
     "Embedding",

@@ -7,6 +7,46 @@ from ..parameter import Parameter
 from .module import Module
 
 
+class GroupNorm(Module):
+    def __init__(
+        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
+    ):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        kw = dict(device=device, dtype=dtype)
+        if affine:
+            self.weight = Parameter(_C.ones(num_channels, **kw))
+            if bias:
+                self.bias = Parameter(_C.zeros(num_channels, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.affine:
+            _C._init.ones_(self.weight)
+            if self.bias is not None:
+                _C._init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
 class LayerNorm(Module):
     def __init__(
         self,
