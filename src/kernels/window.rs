@@ -128,38 +128,36 @@ impl Windows {
         out
     }
 
-    /// Per plane and window: the offset of the window's largest element
-    /// (the first one on ties; a NaN wins, as in torch's pooling), or -1
-    /// for a window that lies wholly in the padding.
-    pub fn argmax<T: Element>(&self, x: &[T]) -> Vec<i64> {
+    /// Per plane and window: the window's largest element and its offset
+    /// (the first one on ties; a NaN wins, as in torch's pooling), or
+    /// offset -1 for a window that lies wholly in the padding.
+    pub fn max<T: Element>(&self, x: &[T]) -> (Vec<T>, Vec<i64>) {
         let planes = x.len() / self.plane.max(1);
-        let mut out = vec![-1i64; planes * self.l];
-        let min_len = (crate::kernels::PAR_THRESHOLD / self.k.max(1)).max(self.l);
-        crate::parallel::for_each_chunk_mut_aligned(&mut out, min_len, self.l, |start, chunk| {
-            for (i, dst) in chunk.chunks_mut(self.l.max(1)).enumerate() {
-                let p = start / self.l.max(1) + i;
+        let l = self.l.max(1);
+        let mut best = vec![(T::zero(), -1i64); planes * self.l];
+        let min_len = (crate::kernels::PAR_THRESHOLD / self.k.max(1)).max(l);
+        crate::parallel::for_each_chunk_mut_aligned(&mut best, min_len, l, |start, chunk| {
+            for (i, dst) in chunk.chunks_mut(l).enumerate() {
+                let p = start / l + i;
                 let src = &x[p * self.plane..(p + 1) * self.plane];
                 for kk in 0..self.k {
                     let offs = &self.offsets[kk * self.l..(kk + 1) * self.l];
-                    for (best, &off) in dst.iter_mut().zip(offs) {
+                    for ((b, at), &off) in dst.iter_mut().zip(offs) {
                         if off < 0 {
                             continue;
                         }
                         let v = src[off as usize];
-                        let better = *best < 0 || {
-                            let cur = src[*best as usize];
-                            #[allow(clippy::eq_op)]
-                            let nan = v != v;
-                            v > cur || nan
-                        };
-                        if better {
-                            *best = off;
+                        #[allow(clippy::eq_op)]
+                        let nan = v != v;
+                        if *at < 0 || v > *b || nan {
+                            *b = v;
+                            *at = off;
                         }
                     }
                 }
             }
         });
-        out
+        best.into_iter().unzip()
     }
 }
 
@@ -188,6 +186,6 @@ mod tests {
         assert_eq!(cols, vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0, 2.0, 4.0, 0.0]);
         let back = w.scatter_add(&[1.0; 9]);
         assert_eq!(back, vec![1.0, 2.0, 1.0, 2.0, 1.0]);
-        assert_eq!(w.argmax(&x), vec![1, 3, 4]);
+        assert_eq!(w.max(&x), (vec![2.0, 4.0, 5.0], vec![1, 3, 4]));
     }
 }

@@ -1,12 +1,22 @@
 //! Pooling over 1-3 spatial dims of `[N, C, *spatial]` (or unbatched
 //! `[C, *spatial]`) tensors, composed of differentiable ops:
-//! - max: the kernel finds each window's largest element; the values are a
-//!   `gather` of those positions (so the gradient goes to them, as torch's);
+//! - max: the kernel finds each window's largest element and its position;
+//!   the gradient is scattered back to those positions (`scatter_add`, so
+//!   it is differentiable again);
 //! - average: window sums (`unfold` then `sum`) over per-window divisors;
 //! - adaptive average: one averaging matrix per spatial dim (`matmul`).
 
 use super::conv::{dispatch_numeric, join_x, with_slice, Window};
 use super::to_i64;
+use crate::autograd::record;
+use crate::tensor::Element;
+
+/// torch's names for max pooling's gradient node, by spatial rank.
+const MAX_POOL_NAMES: [&str; 3] = [
+    "MaxPool1DWithIndicesBackward0",
+    "MaxPool2DWithIndicesBackward0",
+    "MaxPool3DWithIndicesBackward0",
+];
 use crate::{bail, DType, Result, Tensor};
 
 /// `[N, C, *spatial]`: `t` itself or `t` with a batch dim of one.
@@ -173,8 +183,10 @@ impl Tensor {
             &w.padding,
             &w.stride,
         );
-        let idx = dispatch_numeric!(x.dtype(), name, T => {
-            with_slice::<T, _>(&x, |d| table.argmax(d))?
+        let rec = record(MAX_POOL_NAMES[s - 1], &[&x]);
+        let (values, idx) = dispatch_numeric!(x.dtype(), name, T => {
+            let (v, i) = with_slice::<T, _>(&x, |d| table.max(d))?;
+            (T::wrap(v), i)
         });
         if idx.contains(&-1) {
             bail!(
@@ -183,13 +195,27 @@ impl Tensor {
             );
         }
         let (n, c) = (x.shape()[0] as i64, x.shape()[1] as i64);
-        let index = Tensor::from_vec(idx, &[n as usize, c as usize, table.l])?;
         let mut shape = vec![n, c];
         shape.extend(to_i64(&out));
-        let values = x
-            .reshape(&[n, c, table.plane as i64])?
-            .gather(2, &index)?
-            .reshape(&shape)?;
+        let out_dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        let index = Tensor::from_vec(idx, &out_dims)?;
+        let in_dims = x.dims();
+        let flat = [n, c, table.plane as i64];
+        let values = rec.save("indices", &index).finish(
+            Tensor::from_data(values, &out_dims),
+            move |ctx| {
+                // Each window's gradient goes to the element it took.
+                let g = ctx.grad().reshape(&[flat[0], flat[1], -1])?;
+                let idx = ctx.saved(0)?.reshape(&[flat[0], flat[1], -1])?;
+                let z = Tensor::zeros(
+                    &[flat[0] as usize, flat[1] as usize, flat[2] as usize],
+                    g.dtype(),
+                );
+                Ok(vec![Some(
+                    z.scatter_add(2, &idx, &g)?.reshape(&to_i64(&in_dims))?,
+                )])
+            },
+        )?;
         let index = index.reshape(&shape)?;
         Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
     }
