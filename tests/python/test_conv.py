@@ -91,6 +91,7 @@ def test_max_pool_indices_and_ties(lib):
     assert i.dtype == lib.int64
     v, i = F.max_pool1d(x, 3, stride=1, return_indices=True)
     assert i.tolist() == [[[1, 1, 4, 4]]]  # the first of equal maxima
+    assert type(v.grad_fn).__name__ == "MaxPool1DWithIndicesBackward0"
     v.sum().backward()
     assert x.grad.tolist() == [[[0.0, 2.0, 0.0, 0.0, 2.0, 0.0]]]
     y, j = F.max_pool2d(arange(lib, 1, 1, 5, 5), 2, 2, 1, ceil_mode=True, return_indices=True)
