@@ -91,9 +91,10 @@ def test_max_pool_indices_and_ties(lib):
     assert i.dtype == lib.int64
     v, i = F.max_pool1d(x, 3, stride=1, return_indices=True)
     assert i.tolist() == [[[1, 1, 4, 4]]]  # the first of equal maxima
-    assert type(v.grad_fn).__name__ == "MaxPool1DWithIndicesBackward0"
     v.sum().backward()
     assert x.grad.tolist() == [[[0.0, 2.0, 0.0, 0.0, 2.0, 0.0]]]
+    z = F.max_pool2d(lib.ones(1, 1, 2, 2, requires_grad=True), 2)
+    assert type(z.grad_fn).__name__ == "MaxPool2DWithIndicesBackward0"
     y, j = F.max_pool2d(arange(lib, 1, 1, 5, 5), 2, 2, 1, ceil_mode=True, return_indices=True)
     assert y.tolist() == [[[[0.0, 2.0, 4.0], [10.0, 12.0, 14.0], [20.0, 22.0, 24.0]]]]
     assert j.tolist() == [[[[0, 2, 4], [10, 12, 14], [20, 22, 24]]]]
