@@ -280,89 +280,16 @@ impl Tensor {
         groups: i64,
         s: usize,
     ) -> Result<Tensor> {
-        let name = format!("conv{s}d");
-        if self.ndim() != s + 1 && self.ndim() != s + 2 {
-            bail!(
-                runtime,
-                "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {:?}",
-                s + 1,
-                s + 2,
-                self.shape()
-            );
-        }
-        if weight.ndim() != s + 2 {
-            bail!(
-                runtime,
-                "{name}: expected weight to be {}-dimensional, but got weight of size {:?}",
-                s + 2,
-                weight.shape()
-            );
-        }
-        let stride = per_dim("stride", stride, s, "convolution")?;
-        let dilation = per_dim("dilation", dilation, s, "convolution")?;
-        if stride.iter().any(|&v| v <= 0) {
-            bail!(runtime, "non-positive stride is not supported");
-        }
-        if dilation.iter().any(|&v| v <= 0) {
-            bail!(
-                runtime,
-                "dilation should be greater than zero, but got {dilation:?}"
-            );
-        }
-        if groups <= 0 {
-            bail!(runtime, "non-positive groups is not supported");
-        }
-        let groups = groups as usize;
+        let ConvArgs {
+            x,
+            stride,
+            dilation,
+            groups,
+        } = conv_args(self, weight, stride, dilation, groups, s, false)?;
         let ws = weight.shape();
-        if ws[0] % groups != 0 {
-            bail!(
-                runtime,
-                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws:?}] instead"
-            );
-        }
-        let x = if self.ndim() == s + 1 {
-            self.unsqueeze(0)?
-        } else {
-            self.clone()
-        };
         let cin = x.shape()[1];
-        if cin != ws[1] * groups {
-            bail!(
-                runtime,
-                "Given groups={groups}, weight of size {ws:?}, expected input{:?} to have {} channels, but got {cin} channels instead",
-                x.shape(),
-                ws[1] * groups
-            );
-        }
-        if x.dtype() != weight.dtype() {
-            bail!(
-                runtime,
-                "expected scalar type {} but found {}",
-                x.dtype().scalar_type_name(),
-                weight.dtype().scalar_type_name()
-            );
-        }
-        if let Some(b) = bias {
-            if b.ndim() != 1 || b.shape()[0] != ws[0] {
-                bail!(
-                    runtime,
-                    "Given weight of size {ws:?}, expected bias to be 1-dimensional with {} elements, but got bias of size {:?} instead",
-                    ws[0],
-                    b.shape()
-                );
-            }
-            if b.dtype() != x.dtype() {
-                bail!(
-                    runtime,
-                    "Input type ({}) and bias type ({}) should be the same",
-                    x.dtype().cpp_type_name(),
-                    b.dtype().cpp_type_name()
-                );
-            }
-        }
+        check_bias(bias, &x, ws, ws[0], false)?;
         let kernel: Vec<usize> = ws[2..].to_vec();
-        let dilation: Vec<usize> = dilation.iter().map(|&d| d as usize).collect();
-        let stride: Vec<usize> = stride.iter().map(|&d| d as usize).collect();
         // 'same': the total padding is the window's extent less one, split
         // evenly; an odd total puts the extra element after (padded first).
         let (x, pad) = match padding {
@@ -452,106 +379,38 @@ impl Tensor {
         dilation: &[i64],
         s: usize,
     ) -> Result<Tensor> {
-        let name = format!("conv_transpose{s}d");
-        if self.ndim() != s + 1 && self.ndim() != s + 2 {
-            bail!(
-                runtime,
-                "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {:?}",
-                s + 1,
-                s + 2,
-                self.shape()
-            );
-        }
-        if weight.ndim() != s + 2 {
-            bail!(
-                runtime,
-                "{name}: expected weight to be {}-dimensional, but got weight of size {:?}",
-                s + 2,
-                weight.shape()
-            );
-        }
-        let stride = per_dim("stride", stride, s, "convolution")?;
+        let ConvArgs {
+            x,
+            stride,
+            dilation,
+            groups,
+        } = conv_args(self, weight, stride, dilation, groups, s, true)?;
         let padding = per_dim("padding", padding, s, "convolution")?;
         let output_padding = per_dim("output_padding", output_padding, s, "convolution")?;
-        let dilation = per_dim("dilation", dilation, s, "convolution")?;
-        if stride.iter().any(|&v| v <= 0) {
-            bail!(runtime, "non-positive stride is not supported");
-        }
         if padding.iter().any(|&v| v < 0) {
             bail!(runtime, "negative padding is not supported");
         }
         if output_padding.iter().any(|&v| v < 0) {
             bail!(runtime, "negative output_padding is not supported");
         }
-        if dilation.iter().any(|&v| v <= 0) {
-            bail!(
-                runtime,
-                "dilation should be greater than zero, but got {dilation:?}"
-            );
-        }
-        if (0..s).any(|d| output_padding[d] >= stride[d] && output_padding[d] >= dilation[d]) {
+        if (0..s).any(|d| {
+            output_padding[d] as usize >= stride[d] && output_padding[d] as usize >= dilation[d]
+        }) {
             bail!(
                 runtime,
                 "output padding must be smaller than either stride or dilation, but got output_padding={output_padding:?} stride={stride:?} dilation={dilation:?}"
             );
         }
-        if groups <= 0 {
-            bail!(runtime, "non-positive groups is not supported");
-        }
-        let groups = groups as usize;
         let ws = weight.shape();
-        if ws[0] % groups != 0 {
-            bail!(
-                runtime,
-                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws:?}] instead"
-            );
-        }
-        let x = if self.ndim() == s + 1 {
-            self.unsqueeze(0)?
-        } else {
-            self.clone()
-        };
         let cin = x.shape()[1];
-        if cin != ws[0] {
-            bail!(
-                runtime,
-                "Given transposed=1, weight of size {ws:?}, expected input{:?} to have {} channels, but got {cin} channels instead",
-                x.shape(),
-                ws[0]
-            );
-        }
         let cout = ws[1] * groups;
-        if x.dtype() != weight.dtype() {
-            bail!(
-                runtime,
-                "expected scalar type {} but found {}",
-                x.dtype().scalar_type_name(),
-                weight.dtype().scalar_type_name()
-            );
-        }
-        if let Some(b) = bias {
-            if b.ndim() != 1 || b.shape()[0] != cout {
-                bail!(
-                    runtime,
-                    "Given transposed=1, weight of size {ws:?}, expected bias to be 1-dimensional with {cout} elements, but got bias of size {:?} instead",
-                    b.shape()
-                );
-            }
-            if b.dtype() != x.dtype() {
-                bail!(
-                    runtime,
-                    "Input type ({}) and bias type ({}) should be the same",
-                    x.dtype().cpp_type_name(),
-                    b.dtype().cpp_type_name()
-                );
-            }
-        }
+        check_bias(bias, &x, ws, cout, true)?;
         let input: Vec<usize> = x.shape()[2..].to_vec();
         let kernel: Vec<usize> = ws[2..].to_vec();
         let out: Vec<i64> = (0..s)
             .map(|d| {
-                (input[d] as i64 - 1) * stride[d] - 2 * padding[d]
-                    + dilation[d] * (kernel[d] as i64 - 1)
+                (input[d] as i64 - 1) * stride[d] as i64 - 2 * padding[d]
+                    + (dilation[d] * (kernel[d] - 1)) as i64
                     + output_padding[d]
                     + 1
             })
@@ -568,9 +427,9 @@ impl Tensor {
         let output = size(out);
         let w = Window {
             kernel,
-            dilation: size(dilation),
+            dilation,
             padding: size(padding),
-            stride: size(stride),
+            stride,
         };
         let n = x.shape()[0] as i64;
         let k: usize = w.kernel.iter().product();
@@ -593,6 +452,131 @@ impl Tensor {
         }
         Ok(y)
     }
+}
+
+/// A convolution's checked arguments.
+struct ConvArgs {
+    /// The input with its batch dim (added for unbatched input).
+    x: Tensor,
+    stride: Vec<usize>,
+    dilation: Vec<usize>,
+    groups: usize,
+}
+
+/// The argument checks `conv` and `conv_transpose` share (torch's
+/// messages): ranks, stride, dilation, groups, channels and dtypes.
+fn conv_args(
+    input: &Tensor,
+    weight: &Tensor,
+    stride: &[i64],
+    dilation: &[i64],
+    groups: i64,
+    s: usize,
+    transposed: bool,
+) -> Result<ConvArgs> {
+    let name = format!("conv{}{s}d", if transposed { "_transpose" } else { "" });
+    if input.ndim() != s + 1 && input.ndim() != s + 2 {
+        bail!(
+            runtime,
+            "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {:?}",
+            s + 1,
+            s + 2,
+            input.shape()
+        );
+    }
+    if weight.ndim() != s + 2 {
+        bail!(
+            runtime,
+            "{name}: expected weight to be {}-dimensional, but got weight of size {:?}",
+            s + 2,
+            weight.shape()
+        );
+    }
+    let stride = per_dim("stride", stride, s, "convolution")?;
+    let dilation = per_dim("dilation", dilation, s, "convolution")?;
+    if stride.iter().any(|&v| v <= 0) {
+        bail!(runtime, "non-positive stride is not supported");
+    }
+    if dilation.iter().any(|&v| v <= 0) {
+        bail!(
+            runtime,
+            "dilation should be greater than zero, but got {dilation:?}"
+        );
+    }
+    if groups <= 0 {
+        bail!(runtime, "non-positive groups is not supported");
+    }
+    let groups = groups as usize;
+    let ws = weight.shape();
+    if ws[0] % groups != 0 {
+        bail!(
+            runtime,
+            "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws:?}] instead"
+        );
+    }
+    let x = if input.ndim() == s + 1 {
+        input.unsqueeze(0)?
+    } else {
+        input.clone()
+    };
+    let cin = x.shape()[1];
+    let (expected, given) = if transposed {
+        (ws[0], "transposed=1".to_string())
+    } else {
+        (ws[1] * groups, format!("groups={groups}"))
+    };
+    if cin != expected {
+        bail!(
+            runtime,
+            "Given {given}, weight of size {ws:?}, expected input{:?} to have {expected} channels, but got {cin} channels instead",
+            x.shape()
+        );
+    }
+    if x.dtype() != weight.dtype() {
+        bail!(
+            runtime,
+            "expected scalar type {} but found {}",
+            x.dtype().scalar_type_name(),
+            weight.dtype().scalar_type_name()
+        );
+    }
+    let size = |v: Vec<i64>| v.into_iter().map(|d| d as usize).collect();
+    Ok(ConvArgs {
+        x,
+        stride: size(stride),
+        dilation: size(dilation),
+        groups,
+    })
+}
+
+/// A bias must hold one value per output channel, of the input's dtype.
+fn check_bias(
+    bias: Option<&Tensor>,
+    x: &Tensor,
+    ws: &[usize],
+    cout: usize,
+    transposed: bool,
+) -> Result<()> {
+    let Some(b) = bias else {
+        return Ok(());
+    };
+    if b.ndim() != 1 || b.shape()[0] != cout {
+        bail!(
+            runtime,
+            "Given {}weight of size {ws:?}, expected bias to be 1-dimensional with {cout} elements, but got bias of size {:?} instead",
+            if transposed { "transposed=1, " } else { "" },
+            b.shape()
+        );
+    }
+    if b.dtype() != x.dtype() {
+        bail!(
+            runtime,
+            "Input type ({}) and bias type ({}) should be the same",
+            x.dtype().cpp_type_name(),
+            b.dtype().cpp_type_name()
+        );
+    }
+    Ok(())
 }
 
 /// A convolution's padding: per dim (or one for all), or torch's strings.
