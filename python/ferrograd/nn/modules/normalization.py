@@ -1,10 +1,26 @@
-"""LayerNorm and BatchNorm1d/2d (the arithmetic, including the running
-statistics, is `src/ops/normalization.rs`)."""
+"""GroupNorm, LayerNorm and BatchNorm1d/2d (the arithmetic, including the
+running statistics, is `src/ops/normalization.rs`)."""
 
 from ... import _C
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
+
+
+def _affine(module, shape, affine, bias, device, dtype):
+    """Registers an elementwise affine's weight (ones) and bias (zeros), or
+    None for either."""
+    kw = dict(device=device, dtype=dtype)
+    weight = Parameter(_C.ones(shape, **kw)) if affine else None
+    module.register_parameter("weight", weight)
+    module.register_parameter("bias", Parameter(_C.zeros(shape, **kw)) if affine and bias else None)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        _C._init.ones_(module.weight)
+    if module.bias is not None:
+        _C._init.zeros_(module.bias)
 
 
 class GroupNorm(Module):
@@ -20,22 +36,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        kw = dict(device=device, dtype=dtype)
-        if affine:
-            self.weight = Parameter(_C.ones(num_channels, **kw))
-            if bias:
-                self.bias = Parameter(_C.zeros(num_channels, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, num_channels, affine, bias, device, dtype)
 
     def reset_parameters(self):
-        if self.affine:
-            _C._init.ones_(self.weight)
-            if self.bias is not None:
-                _C._init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -63,22 +67,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            kw = dict(device=device, dtype=dtype)
-            self.weight = Parameter(_C.ones(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(_C.zeros(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            _C._init.ones_(self.weight)
-            if self.bias is not None:
-                _C._init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
