@@ -350,16 +350,8 @@ impl Tensor {
         let wm = weight.reshape(&[g, (cout / groups) as i64, per_group])?;
         let mut shape = vec![n as i64, cout as i64];
         shape.extend(out.iter().map(|&o| o as i64));
-        let mut y = wm.matmul(&cols)?.reshape(&shape)?;
-        if let Some(b) = bias {
-            let mut bshape = vec![1i64; s + 2];
-            bshape[1] = cout as i64;
-            y = y.add(&b.reshape(&bshape)?)?;
-        }
-        if self.ndim() == s + 1 {
-            y = y.squeeze(Some(&[0]))?;
-        }
-        Ok(y)
+        let y = wm.matmul(&cols)?.reshape(&shape)?;
+        add_bias_unbatch(y, bias, self.ndim() == s + 1)
     }
 }
 
@@ -441,15 +433,25 @@ impl Tensor {
             .transpose(1, 2)?;
         let xs = x.reshape(&[n, g, cin_g, l])?;
         let cols = wm.matmul(&xs)?.reshape(&[n, cout as i64 * k as i64, l])?;
-        let mut y = cols.window_sum(&output, &w, &input)?;
-        if let Some(b) = bias {
-            let mut bshape = vec![1i64; s + 2];
-            bshape[1] = cout as i64;
-            y = y.add(&b.reshape(&bshape)?)?;
+        let y = cols.window_sum(&output, &w, &input)?;
+        add_bias_unbatch(y, bias, self.ndim() == s + 1)
+    }
+}
+
+/// A convolution's epilogue: `bias` added per output channel (dim 1), and
+/// the batch dim dropped again for unbatched input.
+fn add_bias_unbatch(y: Tensor, bias: Option<&Tensor>, unbatched: bool) -> Result<Tensor> {
+    let y = match bias {
+        Some(b) => {
+            let mut shape = vec![1i64; y.ndim()];
+            shape[1] = b.numel() as i64;
+            y.add(&b.reshape(&shape)?)?
         }
-        if self.ndim() == s + 1 {
-            y = y.squeeze(Some(&[0]))?;
-        }
+        None => y,
+    };
+    if unbatched {
+        y.squeeze(Some(&[0]))
+    } else {
         Ok(y)
     }
 }
