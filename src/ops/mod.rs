@@ -14,6 +14,7 @@ pub mod einsum;
 pub mod encode;
 pub mod index;
 pub mod inplace;
+pub mod interpolate;
 pub mod join;
 pub mod linalg;
 pub mod loss;

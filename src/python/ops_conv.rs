@@ -1,9 +1,11 @@
-//! `_C._nn`'s sliding-window ops: unfold/fold, conv1d-3d and pooling (the
-//! ops are `crate::ops::{conv, pool}`). Sizes are an int or a sequence.
+//! `_C._nn`'s spatial ops: unfold/fold, convolutions, pooling and
+//! interpolation's resampling (the ops are `crate::ops::{conv, pool,
+//! interpolate}`). Sizes are an int or a sequence.
 
 use super::ops_shape::ints;
 use super::tensor::{wrap, PyTensor};
 use crate::ops::conv::ConvPadding;
+use crate::ops::interpolate::InterpMode;
 use pyo3::prelude::*;
 
 /// An int or a sequence of ints; `None` or `[]` (a pool's default stride)
@@ -286,6 +288,35 @@ adaptive_avg_pool_fn!(adaptive_avg_pool1d, 1);
 adaptive_avg_pool_fn!(adaptive_avg_pool2d, 2);
 adaptive_avg_pool_fn!(adaptive_avg_pool3d, 3);
 
+/// `interpolate`'s resampling, once `nn.functional.interpolate` has worked
+/// out the output sizes (and kept the scale factors they came from).
+#[pyfunction]
+fn _interpolate(
+    input: PyRef<'_, PyTensor>,
+    output_size: Vec<usize>,
+    scale_factors: Option<Vec<f64>>,
+    mode: &str,
+    align_corners: bool,
+) -> PyResult<PyTensor> {
+    let mode = match mode {
+        "nearest" => InterpMode::Nearest,
+        "nearest-exact" => InterpMode::NearestExact,
+        "linear" | "bilinear" | "trilinear" => InterpMode::Linear,
+        "area" => InterpMode::Area,
+        other => {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+                "ferrograd: interpolate mode '{other}' is not supported"
+            )))
+        }
+    };
+    Ok(wrap(input.inner.interpolate(
+        &output_size,
+        scale_factors.as_deref(),
+        mode,
+        align_corners,
+    )?))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
     for f in [
@@ -309,6 +340,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(adaptive_avg_pool1d, &nn)?,
         wrap_pyfunction!(adaptive_avg_pool2d, &nn)?,
         wrap_pyfunction!(adaptive_avg_pool3d, &nn)?,
+        wrap_pyfunction!(_interpolate, &nn)?,
     ] {
         nn.add_function(f)?;
     }

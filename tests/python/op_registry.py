@@ -1238,6 +1238,20 @@ op(
     api=("conv_transpose3d",),
 )
 op(
+    "interpolate",
+    lambda lib, x, **kw: lib.nn.functional.interpolate(x, **kw),
+    [
+        S(A(1, 2, 3, 4), size=(5, 7)),
+        S(A(1, 2, 4, 3), scale_factor=(0.5, 1.7), mode="nearest-exact"),
+        S(A(2, 1, 3, 4), size=(5, 6), mode="bilinear"),
+        S(A(1, 2, 3, 3), scale_factor=1.5, mode="bilinear", align_corners=True),
+        S(A(2, 2, 5), size=3, mode="linear"),
+        S(A(1, 1, 2, 3, 2), scale_factor=2, mode="trilinear"),
+        S(A(1, 2, 4, 5), size=(2, 3), mode="area"),
+    ],
+    needs=("nn.functional.interpolate",),
+)
+op(
     "max_pool2d",
     lambda lib, x, **kw: lib.nn.functional.max_pool2d(x, **kw),
     [

@@ -113,6 +113,34 @@ def test_avg_pool_divisors(lib):
     assert y.tolist() == [[[0.5, 2.0, 3.5]]]  # windows 0-1, 1-3, 3-4
 
 
+def test_interpolate(lib):
+    F = F_of(lib)
+    nn = nn_of(lib)
+    x = arange(lib, 1, 1, 2, 2)
+    assert F.interpolate(x, scale_factor=2).tolist() == [
+        [[[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [2.0, 2.0, 3.0, 3.0], [2.0, 2.0, 3.0, 3.0]]]
+    ]
+    y = F.interpolate(x, size=(3, 3), mode="bilinear", align_corners=True)
+    assert y.tolist() == [[[[0.0, 0.5, 1.0], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0]]]]
+    y = F.interpolate(arange(lib, 1, 1, 2), size=4, mode="linear")
+    assert y.tolist() == [[[0.0, 0.25, 0.75, 1.0]]]
+    assert F.interpolate(arange(lib, 1, 1, 4, 4), scale_factor=0.5, mode="area")[0, 0].tolist() == [
+        [2.5, 4.5],
+        [10.5, 12.5],
+    ]
+    m = nn.Upsample(scale_factor=2, mode="bilinear")
+    assert repr(m) == "Upsample(scale_factor=2.0, mode='bilinear')"
+    assert m(x).shape == (1, 1, 4, 4)
+    with pytest.raises(ValueError, match="only one of size or scale_factor"):
+        F.interpolate(x, size=4, scale_factor=2)
+    with pytest.raises(ValueError, match="either size or scale_factor"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        F.interpolate(x, size=4, align_corners=True)
+    with pytest.raises(NotImplementedError, match="linear mode needs 3D input"):
+        F.interpolate(x, size=4, mode="linear")
+
+
 def test_against_torch(torch):
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s) for s in [(2, 4, 9, 8), (6, 2, 3, 2), (6,)]]
@@ -127,6 +155,8 @@ def test_against_torch(torch):
             F.avg_pool2d(x, (3, 2), 2, 1, ceil_mode=True, count_include_pad=False),
             F.adaptive_avg_pool2d(x, (4, 3)),
             F.unfold(x, (2, 3), dilation=2, padding=1),
+            F.interpolate(x, scale_factor=(1.3, 0.6), mode="bilinear"),
+            F.interpolate(x, size=(11, 5)),
         ]
         loss = sum((o * o).sum() for o in outs)
         grads = lib.autograd.grad(loss, (x, w, b))

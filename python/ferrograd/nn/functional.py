@@ -140,3 +140,89 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
             stacklevel=2,
         )
     return _C._nn.feature_dropout(input, p, training, inplace, input.dim() == 5)
+
+
+_INTERP_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
+
+
+def interpolate(
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
+    """torch's interpolate: the argument rules (as in torch's Python) here;
+    the resampling is Rust (`_C._nn._interpolate`). Modes: nearest,
+    nearest-exact, linear/bilinear/trilinear and area."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the "
+                "interpolating modes: linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format."
+                )
+            output_size = [int(s) for s in size]
+        else:
+            output_size = [int(size)] * dim
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. Please provide input tensor in "
+                    "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                )
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if output_size is None:
+        output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+    if recompute_scale_factor:
+        scale_factors = None
+    if antialias:
+        raise NotImplementedError("ferrograd: interpolate(antialias=True) is not supported")
+    modes = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+    if input.dim() not in (3, 4, 5):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            f"the modes: {' | '.join(modes)} (got {mode})"
+        )
+    if mode in _INTERP_RANK and input.dim() != _INTERP_RANK[mode]:
+        raise NotImplementedError(
+            f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_RANK[mode]}D input"
+        )
+    if mode not in modes:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            f"the modes: {' | '.join(modes)} (got {mode})"
+        )
+    return _C._nn._interpolate(input, output_size, scale_factors, mode, bool(align_corners))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)

@@ -55,6 +55,7 @@ from .pooling import (
     MaxPool3d,
 )
 from .sparse import Embedding
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module",
@@ -105,6 +106,9 @@ __all__ = [
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
     "Unfold",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
     "Fold",
     "MSELoss",
     "L1Loss",
