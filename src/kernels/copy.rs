@@ -24,8 +24,41 @@ pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
 pub fn gather<T: Copy, U: Element>(data: &[T], t: &Tensor, f: impl Fn(T) -> U) -> Vec<U> {
     let l = t.layout();
     let mut out = pool::with_capacity(l.numel());
+    let n = l.shape.len();
+    if l.numel() == 0 {
+        return out;
+    }
     match l.contiguous_range() {
         Some(r) => out.extend(data[r].iter().map(|&v| f(v))),
+        // Rows contiguous (a permutation that keeps the last dim): copied
+        // row by row.
+        None if n > 0 && l.strides[n - 1] == 1 => {
+            let row = l.shape[n - 1];
+            for_each_offset(&l.shape[..n - 1], &l.strides[..n - 1], l.offset, |o| {
+                out.extend(data[o..o + row].iter().map(|&v| f(v)))
+            })
+        }
+        // Columns contiguous in the last two dims (a transpose): copied in
+        // square tiles, so reads and writes both stay within a few lines.
+        None if n >= 2 && l.strides[n - 2] == 1 => {
+            const TILE: usize = 16;
+            let (rows, cols, cs) = (l.shape[n - 2], l.shape[n - 1], l.strides[n - 1]);
+            out.resize(l.numel(), U::zero());
+            let mut base = 0;
+            for_each_offset(&l.shape[..n - 2], &l.strides[..n - 2], l.offset, |o| {
+                let dst = &mut out[base..base + rows * cols];
+                for i0 in (0..rows).step_by(TILE) {
+                    for j0 in (0..cols).step_by(TILE) {
+                        for j in j0..cols.min(j0 + TILE) {
+                            for i in i0..rows.min(i0 + TILE) {
+                                dst[i * cols + j] = f(data[o + i + j * cs]);
+                            }
+                        }
+                    }
+                }
+                base += rows * cols;
+            })
+        }
         None => for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(data[o]))),
     }
     out

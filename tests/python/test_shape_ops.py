@@ -102,3 +102,40 @@ def test_movedim_and_swapaxes(lib):
     assert vals(y.movedim(1, 0)) == vals(y.t())
     with pytest.raises(RuntimeError, match="repeated dim in `source`"):
         x.movedim((0, 0), (1, 2))
+
+
+@pytest.mark.parametrize(
+    "shape, perm",
+    [
+        ((3, 4, 5), (0, 2, 1)),  # last two dims transposed: tiled copy
+        ((17, 33), (1, 0)),
+        ((2, 3, 40, 37), (0, 1, 3, 2)),
+        ((3, 5, 7), (1, 2, 0)),
+        ((64, 3, 50), (1, 0, 2)),  # rows kept: row-by-row copy
+        ((4, 6, 5), (2, 0, 1)),  # neither: element by element
+        ((0, 3), (1, 0)),
+    ],
+)
+def test_contiguous_copies_of_permutations(shape, perm):
+    import numpy as np
+
+    import ferrograd
+
+    a = np.arange(int(np.prod(shape))).reshape(shape)
+    for dtype in (np.float32, np.float64, np.int64, np.bool_):
+        x = ferrograd.tensor(a.astype(dtype)).permute(*perm)
+        assert not x.is_contiguous() or 0 in shape
+        assert np.array_equal(x.contiguous().numpy(), a.astype(dtype).transpose(perm))
+        # a cast copy takes the same paths
+        assert np.array_equal(
+            x.double().numpy(), a.astype(dtype).transpose(perm).astype(np.float64)
+        )
+
+
+def test_contiguous_copy_of_an_empty_view_with_an_offset():
+    import ferrograd
+
+    x = ferrograd.arange(24.0).reshape(2, 3, 4)
+    for v in (x[1:, 2:, 4:], x[1:, 1:, :0].permute(1, 0, 2), x[1:, 2:, 4:].transpose(1, 2)):
+        assert v.numel() == 0
+        assert v.contiguous().shape == v.shape and v.contiguous().tolist() == v.tolist()
