@@ -59,6 +59,7 @@ from .serialization import load, save  # noqa: E402, F401
 # The convolution and pooling functions torch also exports at top level.
 from .nn.functional import (  # noqa: E402, F401
     adaptive_avg_pool1d,
+    adaptive_max_pool1d,
     avg_pool1d,
     conv1d,
     conv2d,

@@ -33,12 +33,7 @@ impl Windows {
         padding: &[usize],
         stride: &[usize],
     ) -> Windows {
-        let s = input.len();
-        let plane: usize = input.iter().product();
-        let k: usize = kernel.iter().product();
-        let l: usize = out.iter().product();
-        // Per dim: the input position of (kernel index, output index), or -1.
-        let pos: Vec<Vec<i64>> = (0..s)
+        let pos = (0..input.len())
             .map(|d| {
                 let mut v = Vec::with_capacity(kernel[d] * out[d]);
                 for kk in 0..kernel[d] {
@@ -50,6 +45,52 @@ impl Windows {
                 v
             })
             .collect();
+        Windows::from_positions(input, out, kernel, pos)
+    }
+
+    /// Adaptive pooling's windows: output `o` of a dim of size `n` covers
+    /// `floor(o * n / out)..ceil((o + 1) * n / out)`; shorter windows are
+    /// padded with nothing up to the longest.
+    pub fn adaptive(input: &[usize], out: &[usize]) -> Windows {
+        let span = |n: usize, o: usize, j: usize| (j * n / o, ((j + 1) * n).div_ceil(o));
+        let kernel: Vec<usize> = (0..input.len())
+            .map(|d| {
+                (0..out[d])
+                    .map(|j| {
+                        let (a, b) = span(input[d], out[d], j);
+                        b - a
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let pos = (0..input.len())
+            .map(|d| {
+                let mut v = Vec::with_capacity(kernel[d] * out[d]);
+                for kk in 0..kernel[d] {
+                    for j in 0..out[d] {
+                        let (a, b) = span(input[d], out[d], j);
+                        v.push(if a + kk < b { (a + kk) as i64 } else { -1 });
+                    }
+                }
+                v
+            })
+            .collect();
+        Windows::from_positions(input, out, &kernel, pos)
+    }
+
+    /// The table from each dim's input position per (kernel index, output
+    /// index), -1 where the window has no element there.
+    fn from_positions(
+        input: &[usize],
+        out: &[usize],
+        kernel: &[usize],
+        pos: Vec<Vec<i64>>,
+    ) -> Windows {
+        let s = input.len();
+        let plane: usize = input.iter().product();
+        let k: usize = kernel.iter().product();
+        let l: usize = out.iter().product();
         let mut in_stride = vec![1usize; s];
         for d in (0..s.saturating_sub(1)).rev() {
             in_stride[d] = in_stride[d + 1] * input[d + 1];
@@ -187,5 +228,11 @@ mod tests {
         let back = w.scatter_add(&[1.0; 9]);
         assert_eq!(back, vec![1.0, 2.0, 1.0, 2.0, 1.0]);
         assert_eq!(w.max(&x), (vec![2.0, 4.0, 5.0], vec![1, 3, 4]));
+        // adaptive, 5 -> 3: windows 0..2, 1..4, 3..5
+        let a = Windows::adaptive(&[5], &[3]);
+        assert_eq!(
+            a.max(&[5.0, 1.0, 2.0, 0.0, 4.0]),
+            (vec![5.0, 2.0, 4.0], vec![0, 2, 4])
+        );
     }
 }

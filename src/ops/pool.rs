@@ -19,6 +19,98 @@ const MAX_POOL_NAMES: [&str; 3] = [
 ];
 use crate::{bail, DType, Result, Tensor};
 
+/// torch's names for adaptive max pooling's gradient node, by spatial rank.
+const ADAPTIVE_MAX_POOL_NAMES: [&str; 3] = [
+    "AdaptiveMaxPool1DBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool3DBackward0",
+];
+
+/// Each window's maximum over `x` (`[N, C, *spatial]`) and its flat
+/// position in its plane, as a node `node` whose gradient goes to those
+/// positions (a scatter_add, differentiable again).
+fn window_max(
+    x: &Tensor,
+    table: &crate::kernels::window::Windows,
+    out: &[usize],
+    node: &'static str,
+    name: &str,
+) -> Result<(Tensor, Tensor)> {
+    let rec = record(node, &[x]);
+    let (values, idx) = dispatch_numeric!(x.dtype(), name, T => {
+        let (v, i) = with_slice::<T, _>(x, |d| table.max(d))?;
+        (T::wrap(v), i)
+    });
+    if idx.contains(&-1) {
+        bail!(
+            runtime,
+            "{name}: a pooling window lies wholly in the padding; use less padding or dilation"
+        );
+    }
+    let (n, c) = (x.shape()[0], x.shape()[1]);
+    let mut out_dims = vec![n, c];
+    out_dims.extend_from_slice(out);
+    let index = Tensor::from_vec(idx, &out_dims)?;
+    let in_dims = x.dims();
+    let plane = table.plane;
+    let values =
+        rec.save("indices", &index)
+            .finish(Tensor::from_data(values, &out_dims), move |ctx| {
+                // Each window's gradient goes to the element it took.
+                let (n, c) = (in_dims[0] as i64, in_dims[1] as i64);
+                let g = ctx.grad().reshape(&[n, c, -1])?;
+                let idx = ctx.saved(0)?.reshape(&[n, c, -1])?;
+                let z = Tensor::zeros(&[in_dims[0], in_dims[1], plane], g.dtype());
+                let grad = z.scatter_add(2, &idx, &g)?.reshape(&to_i64(&in_dims))?;
+                Ok(vec![Some(grad)])
+            })?;
+    Ok((values, index))
+}
+
+/// Adaptive pooling's output sizes: one per spatial dim (or one for all),
+/// `None` keeping the input's size; torch's checks.
+fn adaptive_sizes(
+    name: &str,
+    t: &Tensor,
+    s: usize,
+    output_size: &[Option<i64>],
+) -> Result<Vec<usize>> {
+    if t.ndim() != s + 1 && t.ndim() != s + 2 {
+        bail!(
+            runtime,
+            "{name}(): Expected {}D or {}D tensor, but got{} {:?}",
+            s + 1,
+            s + 2,
+            if name.starts_with("adaptive_max") {
+                ":"
+            } else {
+                ""
+            },
+            t.shape()
+        );
+    }
+    let sizes: Vec<Option<i64>> = match output_size.len() {
+        1 => vec![output_size[0]; s],
+        n if n == s => output_size.to_vec(),
+        _ => bail!(runtime, "{name}: output_size must be {s}"),
+    };
+    let input = &t.shape()[t.ndim() - s..];
+    let sizes: Vec<i64> = sizes
+        .iter()
+        .zip(input)
+        .map(|(o, &i)| o.unwrap_or(i as i64))
+        .collect();
+    if sizes.iter().any(|&v| v < 0) {
+        let shown: Vec<String> = sizes.iter().map(|v| v.to_string()).collect();
+        bail!(
+            runtime,
+            "{name}: elements of output_size must be greater than or equal to 0 but received {{{}}}",
+            shown.join(", ")
+        );
+    }
+    Ok(sizes.into_iter().map(|v| v as usize).collect())
+}
+
 /// `[N, C, *spatial]`: `t` itself or `t` with a batch dim of one.
 fn batched(t: &Tensor, s: usize) -> Result<Tensor> {
     if t.ndim() == s + 1 {
@@ -183,40 +275,23 @@ impl Tensor {
             &w.padding,
             &w.stride,
         );
-        let rec = record(MAX_POOL_NAMES[s - 1], &[&x]);
-        let (values, idx) = dispatch_numeric!(x.dtype(), name, T => {
-            let (v, i) = with_slice::<T, _>(&x, |d| table.max(d))?;
-            (T::wrap(v), i)
-        });
-        if idx.contains(&-1) {
-            bail!(
-                runtime,
-                "{name}: a pooling window lies wholly in the padding; use less padding or dilation"
-            );
-        }
-        let (n, c) = (x.shape()[0] as i64, x.shape()[1] as i64);
-        let mut shape = vec![n, c];
-        shape.extend(to_i64(&out));
-        let out_dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let index = Tensor::from_vec(idx, &out_dims)?;
-        let in_dims = x.dims();
-        let flat = [n, c, table.plane as i64];
-        let values = rec.save("indices", &index).finish(
-            Tensor::from_data(values, &out_dims),
-            move |ctx| {
-                // Each window's gradient goes to the element it took.
-                let g = ctx.grad().reshape(&[flat[0], flat[1], -1])?;
-                let idx = ctx.saved(0)?.reshape(&[flat[0], flat[1], -1])?;
-                let z = Tensor::zeros(
-                    &[flat[0] as usize, flat[1] as usize, flat[2] as usize],
-                    g.dtype(),
-                );
-                Ok(vec![Some(
-                    z.scatter_add(2, &idx, &g)?.reshape(&to_i64(&in_dims))?,
-                )])
-            },
-        )?;
-        let index = index.reshape(&shape)?;
+        let (values, index) = window_max(&x, &table, &out, MAX_POOL_NAMES[s - 1], &name)?;
+        Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
+    }
+
+    /// `adaptive_max_pool{s}d`: the maximum of each adaptive window (those
+    /// of `adaptive_avg_pool`) and its flat position in its plane.
+    pub fn adaptive_max_pool(
+        &self,
+        s: usize,
+        output_size: &[Option<i64>],
+    ) -> Result<(Tensor, Tensor)> {
+        let name = format!("adaptive_max_pool{s}d");
+        let sizes = adaptive_sizes(&name, self, s, output_size)?;
+        let x = batched(self, s)?;
+        let table = crate::kernels::window::Windows::adaptive(&x.shape()[2..], &sizes);
+        let (values, index) =
+            window_max(&x, &table, &sizes, ADAPTIVE_MAX_POOL_NAMES[s - 1], &name)?;
         Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
     }
 
@@ -302,15 +377,7 @@ impl Tensor {
     /// averages inputs `floor(o * n / out)..ceil((o + 1) * n / out)`.
     pub fn adaptive_avg_pool(&self, s: usize, output_size: &[Option<i64>]) -> Result<Tensor> {
         let name = format!("adaptive_avg_pool{s}d");
-        if self.ndim() != s + 1 && self.ndim() != s + 2 {
-            bail!(
-                runtime,
-                "{name}(): Expected {}D or {}D tensor, but got {:?}",
-                s + 1,
-                s + 2,
-                self.shape()
-            );
-        }
+        let sizes = adaptive_sizes(&name, self, s, output_size)?;
         if !self.dtype().is_floating() {
             bail!(
                 runtime,
@@ -318,32 +385,15 @@ impl Tensor {
                 self.dtype().scalar_type_name()
             );
         }
-        let sizes: Vec<Option<i64>> = match output_size.len() {
-            1 => vec![output_size[0]; s],
-            n if n == s => output_size.to_vec(),
-            _ => bail!(runtime, "{name}: output_size must be {s}"),
-        };
         let nd = self.ndim();
         let input = &self.shape()[nd - s..];
-        if sizes.iter().any(|o| o.is_some_and(|v| v < 0)) {
-            let shown: Vec<String> = sizes
-                .iter()
-                .zip(input)
-                .map(|(o, &i)| o.unwrap_or(i as i64).to_string())
-                .collect();
-            bail!(
-                runtime,
-                "{name}: elements of output_size must be greater than or equal to 0 but received {{{}}}",
-                shown.join(", ")
-            );
-        }
         // Window sums through a 0/1 matrix per dim, then one division by
         // the window sizes (sum, then divide, as torch).
         let mut y = self.clone();
         let mut counts = Tensor::ones(&[], DType::F64);
         for d in 0..s {
             let n = input[d];
-            let o = sizes[d].map_or(n, |v| v as usize);
+            let o = sizes[d];
             let mut m = vec![0.0f64; n * o];
             let mut len = vec![0.0f64; o];
             for j in 0..o {

@@ -276,14 +276,58 @@ macro_rules! adaptive_avg_pool_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         fn $name(input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-            let sizes: Vec<Option<i64>> = match output_size.extract::<i64>() {
-                Ok(v) => vec![Some(v)],
-                Err(_) => output_size.extract()?,
-            };
-            Ok(wrap(input.inner.adaptive_avg_pool($s, &sizes)?))
+            Ok(wrap(
+                input
+                    .inner
+                    .adaptive_avg_pool($s, &adaptive_size(output_size)?)?,
+            ))
         }
     };
 }
+/// An adaptive pool's output size: an int, or a sequence of ints or None.
+fn adaptive_size(output_size: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
+    match output_size.extract::<i64>() {
+        Ok(v) => Ok(vec![Some(v)]),
+        Err(_) => output_size.extract(),
+    }
+}
+
+macro_rules! adaptive_max_pool_fn {
+    ($name:ident, $with_indices:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, output_size, return_indices=false))]
+        fn $name<'py>(
+            py: Python<'py>,
+            input: PyRef<'py, PyTensor>,
+            output_size: &Bound<'py, PyAny>,
+            return_indices: bool,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let (values, indices) = input
+                .inner
+                .adaptive_max_pool($s, &adaptive_size(output_size)?)?;
+            let values = Bound::new(py, wrap(values))?.into_any();
+            if return_indices {
+                let indices = Bound::new(py, wrap(indices))?.into_any();
+                Ok(pyo3::types::PyTuple::new(py, [values, indices])?.into_any())
+            } else {
+                Ok(values)
+            }
+        }
+
+        #[pyfunction]
+        fn $with_indices<'py>(
+            py: Python<'py>,
+            input: PyRef<'py, PyTensor>,
+            output_size: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            $name(py, input, output_size, true)
+        }
+    };
+}
+adaptive_max_pool_fn!(adaptive_max_pool1d, adaptive_max_pool1d_with_indices, 1);
+adaptive_max_pool_fn!(adaptive_max_pool2d, adaptive_max_pool2d_with_indices, 2);
+adaptive_max_pool_fn!(adaptive_max_pool3d, adaptive_max_pool3d_with_indices, 3);
+
 adaptive_avg_pool_fn!(adaptive_avg_pool1d, 1);
 adaptive_avg_pool_fn!(adaptive_avg_pool2d, 2);
 adaptive_avg_pool_fn!(adaptive_avg_pool3d, 3);
@@ -340,6 +384,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(adaptive_avg_pool1d, &nn)?,
         wrap_pyfunction!(adaptive_avg_pool2d, &nn)?,
         wrap_pyfunction!(adaptive_avg_pool3d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool1d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool2d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool3d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool1d_with_indices, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool2d_with_indices, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool3d_with_indices, &nn)?,
         wrap_pyfunction!(_interpolate, &nn)?,
     ] {
         nn.add_function(f)?;

@@ -1307,6 +1307,25 @@ op(
     needs=("nn.functional.adaptive_avg_pool2d",),
 )
 op(
+    "adaptive_max_pool2d",
+    lambda lib, x, size: lib.nn.functional.adaptive_max_pool2d(x, size),
+    [S(A(2, 2, 5, 4), (3, 2)), S(A(2, 5, 4), 1), S(A(1, 2, 3, 4), (None, 6))],
+    needs=("nn.functional.adaptive_max_pool2d",),
+)
+op(
+    "adaptive_max_pool1d",
+    lambda lib, x, size: lib.nn.functional.adaptive_max_pool1d(x, size),
+    [S(A(2, 3, 7), 3)],
+    needs=("nn.functional.adaptive_max_pool1d",),
+    api=("adaptive_max_pool1d",),
+)
+op(
+    "adaptive_max_pool3d",
+    lambda lib, x, size: lib.nn.functional.adaptive_max_pool3d(x, size),
+    [S(A(1, 2, 3, 4, 5), (2, 3, 2))],
+    needs=("nn.functional.adaptive_max_pool3d",),
+)
+op(
     "adaptive_avg_pool1d",
     lambda lib, x, size: lib.nn.functional.adaptive_avg_pool1d(x, size),
     [S(A(2, 3, 7), 3)],

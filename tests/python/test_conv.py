@@ -100,6 +100,26 @@ def test_max_pool_indices_and_ties(lib):
     assert j.tolist() == [[[[0, 2, 4], [10, 12, 14], [20, 22, 24]]]]
 
 
+def test_adaptive_max_pool(lib):
+    F = F_of(lib)
+    nn = nn_of(lib)
+    x = lib.tensor([[[5.0, 1.0, 2.0, 0.0, 4.0]]], requires_grad=True)
+    v, i = F.adaptive_max_pool1d(x, 3, return_indices=True)  # windows 0-1, 1-3, 3-4
+    assert v.tolist() == [[[5.0, 2.0, 4.0]]] and i.tolist() == [[[0, 2, 4]]]
+    v.sum().backward()
+    assert x.grad.tolist() == [[[1.0, 0.0, 1.0, 0.0, 1.0]]]
+    z = F.adaptive_max_pool2d(lib.ones(1, 1, 4, 4, requires_grad=True), 2)
+    assert type(z.grad_fn).__name__ == "AdaptiveMaxPool2DBackward0"
+    y = F.adaptive_max_pool2d(arange(lib, 1, 1, 5, 6), (3, None))
+    assert y[0, 0, :, 0].tolist() == [6.0, 18.0, 24.0] and y.shape == (1, 1, 3, 6)
+    m = nn.AdaptiveMaxPool2d((2, 3), return_indices=True)
+    assert repr(m) == "AdaptiveMaxPool2d(output_size=(2, 3))"
+    v, i = m(lib.randn(2, 3, 5, 7))
+    assert v.shape == i.shape == (2, 3, 2, 3) and i.dtype == lib.int64
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
+        F.adaptive_max_pool2d(lib.randn(5), 2)
+
+
 def test_avg_pool_divisors(lib):
     F = F_of(lib)
     x = arange(lib, 1, 1, 5, 5)

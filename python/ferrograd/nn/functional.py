@@ -45,6 +45,12 @@ avg_pool3d = _C._nn.avg_pool3d
 adaptive_avg_pool1d = _C._nn.adaptive_avg_pool1d
 adaptive_avg_pool2d = _C._nn.adaptive_avg_pool2d
 adaptive_avg_pool3d = _C._nn.adaptive_avg_pool3d
+adaptive_max_pool1d = _C._nn.adaptive_max_pool1d
+adaptive_max_pool2d = _C._nn.adaptive_max_pool2d
+adaptive_max_pool3d = _C._nn.adaptive_max_pool3d
+adaptive_max_pool1d_with_indices = _C._nn.adaptive_max_pool1d_with_indices
+adaptive_max_pool2d_with_indices = _C._nn.adaptive_max_pool2d_with_indices
+adaptive_max_pool3d_with_indices = _C._nn.adaptive_max_pool3d_with_indices
 
 linear = _C._nn.linear
 mse_loss = _C._nn.mse_loss

@@ -1,4 +1,4 @@
-"""Max, average and adaptive average pooling modules over
+"""Max, average and adaptive (average and max) pooling modules over
 `nn.functional`'s pooling ops (Rust)."""
 
 from .. import functional as F
@@ -142,3 +142,30 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     _pool = staticmethod(F.adaptive_avg_pool3d)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _pool = None
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return type(self)._pool(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    _pool = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    _pool = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _pool = staticmethod(F.adaptive_max_pool3d)
