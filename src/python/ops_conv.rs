@@ -145,6 +145,21 @@ conv_transpose_fn!(conv_transpose1d, 1);
 conv_transpose_fn!(conv_transpose2d, 2);
 conv_transpose_fn!(conv_transpose3d, 3);
 
+/// A max pool's result: the values, or (values, indices).
+fn pooled(
+    py: Python<'_>,
+    values: crate::Tensor,
+    indices: crate::Tensor,
+    return_indices: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let values = Bound::new(py, wrap(values))?.into_any();
+    if !return_indices {
+        return Ok(values);
+    }
+    let indices = Bound::new(py, wrap(indices))?.into_any();
+    Ok(pyo3::types::PyTuple::new(py, [values, indices])?.into_any())
+}
+
 macro_rules! max_pool_fn {
     ($name:ident, $with_indices:ident, $s:expr) => {
         #[pyfunction]
@@ -168,13 +183,7 @@ macro_rules! max_pool_fn {
                 &sizes_or(dilation, 1)?,
                 ceil_mode,
             )?;
-            let values = Bound::new(py, wrap(values))?.into_any();
-            if return_indices {
-                let indices = Bound::new(py, wrap(indices))?.into_any();
-                Ok(pyo3::types::PyTuple::new(py, [values, indices])?.into_any())
-            } else {
-                Ok(values)
-            }
+            pooled(py, values, indices, return_indices)
         }
 
         #[pyfunction]
@@ -305,13 +314,7 @@ macro_rules! adaptive_max_pool_fn {
             let (values, indices) = input
                 .inner
                 .adaptive_max_pool($s, &adaptive_size(output_size)?)?;
-            let values = Bound::new(py, wrap(values))?.into_any();
-            if return_indices {
-                let indices = Bound::new(py, wrap(indices))?.into_any();
-                Ok(pyo3::types::PyTuple::new(py, [values, indices])?.into_any())
-            } else {
-                Ok(values)
-            }
+            pooled(py, values, indices, return_indices)
         }
 
         #[pyfunction]
