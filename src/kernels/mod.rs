@@ -62,3 +62,26 @@ macro_rules! dispatch_all {
         }
     };
 }
+
+/// Dispatches on a numeric (non-bool) dtype, binding `$T`; bool fails
+/// with torch's "not implemented for 'Bool'" naming `$op`.
+#[macro_export]
+macro_rules! dispatch_numeric {
+    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::Bool => $crate::bail!(runtime, "\"{}\" not implemented for 'Bool'", $op),
+        }
+    };
+}

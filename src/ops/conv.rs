@@ -47,6 +47,16 @@ impl Window {
             })
             .collect()
     }
+    /// Windows per dim as ATen's unfold/fold messages count them (C++
+    /// integer division, so possibly zero or negative).
+    pub fn blocks(&self, input: &[usize]) -> Vec<i64> {
+        (0..input.len())
+            .map(|d| {
+                let span = (input[d] + 2 * self.padding[d]) as i64 - self.extent(d) as i64;
+                span / self.stride[d] as i64 + 1
+            })
+            .collect()
+    }
     fn table(&self, input: &[usize], out: &[usize]) -> Windows {
         Windows::new(
             input,
@@ -81,28 +91,6 @@ pub(crate) fn with_slice<T: Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -
     Ok(f(&st.as_slice::<T>()[o..o + t.numel()]))
 }
 
-/// Dispatches on the dtypes windows can sum (not bool).
-macro_rules! dispatch_numeric {
-    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            $crate::DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            $crate::DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            $crate::DType::Bool => bail!(runtime, "\"{}\" not implemented for 'Bool'", $op),
-        }
-    };
-}
-pub(crate) use dispatch_numeric;
-
 impl Tensor {
     /// im2col: `self` is `[batch, channels, *input]`; the result
     /// `[batch, channels * K, L]` (K kernel positions, L windows), with
@@ -113,7 +101,7 @@ impl Tensor {
         let input: Vec<usize> = self.shape()[2..2 + s].to_vec();
         let table = w.table(&input, out);
         let rec = record("Im2ColBackward0", &[self]);
-        let data = dispatch_numeric!(self.dtype(), "im2col", T => {
+        let data = crate::dispatch_numeric!(self.dtype(), "im2col", T => {
             let v = with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)))?;
             T::wrap(v)
         });
@@ -133,7 +121,7 @@ impl Tensor {
         let batch = self.shape()[0];
         let channels = self.shape()[1] / table.k.max(1);
         let rec = record("Col2ImBackward0", &[self]);
-        let data = dispatch_numeric!(self.dtype(), "col2im", T => {
+        let data = crate::dispatch_numeric!(self.dtype(), "col2im", T => {
             T::wrap(with_slice::<T, _>(self, |x| table.scatter_add(x))?)
         });
         let mut shape = vec![batch, channels];
@@ -171,12 +159,7 @@ impl Tensor {
         let input = &x.shape()[2..];
         let out = w.out_size(input, false).filter(|o| !o.contains(&0));
         let Some(out) = out else {
-            let o: Vec<i64> = (0..2)
-                .map(|d| {
-                    ((input[d] + 2 * w.padding[d]) as i64 - w.extent(d) as i64) / w.stride[d] as i64
-                        + 1
-                })
-                .collect();
+            let o = w.blocks(input);
             bail!(
                 runtime,
                 "Given input with spatial size ({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), calculated shape of the array of sliding blocks as ({}, {}), but its components must be at least one.",
@@ -243,11 +226,7 @@ impl Tensor {
             );
         }
         let out = w.out_size(&input, false).filter(|o| !o.contains(&0));
-        let blocks: Vec<i64> = (0..2)
-            .map(|d| {
-                ((input[d] + 2 * w.padding[d]) as i64 - w.extent(d) as i64) / w.stride[d] as i64 + 1
-            })
-            .collect();
+        let blocks = w.blocks(&input);
         let l = x.shape()[2];
         let Some(out) = out.filter(|o| o[0] * o[1] == l) else {
             bail!(

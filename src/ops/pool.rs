@@ -6,7 +6,7 @@
 //! - average: window sums (`unfold` then `sum`) over per-window divisors;
 //! - adaptive average: one averaging matrix per spatial dim (`matmul`).
 
-use super::conv::{dispatch_numeric, join_x, with_slice, Window};
+use super::conv::{join_x, with_slice, Window};
 use super::to_i64;
 use crate::autograd::record;
 use crate::tensor::Element;
@@ -37,7 +37,7 @@ fn window_max(
     name: &str,
 ) -> Result<(Tensor, Tensor)> {
     let rec = record(node, &[x]);
-    let (values, idx) = dispatch_numeric!(x.dtype(), name, T => {
+    let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
         let (v, i) = with_slice::<T, _>(x, |d| table.max(d))?;
         (T::wrap(v), i)
     });
@@ -231,6 +231,7 @@ fn pool_out(w: &Window, x: &Tensor, ceil_mode: bool) -> Result<Vec<usize>> {
             let calc: Vec<i64> = (0..input.len())
                 .map(|d| {
                     let span = (input[d] + 2 * w.padding[d]) as i64 - w.extent(d) as i64;
+                    // pooling rounds down (unfold's `Window::blocks` truncates)
                     (span.div_euclid(w.stride[d] as i64) + 1).max(0)
                 })
                 .collect();
