@@ -607,9 +607,20 @@ def bench_workload(wl, libs, quick=False, repeats=7, target=0.25, check=True, pa
 
     fg, th = results.get("ferrograd", {}), results.get("torch", {})
     ratio = None
+    pair_ratios = None
     if "median_s" in fg and "median_s" in th:
         ratio = fg["median_s"] / th["median_s"]
-    return {"title": wl.title, "results": results, "ratio": ratio, "check": check_info}
+        # Sample i of each library ran back to back: their ratio is free of
+        # the machine's slower drifts, so the spread of these ratios shows
+        # how much the headline ratio (of the medians) can move by chance.
+        pair_ratios = sorted(a / b for a, b in zip(fg["samples"], th["samples"]))
+    return {
+        "title": wl.title,
+        "results": results,
+        "ratio": ratio,
+        "pair_ratios": pair_ratios,
+        "check": check_info,
+    }
 
 
 # ----------------------------------------------------------------------------
@@ -843,6 +854,13 @@ TARGETS = {
 }
 
 
+def _pairs_cell(pairs):
+    """The range of the per-repeat ratios (see ``bench_workload``)."""
+    if not pairs:
+        return ""
+    return f"{pairs[0]:.2f}-{pairs[-1]:.2f}"
+
+
 def _target_cell(name, ratio):
     t = TARGETS.get(name)
     if t is None or ratio is None:
@@ -864,7 +882,16 @@ def fresh_process_ratios(report):
 
 
 def format_table(report):
-    header = ("workload", "ferrograd", "torch", "numpy", "fg/torch", "target", "ferrograd rate")
+    header = (
+        "workload",
+        "ferrograd",
+        "torch",
+        "numpy",
+        "fg/torch",
+        "pairs",
+        "target",
+        "ferrograd rate",
+    )
     rows = [header]
     errors = []
     probes = report.get("probes", {})
@@ -883,6 +910,7 @@ def format_table(report):
                 _cell(res.get("torch"), per_op),
                 _cell(res.get("numpy"), per_op),
                 ratio,
+                _pairs_cell(w.get("pair_ratios")),
                 _target_cell(name, w["ratio"]),
                 _extra(res.get("ferrograd"), probes),
             )
@@ -903,6 +931,7 @@ def format_table(report):
                 _fmt_time(thi["median_s"]) if thi else "-",
                 "",
                 f"{r:.3f}" if r is not None else "-",
+                "",
                 _target_cell("import", r),
                 "",
             )
@@ -921,6 +950,7 @@ def format_table(report):
                 mb(rss.get("torch", {})),
                 "",
                 f"{r:.2f}" if r is not None else "-",
+                "",
                 _target_cell("rss", r),
                 "",
             )
@@ -953,7 +983,8 @@ def format_header(report):
         f"ferrograd {m.get('ferrograd', '-')} [{m.get('ferrograd_build', '-')}: "
         f"{m.get('ferrograd_ext', '-')}]",
         f"load average: start {m['loadavg_start']}, end {m.get('loadavg_end', '-')}",
-        f"repeats: {report['config']['repeats']}, median per iteration; quick={report['config']['quick']}",
+        f"repeats: {report['config']['repeats']}, median per iteration; quick={report['config']['quick']}; "
+        "fg/torch: ratio of the medians; pairs: range of the ratios of back-to-back samples",
     ]
     p = report.get("probes", {})
     if "bandwidth" in p:

@@ -277,13 +277,23 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
     let mut queued: Vec<usize> = Vec::new();
     loop {
         sort_ready(task, &mut ready);
-        for &r in ready.iter().skip(1).rev() {
-            if worth_spawning(task, r) {
-                scope.spawn(move |s| run_here(task, vec![r], s));
-            } else {
-                queued.push(r);
-            }
+        // Spawned in the order the pool takes them back, so that the
+        // latest created node is started first, as on this thread: a
+        // worker pops its own jobs last-in first-out; jobs from any other
+        // thread (the caller of backward) go through a first-in first-out
+        // queue.
+        let (mut spawn, small): (Vec<usize>, Vec<usize>) = ready
+            .iter()
+            .skip(1)
+            .rev()
+            .partition(|&&r| worth_spawning(task, r));
+        if !spawn.is_empty() && crate::parallel::pool().current_thread_index().is_none() {
+            spawn.reverse();
         }
+        for r in spawn {
+            scope.spawn(move |s| run_here(task, vec![r], s));
+        }
+        queued.extend(small);
         let Some(cur) = ready.first().copied().or_else(|| queued.pop()) else {
             return;
         };

@@ -32,6 +32,31 @@ def test_quick_workload_on_ferrograd():
     assert fg["median_s"] > 0
     assert len(fg["samples"]) == 2 and all(s > 0 for s in fg["samples"])
     assert res["ratio"] is None  # no torch in this run
+    assert res["pair_ratios"] is None
+
+
+def test_ratio_and_pairwise_ratios_of_two_libraries():
+    compare = load_compare()
+    wl = compare.WORKLOADS["add_grad"]
+    # ferrograd stands in for torch: the harness only sees the names.
+    res = compare.bench_workload(
+        wl,
+        {"ferrograd": ferrograd, "torch": ferrograd},
+        quick=True,
+        repeats=3,
+        target=0.001,
+        pause=0.0,
+    )
+    fg, th = res["results"]["ferrograd"], res["results"]["torch"]
+    assert res["ratio"] == fg["median_s"] / th["median_s"]
+    pairs = res["pair_ratios"]
+    assert len(pairs) == 3 and pairs == sorted(pairs)
+    expected = sorted(a / b for a, b in zip(fg["samples"], th["samples"]))
+    assert pairs == expected
+    report = {"workloads": {"add_grad": res}, "probes": {}}
+    table = compare.format_table(report)
+    assert f"{pairs[0]:.2f}-{pairs[-1]:.2f}" in table
+    assert "pairs" in table.splitlines()[0]
 
 
 def test_workloads_run_on_the_torch_api_names():
