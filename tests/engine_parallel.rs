@@ -214,3 +214,60 @@ fn grads_keep_dtype_and_shape_under_threads() {
     assert_eq!(g.shape(), &[3, 4]);
     assert_eq!(g.to_f64_vec(), vec![17.0; 12]);
 }
+
+/// Branches of float32 256x256 matmul + tanh layers (our own GEMM, with the
+/// engine queueing each next matmul's saved operands for prefetching):
+/// the weights' gradients for `threads` threads, as bits, and as values.
+fn matmul_chain_grads(dtype: DType, threads: usize) -> (Vec<Vec<u32>>, Vec<Vec<f64>>) {
+    set_num_threads(threads);
+    let n = 256;
+    let (branches, depth) = (3, 3);
+    let scale = 1.0 / (n as f64).sqrt();
+    let mk = |seed: u64, s: f64, grad: bool| {
+        let v: Vec<f64> = values(n * n, seed).iter().map(|x| x * s * 1.7).collect();
+        let t = Tensor::from_vec(v, &[n, n]).unwrap().to_dtype(dtype).unwrap();
+        t.requires_grad_(grad).unwrap()
+    };
+    let ws: Vec<Vec<Tensor>> = (0..branches)
+        .map(|b| (0..depth).map(|l| mk(100 + 10 * b + l, scale, true)).collect())
+        .collect();
+    let mut total: Option<Tensor> = None;
+    for (b, branch) in ws.iter().enumerate() {
+        let mut h = mk(7 + b as u64, 1.0, false);
+        for w in branch {
+            h = h.mm(w).unwrap().tanh().unwrap();
+        }
+        let s = h.sum().unwrap();
+        total = Some(match total {
+            None => s,
+            Some(t) => t.add(&s).unwrap(),
+        });
+    }
+    total.unwrap().backward().unwrap();
+    let grads: Vec<Tensor> = ws.iter().flatten().map(|w| w.grad().unwrap()).collect();
+    let bits = grads
+        .iter()
+        .map(|g| g.to_vec::<f32>().iter().map(|v| v.to_bits()).collect())
+        .collect();
+    (bits, grads.iter().map(Tensor::to_f64_vec).collect())
+}
+
+#[test]
+fn float32_matmul_chains_are_bitwise_equal_for_1_and_2_threads_and_right() {
+    let _g = LOCK.lock();
+    let (bits1, vals1) = matmul_chain_grads(DType::F32, 1);
+    for _ in 0..2 {
+        let (bits2, _) = matmul_chain_grads(DType::F32, 2);
+        assert!(bits1 == bits2, "gradients differ between 1 and 2 threads");
+    }
+    // Against the same computation in float64 (the gemm crate's kernel).
+    let (_, vals64) = matmul_chain_grads(DType::F64, 2);
+    for (g32, g64) in vals1.iter().zip(&vals64) {
+        let scale = g64.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let worst = g32
+            .iter()
+            .zip(g64)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(worst <= 1e-4 * scale.max(1e-3), "max error {worst} (scale {scale})");
+    }
+}

@@ -251,13 +251,8 @@ fn is_sink(task: &GraphTask, idx: usize) -> bool {
         .all(Option::is_none)
 }
 
-/// Whether node `idx` is big enough to run on another thread: judged by the
-/// gradients it takes and the ones it produces. A sink (AccumulateGrad)
-/// never is: it takes its gradient over, or copies it once.
-fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
-    if is_sink(task, idx) {
-        return false;
-    }
+/// The most gradient elements node `idx` takes or produces.
+fn size(task: &GraphTask, idx: usize) -> usize {
     let node = &task.tasks[idx].node;
     let numel = |m: &super::node::InputMeta| m.shape.iter().product::<usize>();
     let takes: usize = node.input_meta().iter().map(numel).sum();
@@ -267,7 +262,36 @@ fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
         .flatten()
         .filter_map(|e| e.node.input_meta().get(e.input_nr).map(numel))
         .sum();
-    takes.max(gives) >= SPAWN_MIN_ELEMS && crate::parallel::num_threads() > 1
+    takes.max(gives)
+}
+
+/// Whether node `idx` is big enough to run on another thread: judged by the
+/// gradients it takes and the ones it produces. A sink (AccumulateGrad)
+/// never is: it takes its gradient over, or copies it once.
+fn worth_spawning(task: &GraphTask, idx: usize) -> bool {
+    !is_sink(task, idx) && size(task, idx) >= SPAWN_MIN_ELEMS && crate::parallel::num_threads() > 1
+}
+
+/// For a big node `idx`: queues for prefetching, while it runs, what the
+/// nodes one and two edges after it saved (in that order). In a chain of
+/// matmuls the next matmul's weight and input were saved in the forward
+/// and have long left the cache; the GEMM brings them back between its
+/// tiles (`kernels::prefetch`).
+fn prefetch_ahead(task: &GraphTask, idx: usize) -> Option<crate::kernels::prefetch::Ahead> {
+    if is_sink(task, idx) || size(task, idx) < SPAWN_MIN_ELEMS {
+        return None;
+    }
+    let after = |i: usize| task.tasks[i].out.iter().flatten().map(|&(c, _)| c);
+    let mut ranges = Vec::new();
+    for c in after(idx) {
+        task.tasks[c].node.backward().saved_ranges(&mut ranges);
+    }
+    for c in after(idx) {
+        for d in after(c) {
+            task.tasks[d].node.backward().saved_ranges(&mut ranges);
+        }
+    }
+    Some(crate::kernels::prefetch::Ahead::new(ranges))
 }
 
 /// Runs `ready` from this thread: the first node, then the chain of nodes
@@ -300,7 +324,10 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
         if task.failed.load(Ordering::Acquire) {
             return;
         }
-        ready = match run_node(task, cur) {
+        let ahead = prefetch_ahead(task, cur);
+        let ran = run_node(task, cur);
+        drop(ahead);
+        ready = match ran {
             Ok(r) => r,
             Err(e) => {
                 let e = match anomaly::is_enabled() {

@@ -114,6 +114,9 @@ impl Backward for FnBackward {
         let i = self.saved_names.iter().position(|n| *n == name)?;
         Some(self.saved.unpack(i))
     }
+    fn saved_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        self.saved.ranges(out)
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

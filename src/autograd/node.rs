@@ -33,6 +33,9 @@ pub trait Backward: Send + Sync + 'static {
     fn saved(&self, _name: &str, _node: &Node) -> Option<Result<Tensor>> {
         None
     }
+    /// Byte ranges of the memory its saved tensors occupy, for the engine
+    /// to prefetch while the node before it runs (`kernels::prefetch`).
+    fn saved_ranges(&self, _out: &mut Vec<(usize, usize)>) {}
     fn as_any(&self) -> &dyn Any;
 }
 

@@ -290,6 +290,20 @@ impl SavedList {
             }
         }
     }
+    /// Byte ranges of the contiguous tensors saved as they are (not packed
+    /// by hooks, not released yet), in save order.
+    pub fn ranges(&self, out: &mut Vec<(usize, usize)>) {
+        if let Some(v) = self.inner.lock().as_ref() {
+            for s in v {
+                if let Value::Plain(t) = &s.value {
+                    if t.is_contiguous() {
+                        let start = t.data_ptr();
+                        out.push((start, start + t.numel() * t.dtype().itemsize()));
+                    }
+                }
+            }
+        }
+    }
     pub fn release(&self) {
         let taken = self.inner.lock().take();
         drop(taken);

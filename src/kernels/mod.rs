@@ -6,6 +6,7 @@ pub mod copy;
 pub mod index;
 pub mod math;
 pub mod matmul;
+pub mod prefetch;
 pub mod reduce;
 #[cfg(target_arch = "x86_64")]
 pub mod sgemm;
