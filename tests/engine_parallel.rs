@@ -225,11 +225,18 @@ fn matmul_chain_grads(dtype: DType, threads: usize) -> (Vec<Vec<u32>>, Vec<Vec<f
     let scale = 1.0 / (n as f64).sqrt();
     let mk = |seed: u64, s: f64, grad: bool| {
         let v: Vec<f64> = values(n * n, seed).iter().map(|x| x * s * 1.7).collect();
-        let t = Tensor::from_vec(v, &[n, n]).unwrap().to_dtype(dtype).unwrap();
+        let t = Tensor::from_vec(v, &[n, n])
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
         t.requires_grad_(grad).unwrap()
     };
     let ws: Vec<Vec<Tensor>> = (0..branches)
-        .map(|b| (0..depth).map(|l| mk(100 + 10 * b + l, scale, true)).collect())
+        .map(|b| {
+            (0..depth)
+                .map(|l| mk(100 + 10 * b + l, scale, true))
+                .collect()
+        })
         .collect();
     let mut total: Option<Tensor> = None;
     for (b, branch) in ws.iter().enumerate() {
@@ -268,6 +275,9 @@ fn float32_matmul_chains_are_bitwise_equal_for_1_and_2_threads_and_right() {
             .iter()
             .zip(g64)
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        assert!(worst <= 1e-4 * scale.max(1e-3), "max error {worst} (scale {scale})");
+        assert!(
+            worst <= 1e-4 * scale.max(1e-3),
+            "max error {worst} (scale {scale})"
+        );
     }
 }
