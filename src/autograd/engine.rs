@@ -301,23 +301,25 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
     let mut queued: Vec<usize> = Vec::new();
     loop {
         sort_ready(task, &mut ready);
-        // Spawned in the order the pool takes them back, so that the
-        // latest created node is started first, as on this thread: a
-        // worker pops its own jobs last-in first-out; jobs from any other
-        // thread (the caller of backward) go through a first-in first-out
-        // queue.
-        let (mut spawn, small): (Vec<usize>, Vec<usize>) = ready
-            .iter()
-            .skip(1)
-            .rev()
-            .partition(|&&r| worth_spawning(task, r));
-        if !spawn.is_empty() && crate::parallel::pool().current_thread_index().is_none() {
-            spawn.reverse();
+        // Big nodes are spawned in the order the pool takes them back, so
+        // that the latest created starts first, as on this thread: a worker
+        // pops its own jobs last-in first-out; jobs from any other thread
+        // (the caller of backward) go through a first-in first-out queue.
+        let rest = &ready[ready.len().min(1)..];
+        let big = |r: &usize| worth_spawning(task, *r);
+        queued.extend(rest.iter().rev().filter(|r| !big(r)));
+        if rest.iter().any(big) {
+            let spawn = |&r: &usize| {
+                if big(&r) {
+                    scope.spawn(move |s| run_here(task, vec![r], s));
+                }
+            };
+            if crate::parallel::pool().current_thread_index().is_none() {
+                rest.iter().for_each(spawn);
+            } else {
+                rest.iter().rev().for_each(spawn);
+            }
         }
-        for r in spawn {
-            scope.spawn(move |s| run_here(task, vec![r], s));
-        }
-        queued.extend(small);
         let Some(cur) = ready.first().copied().or_else(|| queued.pop()) else {
             return;
         };
