@@ -1,7 +1,8 @@
 //! Kernel benchmarks (divan): `cargo bench --bench kernels`.
 //!
-//! Elementwise f32 ops on 1M elements, a full sum, square matmuls and a
-//! 1000-op autograd chain (forward + backward). Threads: `FERROGRAD_BENCH_THREADS`
+//! Elementwise f32 ops on 1M elements, a full sum, square matmuls (and the
+//! one-thread 256^3 GEMM alone and two side by side) and a 1000-op autograd
+//! chain (forward + backward). Threads: `FERROGRAD_BENCH_THREADS`
 //! (default 2, matching `benches/compare.py`).
 
 use divan::{black_box, Bencher};
@@ -81,6 +82,68 @@ mod matmul {
         bencher
             .counter(divan::counter::ItemsCount::new(2 * n * n * n))
             .bench_local(|| black_box(&a).matmul(black_box(&b)).unwrap());
+    }
+
+    const M: usize = 256;
+
+    /// Two 256 x 256 float32 operands.
+    fn operands_256() -> (Vec<f32>, Vec<f32>) {
+        let a = (0..M * M).map(|i| (i % 97) as f32 / 97.0 - 0.5).collect();
+        let b = (0..M * M).map(|i| (i % 89) as f32 / 89.0 - 0.5).collect();
+        (a, b)
+    }
+
+    /// `c = a @ b` (all 256 x 256, row-major) by the float32 kernel on this
+    /// thread alone.
+    #[cfg(target_arch = "x86_64")]
+    fn sgemm_256(a: &[f32], b: &[f32], c: &mut [f32]) {
+        use ferrograd::kernels::sgemm::{available, sgemm, Operand};
+        assert!(available() && a.len() == M * M && b.len() == M * M && c.len() == M * M);
+        let op = |x: &[f32]| Operand {
+            ptr: x.as_ptr(),
+            rs: M,
+            cs: 1,
+        };
+        // SAFETY: AVX2 and FMA are available and the three slices hold
+        // 256 x 256 floats each (asserted); c is exclusively borrowed, so it
+        // overlaps neither operand.
+        unsafe { sgemm([M, M, M], op(a), op(b), c.as_mut_ptr(), 1) }
+    }
+
+    /// One 256^3 float32 product on one thread, the other core idle.
+    #[cfg(target_arch = "x86_64")]
+    #[divan::bench]
+    fn sgemm_256_one_thread_alone(bencher: Bencher) {
+        if !ferrograd::kernels::sgemm::available() {
+            return;
+        }
+        let (a, b) = operands_256();
+        let mut c = vec![0f32; M * M];
+        bencher
+            .counter(divan::counter::ItemsCount::new(2 * M.pow(3)))
+            .bench_local(|| sgemm_256(&a, &b, &mut c));
+    }
+
+    /// Two 256^3 float32 products at once, each on its own pool thread, as
+    /// the wide graph's backward runs them: against the bench above, how
+    /// much two busy cores slow each other (counted: both products' FLOPs).
+    #[cfg(target_arch = "x86_64")]
+    #[divan::bench]
+    fn sgemm_256_two_side_by_side(bencher: Bencher) {
+        if !ferrograd::kernels::sgemm::available() || ferrograd::num_threads() < 2 {
+            return;
+        }
+        let (a, b) = operands_256();
+        let (mut c1, mut c2) = (vec![0f32; M * M], vec![0f32; M * M]);
+        let pool = ferrograd::parallel::pool();
+        let (a, b) = (&a[..], &b[..]);
+        bencher
+            .counter(divan::counter::ItemsCount::new(2 * 2 * M.pow(3)))
+            .bench_local(|| {
+                pool.install(|| {
+                    rayon::join(|| sgemm_256(a, b, &mut c1), || sgemm_256(a, b, &mut c2))
+                })
+            });
     }
 }
 
