@@ -83,21 +83,20 @@ mod matmul {
             .counter(divan::counter::ItemsCount::new(2 * n * n * n))
             .bench_local(|| black_box(&a).matmul(black_box(&b)).unwrap());
     }
+}
+
+/// The float32 kernel itself on one thread: a 256^3 product alone, and two
+/// side by side on the pool as the wide graph's backward runs them.
+#[cfg(target_arch = "x86_64")]
+mod sgemm_one_thread {
+    use super::*;
+    use ferrograd::kernels::sgemm::{available, sgemm, Operand};
 
     const M: usize = 256;
+    const FLOPS: usize = 2 * M * M * M;
 
-    /// Two 256 x 256 float32 operands.
-    fn operands_256() -> (Vec<f32>, Vec<f32>) {
-        let a = (0..M * M).map(|i| (i % 97) as f32 / 97.0 - 0.5).collect();
-        let b = (0..M * M).map(|i| (i % 89) as f32 / 89.0 - 0.5).collect();
-        (a, b)
-    }
-
-    /// `c = a @ b` (all 256 x 256, row-major) by the float32 kernel on this
-    /// thread alone.
-    #[cfg(target_arch = "x86_64")]
-    fn sgemm_256(a: &[f32], b: &[f32], c: &mut [f32]) {
-        use ferrograd::kernels::sgemm::{available, sgemm, Operand};
+    /// `c = a @ b` (all 256 x 256, row-major) on this thread alone.
+    fn product(a: &[f32], b: &[f32], c: &mut [f32]) {
         assert!(available() && a.len() == M * M && b.len() == M * M && c.len() == M * M);
         let op = |x: &[f32]| Operand {
             ptr: x.as_ptr(),
@@ -110,39 +109,39 @@ mod matmul {
         unsafe { sgemm([M, M, M], op(a), op(b), c.as_mut_ptr(), 1) }
     }
 
-    /// One 256^3 float32 product on one thread, the other core idle.
-    #[cfg(target_arch = "x86_64")]
-    #[divan::bench]
-    fn sgemm_256_one_thread_alone(bencher: Bencher) {
-        if !ferrograd::kernels::sgemm::available() {
-            return;
-        }
-        let (a, b) = operands_256();
-        let mut c = vec![0f32; M * M];
-        bencher
-            .counter(divan::counter::ItemsCount::new(2 * M.pow(3)))
-            .bench_local(|| sgemm_256(&a, &b, &mut c));
+    fn operands() -> (Vec<f32>, Vec<f32>) {
+        let v = |t: Tensor| t.to_vec::<f32>();
+        (v(randn(&[M, M])), v(randn(&[M, M])))
     }
 
-    /// Two 256^3 float32 products at once, each on its own pool thread, as
-    /// the wide graph's backward runs them: against the bench above, how
-    /// much two busy cores slow each other (counted: both products' FLOPs).
-    #[cfg(target_arch = "x86_64")]
+    /// One product, the other core idle.
     #[divan::bench]
-    fn sgemm_256_two_side_by_side(bencher: Bencher) {
-        if !ferrograd::kernels::sgemm::available() || ferrograd::num_threads() < 2 {
+    fn alone(bencher: Bencher) {
+        if !available() {
             return;
         }
-        let (a, b) = operands_256();
+        let (a, b) = operands();
+        let mut c = vec![0f32; M * M];
+        bencher
+            .counter(divan::counter::ItemsCount::new(FLOPS))
+            .bench_local(|| product(&a, &b, &mut c));
+    }
+
+    /// Two products at once, each on its own pool thread: against `alone`,
+    /// how much two busy cores slow each other (counted: both products).
+    #[divan::bench]
+    fn two_side_by_side(bencher: Bencher) {
+        if !available() || ferrograd::num_threads() < 2 {
+            return;
+        }
+        let (a, b) = operands();
         let (mut c1, mut c2) = (vec![0f32; M * M], vec![0f32; M * M]);
         let pool = ferrograd::parallel::pool();
         let (a, b) = (&a[..], &b[..]);
         bencher
-            .counter(divan::counter::ItemsCount::new(2 * 2 * M.pow(3)))
+            .counter(divan::counter::ItemsCount::new(2 * FLOPS))
             .bench_local(|| {
-                pool.install(|| {
-                    rayon::join(|| sgemm_256(a, b, &mut c1), || sgemm_256(a, b, &mut c2))
-                })
+                pool.install(|| rayon::join(|| product(a, b, &mut c1), || product(a, b, &mut c2)))
             });
     }
 }
