@@ -182,46 +182,59 @@ fn help(mut s: Arc<Shared>, threads: usize) {
             s.leave();
         }
         drop(s);
-        if hot_spin().is_zero() {
-            return;
-        }
-        if HOT.fetch_add(1, Ordering::AcqRel) >= threads - 1 {
-            HOT.fetch_sub(1, Ordering::AcqRel);
-            return;
-        }
-        let next = wait_for_section(seen);
-        HOT.fetch_sub(1, Ordering::AcqRel);
-        match next {
-            Some(n) => s = n,
+        match wait_for_section(seen, threads) {
+            Some(next) => s = next,
             None => return,
         }
     }
 }
 
-/// Spins (running pool jobs that are waiting, if any) until a section newer
-/// than epoch `seen` is published, or [`hot_spin`] has passed.
-fn wait_for_section(mut seen: u64) -> Option<Arc<Shared>> {
+/// Counts the calling helper in `HOT`, unless `threads - 1` already are.
+fn become_hot(threads: usize) -> bool {
+    if HOT.fetch_add(1, Ordering::AcqRel) >= threads - 1 {
+        HOT.fetch_sub(1, Ordering::AcqRel);
+        return false;
+    }
+    true
+}
+
+/// Spins as a hot helper (counted in `HOT`) until a section newer than
+/// epoch `seen` is published, or [`hot_spin`] has passed. Pool jobs waiting
+/// meanwhile are run from here; while one runs, this thread is not counted
+/// as hot (a section the job publishes, or one published meanwhile, starts
+/// helpers of its own instead of waiting for this thread).
+fn wait_for_section(mut seen: u64, threads: usize) -> Option<Arc<Shared>> {
+    if hot_spin().is_zero() || !become_hot(threads) {
+        return None;
+    }
     let start = std::time::Instant::now();
     let mut spins = 0u32;
-    loop {
+    let next = loop {
         let now = EPOCH.load(Ordering::Acquire);
         if now != seen {
             if let Some(s) = LATEST.lock().clone() {
-                return Some(s);
+                break Some(s);
             }
             seen = now;
         }
         spins += 1;
         if spins % 64 == 0 {
             if start.elapsed() > hot_spin() {
+                break None;
+            }
+            HOT.fetch_sub(1, Ordering::AcqRel);
+            let ran = rayon::yield_now();
+            if !become_hot(threads) {
                 return None;
             }
-            if let Some(rayon::Yield::Executed) = rayon::yield_now() {
+            if let Some(rayon::Yield::Executed) = ran {
                 continue;
             }
         }
         std::hint::spin_loop();
-    }
+    };
+    HOT.fetch_sub(1, Ordering::AcqRel);
+    next
 }
 
 /// State shared by the caller of [`for_each_index`] and its helpers.
