@@ -155,7 +155,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 static LATEST: parking_lot::Mutex<Option<Arc<Shared>>> = parking_lot::Mutex::new(None);
 /// Bumped each time a section is published in `LATEST`.
 static EPOCH: AtomicU64 = AtomicU64::new(0);
-/// Helpers spinning for the next section (at most `threads - 1`).
+/// Helpers spinning for the next section (at most `threads - 1`; one
+/// running a pool job from its spin loop is not counted meanwhile).
 static HOT: AtomicUsize = AtomicUsize::new(0);
 /// How long a helper stays hot after its section: eager code launches its
 /// next big kernel within tens of microseconds, and a hot helper joins it at

@@ -9,7 +9,7 @@ use ferrograd::parallel::{for_each_index, pool};
 use ferrograd::set_num_threads;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::thread::{self, ThreadId};
+use std::thread;
 use std::time::{Duration, Instant};
 
 /// Keeps the calling thread busy for `us` microseconds.
@@ -34,17 +34,14 @@ fn sections_started_by_a_pool_job_get_help() {
     pool.spawn(move || {
         let me = thread::current().id();
         let helped = AtomicUsize::new(0);
-        let count = |id: ThreadId| {
-            if id != me {
-                helped.fetch_add(1, Ordering::Relaxed);
-            }
-        };
         // 300 sections of four 50 us indices: about 60 ms on one thread,
         // most of it after the sleeping worker is free again.
         for _ in 0..300 {
             for_each_index(4, &|_| {
                 busy(50);
-                count(thread::current().id());
+                if thread::current().id() != me {
+                    helped.fetch_add(1, Ordering::Relaxed);
+                }
             });
         }
         done.send(helped.into_inner()).unwrap();
