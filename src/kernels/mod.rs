@@ -3,7 +3,10 @@
 
 pub mod binary;
 pub mod copy;
+pub mod elementwise;
+pub mod fold;
 pub mod index;
+pub mod iter;
 pub mod math;
 pub mod matmul;
 pub mod prefetch;

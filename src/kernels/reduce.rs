@@ -2,10 +2,8 @@
 //! lane) comes from one "lane" of input elements, the elements that differ
 //! only along the reduced dims.
 
-use super::slices;
 use crate::parallel::{for_each_chunk_mut_aligned, map_collect};
-use crate::tensor::layout::for_each_offset;
-use crate::tensor::{Dims, Element, Float, Tensor};
+use crate::tensor::{pool, Dims, Element, Float, Layout, Tensor};
 
 /// The output shape of reducing `dims` (sorted, unique) of `shape`.
 pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
@@ -53,10 +51,42 @@ pub fn with_lanes<T: Element, R>(
     if let (true, Some(r)) = (trailing, l.contiguous_range()) {
         return f(&d[r], lane);
     }
-    let mut buf = Vec::with_capacity(l.numel());
-    for_each_offset(&sh, &st, l.offset, |o| buf.push(d[o]));
+    // One strided copy through the iteration layer (tiled when the lanes
+    // run across memory).
+    let mut buf = pool::buffer::<T>(l.numel());
+    let from = Layout {
+        shape: sh.clone(),
+        strides: st,
+        offset: l.offset,
+    };
+    super::elementwise::map(
+        &mut buf,
+        &Layout::contiguous(&sh),
+        d,
+        &from,
+        1 << 17,
+        &|v| v,
+    )
+    .expect("a fresh contiguous buffer and a layout inside its storage");
     drop(guard);
     f(&buf, lane)
+}
+
+/// Folds `t` (dtype `T`) over `dims` (sorted, unique) with `f`: a tensor
+/// of the reduced shape.
+pub fn fold<T, F>(t: &Tensor, dims: &[usize], keepdim: bool, f: &F) -> Tensor
+where
+    T: Element + super::fold::FoldElem,
+    F: super::fold::Fold<T>,
+{
+    debug_assert!(t.dtype() == T::DTYPE);
+    let out_shape = reduced_shape(t.shape(), dims, keepdim);
+    let mut out = pool::buffer::<T>(out_shape.iter().product());
+    {
+        let st = t.storage().read_recursive();
+        super::fold::fold(&mut out, st.as_slice::<T>(), t.layout(), dims, f);
+    }
+    Tensor::from_data(T::wrap(out), &out_shape)
 }
 
 /// `f(lane_k)` for every lane (see [`with_lanes`]), in order; rayon above
@@ -134,100 +164,6 @@ pub fn map_lanes<T: Element, U: Element>(
         .permute(&inverse)
         .expect("valid permutation");
     crate::kernels::copy::contiguous_as::<U>(&permuted.alias_with_layout(l))
-}
-
-/// Elements per task when one long lane is summed in parallel. Fixed (not
-/// derived from the thread count) so results are identical for any count.
-const SUM_CHUNK: usize = 1 << 14;
-/// At most this many long lanes are summed chunk by chunk.
-const FEW_LANES: usize = 8;
-/// Rows summed into one partial before it joins the total (column sums).
-const ROW_BLOCK: usize = 256;
-
-/// Fast paths for sums of a contiguous float tensor, `None` when none
-/// applies: reduced dims trailing with few, long lanes (each lane is summed
-/// in fixed-size chunks in parallel), or reduced dims leading (rows are
-/// accumulated into the kept columns, in blocks of rows).
-pub fn sum_fast<T>(t: &Tensor, dims: &[usize], keepdim: bool) -> Option<Tensor>
-where
-    T: Element + std::ops::Add<Output = T>,
-{
-    let l = t.layout();
-    let r = l.contiguous_range()?;
-    let nd = l.ndim();
-    if dims.is_empty() || t.numel() < super::PAR_THRESHOLD {
-        return None;
-    }
-    let out_shape = reduced_shape(&l.shape, dims, keepdim);
-    let trailing = dims
-        .iter()
-        .enumerate()
-        .all(|(j, &d)| d == nd - dims.len() + j);
-    let leading = dims.iter().enumerate().all(|(j, &d)| d == j);
-    let split = if trailing {
-        nd - dims.len()
-    } else {
-        dims.len()
-    };
-    let lead: usize = l.shape[..split].iter().product();
-    let rest: usize = l.shape[split..].iter().product();
-    let guard = t.storage().read_recursive();
-    let data = &guard.as_slice::<T>()[r];
-    let out: Vec<T> = if trailing {
-        // `lead` lanes of `rest` elements; only worth it for few lanes. The
-        // choice depends on the shape only, never on the thread count.
-        if lead > FEW_LANES || rest < 2 * SUM_CHUNK {
-            return None;
-        }
-        data.chunks(rest)
-            .map(|lane| {
-                let parts = rest.div_ceil(SUM_CHUNK);
-                let partial = map_collect(parts, true, |i| {
-                    slices::sum(&lane[i * SUM_CHUNK..((i + 1) * SUM_CHUNK).min(rest)])
-                });
-                slices::sum(&partial)
-            })
-            .collect()
-    } else if leading && rest > 1 {
-        // out[c] = sum over rows r of data[r * rest + c].
-        let cols = |c0: usize, out: &mut [T]| {
-            let w = out.len();
-            let mut part = vec![T::zero(); w];
-            for block in data.chunks(ROW_BLOCK * rest) {
-                part.iter_mut().for_each(|p| *p = T::zero());
-                for row in block.chunks(rest) {
-                    slices::update(&mut part, &row[c0..c0 + w], &|p, v| p + v);
-                }
-                slices::update(out, &part, &|o, p| o + p);
-            }
-        };
-        let mut out = vec![T::zero(); rest];
-        // Each column's sum runs in the same order however columns are
-        // split between threads.
-        for_each_chunk_mut_aligned(&mut out, 512, 64, cols);
-        out
-    } else {
-        return None;
-    };
-    drop(guard);
-    Some(Tensor::from_data(T::wrap(out), &out_shape))
-}
-
-/// Product of a slice (4 accumulators).
-pub fn prod_slice<T: Element + std::ops::Mul<Output = T>>(x: &[T]) -> T {
-    let mut acc = [T::one(); 4];
-    let chunks = x.chunks_exact(4);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..4 {
-            acc[i] = acc[i] * c[i];
-        }
-    }
-    let mut p = (acc[0] * acc[1]) * (acc[2] * acc[3]);
-    for &v in rest {
-        p = p * v;
-    }
-    p
 }
 
 /// Sum of squares, accumulated in f64.

@@ -178,6 +178,38 @@ dispatched! {
     }
 }
 
+dispatched! {
+    /// `f` folded over `x` in 8 interleaved partials (element `i` goes to
+    /// partial `i % 8`, each starting from `init`), combined pairwise, then
+    /// the remainder in order. For associative `f` with identity `init`.
+    pub fn fold8 / fold8_plain / fold8_avx2<T: Copy, F>(x: &[T], init: T, f: &F) -> T
+    where F: Fn(T, T) -> T
+    {
+        let mut acc = [init; 8];
+        let chunks = x.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for i in 0..8 {
+                acc[i] = f(acc[i], c[i]);
+            }
+        }
+        let mut s = combine8_with(acc, f);
+        for &v in rest {
+            s = f(s, v);
+        }
+        s
+    }
+}
+
+/// [`combine8`] for any fold.
+#[inline(never)]
+fn combine8_with<T: Copy, F: Fn(T, T) -> T>(a: [T; 8], f: &F) -> T {
+    f(
+        f(f(a[0], a[1]), f(a[2], a[3])),
+        f(f(a[4], a[5]), f(a[6], a[7])),
+    )
+}
+
 /// `((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))`. Not inlined: seen
 /// together with [`sum`]'s loop, this combination led the compiler to
 /// shuffle lanes inside the loop (half the loop's speed) instead of adding

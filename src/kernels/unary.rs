@@ -2,86 +2,63 @@
 
 pub mod vmath;
 
-use super::slices;
-use crate::parallel::for_each_chunk_mut;
-use crate::tensor::layout::for_each_offset;
-use crate::tensor::{pool, Element, Tensor};
+use super::elementwise;
+use super::iter::output_layout;
+use crate::tensor::{pool, Element, Storage, Tensor};
+use std::sync::Arc;
 
-/// `out[i] = f(a[i])`; `a` must be of dtype `T`, `out` is of `U`.
+/// `out[i] = f(a[i])`; `a` must be of dtype `T`, `out` is of `U`. The
+/// result has the layout torch gives it (`a`'s memory order when `a` is
+/// dense: a transposed input gives a transposed output).
 pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
+    map1_grain(a, super::PAR_THRESHOLD, f)
+}
+
+/// [`map1`] split over the threads from `grain` elements.
+pub(crate) fn map1_grain<T: Element, U: Element>(
+    a: &Tensor,
+    grain: usize,
+    f: impl Fn(T) -> U + Sync + Send,
+) -> Tensor {
     debug_assert!(a.dtype() == T::DTYPE);
-    let st = a.storage().read_recursive();
-    let d = st.as_slice::<T>();
     let l = a.layout();
-    let out: Vec<U> = match l.contiguous_range() {
-        Some(r) => map_run(&d[r], f),
-        None => {
-            let mut out = pool::with_capacity(l.numel());
-            for_each_offset(&l.shape, &l.strides, l.offset, |o| out.push(f(d[o])));
-            out
-        }
-    };
-    Tensor::from_data(U::wrap(out), a.shape())
-}
-
-/// `g(src[i])` for one contiguous run, split over the threads when long.
-pub(crate) fn map_run<T: Element, U: Element>(src: &[T], g: impl Fn(T) -> U + Sync) -> Vec<U> {
-    if src.len() < super::PAR_THRESHOLD {
-        return src.iter().map(|&x| g(x)).collect();
+    let lo = output_layout(&l.shape, &[l]);
+    let mut out = pool::buffer::<U>(lo.numel());
+    {
+        let st = a.storage().read_recursive();
+        elementwise::map(&mut out, &lo, st.as_slice::<T>(), l, grain, &f)
+            .expect("a fresh dense output and an input inside its storage");
     }
-    let mut out = pool::buffer(src.len());
-    for_each_chunk_mut(&mut out, super::PAR_THRESHOLD, |s, o| {
-        slices::map(&src[s..], o, &g)
-    });
-    out
+    Tensor::from_storage(Arc::new(Storage::new(U::wrap(out))), lo)
 }
 
-/// `a[i] = f(a[i])` in place. Does not bump the version.
+/// `a[i] = f(a[i])` in place. Does not bump the version. `a` must not
+/// have two indices on one element (in-place ops check first).
 pub fn apply1_inplace<T: Element>(a: &Tensor, f: impl Fn(T) -> T + Sync + Send) {
+    apply1_grain(a, super::PAR_THRESHOLD, f)
+}
+
+fn apply1_grain<T: Element>(a: &Tensor, grain: usize, f: impl Fn(T) -> T + Sync + Send) {
     let mut st = a.storage().write();
-    let d = st.as_mut_slice::<T>();
-    let l = a.layout();
-    match l.contiguous_range() {
-        Some(r) => for_each_chunk_mut(&mut d[r], super::PAR_THRESHOLD, |_, c| slices::apply(c, &f)),
-        None => for_each_offset(&l.shape, &l.strides, l.offset, |o| d[o] = f(d[o])),
-    }
+    elementwise::apply(st.as_mut_slice::<T>(), a.layout(), grain, &f)
+        .expect("in-place ops check for overlapping elements first");
 }
 
 /// Elements from which a SIMD transcendental kernel (about 2 ns per
 /// element) is split over the threads.
-const SIMD_MIN_PAR: usize = 1 << 13;
+pub const SIMD_MIN_PAR: usize = 1 << 13;
 
-/// `out[i] = f(a[i])` for a float32 tensor, running `f` (a branch-free
-/// function from [`vmath`]) over contiguous runs on the best SIMD path.
+/// `out[i] = f(a[i])` for a float32 tensor, where `f` is a branch-free
+/// function from [`vmath`] (costly per element: split from fewer
+/// elements).
 pub fn map1_f32_simd(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) -> Tensor {
-    debug_assert!(a.dtype() == crate::DType::F32);
-    let st = a.storage().read_recursive();
-    let d = st.as_slice::<f32>();
-    let l = a.layout();
-    let gathered: Vec<f32>;
-    let src: &[f32] = match l.contiguous_range() {
-        Some(r) => &d[r],
-        None => {
-            gathered = crate::kernels::copy::gather(d, a, |v| v);
-            &gathered
-        }
-    };
-    let mut out = pool::buffer::<f32>(src.len());
-    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| slices::map(&src[s..], o, &f));
-    Tensor::from_data(f32::wrap(out), a.shape())
+    map1_grain(a, SIMD_MIN_PAR, f)
 }
 
-/// `a[i] = f(a[i])` in place for a float32 tensor, SIMD over contiguous
-/// memory (strided tensors take the per-element loop; the results are the
-/// same). Does not bump the version.
+/// `a[i] = f(a[i])` in place for a float32 tensor (see [`map1_f32_simd`]).
+/// Does not bump the version.
 pub fn apply1_f32_simd_inplace(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) {
-    let range = a.layout().contiguous_range();
-    let Some(r) = range else {
-        return apply1_inplace::<f32>(a, f);
-    };
-    let mut st = a.storage().write();
-    let buf = &mut st.as_mut_slice::<f32>()[r];
-    for_each_chunk_mut(buf, SIMD_MIN_PAR, |_, c| slices::apply(c, &f));
+    apply1_grain(a, SIMD_MIN_PAR, f)
 }
 
 /// Scalar functions of the pointwise ops, generic over the float type.

@@ -1,7 +1,7 @@
 //! Casts, copies, broadcasting helpers.
 
 use crate::autograd::record;
-use crate::kernels::copy::contiguous_as;
+use crate::kernels::copy::{contiguous_as, copy_as};
 use crate::tensor::layout::broadcast_shapes;
 use crate::tensor::{DType, Tensor};
 use crate::{bail, dispatch_all, Result};
@@ -27,20 +27,25 @@ impl Tensor {
         if dtype == self.dtype() {
             return self.clone();
         }
-        dispatch_all!(dtype, T => contiguous_as::<T>(self))
+        dispatch_all!(dtype, T => copy_as::<T>(self))
     }
-    /// A copy with its own memory (torch's `clone()`).
+    /// A copy with its own memory (torch's `clone()`), laid out as torch's
+    /// `preserve_format`: `self`'s strides when dense, else dense in
+    /// `self`'s memory order.
     pub fn clone_tensor(&self) -> Result<Tensor> {
         let rec = record("CloneBackward0", &[self]);
-        let out = dispatch_all!(self.dtype(), T => contiguous_as::<T>(self));
+        let out = dispatch_all!(self.dtype(), T => copy_as::<T>(self));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
-    /// `self` if contiguous, else a contiguous copy.
+    /// `self` if contiguous, else a contiguous copy (recorded as torch
+    /// records it, a `CloneBackward0`).
     pub fn contiguous(&self) -> Result<Tensor> {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        self.clone_tensor()
+        let rec = record("CloneBackward0", &[self]);
+        let out = dispatch_all!(self.dtype(), T => contiguous_as::<T>(self));
+        rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// A zero-copy broadcast view with no history (for kernels).
     pub(crate) fn broadcast_to_raw(&self, shape: &[usize]) -> Result<Tensor> {

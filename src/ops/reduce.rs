@@ -25,11 +25,11 @@
 use super::to_i64;
 use crate::autograd::record;
 use crate::kernels::binary::map2;
+use crate::kernels::fold::{Extreme, Prod, Sum};
 use crate::kernels::reduce::{
-    arg_extreme, cumsum_slice, extreme, logsumexp_slice, map_lanes, prod_slice, reduce,
-    reduce_lanes, reduced_shape, sum_fast, sum_sq_f64, var_f64,
+    arg_extreme, cumsum_slice, fold, logsumexp_slice, map_lanes, reduce, reduce_lanes,
+    reduced_shape, sum_sq_f64, var_f64,
 };
-use crate::kernels::slices;
 use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Element, Tensor};
@@ -214,12 +214,10 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let out = match dt {
-            DType::F32 => sum_fast::<f32>(&x, &rd, keepdim)
-                .unwrap_or_else(|| reduce::<f32, f32>(&x, &rd, keepdim, slices::sum)),
-            DType::F64 => sum_fast::<f64>(&x, &rd, keepdim)
-                .unwrap_or_else(|| reduce::<f64, f64>(&x, &rd, keepdim, slices::sum)),
-            DType::I64 => reduce::<i64, i64>(&x, &rd, keepdim, wrapping_sum),
-            DType::Bool => reduce::<bool, bool>(&x, &rd, keepdim, |v| v.iter().any(|&b| b)),
+            DType::F32 => fold::<f32, _>(&x, &rd, keepdim, &Sum { scale: None }),
+            DType::F64 => fold::<f64, _>(&x, &rd, keepdim, &Sum { scale: None }),
+            DType::I64 => fold::<i64, _>(&x, &rd, keepdim, &Sum { scale: None }),
+            DType::Bool => fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None }),
         };
         let shape = to_i64(self.shape());
         rec.finish(out, move |c| {
@@ -250,9 +248,9 @@ impl Tensor {
             "MeanBackward1"
         };
         let rec = record(name, &[&x]);
-        let out = dispatch_float!(dt, T => match sum_fast::<T>(&x, &rd, keepdim) {
-            Some(s) => map1::<T, T>(&s, move |v| v / T::from_f64(count as f64)),
-            None => reduce::<T, T>(&x, &rd, keepdim, move |v| slices::sum(v) / T::from_f64(count as f64)),
+        let out = dispatch_float!(dt, T => {
+            let scale = Some(T::from_f64(1.0 / count as f64));
+            fold::<T, _>(&x, &rd, keepdim, &Sum { scale })
         });
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
@@ -289,12 +287,10 @@ impl Tensor {
         let x = self.to_dtype(dt)?;
         let rec = record(name, &[&x]);
         let out = match dt {
-            DType::F32 => reduce::<f32, f32>(&x, rd, keepdim, prod_slice),
-            DType::F64 => reduce::<f64, f64>(&x, rd, keepdim, prod_slice),
-            DType::I64 => reduce::<i64, i64>(&x, rd, keepdim, |v| {
-                v.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
-            }),
-            DType::Bool => reduce::<bool, bool>(&x, rd, keepdim, |v| v.iter().all(|&b| b)),
+            DType::F32 => fold::<f32, _>(&x, rd, keepdim, &Prod),
+            DType::F64 => fold::<f64, _>(&x, rd, keepdim, &Prod),
+            DType::I64 => fold::<i64, _>(&x, rd, keepdim, &Prod),
+            DType::Bool => fold::<bool, _>(&x, rd, keepdim, &Prod),
         };
         let rd = rd.to_vec();
         rec.save("self", &x)
@@ -328,29 +324,24 @@ impl Tensor {
     /// `dims`: `None` reduces every dim, `Some(&[])` none (each element's
     /// truth value), as torch's `dim=None` and `dim=()`. Bool output.
     pub fn all(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-        self.truth_reduce(dims, keepdim, |v| v.iter().all(|&b| b))
+        self.truth_reduce(dims, keepdim, true)
     }
     /// Whether any element is true over `dims` (as [`Tensor::all`]).
     pub fn any(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-        self.truth_reduce(dims, keepdim, |v| v.iter().any(|&b| b))
+        self.truth_reduce(dims, keepdim, false)
     }
-    fn truth_reduce(
-        &self,
-        dims: Option<&[i64]>,
-        keepdim: bool,
-        f: fn(&[bool]) -> bool,
-    ) -> Result<Tensor> {
+    fn truth_reduce(&self, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
         let rd = match dims {
             None => reduce_dims(&[], self.ndim())?,
             Some([]) => Vec::new(),
             Some(d) => reduce_dims(d, self.ndim())?,
         };
-        Ok(reduce::<bool, bool>(
-            &self.cast_raw(DType::Bool),
-            &rd,
-            keepdim,
-            f,
-        ))
+        let x = self.cast_raw(DType::Bool);
+        Ok(if all {
+            fold::<bool, _>(&x, &rd, keepdim, &Prod)
+        } else {
+            fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })
+        })
     }
 
     // ----- amax / amin / max / min -----
@@ -383,7 +374,8 @@ impl Tensor {
         }
         check_nonempty_dims(self, &rd, op)?;
         let rec = record(name, &[self]);
-        let out = dispatch_all!(self.dtype(), T => reduce::<T, T>(self, &rd, keepdim, move |v| extreme(v, want_max)));
+        let f = Extreme { max: want_max };
+        let out = dispatch_all!(self.dtype(), T => fold::<T, _>(self, &rd, keepdim, &f));
         rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -643,10 +635,6 @@ impl Tensor {
             Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
         })
     }
-}
-
-fn wrapping_sum(v: &[i64]) -> i64 {
-    v.iter().fold(0i64, |a, &b| a.wrapping_add(b))
 }
 
 fn wrapping_cumsum(i: &[i64], o: &mut [i64], reverse: bool) {

@@ -45,7 +45,7 @@ impl Tensor {
         if self.layout().view_strides(&dims).is_some() {
             return self.view(shape);
         }
-        self.clone_tensor()?.view(shape)
+        self.contiguous()?.view(shape)
     }
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         if self.ndim() == 0 {

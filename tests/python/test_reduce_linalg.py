@@ -207,11 +207,11 @@ def torch_case(torch, name, contiguous=True, dtype="float64"):
     if not contiguous:
         # Same values, transposed memory: x.T.contiguous().T
         fin = [
-            x.permute(*reversed(range(x.ndim))).clone().permute(*reversed(range(x.ndim)))
+            x.permute(*reversed(range(x.ndim))).contiguous().permute(*reversed(range(x.ndim)))
             for x in fx
         ]
         tin = [
-            x.permute(*reversed(range(x.ndim))).clone().permute(*reversed(range(x.ndim)))
+            x.permute(*reversed(range(x.ndim))).contiguous().permute(*reversed(range(x.ndim)))
             for x in tx
         ]
         assert all(x.ndim < 2 or not x.is_contiguous() for x in fin)

@@ -1,0 +1,584 @@
+//! Typed elementwise loops over strided buffers, driven by an iteration
+//! [`Plan`]: each run is handed to a SIMD slice loop ([`super::slices`]);
+//! an operand that is strided along the run is first gathered into a small
+//! buffer, a broadcast one (stride 0) is passed as one value.
+//!
+//! Kernels see buffers and layouts only. Every function checks that each
+//! layout stays inside its buffer and that the written layout has no two
+//! indices on one element, before anything is written.
+
+use super::iter::{has_internal_overlap, Plan, TILE_W};
+use super::slices;
+use crate::tensor::layout::Layout;
+use crate::{bail, Result};
+use smallvec::SmallVec;
+
+/// An output buffer written by several threads, each element by one block
+/// only.
+#[derive(Clone, Copy)]
+struct OutPtr<U>(*mut U);
+// SAFETY: the pointer is only written through at offsets that one block
+// owns (see `check_out`); U: Send makes handing elements to another thread
+// sound.
+unsafe impl<U: Send> Send for OutPtr<U> {}
+unsafe impl<U: Send> Sync for OutPtr<U> {}
+
+impl<U: Copy> OutPtr<U> {
+    /// The elements `off..off + len` as a slice.
+    ///
+    /// SAFETY: the range is inside the buffer and no other block touches
+    /// these elements while the slice lives.
+    #[inline(always)]
+    unsafe fn run<'a>(self, off: usize, len: usize) -> &'a mut [U] {
+        std::slice::from_raw_parts_mut(self.0.add(off), len)
+    }
+    /// SAFETY: as [`OutPtr::run`], for one element.
+    #[inline(always)]
+    unsafe fn at<'a>(self, off: usize) -> &'a mut U {
+        &mut *self.0.add(off)
+    }
+}
+
+/// Fails unless every element of `l` lies inside a buffer of `len`.
+fn check_in(l: &Layout, len: usize, what: &str) -> Result<()> {
+    if l.numel() > 0 && l.storage_extent() > len {
+        bail!(
+            internal,
+            "elementwise kernel: {what} layout {:?} reaches past its buffer of {len}",
+            l
+        );
+    }
+    Ok(())
+}
+
+/// [`check_in`] for a written layout, which must also not repeat an
+/// element (torch's internal-overlap check).
+fn check_out(l: &Layout, len: usize) -> Result<()> {
+    check_in(l, len, "output")?;
+    if has_internal_overlap(l) {
+        bail!(
+            runtime,
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(())
+}
+
+fn check_shape(out: &Layout, l: &Layout) -> Result<()> {
+    if out.shape != l.shape {
+        bail!(
+            internal,
+            "elementwise kernel: operand shape {:?} differs from the output's {:?}",
+            l.shape,
+            out.shape
+        );
+    }
+    Ok(())
+}
+
+/// A buffer's address and element size, for prefetching.
+fn mem<T>(d: &[T]) -> (usize, usize) {
+    (d.as_ptr() as usize, std::mem::size_of::<T>())
+}
+
+/// A scratch buffer: on the stack up to a run's length, on the heap for a
+/// tile.
+type Scratch<T> = SmallVec<[T; TILE_W]>;
+
+/// Calls `f(offsets, w, h)` for blocks covering the plan: tiles of a tiled
+/// plan (`h` rows of `w` along dim 0, row `i` at `offsets[k] + i *
+/// plan.outer(k)`), else runs (`h == 1`), cut into pieces of at most
+/// [`TILE_W`] unless every operand is contiguous or one value along them.
+fn each_block<const N: usize>(
+    plan: &Plan<N>,
+    grain: usize,
+    mem: [(usize, usize); N],
+    f: impl Fn([usize; N], usize, usize) + Sync,
+) {
+    if plan.is_tiled() {
+        return plan.for_each_tile(grain, mem, f);
+    }
+    let inner: [usize; N] = std::array::from_fn(|k| plan.inner(k));
+    let whole = inner[0] == 1 && inner[1..].iter().all(|&s| s <= 1);
+    plan.for_each_run(grain, |offs, len| {
+        if whole {
+            return f(offs, len, 1);
+        }
+        let mut j = 0;
+        while j < len {
+            let n = TILE_W.min(len - j);
+            f(std::array::from_fn(|k| offs[k] + j * inner[k]), n, 1);
+            j += n;
+        }
+    });
+}
+
+/// One input's values over a block: rows of its own buffer (contiguous
+/// along dim 0), one value per row (stride 0 along dim 0), or copied into
+/// scratch (row `i` at `i * w`).
+enum In<'a, T> {
+    Rows {
+        data: &'a [T],
+        off: usize,
+        s1: usize,
+    },
+    Cols {
+        data: &'a [T],
+        off: usize,
+        s1: usize,
+    },
+    Copied,
+}
+
+/// Prepares input `data` over a `w` x `h` block at `off` with strides `s0`
+/// (dim 0) and `s1` (dim 1; unused when `h == 1`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn input<'a, T: Copy + Default>(
+    data: &'a [T],
+    off: usize,
+    s0: usize,
+    s1: usize,
+    w: usize,
+    h: usize,
+    buf: &mut Scratch<T>,
+) -> In<'a, T> {
+    match s0 {
+        1 => In::Rows { data, off, s1 },
+        0 => In::Cols { data, off, s1 },
+        _ if h > 1 && s1 == 1 => {
+            // A transposed tile: read `h` contiguous elements per column.
+            buf.clear();
+            buf.resize(w * h, T::default());
+            for j in 0..w {
+                let col = &data[off + j * s0..off + j * s0 + h];
+                for (i, &v) in col.iter().enumerate() {
+                    buf[i * w + j] = v;
+                }
+            }
+            In::Copied
+        }
+        _ => {
+            buf.clear();
+            for i in 0..h {
+                let row = off + i * s1;
+                buf.extend((0..w).map(|j| data[row + j * s0]));
+            }
+            In::Copied
+        }
+    }
+}
+
+impl<'a, T: Copy> In<'a, T> {
+    /// Row `i` (of length `w`) of the block.
+    #[inline(always)]
+    fn row<'b>(&self, buf: &'b [T], i: usize, w: usize) -> Src<'b, T>
+    where
+        'a: 'b,
+    {
+        match *self {
+            In::Rows { data, off, s1 } => Src::Run(&data[off + i * s1..off + i * s1 + w]),
+            In::Cols { data, off, s1 } => Src::One(data[off + i * s1]),
+            In::Copied => Src::Run(&buf[i * w..i * w + w]),
+        }
+    }
+}
+
+/// One input operand of a row.
+enum Src<'a, T> {
+    Run(&'a [T]),
+    One(T),
+}
+
+/// Writes row values `vals(dst)` into the output at `off` with stride `so`
+/// along the row: straight into the buffer when `so == 1`, else through
+/// `tmp`.
+#[inline(always)]
+fn write_row<U: Copy + Default>(
+    out: OutPtr<U>,
+    off: usize,
+    so: usize,
+    w: usize,
+    tmp: &mut Scratch<U>,
+    vals: impl FnOnce(&mut [U]),
+) {
+    if so == 1 {
+        // SAFETY: this block owns `off..off + w` of the output (check_out:
+        // no two indices share an element; blocks partition the indices).
+        vals(unsafe { out.run(off, w) });
+    } else {
+        tmp.clear();
+        tmp.resize(w, U::default());
+        vals(tmp);
+        for (j, &v) in tmp.iter().enumerate() {
+            // SAFETY: as above, element by element.
+            unsafe { *out.at(off + j * so) = v };
+        }
+    }
+}
+
+/// `out[i] = f(a[i])` over `lo` (the output's layout in `out`); `la` is
+/// `a`'s layout broadcast to `lo`'s shape. Split over the threads from
+/// `grain` elements.
+pub fn map<T, U, F>(
+    out: &mut [U],
+    lo: &Layout,
+    a: &[T],
+    la: &Layout,
+    grain: usize,
+    f: &F,
+) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    U: Copy + Default + Send + Sync,
+    F: Fn(T) -> U + Sync,
+{
+    check_shape(lo, la)?;
+    check_out(lo, out.len())?;
+    check_in(la, a.len(), "input")?;
+    let plan = Plan::new(
+        &lo.shape,
+        [(&lo.strides, lo.offset), (&la.strides, la.offset)],
+    );
+    let [so, sa] = std::array::from_fn(|k| plan.inner(k));
+    let [so1, sa1] = std::array::from_fn(|k| plan.outer(k));
+    let mem = [mem(out), mem(a)];
+    let out = OutPtr(out.as_mut_ptr());
+    each_block(&plan, grain, mem, |[oo, oa], w, h| {
+        let (mut ba, mut tmp) = (Scratch::new(), Scratch::new());
+        let ia = input(a, oa, sa, sa1, w, h, &mut ba);
+        for i in 0..h {
+            let x = ia.row(&ba, i, w);
+            write_row(out, oo + i * so1, so, w, &mut tmp, |o| match x {
+                Src::Run(x) => slices::map(x, o, f),
+                Src::One(x) => o.fill(f(x)),
+            });
+        }
+    });
+    Ok(())
+}
+
+/// `out[i] = f(a[i], b[i])`; layouts as in [`map`].
+#[allow(clippy::too_many_arguments)]
+pub fn zip<T, U, F>(
+    out: &mut [U],
+    lo: &Layout,
+    a: &[T],
+    la: &Layout,
+    b: &[T],
+    lb: &Layout,
+    grain: usize,
+    f: &F,
+) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    U: Copy + Default + Send + Sync,
+    F: Fn(T, T) -> U + Sync,
+{
+    check_shape(lo, la)?;
+    check_shape(lo, lb)?;
+    check_out(lo, out.len())?;
+    check_in(la, a.len(), "input")?;
+    check_in(lb, b.len(), "input")?;
+    let plan = Plan::new(
+        &lo.shape,
+        [
+            (&lo.strides, lo.offset),
+            (&la.strides, la.offset),
+            (&lb.strides, lb.offset),
+        ],
+    );
+    let [so, sa, sb] = std::array::from_fn(|k| plan.inner(k));
+    let [so1, sa1, sb1] = std::array::from_fn(|k| plan.outer(k));
+    let mem = [mem(out), mem(a), mem(b)];
+    let out = OutPtr(out.as_mut_ptr());
+    let run = |x: Src<T>, y: Src<T>, o: &mut [U]| match (x, y) {
+        (Src::Run(x), Src::Run(y)) => slices::zip(x, y, o, f),
+        (Src::Run(x), Src::One(y)) => slices::map(x, o, &|v| f(v, y)),
+        (Src::One(x), Src::Run(y)) => slices::map(y, o, &|v| f(x, v)),
+        (Src::One(x), Src::One(y)) => o.fill(f(x, y)),
+    };
+    each_block(&plan, grain, mem, |[oo, oa, ob], w, h| {
+        let (mut ba, mut bb, mut tmp) = (Scratch::new(), Scratch::new(), Scratch::new());
+        let ia = input(a, oa, sa, sa1, w, h, &mut ba);
+        let ib = input(b, ob, sb, sb1, w, h, &mut bb);
+        for i in 0..h {
+            let (x, y) = (ia.row(&ba, i, w), ib.row(&bb, i, w));
+            write_row(out, oo + i * so1, so, w, &mut tmp, |o| run(x, y, o));
+        }
+    });
+    Ok(())
+}
+
+/// `out[i] = f(a[i], b[i], c[i])`, each input of its own element type;
+/// layouts as in [`map`].
+pub fn zip3<A, B, C, U, F>(
+    out: &mut [U],
+    lo: &Layout,
+    (a, la): (&[A], &Layout),
+    (b, lb): (&[B], &Layout),
+    (c, lc): (&[C], &Layout),
+    grain: usize,
+    f: &F,
+) -> Result<()>
+where
+    A: Copy + Default + Send + Sync,
+    B: Copy + Default + Send + Sync,
+    C: Copy + Default + Send + Sync,
+    U: Copy + Default + Send + Sync,
+    F: Fn(A, B, C) -> U + Sync,
+{
+    for l in [la, lb, lc] {
+        check_shape(lo, l)?;
+    }
+    check_out(lo, out.len())?;
+    check_in(la, a.len(), "input")?;
+    check_in(lb, b.len(), "input")?;
+    check_in(lc, c.len(), "input")?;
+    let plan = Plan::new(
+        &lo.shape,
+        [
+            (&lo.strides, lo.offset),
+            (&la.strides, la.offset),
+            (&lb.strides, lb.offset),
+            (&lc.strides, lc.offset),
+        ],
+    );
+    let [so, sa, sb, sc] = std::array::from_fn(|k| plan.inner(k));
+    let [so1, sa1, sb1, sc1] = std::array::from_fn(|k| plan.outer(k));
+    let mem = [mem(out), mem(a), mem(b), mem(c)];
+    let out = OutPtr(out.as_mut_ptr());
+    /// A plain run: the data itself, or `fill` holding one value `w` times.
+    fn run<'a, T: Copy>(s: Src<'a, T>, w: usize, fill: &'a mut Scratch<T>) -> &'a [T] {
+        match s {
+            Src::Run(r) => r,
+            Src::One(v) => {
+                fill.clear();
+                fill.resize(w, v);
+                fill
+            }
+        }
+    }
+    each_block(&plan, grain, mem, |[oo, oa, ob, oc], w, h| {
+        let (mut ba, mut bb, mut bc) = (Scratch::new(), Scratch::new(), Scratch::new());
+        let ia = input(a, oa, sa, sa1, w, h, &mut ba);
+        let ib = input(b, ob, sb, sb1, w, h, &mut bb);
+        let ic = input(c, oc, sc, sc1, w, h, &mut bc);
+        let (mut fa, mut fb, mut fc, mut tmp) = (
+            Scratch::new(),
+            Scratch::new(),
+            Scratch::new(),
+            Scratch::new(),
+        );
+        for i in 0..h {
+            let x = run(ia.row(&ba, i, w), w, &mut fa);
+            let y = run(ib.row(&bb, i, w), w, &mut fb);
+            let z = run(ic.row(&bc, i, w), w, &mut fc);
+            write_row(out, oo + i * so1, so, w, &mut tmp, |o| {
+                slices::zip3(x, y, z, o, f)
+            });
+        }
+    });
+    Ok(())
+}
+
+/// `buf[i] = f(buf[i])` over the elements of `l`, in place.
+pub fn apply<T, F>(buf: &mut [T], l: &Layout, grain: usize, f: &F) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    F: Fn(T) -> T + Sync,
+{
+    check_out(l, buf.len())?;
+    let plan = Plan::new(&l.shape, [(&l.strides, l.offset)]);
+    let s = plan.inner(0);
+    let out = OutPtr(buf.as_mut_ptr());
+    plan.for_each_run(grain, |[o], len| {
+        if s == 1 {
+            // SAFETY: this run owns `o..o + len` (check_out).
+            slices::apply(unsafe { out.run(o, len) }, f);
+        } else {
+            for i in 0..len {
+                // SAFETY: as above, element by element.
+                let v = unsafe { out.at(o + i * s) };
+                *v = f(*v);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// `dst[i] = f(dst[i], src[i])` in place; `ls` is `src`'s layout broadcast
+/// to `ld`'s shape, and `src` is not `dst`'s buffer.
+pub fn update<T, F>(
+    dst: &mut [T],
+    ld: &Layout,
+    src_data: &[T],
+    ls: &Layout,
+    grain: usize,
+    f: &F,
+) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    F: Fn(T, T) -> T + Sync,
+{
+    check_shape(ld, ls)?;
+    check_out(ld, dst.len())?;
+    check_in(ls, src_data.len(), "input")?;
+    let plan = Plan::new(
+        &ld.shape,
+        [(&ld.strides, ld.offset), (&ls.strides, ls.offset)],
+    );
+    let [sd, ss] = std::array::from_fn(|k| plan.inner(k));
+    let [sd1, ss1] = std::array::from_fn(|k| plan.outer(k));
+    let mem = [mem(dst), mem(src_data)];
+    let out = OutPtr(dst.as_mut_ptr());
+    each_block(&plan, grain, mem, |[od, os], w, h| {
+        let mut bs = Scratch::new();
+        let is = input(src_data, os, ss, ss1, w, h, &mut bs);
+        for i in 0..h {
+            let y = is.row(&bs, i, w);
+            let row = od + i * sd1;
+            if sd == 1 {
+                // SAFETY: this block owns its elements of dst (check_out).
+                let d = unsafe { out.run(row, w) };
+                match y {
+                    Src::Run(y) => slices::update(d, y, f),
+                    Src::One(y) => slices::apply(d, &|v| f(v, y)),
+                }
+            } else {
+                for j in 0..w {
+                    let yv = match &y {
+                        Src::Run(y) => y[j],
+                        Src::One(y) => *y,
+                    };
+                    // SAFETY: as above, element by element.
+                    let v = unsafe { out.at(row + j * sd) };
+                    *v = f(*v, yv);
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(shape: &[usize], strides: &[usize], offset: usize) -> Layout {
+        Layout {
+            shape: shape.into(),
+            strides: strides.into(),
+            offset,
+        }
+    }
+
+    /// Row-major values of `l` in `d`.
+    fn read(d: &[f32], l: &Layout) -> Vec<f32> {
+        let mut v = Vec::new();
+        crate::tensor::layout::for_each_offset(&l.shape, &l.strides, l.offset, |o| v.push(d[o]));
+        v
+    }
+
+    #[test]
+    fn map_and_zip_match_a_plain_loop_on_every_layout() {
+        let base: Vec<f32> = (0..40_000).map(|i| (i as f32 * 0.37).sin()).collect();
+        let layouts = [
+            layout(&[150, 200], &[200, 1], 0),
+            layout(&[150, 200], &[1, 150], 3),
+            layout(&[150, 100], &[200, 2], 1),
+            layout(&[150, 200], &[0, 1], 5),
+            layout(&[150, 200], &[1, 0], 5),
+            layout(&[10, 15, 200], &[3000, 200, 1], 0),
+        ];
+        for (i, la) in layouts.iter().enumerate() {
+            for lb in &layouts {
+                if la.shape != lb.shape {
+                    continue;
+                }
+                let shape = &la.shape;
+                for lo in [
+                    Layout::contiguous(shape),
+                    super::super::iter::output_layout(shape, &[la, lb]),
+                ] {
+                    let mut out = vec![0f32; lo.storage_extent()];
+                    zip(&mut out, &lo, &base, la, &base, lb, 64, &|x, y| x * 2.0 - y).unwrap();
+                    let want: Vec<f32> = read(&base, la)
+                        .iter()
+                        .zip(read(&base, lb))
+                        .map(|(x, y)| x * 2.0 - y)
+                        .collect();
+                    assert_eq!(read(&out, &lo), want, "layouts {la:?} {lb:?} -> {lo:?}");
+                    let mut out1 = vec![0f32; lo.storage_extent()];
+                    map(&mut out1, &lo, &base, la, 64, &|x| x + 1.0).unwrap();
+                    let want1: Vec<f32> = read(&base, la).iter().map(|x| x + 1.0).collect();
+                    assert_eq!(read(&out1, &lo), want1, "layout {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn in_place_loops_and_overlap_errors() {
+        let src: Vec<f32> = (0..600).map(|i| i as f32).collect();
+        let mut d = vec![1f32; 600];
+        let ld = layout(&[20, 30], &[1, 20], 0);
+        let ls = Layout::contiguous(&[20, 30]);
+        update(&mut d, &ld, &src, &ls, 16, &|x, y| x + y).unwrap();
+        assert_eq!(
+            read(&d, &ld),
+            read(&src, &ls).iter().map(|v| v + 1.0).collect::<Vec<_>>()
+        );
+        apply(&mut d, &ld, 16, &|x| x * 2.0).unwrap();
+        assert_eq!(d[20], 2.0 * (1.0 + 1.0));
+        let expanded = layout(&[20, 30], &[1, 0], 0);
+        let err = apply(&mut d, &expanded, 16, &|x| x).unwrap_err();
+        assert!(err.to_string().contains("single memory location"), "{err}");
+        let err = map(&mut d, &expanded, &src, &ls, 16, &|x| x).unwrap_err();
+        assert!(err.to_string().contains("single memory location"), "{err}");
+        // Out of bounds is refused before writing.
+        let before = d.clone();
+        let big = layout(&[30, 30], &[30, 1], 0);
+        assert!(map(&mut d, &big, &src, &big, 16, &|x| x).is_err());
+        assert_eq!(d, before);
+    }
+
+    #[test]
+    fn zip3_broadcasts_and_gathers() {
+        let a: Vec<bool> = (0..12).map(|i| i % 3 == 0).collect();
+        let b: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let c = vec![-1f32];
+        let lo = Layout::contiguous(&[4, 3]);
+        let la = layout(&[4, 3], &[1, 4], 0);
+        let lb = layout(&[4, 3], &[3, 1], 0);
+        let lc = layout(&[4, 3], &[0, 0], 0);
+        let mut out = vec![0f32; 12];
+        zip3(
+            &mut out,
+            &lo,
+            (&a, &la),
+            (&b, &lb),
+            (&c, &lc),
+            4,
+            &|p, x, y| {
+                if p {
+                    x
+                } else {
+                    y
+                }
+            },
+        )
+        .unwrap();
+        let want: Vec<f32> = (0..12)
+            .map(|k| {
+                let (i, j) = (k / 3, k % 3);
+                if a[i + 4 * j] {
+                    b[k]
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        assert_eq!(out, want);
+    }
+}

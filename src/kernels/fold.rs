@@ -1,0 +1,653 @@
+//! Reductions over any set of dims of a strided buffer, for folds whose
+//! accumulator is one element (sum, product, max/min, all/any).
+//!
+//! The dims are ordered by the input's strides and coalesced, then one of
+//! two loops runs:
+//! - the innermost dim is reduced: each output folds its lane run by run
+//!   (SIMD along the contiguous runs);
+//! - the innermost dim is kept: each block of contiguous outputs keeps a
+//!   row of accumulators and folds the input rows into it (SIMD across the
+//!   kept dim), instead of striding through memory element by element. A
+//!   short kept dim with adjacent reduced rows folds several rows side by
+//!   side.
+//!
+//! Work is split over outputs only (and, for a few long contiguous lanes,
+//! over fixed-size pieces of the lane), so every output is computed in the
+//! same order for any thread count: results are bitwise reproducible.
+
+use super::slices;
+use crate::parallel::{for_each_index, num_threads};
+use crate::tensor::layout::{contiguous_strides, Layout};
+use smallvec::SmallVec;
+
+/// A fold with a one-element accumulator of the element type.
+pub trait Fold<T: Copy>: Sync {
+    /// The identity element (the result of folding nothing).
+    fn init(&self) -> T;
+    /// `acc` folded with every element of a contiguous run.
+    fn run(&self, acc: T, x: &[T]) -> T;
+    /// `acc[i] = fold(acc[i], row[i])`.
+    fn rows(&self, acc: &mut [T], row: &[T]);
+    /// Applied to each result before it is stored (a mean's division).
+    #[inline(always)]
+    fn finish(&self, acc: T) -> T {
+        acc
+    }
+}
+
+/// Elements per piece when a long lane is folded in parallel. Fixed (not
+/// derived from the thread count) so results are identical for any count.
+pub const LANE_PIECE: usize = 1 << 14;
+/// Rows folded into a partial before it joins the total (sums of many
+/// rows keep a blocked error bound).
+const ROW_BLOCK: usize = 256;
+/// Accumulators per block of kept outputs in the row loop.
+const ROW_WIDTH: usize = 256;
+/// Elements from which a reduction is split over the threads.
+const GRAIN: usize = 1 << 15;
+
+#[derive(Clone, Copy, Debug)]
+struct Dim {
+    size: usize,
+    stride: usize,
+    /// Stride in the (row-major) output; unused for reduced dims.
+    out: usize,
+    reduced: bool,
+}
+
+/// The input's dims (size > 1) innermost first, coalesced.
+fn plan(l: &Layout, dims: &[usize]) -> SmallVec<[Dim; 6]> {
+    let out_shape: SmallVec<[usize; 6]> = (0..l.ndim())
+        .map(|d| if dims.contains(&d) { 1 } else { l.shape[d] })
+        .collect();
+    let out_strides = contiguous_strides(&out_shape);
+    let mut ds: SmallVec<[Dim; 6]> = (0..l.ndim())
+        .filter(|&d| l.shape[d] != 1)
+        .map(|d| Dim {
+            size: l.shape[d],
+            stride: l.strides[d],
+            out: out_strides[d],
+            reduced: dims.contains(&d),
+        })
+        .collect();
+    // Innermost (smallest input stride) first; among equal strides (a
+    // broadcast input) the later dim first, as in row-major order.
+    ds.reverse();
+    ds.sort_by_key(|d| d.stride);
+    let mut out: SmallVec<[Dim; 6]> = SmallVec::new();
+    for d in ds {
+        if let Some(last) = out.last_mut() {
+            if last.reduced == d.reduced
+                && last.stride * last.size == d.stride
+                && (d.reduced || last.out * last.size == d.out)
+            {
+                last.size *= d.size;
+                continue;
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// An odometer over some dims: yields the input (and output) offset of
+/// each index in order, the first dim fastest.
+struct Odometer<'a> {
+    dims: SmallVec<[&'a Dim; 6]>,
+    idx: SmallVec<[usize; 6]>,
+}
+
+impl<'a> Odometer<'a> {
+    fn new(dims: impl Iterator<Item = &'a Dim>) -> Self {
+        let dims: SmallVec<[&Dim; 6]> = dims.collect();
+        let idx = smallvec::smallvec![0; dims.len()];
+        Odometer { dims, idx }
+    }
+    fn count(&self) -> usize {
+        self.dims.iter().map(|d| d.size).product()
+    }
+    /// (input offset, output offset) of linear index `i`.
+    fn at(&self, mut i: usize) -> (usize, usize) {
+        let (mut a, mut b) = (0, 0);
+        for d in &self.dims {
+            let k = i % d.size;
+            i /= d.size;
+            a += k * d.stride;
+            b += k * d.out;
+        }
+        (a, b)
+    }
+    /// Calls `f(input offset)` for every index, in order.
+    fn each(&mut self, mut f: impl FnMut(usize)) {
+        let n = self.count();
+        let mut off = 0;
+        self.idx.iter_mut().for_each(|i| *i = 0);
+        for _ in 0..n {
+            f(off);
+            for (k, d) in self.dims.iter().enumerate() {
+                self.idx[k] += 1;
+                off += d.stride;
+                if self.idx[k] < d.size {
+                    break;
+                }
+                off -= d.size * d.stride;
+                self.idx[k] = 0;
+            }
+        }
+    }
+}
+
+/// An output buffer written by several threads, each element by one unit
+/// of work only.
+#[derive(Clone, Copy)]
+struct OutPtr<T>(*mut T);
+// SAFETY: each output element is written by exactly one unit of work
+// (units partition the outputs), and T: Send.
+unsafe impl<T: Send> Send for OutPtr<T> {}
+unsafe impl<T: Send> Sync for OutPtr<T> {}
+
+impl<T> OutPtr<T> {
+    /// SAFETY: `i` is inside the buffer and written by the caller's unit
+    /// of work only.
+    #[inline(always)]
+    unsafe fn write(self, i: usize, v: T) {
+        *self.0.add(i) = v
+    }
+}
+
+/// Runs `f(unit)` for `units` units of about `cost` elements each, split
+/// over the threads when the total is large.
+fn for_units(units: usize, cost: usize, f: impl Fn(usize) + Sync) {
+    let total = units.saturating_mul(cost.max(1));
+    let threads = num_threads();
+    if threads < 2 || units < 2 || total < GRAIN {
+        return (0..units).for_each(f);
+    }
+    let per = units
+        .div_ceil(4 * threads)
+        .max(GRAIN / 4 / cost.max(1))
+        .max(1);
+    let chunks = units.div_ceil(per);
+    for_each_index(chunks, &|c| {
+        (c * per..((c + 1) * per).min(units)).for_each(&f)
+    });
+}
+
+/// Folds `x` (laid out by `l`) over `dims` (sorted, unique) into `out`,
+/// which holds the kept dims in row-major order (`l`'s shape with the
+/// reduced dims removed). Panics if `l` reaches past `x` or `out` is not
+/// the kept size (callers allocate it).
+pub fn fold<T, F>(out: &mut [T], x: &[T], l: &Layout, dims: &[usize], f: &F)
+where
+    T: Copy + Default + Send + Sync,
+    F: Fold<T>,
+{
+    let kept: usize = (0..l.ndim())
+        .filter(|d| !dims.contains(d))
+        .map(|d| l.shape[d])
+        .product();
+    assert_eq!(out.len(), kept, "fold: output size");
+    if l.numel() == 0 {
+        out.iter_mut().for_each(|o| *o = f.finish(f.init()));
+        return;
+    }
+    assert!(
+        l.storage_extent() <= x.len(),
+        "fold: layout past its buffer"
+    );
+    let ds = plan(l, dims);
+    let base = l.offset;
+    let ptr = OutPtr(out.as_mut_ptr());
+    match ds.first() {
+        None => out[0] = f.finish(f.run(f.init(), &x[base..base + 1])),
+        Some(d0) if d0.reduced => lanes(ptr, x, base, &ds, f),
+        Some(_) => rows(ptr, x, base, &ds, f),
+    }
+}
+
+/// The innermost dim is reduced: each output folds its lane.
+fn lanes<T, F>(out: OutPtr<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
+where
+    T: Copy + Default + Send + Sync,
+    F: Fold<T>,
+{
+    let d0 = ds[0];
+    let kept = Odometer::new(ds.iter().filter(|d| !d.reduced));
+    let outer_red: SmallVec<[&Dim; 6]> = ds[1..].iter().filter(|d| d.reduced).collect();
+    let lane: usize = d0.size * outer_red.iter().map(|d| d.size).product::<usize>();
+    let count = kept.count();
+    // A few long contiguous lanes: fold fixed pieces of each in parallel.
+    if outer_red.is_empty() && d0.stride == 1 && count <= 8 && lane >= 2 * LANE_PIECE {
+        for k in 0..count {
+            let (ia, oa) = kept.at(k);
+            let run = &x[base + ia..base + ia + lane];
+            let pieces = lane.div_ceil(LANE_PIECE);
+            let mut part = vec![f.init(); pieces];
+            let pp = OutPtr(part.as_mut_ptr());
+            for_units(pieces, LANE_PIECE, |p| {
+                let piece = &run[p * LANE_PIECE..((p + 1) * LANE_PIECE).min(lane)];
+                // SAFETY: piece p writes part[p] only; part outlives the call.
+                unsafe { pp.write(p, f.run(f.init(), piece)) };
+            });
+            let v = f.finish(f.run(f.init(), &part));
+            // SAFETY: output k is written once, here, by this thread.
+            unsafe { out.write(oa, v) };
+        }
+        return;
+    }
+    let cost = lane + 8;
+    for_units(count, cost, |k| {
+        let (ia, oa) = kept.at(k);
+        let mut acc = f.init();
+        let mut buf = [T::default(); 64];
+        let mut red = Odometer::new(outer_red.iter().copied());
+        red.each(|ro| {
+            let start = base + ia + ro;
+            if d0.stride == 1 {
+                acc = f.run(acc, &x[start..start + d0.size]);
+            } else {
+                let mut i = 0;
+                while i < d0.size {
+                    let n = 64.min(d0.size - i);
+                    for (j, b) in buf[..n].iter_mut().enumerate() {
+                        *b = x[start + (i + j) * d0.stride];
+                    }
+                    acc = f.run(acc, &buf[..n]);
+                    i += n;
+                }
+            }
+        });
+        // SAFETY: output element oa belongs to unit k alone.
+        unsafe { out.write(oa, f.finish(acc)) };
+    });
+}
+
+/// The innermost dim is kept: blocks of outputs fold whole rows.
+fn rows<T, F>(out: OutPtr<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
+where
+    T: Copy + Default + Send + Sync,
+    F: Fold<T>,
+{
+    let d0 = ds[0];
+    // Several adjacent reduced rows side by side when the kept dim is short
+    // and contiguous, with the next dim reduced and right after it.
+    let side = match ds.get(1) {
+        Some(d1) if d1.reduced && d0.stride == 1 && d1.stride == d0.size && d0.size < 64 => {
+            (ROW_WIDTH / d0.size).clamp(1, d1.size)
+        }
+        _ => 1,
+    };
+    let width = if side > 1 {
+        d0.size
+    } else {
+        d0.size.min(ROW_WIDTH)
+    };
+    let blocks = d0.size.div_ceil(width);
+    let outer_kept = Odometer::new(ds[1..].iter().filter(|d| !d.reduced));
+    let red_dims: SmallVec<[&Dim; 6]> = ds[1..].iter().filter(|d| d.reduced).collect();
+    let red_count: usize = red_dims.iter().map(|d| d.size).product();
+    let units = outer_kept.count() * blocks;
+    for_units(units, width * red_count, |u| {
+        let (ko, oo) = outer_kept.at(u / blocks);
+        let j0 = (u % blocks) * width;
+        let w = width.min(d0.size - j0);
+        let start = base + ko + j0 * d0.stride;
+        let mut acc = vec![f.init(); w * side];
+        let mut part = vec![f.init(); w * side];
+        let mut gathered = vec![T::default(); if d0.stride == 1 { 0 } else { w }];
+        let mut in_part = 0;
+        let flush = |acc: &mut [T], part: &mut [T], in_part: &mut usize| {
+            f.rows(acc, part);
+            part.iter_mut().for_each(|p| *p = f.init());
+            *in_part = 0;
+        };
+        if side > 1 {
+            // Rows of `side * w` elements: `side` reduced rows at once, the
+            // remainder one row at a time into the first segment.
+            let d1 = red_dims[0];
+            let outer = Odometer::new(red_dims[1..].iter().copied());
+            let (full, rest) = (d1.size / side, d1.size % side);
+            let mut outer = outer;
+            outer.each(|ro| {
+                let s = start + ro;
+                for g in 0..full {
+                    let r = s + g * side * d1.stride;
+                    f.rows(&mut part, &x[r..r + side * w]);
+                    in_part += side;
+                    if in_part >= ROW_BLOCK {
+                        flush(&mut acc, &mut part, &mut in_part);
+                    }
+                }
+                for g in 0..rest {
+                    let r = s + (full * side + g) * d1.stride;
+                    f.rows(&mut part[..w], &x[r..r + w]);
+                    in_part += 1;
+                }
+                if in_part >= ROW_BLOCK {
+                    flush(&mut acc, &mut part, &mut in_part);
+                }
+            });
+            flush(&mut acc, &mut part, &mut in_part);
+            // Fold the segments into the first one, in order.
+            let (first, others) = acc.split_at_mut(w);
+            for seg in others.chunks(w) {
+                f.rows(first, seg);
+            }
+        } else {
+            let mut red = Odometer::new(red_dims.iter().copied());
+            red.each(|ro| {
+                let r = start + ro;
+                if d0.stride == 1 {
+                    f.rows(&mut part, &x[r..r + w]);
+                } else {
+                    for (j, g) in gathered.iter_mut().enumerate() {
+                        *g = x[r + j * d0.stride];
+                    }
+                    f.rows(&mut part, &gathered);
+                }
+                in_part += 1;
+                if in_part == ROW_BLOCK {
+                    flush(&mut acc, &mut part, &mut in_part);
+                }
+            });
+            flush(&mut acc, &mut part, &mut in_part);
+        }
+        for (j, &a) in acc[..w].iter().enumerate() {
+            // SAFETY: outputs (oo + (j0 + j) * out stride) belong to unit u
+            // alone: units split the kept index space.
+            unsafe { out.write(oo + (j0 + j) * d0.out, f.finish(a)) };
+        }
+    });
+}
+
+/// Element operations the standard folds need.
+pub trait FoldElem: Copy + Default + Send + Sync + 'static {
+    fn add(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    /// The larger of the two; NaN wins (and stays).
+    fn max_nan(a: Self, b: Self) -> Self;
+    /// The smaller of the two; NaN wins (and stays).
+    fn min_nan(a: Self, b: Self) -> Self;
+    fn zero() -> Self;
+    fn one() -> Self;
+    /// The identity of max (-inf, or the type's minimum).
+    fn lowest() -> Self;
+    fn highest() -> Self;
+}
+
+macro_rules! float_fold_elem {
+    ($t:ty) => {
+        impl FoldElem for $t {
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a + b
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                a * b
+            }
+            #[inline(always)]
+            #[allow(clippy::eq_op)]
+            fn max_nan(a: Self, b: Self) -> Self {
+                if b > a || b != b {
+                    b
+                } else {
+                    a
+                }
+            }
+            #[inline(always)]
+            #[allow(clippy::eq_op)]
+            fn min_nan(a: Self, b: Self) -> Self {
+                if b < a || b != b {
+                    b
+                } else {
+                    a
+                }
+            }
+            fn zero() -> Self {
+                0.0
+            }
+            fn one() -> Self {
+                1.0
+            }
+            fn lowest() -> Self {
+                <$t>::NEG_INFINITY
+            }
+            fn highest() -> Self {
+                <$t>::INFINITY
+            }
+        }
+    };
+}
+float_fold_elem!(f32);
+float_fold_elem!(f64);
+
+impl FoldElem for i64 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a.wrapping_mul(b)
+    }
+    #[inline(always)]
+    fn max_nan(a: Self, b: Self) -> Self {
+        a.max(b)
+    }
+    #[inline(always)]
+    fn min_nan(a: Self, b: Self) -> Self {
+        a.min(b)
+    }
+    fn zero() -> Self {
+        0
+    }
+    fn one() -> Self {
+        1
+    }
+    fn lowest() -> Self {
+        i64::MIN
+    }
+    fn highest() -> Self {
+        i64::MAX
+    }
+}
+
+impl FoldElem for bool {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a | b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a & b
+    }
+    #[inline(always)]
+    fn max_nan(a: Self, b: Self) -> Self {
+        a | b
+    }
+    #[inline(always)]
+    fn min_nan(a: Self, b: Self) -> Self {
+        a & b
+    }
+    fn zero() -> Self {
+        false
+    }
+    fn one() -> Self {
+        true
+    }
+    fn lowest() -> Self {
+        false
+    }
+    fn highest() -> Self {
+        true
+    }
+}
+
+/// Sum (any for bool), optionally scaled at the end (a mean).
+pub struct Sum<T> {
+    pub scale: Option<T>,
+}
+
+impl<T: FoldElem> Fold<T> for Sum<T> {
+    fn init(&self) -> T {
+        T::zero()
+    }
+    #[inline]
+    fn run(&self, acc: T, x: &[T]) -> T {
+        T::add(acc, slices::fold8(x, T::zero(), &T::add))
+    }
+    #[inline]
+    fn rows(&self, acc: &mut [T], row: &[T]) {
+        slices::update(acc, row, &T::add)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: T) -> T {
+        match self.scale {
+            Some(s) => T::mul(acc, s),
+            None => acc,
+        }
+    }
+}
+
+/// Product (all for bool).
+pub struct Prod;
+
+impl<T: FoldElem> Fold<T> for Prod {
+    fn init(&self) -> T {
+        T::one()
+    }
+    #[inline]
+    fn run(&self, acc: T, x: &[T]) -> T {
+        T::mul(acc, slices::fold8(x, T::one(), &T::mul))
+    }
+    #[inline]
+    fn rows(&self, acc: &mut [T], row: &[T]) {
+        slices::update(acc, row, &T::mul)
+    }
+}
+
+/// NaN-propagating maximum (`max: true`) or minimum.
+pub struct Extreme {
+    pub max: bool,
+}
+
+impl<T: FoldElem> Fold<T> for Extreme {
+    fn init(&self) -> T {
+        if self.max {
+            T::lowest()
+        } else {
+            T::highest()
+        }
+    }
+    #[inline]
+    fn run(&self, acc: T, x: &[T]) -> T {
+        if self.max {
+            T::max_nan(acc, slices::fold8(x, T::lowest(), &T::max_nan))
+        } else {
+            T::min_nan(acc, slices::fold8(x, T::highest(), &T::min_nan))
+        }
+    }
+    #[inline]
+    fn rows(&self, acc: &mut [T], row: &[T]) {
+        if self.max {
+            slices::update(acc, row, &T::max_nan)
+        } else {
+            slices::update(acc, row, &T::min_nan)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(shape: &[usize], strides: &[usize], offset: usize) -> Layout {
+        Layout {
+            shape: shape.into(),
+            strides: strides.into(),
+            offset,
+        }
+    }
+
+    /// Plain-loop sum over `dims` in f64, kept dims row-major.
+    fn reference(x: &[f64], l: &Layout, dims: &[usize]) -> Vec<f64> {
+        let kept: Vec<usize> = (0..l.ndim()).filter(|d| !dims.contains(d)).collect();
+        let n: usize = kept.iter().map(|&d| l.shape[d]).product();
+        let mut out = vec![0.0; n];
+        let total = l.numel();
+        for mut i in 0..total {
+            let mut idx = vec![0; l.ndim()];
+            for d in (0..l.ndim()).rev() {
+                idx[d] = i % l.shape[d];
+                i /= l.shape[d];
+            }
+            let off: usize = l.offset
+                + idx
+                    .iter()
+                    .zip(&l.strides)
+                    .map(|(a, b)| a * b)
+                    .sum::<usize>();
+            let mut k = 0;
+            for &d in &kept {
+                k = k * l.shape[d] + idx[d];
+            }
+            out[k] += x[off];
+        }
+        out
+    }
+
+    #[test]
+    fn sums_over_every_dim_set_and_layout_match_a_plain_loop() {
+        let x: Vec<f64> = (0..200_000)
+            .map(|i| ((i * 7919) % 1000) as f64 - 500.0)
+            .collect();
+        let cases = [
+            layout(&[40, 30, 50], &[1500, 50, 1], 0),
+            layout(&[40, 30, 50], &[1, 40, 1200], 3),
+            layout(&[50, 30, 40], &[1, 2000, 50], 0),
+            layout(&[20, 30, 25], &[1500, 50, 2], 1),
+            layout(&[1000, 3], &[3, 1], 0),
+            layout(&[600, 7], &[7, 1], 5),
+            layout(&[40, 30], &[0, 1], 0),
+            layout(&[70_000, 2], &[2, 1], 0),
+        ];
+        for l in &cases {
+            let nd = l.ndim();
+            let mut sets: Vec<Vec<usize>> = (0..nd).map(|d| vec![d]).collect();
+            sets.push((0..nd).collect());
+            if nd == 3 {
+                sets.push(vec![0, 2]);
+                sets.push(vec![1, 2]);
+            }
+            for dims in sets {
+                let want = reference(&x, l, &dims);
+                let mut out = vec![0.0; want.len()];
+                fold(&mut out, &x, l, &dims, &Sum { scale: None });
+                assert_eq!(out, want, "{l:?} over {dims:?}");
+                let mut mx = vec![0.0; want.len()];
+                fold(&mut mx, &x, l, &dims, &Extreme { max: true });
+                assert!(mx.iter().all(|&m| m <= 499.0), "{l:?} {dims:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn max_propagates_nan_and_empty_folds_give_the_identity() {
+        let mut x: Vec<f32> = (0..3000).map(|i| i as f32).collect();
+        x[1234] = f32::NAN;
+        let l = Layout::contiguous(&[30, 100]);
+        let mut out = vec![0f32; 100];
+        fold(&mut out, &x, &l, &[0], &Extreme { max: true });
+        assert!(out[34].is_nan());
+        assert_eq!(out[35], 2935.0);
+        let mut out = vec![0f32; 30];
+        fold(&mut out, &x, &l, &[1], &Extreme { max: false });
+        assert!(out[12].is_nan());
+        assert_eq!(out[0], 0.0);
+        let empty = Layout::contiguous(&[0, 4]);
+        let mut out = vec![7f32; 4];
+        fold(&mut out, &x, &empty, &[0], &Sum { scale: None });
+        assert_eq!(out, vec![0.0; 4]);
+    }
+}
