@@ -7,6 +7,7 @@ pub mod elementwise;
 pub mod fold;
 pub mod index;
 pub mod iter;
+pub mod lanes;
 pub mod math;
 pub mod matmul;
 pub mod prefetch;

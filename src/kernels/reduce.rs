@@ -166,6 +166,48 @@ pub fn map_lanes<T: Element, U: Element>(
     crate::kernels::copy::contiguous_as::<U>(&permuted.alias_with_layout(l))
 }
 
+/// Runs `op` along `dim` of `t` (made contiguous first if it is not): the
+/// result has `t`'s shape with `dim` of length `op.out_len(n)`, or
+/// `out_shape` when given (the same elements in another shape, e.g. with a
+/// reduced dim dropped).
+pub fn along_dim<T, U, A>(t: &Tensor, dim: usize, op: &A, out_shape: Option<&[usize]>) -> Tensor
+where
+    T: Element,
+    U: Element,
+    A: super::lanes::AlongDim<T, U>,
+{
+    debug_assert!(t.dtype() == T::DTYPE);
+    let shape = t.shape();
+    let (outer, n, inner) = if shape.is_empty() {
+        (1, 1, 1)
+    } else {
+        (
+            shape[..dim].iter().product(),
+            shape[dim],
+            shape[dim + 1..].iter().product(),
+        )
+    };
+    let m = op.out_len(n);
+    let out_shape_given = out_shape;
+    let mut out_shape: Dims = shape.into();
+    if !shape.is_empty() {
+        out_shape[dim] = m;
+    }
+    let mut out = pool::buffer::<U>(outer * m * inner);
+    let x = if t.is_contiguous() {
+        t.clone()
+    } else {
+        super::copy::contiguous_as::<T>(t)
+    };
+    {
+        let st = x.storage().read_recursive();
+        let o = x.storage_offset();
+        let data = &st.as_slice::<T>()[o..o + x.numel()];
+        super::lanes::along(data, [outer, n, inner], &mut out, op);
+    }
+    Tensor::from_data(U::wrap(out), out_shape_given.unwrap_or(&out_shape))
+}
+
 /// Sum of squares, accumulated in f64.
 pub fn sum_sq_f64<T: Element>(x: &[T]) -> f64 {
     let mut acc = [0.0f64; 4];

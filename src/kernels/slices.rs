@@ -142,6 +142,21 @@ dispatched! {
 }
 
 dispatched! {
+    /// `dst[i] = f(dst[i], a[i], b[i])` for `i < dst.len()`.
+    pub fn update2 / update2_plain / update2_avx2<D: Copy, A: Copy, B: Copy, F>(
+        dst: &mut [D], a: &[A], b: &[B], f: &F
+    )
+    where F: Fn(D, A, B) -> D
+    {
+        let n = dst.len();
+        let (a, b) = (&a[..n], &b[..n]);
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = f(*d, x, y);
+        }
+    }
+}
+
+dispatched! {
     /// `dst[i] = f(a[i], b[i], c[i])` for `i < dst.len()`.
     pub fn zip3 / zip3_plain / zip3_avx2<A: Copy, B: Copy, C: Copy, U, F>(
         a: &[A], b: &[B], c: &[C], dst: &mut [U], f: &F

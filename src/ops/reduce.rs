@@ -26,9 +26,10 @@ use super::to_i64;
 use crate::autograd::record;
 use crate::kernels::binary::map2;
 use crate::kernels::fold::{Extreme, Prod, Sum};
+use crate::kernels::lanes::{CumSum, LogSumExp};
 use crate::kernels::reduce::{
-    arg_extreme, cumsum_slice, fold, logsumexp_slice, map_lanes, reduce, reduce_lanes,
-    reduced_shape, sum_sq_f64, var_f64,
+    along_dim, arg_extreme, fold, logsumexp_slice, reduce, reduce_lanes, reduced_shape, sum_sq_f64,
+    var_f64,
 };
 use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
@@ -578,8 +579,12 @@ impl Tensor {
         };
         let rd = reduce_dims(dims, x.ndim())?;
         let rec = record("LogsumexpBackward0", &[&x]);
-        let out =
-            dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice));
+        let out = if rd.len() == 1 {
+            let shape = reduced_shape(x.shape(), &rd, keepdim);
+            dispatch_float!(x.dtype(), T => along_dim::<T, T, _>(&x, rd[0], &LogSumExp, Some(&shape)))
+        } else {
+            dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice))
+        };
         rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -612,41 +617,11 @@ impl Tensor {
             "CumsumBackward0"
         };
         let rec = record(name, &[self]);
-        let out = match self.dtype() {
-            DType::F32 => map_lanes::<f32, f32>(self, d, move |i, o| cumsum_slice(i, o, reverse)),
-            DType::F64 => map_lanes::<f64, f64>(self, d, move |i, o| cumsum_slice(i, o, reverse)),
-            DType::I64 => {
-                map_lanes::<i64, i64>(self, d, move |i, o| wrapping_cumsum(i, o, reverse))
-            }
-            DType::Bool => map_lanes::<bool, bool>(self, d, move |i, o| {
-                let mut acc = false;
-                let mut step = |(o, &v): (&mut bool, &bool)| {
-                    acc |= v;
-                    *o = acc;
-                };
-                if reverse {
-                    o.iter_mut().zip(i).rev().for_each(&mut step)
-                } else {
-                    o.iter_mut().zip(i).for_each(&mut step)
-                }
-            }),
-        };
+        let f = CumSum { reverse };
+        let out = dispatch_all!(self.dtype(), T => along_dim::<T, T, _>(self, d, &f, None));
         rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
         })
-    }
-}
-
-fn wrapping_cumsum(i: &[i64], o: &mut [i64], reverse: bool) {
-    let mut acc = 0i64;
-    let mut step = |(o, &v): (&mut i64, &i64)| {
-        acc = acc.wrapping_add(v);
-        *o = acc;
-    };
-    if reverse {
-        o.iter_mut().zip(i).rev().for_each(&mut step)
-    } else {
-        o.iter_mut().zip(i).for_each(&mut step)
     }
 }
 

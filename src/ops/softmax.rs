@@ -7,7 +7,8 @@
 //! | log_softmax | grad - exp(y) * sum(grad)       |
 
 use crate::autograd::record;
-use crate::kernels::reduce::{log_softmax_slice, map_lanes, softmax_slice};
+use crate::kernels::lanes::{LogSoftmax, Softmax};
+use crate::kernels::reduce::along_dim;
 use crate::ops::reduce::exp_d;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Tensor};
@@ -36,7 +37,7 @@ impl Tensor {
         let x = self.softmax_input(dtype, "softmax_lastdim_kernel_impl")?;
         let d = wrap_dim(dim, x.ndim())?;
         let rec = record("SoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => map_lanes::<T, T>(&x, d, softmax_slice));
+        let out = dispatch_float!(x.dtype(), T => along_dim::<T, T, _>(&x, d, &Softmax, None));
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
@@ -50,7 +51,7 @@ impl Tensor {
         let x = self.softmax_input(dtype, "log_softmax_lastdim_kernel_impl")?;
         let d = wrap_dim(dim, x.ndim())?;
         let rec = record("LogSoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => map_lanes::<T, T>(&x, d, log_softmax_slice));
+        let out = dispatch_float!(x.dtype(), T => along_dim::<T, T, _>(&x, d, &LogSoftmax, None));
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);

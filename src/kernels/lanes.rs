@@ -1,0 +1,410 @@
+//! Operations along one dim of a contiguous buffer: softmax, log-softmax,
+//! cumulative sums and lane reductions such as logsumexp.
+//!
+//! The buffer is `[outer, n, inner]` around the dim (length `n`). With
+//! `inner == 1` each lane is a contiguous slice and the op runs lane by
+//! lane ([`AlongDim::lane`]). Otherwise the lanes interleave in memory and
+//! the op runs on blocks of `w` neighbouring lanes at once
+//! ([`AlongDim::rows`]): row `r` of a block is `w` contiguous elements, so
+//! every pass over the rows is a SIMD loop across the lanes, instead of a
+//! strided walk down each lane.
+//!
+//! Work is split over lanes only, so results do not depend on the thread
+//! count.
+
+use super::fold::FoldElem;
+use super::slices;
+use super::unary::vmath;
+use crate::parallel::{for_each_index, num_threads};
+use crate::tensor::{Element, Float};
+
+/// Lanes per block in the row loop (the accumulators stay in L1).
+const BLOCK_W: usize = 256;
+/// Elements from which the work is split over the threads.
+const GRAIN: usize = 1 << 14;
+
+/// Floats with vectorised exp and log (float32: [`vmath`]; float64: libm
+/// for now).
+pub trait VecFloat: Float + FoldElem {
+    fn vexp(self) -> Self;
+    fn vln(self) -> Self;
+}
+
+impl VecFloat for f32 {
+    #[inline(always)]
+    fn vexp(self) -> Self {
+        vmath::exp_f32(self)
+    }
+    #[inline(always)]
+    fn vln(self) -> Self {
+        vmath::ln_f32(self)
+    }
+}
+
+impl VecFloat for f64 {
+    #[inline(always)]
+    fn vexp(self) -> Self {
+        self.exp()
+    }
+    #[inline(always)]
+    fn vln(self) -> Self {
+        self.ln()
+    }
+}
+
+/// A block of `w` neighbouring lanes of length `n`: input row `r` is
+/// `x(r)`, output row `r` is `out(r)`; rows are `w` contiguous elements.
+pub struct Rows<'a, T, U> {
+    x: &'a [T],
+    out: *mut U,
+    out_len: usize,
+    base: usize,
+    stride: usize,
+    out_base: usize,
+    out_stride: usize,
+    pub n: usize,
+    pub w: usize,
+}
+
+impl<'a, T, U> Rows<'a, T, U> {
+    /// Input row `r`.
+    #[inline(always)]
+    pub fn x(&self, r: usize) -> &'a [T] {
+        let s = self.base + r * self.stride;
+        &self.x[s..s + self.w]
+    }
+    /// Output row `r` (one output row per block at a time).
+    #[inline(always)]
+    pub fn out(&mut self, r: usize) -> &mut [U] {
+        let s = self.out_base + r * self.out_stride;
+        assert!(r < self.n && s + self.w <= self.out_len);
+        // SAFETY: in bounds (checked); the block's output rows belong to
+        // this block alone (blocks partition the lanes) and `&mut self`
+        // keeps one row borrowed at a time.
+        unsafe { std::slice::from_raw_parts_mut(self.out.add(s), self.w) }
+    }
+}
+
+/// An operation along a dim: one lane at a time, or a block of rows.
+pub trait AlongDim<T, U>: Sync {
+    /// How many outputs per lane: `n` (a scan or softmax) or 1 (a
+    /// reduction).
+    fn out_len(&self, n: usize) -> usize;
+    /// One contiguous lane `x` into its outputs `out`.
+    fn lane(&self, x: &[T], out: &mut [U]);
+    /// A block of lanes (see [`Rows`]).
+    fn rows(&self, b: &mut Rows<'_, T, U>);
+}
+
+/// An output pointer shared by the blocks of one call.
+#[derive(Clone, Copy)]
+struct OutPtr<U>(*mut U);
+// SAFETY: blocks write disjoint outputs (they partition the lanes); U: Send.
+unsafe impl<U: Send> Send for OutPtr<U> {}
+unsafe impl<U: Send> Sync for OutPtr<U> {}
+
+impl<U> OutPtr<U> {
+    #[inline(always)]
+    fn get(self) -> *mut U {
+        self.0
+    }
+}
+
+/// Runs `op` along the middle dim of `x`, a contiguous `[outer, n, inner]`
+/// buffer, into `out`, a contiguous `[outer, op.out_len(n), inner]` one.
+pub fn along<T, U, A>(x: &[T], [outer, n, inner]: [usize; 3], out: &mut [U], op: &A)
+where
+    T: Copy + Send + Sync,
+    U: Copy + Send + Sync,
+    A: AlongDim<T, U>,
+{
+    let m = op.out_len(n);
+    assert_eq!(x.len(), outer * n * inner, "along: input size");
+    assert_eq!(out.len(), outer * m * inner, "along: output size");
+    if x.is_empty() && out.is_empty() {
+        return;
+    }
+    let threads = num_threads();
+    if inner == 1 {
+        // Contiguous lanes.
+        let lanes = outer;
+        let per = if threads < 2 || lanes * n < GRAIN {
+            lanes.max(1)
+        } else {
+            lanes.div_ceil(4 * threads).max(GRAIN / n.max(1) / 4).max(1)
+        };
+        let ptr = OutPtr(out.as_mut_ptr());
+        let chunks = lanes.div_ceil(per);
+        let run = |c: usize| {
+            for k in c * per..((c + 1) * per).min(lanes) {
+                // SAFETY: lane k's outputs `k*m..(k+1)*m` are inside `out`
+                // (asserted sizes) and written by this lane only.
+                let o = unsafe { std::slice::from_raw_parts_mut(ptr.get().add(k * m), m) };
+                op.lane(&x[k * n..(k + 1) * n], o);
+            }
+        };
+        if chunks < 2 {
+            return (0..chunks).for_each(run);
+        }
+        return for_each_index(chunks, &run);
+    }
+    let w = inner.min(BLOCK_W);
+    let blocks_per = inner.div_ceil(w);
+    let units = outer * blocks_per;
+    let ptr = OutPtr(out.as_mut_ptr());
+    let out_len = out.len();
+    let run_unit = |u: usize| {
+        let (o, b) = (u / blocks_per, u % blocks_per);
+        let j0 = b * w;
+        let mut rows = Rows {
+            x,
+            out: ptr.get(),
+            out_len,
+            base: o * n * inner + j0,
+            stride: inner,
+            out_base: o * m * inner + j0,
+            out_stride: inner,
+            n,
+            w: w.min(inner - j0),
+        };
+        op.rows(&mut rows);
+    };
+    let cost = n * w;
+    if threads < 2 || units < 2 || units * cost < GRAIN {
+        return (0..units).for_each(run_unit);
+    }
+    let per = units.div_ceil(4 * threads).max(GRAIN / cost / 4).max(1);
+    let chunks = units.div_ceil(per);
+    for_each_index(chunks, &|c| {
+        (c * per..((c + 1) * per).min(units)).for_each(run_unit)
+    });
+}
+
+/// The NaN-propagating maximum of a lane (-inf when empty).
+#[inline]
+fn lane_max<T: VecFloat>(x: &[T]) -> T {
+    slices::fold8(x, T::lowest(), &T::max_nan)
+}
+
+/// Row maxima of a block: `m[j] = max_r x(r)[j]`.
+fn rows_max<T: VecFloat, U>(b: &Rows<'_, T, U>) -> Vec<T> {
+    let mut m = vec![T::lowest(); b.w];
+    for r in 0..b.n {
+        slices::update(&mut m, b.x(r), &T::max_nan);
+    }
+    m
+}
+
+/// The shift subtracted before exponentiating: the maximum, or 0 when it
+/// is infinite (so `-inf` lanes give `exp(-inf) = 0`, not NaN).
+#[inline(always)]
+fn shift<T: VecFloat>(m: T) -> T {
+    if m.is_finite() {
+        m
+    } else {
+        <T as Element>::zero()
+    }
+}
+
+/// `exp(x) / sum(exp(x))` along the dim.
+pub struct Softmax;
+
+impl<T: VecFloat> AlongDim<T, T> for Softmax {
+    fn out_len(&self, n: usize) -> usize {
+        n
+    }
+    fn lane(&self, x: &[T], out: &mut [T]) {
+        let m = lane_max(x);
+        slices::map(x, out, &|v| (v - m).vexp());
+        let s = slices::fold8(out, <T as Element>::zero(), &<T as FoldElem>::add);
+        let inv = <T as Element>::one() / s;
+        slices::apply(out, &|o| o * inv);
+    }
+    fn rows(&self, b: &mut Rows<'_, T, T>) {
+        let m = rows_max(b);
+        let mut s = vec![<T as Element>::zero(); b.w];
+        for r in 0..b.n {
+            let x = b.x(r);
+            let o = b.out(r);
+            slices::zip(x, &m, o, &|v, m| (v - m).vexp());
+            slices::update(&mut s, o, &<T as FoldElem>::add);
+        }
+        slices::apply(&mut s, &|v| <T as Element>::one() / v);
+        for r in 0..b.n {
+            slices::update(b.out(r), &s, &<T as FoldElem>::mul);
+        }
+    }
+}
+
+/// `x - log(sum(exp(x)))` along the dim.
+pub struct LogSoftmax;
+
+impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
+    fn out_len(&self, n: usize) -> usize {
+        n
+    }
+    fn lane(&self, x: &[T], out: &mut [T]) {
+        let m = lane_max(x);
+        slices::map(x, out, &|v| (v - m).vexp());
+        let ls = slices::fold8(out, <T as Element>::zero(), &<T as FoldElem>::add).vln() + m;
+        slices::map(x, out, &|v| v - ls);
+    }
+    fn rows(&self, b: &mut Rows<'_, T, T>) {
+        let m = rows_max(b);
+        let mut s = vec![<T as Element>::zero(); b.w];
+        let mut e = vec![<T as Element>::zero(); b.w];
+        for r in 0..b.n {
+            slices::zip(b.x(r), &m, &mut e, &|v, m| (v - m).vexp());
+            slices::update(&mut s, &e, &<T as FoldElem>::add);
+        }
+        slices::zip(&s, &m.clone(), &mut e, &|s, m| s.vln() + m);
+        for r in 0..b.n {
+            let x = b.x(r);
+            slices::zip(x, &e, b.out(r), &|v, ls| v - ls);
+        }
+    }
+}
+
+/// `log(sum(exp(x)))` of each lane (-inf for an empty lane), stable.
+pub struct LogSumExp;
+
+impl<T: VecFloat> AlongDim<T, T> for LogSumExp {
+    fn out_len(&self, _n: usize) -> usize {
+        1
+    }
+    fn lane(&self, x: &[T], out: &mut [T]) {
+        let m = shift(lane_max(x));
+        // exp(x - m) in pieces on the stack, each piece summed.
+        let mut buf = [<T as Element>::zero(); 256];
+        let mut s = <T as Element>::zero();
+        for piece in x.chunks(256) {
+            let e = &mut buf[..piece.len()];
+            slices::map(piece, e, &|v| (v - m).vexp());
+            s = s + slices::fold8(e, <T as Element>::zero(), &<T as FoldElem>::add);
+        }
+        out[0] = s.vln() + m;
+    }
+    fn rows(&self, b: &mut Rows<'_, T, T>) {
+        let mut m = rows_max(b);
+        slices::apply(&mut m, &shift);
+        let mut s = vec![<T as Element>::zero(); b.w];
+        for r in 0..b.n {
+            slices::update2(&mut s, b.x(r), &m, &|acc, v, m| acc + (v - m).vexp());
+        }
+        slices::zip(&s, &m, b.out(0), &|s, m| s.vln() + m);
+    }
+}
+
+/// Inclusive prefix sums along the dim, forwards or backwards.
+pub struct CumSum {
+    pub reverse: bool,
+}
+
+impl<T: FoldElem> AlongDim<T, T> for CumSum {
+    fn out_len(&self, n: usize) -> usize {
+        n
+    }
+    fn lane(&self, x: &[T], out: &mut [T]) {
+        let mut acc = <T as FoldElem>::zero();
+        if self.reverse {
+            for (o, &v) in out.iter_mut().zip(x).rev() {
+                acc = <T as FoldElem>::add(acc, v);
+                *o = acc;
+            }
+        } else {
+            for (o, &v) in out.iter_mut().zip(x) {
+                acc = <T as FoldElem>::add(acc, v);
+                *o = acc;
+            }
+        }
+    }
+    fn rows(&self, b: &mut Rows<'_, T, T>) {
+        let mut acc = vec![<T as FoldElem>::zero(); b.w];
+        let order: Box<dyn Iterator<Item = usize>> = if self.reverse {
+            Box::new((0..b.n).rev())
+        } else {
+            Box::new(0..b.n)
+        };
+        for r in order {
+            slices::update(&mut acc, b.x(r), &<T as FoldElem>::add);
+            b.out(r).copy_from_slice(&acc);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `op` along the middle dim both ways (as lanes of a transposed
+    /// copy, and as rows) and returns the row-mode output.
+    fn both<A: AlongDim<f64, f64>>(x: &[f64], shape: [usize; 3], op: &A) -> (Vec<f64>, Vec<f64>) {
+        let [o, n, i] = shape;
+        let m = op.out_len(n);
+        let mut rows = vec![0.0; o * m * i];
+        along(x, shape, &mut rows, op);
+        // Lanes: [o, i, n] layout.
+        let mut t = vec![0.0; x.len()];
+        for a in 0..o {
+            for r in 0..n {
+                for j in 0..i {
+                    t[(a * i + j) * n + r] = x[(a * n + r) * i + j];
+                }
+            }
+        }
+        let mut lanes_t = vec![0.0; o * m * i];
+        along(&t, [o * i, n, 1], &mut lanes_t, op);
+        let mut lanes = vec![0.0; o * m * i];
+        for a in 0..o {
+            for r in 0..m {
+                for j in 0..i {
+                    lanes[(a * m + r) * i + j] = lanes_t[(a * i + j) * m + r];
+                }
+            }
+        }
+        (rows, lanes)
+    }
+
+    #[test]
+    fn row_and_lane_modes_agree_with_the_definitions() {
+        let shape = [3, 7, 300];
+        let x: Vec<f64> = (0..3 * 7 * 300)
+            .map(|k| ((k * 37) % 101) as f64 / 17.0 - 3.0)
+            .collect();
+        let close = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .all(|(p, q)| (p - q).abs() <= 1e-12 * (1.0 + q.abs()))
+        };
+        let (r, l) = both(&x, shape, &Softmax);
+        assert!(close(&r, &l));
+        // Each lane sums to one.
+        let s: f64 = (0..7).map(|k| r[k * 300 + 5]).sum();
+        assert!((s - 1.0).abs() < 1e-12);
+        let (r2, l2) = both(&x, shape, &LogSoftmax);
+        assert!(close(&r2, &l2));
+        assert!(close(&r2, &r.iter().map(|v| v.ln()).collect::<Vec<_>>()));
+        let (r3, l3) = both(&x, shape, &LogSumExp);
+        assert!(close(&r3, &l3));
+        let want: f64 = (0..7).map(|k| x[k * 300 + 5].exp()).sum::<f64>().ln();
+        assert!((r3[5] - want).abs() < 1e-12);
+        for reverse in [false, true] {
+            let (r4, l4) = both(&x, shape, &CumSum { reverse });
+            assert!(close(&r4, &l4));
+        }
+        let (r4, _) = both(&x, shape, &CumSum { reverse: false });
+        let want: f64 = (0..7).map(|k| x[k * 300 + 9]).sum();
+        assert!((r4[6 * 300 + 9] - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn infinite_lanes_give_torchs_values() {
+        let x = [f64::NEG_INFINITY; 4];
+        let mut out = [0.0];
+        LogSumExp.lane(&x, &mut out);
+        assert_eq!(out[0], f64::NEG_INFINITY);
+        let mut sm = [0.0; 4];
+        Softmax.lane(&[1.0, f64::NAN, 0.0, 2.0], &mut sm);
+        assert!(sm.iter().all(|v| v.is_nan()));
+    }
+}
