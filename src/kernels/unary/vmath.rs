@@ -57,125 +57,270 @@ pub mod float64;
 pub use float32::*;
 pub use float64::*;
 
-use super::super::slices;
+use super::super::slices::{self, SimdPath};
+
+/// A function of this module as a type, for both float types: loops call
+/// `eval` inlined. (Through an `Fn` value the compiler may keep a call to
+/// a large function, and the called copy is the baseline build, FMAs as
+/// libm calls: ~100x slower.)
+pub trait Unary<T: Copy> {
+    /// The branch-free function (for sin, cos and tan: valid below the
+    /// reduction's limit).
+    fn eval(x: T) -> T;
+    /// The function for every input, per element (`eval` unless overridden).
+    #[inline(always)]
+    fn exact(x: T) -> T {
+        Self::eval(x)
+    }
+    /// `dst[i] = f(src[i])` for `i < dst.len()`, on the best SIMD path.
+    fn map(src: &[T], dst: &mut [T]) {
+        map::<T, Self>(src, dst)
+    }
+    /// `buf[i] = f(buf[i])`, on the best SIMD path.
+    fn apply(buf: &mut [T]) {
+        apply::<T, Self>(buf)
+    }
+}
+
+/// A function of two arguments as a type (the derivative kernels
+/// `grad * f'(x)`), as [`Unary`].
+pub trait Binary<T: Copy> {
+    fn eval(a: T, b: T) -> T;
+    /// `dst[i] = f(a[i], b[i])` for `i < dst.len()`, on the best SIMD path.
+    fn zip(a: &[T], b: &[T], dst: &mut [T]) {
+        zip::<T, Self>(a, b, dst)
+    }
+}
+
+/// Defines `$name` (dispatching on [`slices::simd_path`]), its baseline
+/// body and its AVX2+FMA build, from one generic body over `K`.
+macro_rules! dispatched {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident / $plain:ident / $avx2:ident <$tr:ident>($($arg:ident: $ty:ty),*) $body:block
+    ) => {
+        #[inline(always)]
+        fn $plain<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) $body
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $avx2<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
+            $plain::<T, K>($($arg),*)
+        }
+
+        $(#[$doc])*
+        pub fn $name<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if slices::simd_path() == SimdPath::Avx2 {
+                // SAFETY: simd_path() is Avx2 only when the CPU reports AVX2
+                // and FMA, the features the function is compiled for.
+                return unsafe { $avx2::<T, K>($($arg),*) };
+            }
+            $plain::<T, K>($($arg),*)
+        }
+    };
+}
+
+dispatched! {
+    /// `dst[i] = K::eval(src[i])` for `i < dst.len()` (`src` at least as
+    /// long).
+    fn map / map_plain / map_avx2<Unary>(src: &[T], dst: &mut [T]) {
+        let src = &src[..dst.len()];
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = K::eval(s);
+        }
+    }
+}
+
+dispatched! {
+    /// `buf[i] = K::eval(buf[i])`.
+    fn apply / apply_plain / apply_avx2<Unary>(buf: &mut [T]) {
+        for d in buf.iter_mut() {
+            *d = K::eval(*d);
+        }
+    }
+}
+
+dispatched! {
+    /// `dst[i] = K::eval(a[i], b[i])` for `i < dst.len()`.
+    fn zip / zip_plain / zip_avx2<Binary>(a: &[T], b: &[T], dst: &mut [T]) {
+        let (a, b) = (&a[..dst.len()], &b[..dst.len()]);
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = K::eval(x, y);
+        }
+    }
+}
 
 /// Block length of the patched loops: the fast results of a block are
 /// computed in one SIMD call, then its rare slow-path elements redone.
 const PATCH_BLOCK: usize = 1024;
 
-/// `dst[i] = fast(src[i])` on the SIMD path, except where `slow(src[i])`,
-/// which get `exact(src[i])` (computed after the block's fast results).
-/// `fast` must be branch-free; `exact` may call libm.
-pub fn map_patched<T: Copy>(
+/// `dst[i] = K::eval(src[i])` on the SIMD path, except where
+/// `slow(src[i])`, which get `K::exact(src[i])` (computed after the
+/// block's fast results).
+pub fn map_patched<T: Copy, K: Unary<T> + ?Sized>(
     src: &[T],
     dst: &mut [T],
-    fast: impl Fn(T) -> T,
     slow: impl Fn(T) -> bool,
-    exact: impl Fn(T) -> T,
 ) {
     let src = &src[..dst.len()];
     for (s, d) in src.chunks(PATCH_BLOCK).zip(dst.chunks_mut(PATCH_BLOCK)) {
-        slices::map(s, d, &fast);
+        map::<T, K>(s, d);
         if s.iter().fold(false, |a, &v| a | slow(v)) {
             for (d, &v) in d.iter_mut().zip(s) {
                 if slow(v) {
-                    *d = exact(v);
+                    *d = K::exact(v);
                 }
             }
         }
     }
 }
 
-/// In-place [`map_patched`]: `buf[i] = fast(buf[i])`, or `exact(buf[i])`
-/// where `slow(buf[i])`.
-pub fn apply_patched<T: Copy>(
-    buf: &mut [T],
-    fast: impl Fn(T) -> T,
-    slow: impl Fn(T) -> bool,
-    exact: impl Fn(T) -> T,
-) {
+/// In-place [`map_patched`].
+pub fn apply_patched<T: Copy, K: Unary<T> + ?Sized>(buf: &mut [T], slow: impl Fn(T) -> bool) {
     for c in buf.chunks_mut(PATCH_BLOCK) {
         if c.iter().fold(false, |a, &v| a | slow(v)) {
             let orig = c.to_vec();
-            slices::map(&orig, c, &fast);
-            for (d, &v) in c.iter_mut().zip(&orig) {
-                if slow(v) {
-                    *d = exact(v);
-                }
-            }
+            map_patched::<T, K>(&orig, c, &slow);
         } else {
-            slices::apply(c, &fast);
+            apply::<T, K>(c);
         }
     }
 }
 
-/// The functions of this module by float type, for code generic over it
-/// (the derivative kernels run one closure body for both).
-pub trait VFloat: Copy {
-    fn v_exp(self) -> Self;
-    fn v_tanh(self) -> Self;
-    fn v_sigmoid(self) -> Self;
-    fn v_gelu_grad(self) -> Self;
-    fn v_gelu_tanh_grad(self) -> Self;
-    fn v_silu_grad(self) -> Self;
-}
-
-macro_rules! impl_vfloat {
-    ($t:ty, $exp:path, $tanh:path, $sigmoid:path, $gg:path, $gtg:path, $sg:path) => {
-        impl VFloat for $t {
+/// Declares unit types implementing [`Unary`] for f32 and f64 with the
+/// given functions.
+macro_rules! unary_types {
+    ($($(#[$doc:meta])* $name:ident: $f32:path, $f64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Unary<f32> for $name {
             #[inline(always)]
-            fn v_exp(self) -> Self {
-                $exp(self)
-            }
-            #[inline(always)]
-            fn v_tanh(self) -> Self {
-                $tanh(self)
-            }
-            #[inline(always)]
-            fn v_sigmoid(self) -> Self {
-                $sigmoid(self)
-            }
-            #[inline(always)]
-            fn v_gelu_grad(self) -> Self {
-                $gg(self)
-            }
-            #[inline(always)]
-            fn v_gelu_tanh_grad(self) -> Self {
-                $gtg(self)
-            }
-            #[inline(always)]
-            fn v_silu_grad(self) -> Self {
-                $sg(self)
+            fn eval(x: f32) -> f32 {
+                $f32(x)
             }
         }
-    };
+        impl Unary<f64> for $name {
+            #[inline(always)]
+            fn eval(x: f64) -> f64 {
+                $f64(x)
+            }
+        }
+    )*};
 }
-impl_vfloat!(
-    f32,
-    exp_f32,
-    tanh_f32,
-    sigmoid_f32,
-    gelu_grad_f32,
-    gelu_tanh_grad_f32,
-    silu_grad_f32
-);
-impl_vfloat!(
-    f64,
-    exp_f64,
-    tanh_f64,
-    sigmoid_f64,
-    gelu_grad_f64,
-    gelu_tanh_grad_f64,
-    silu_grad_f64
-);
+
+unary_types! {
+    /// e^x.
+    Exp: exp_f32, exp_f64;
+    /// e^x - 1.
+    ExpM1: exp_m1_f32, exp_m1_f64;
+    /// ln x.
+    Ln: ln_f32, ln_f64;
+    /// ln(1 + x).
+    Ln1p: ln_1p_f32, ln_1p_f64;
+    /// log2 x.
+    Log2: log2_f32, log2_f64;
+    /// log10 x.
+    Log10: log10_f32, log10_f64;
+    /// tanh x.
+    Tanh: tanh_f32, tanh_f64;
+    /// 1 / (1 + e^-x).
+    Sigmoid: sigmoid_f32, sigmoid_f64;
+    /// x / (1 + e^-x).
+    Silu: silu_f32, silu_f64;
+    /// erf x.
+    Erf: erf_f32, erf_f64;
+    /// gelu (erf form).
+    Gelu: gelu_f32, gelu_f64;
+    /// gelu (tanh approximation).
+    GeluTanh: gelu_tanh_f32, gelu_tanh_f64;
+}
+
+/// Declares unit types implementing [`Unary`] for sin, cos and tan: the
+/// reduced function, patched with the checked one beyond the limit.
+macro_rules! trig_types {
+    ($($(#[$doc:meta])* $name:ident: $r32:path, $c32:path, $r64:path, $c64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Unary<f32> for $name {
+            #[inline(always)]
+            fn eval(x: f32) -> f32 {
+                $r32(x)
+            }
+            fn exact(x: f32) -> f32 {
+                $c32(x)
+            }
+            fn map(src: &[f32], dst: &mut [f32]) {
+                map_patched::<f32, Self>(src, dst, trig_slow_f32)
+            }
+            fn apply(buf: &mut [f32]) {
+                apply_patched::<f32, Self>(buf, trig_slow_f32)
+            }
+        }
+        impl Unary<f64> for $name {
+            #[inline(always)]
+            fn eval(x: f64) -> f64 {
+                $r64(x)
+            }
+            fn exact(x: f64) -> f64 {
+                $c64(x)
+            }
+            fn map(src: &[f64], dst: &mut [f64]) {
+                map_patched::<f64, Self>(src, dst, trig_slow_f64)
+            }
+            fn apply(buf: &mut [f64]) {
+                apply_patched::<f64, Self>(buf, trig_slow_f64)
+            }
+        }
+    )*};
+}
+
+trig_types! {
+    /// sin x.
+    Sin: sin_f32_reduced, sin_f32, sin_f64_reduced, sin_f64;
+    /// cos x.
+    Cos: cos_f32_reduced, cos_f32, cos_f64_reduced, cos_f64;
+    /// tan x.
+    Tan: tan_f32_reduced, tan_f32, tan_f64_reduced, tan_f64;
+}
+
+/// Declares unit types implementing [`Binary`] as `grad * f(x)`.
+macro_rules! grad_types {
+    ($($(#[$doc:meta])* $name:ident: $f32:path, $f64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Binary<f32> for $name {
+            #[inline(always)]
+            fn eval(g: f32, x: f32) -> f32 {
+                g * $f32(x)
+            }
+        }
+        impl Binary<f64> for $name {
+            #[inline(always)]
+            fn eval(g: f64, x: f64) -> f64 {
+                g * $f64(x)
+            }
+        }
+    )*};
+}
+
+grad_types! {
+    /// `grad * gelu'(x)` (erf form).
+    GeluBackward: gelu_grad_f32, gelu_grad_f64;
+    /// `grad * gelu'(x)` (tanh approximation).
+    GeluTanhBackward: gelu_tanh_grad_f32, gelu_tanh_grad_f64;
+    /// `grad * silu'(x)`.
+    SiluBackward: silu_grad_f32, silu_grad_f64;
+}
 
 /// Test helpers shared by the float32 and float64 tests.
 #[cfg(test)]
 pub(crate) mod testing {
-    use crate::kernels::slices::{self, force_simd_path, SimdPath};
+    use super::{Binary, Unary};
+    use crate::kernels::slices::{force_simd_path, SimdPath};
 
     /// The bits of each element, for bitwise comparisons.
-    pub trait Bits: Copy {
+    pub trait Bits: Copy + Default {
         fn bits(self) -> u64;
     }
     impl Bits for f32 {
@@ -189,20 +334,36 @@ pub(crate) mod testing {
         }
     }
 
-    /// Asserts that `f` over `src` gives the same bits on the baseline and
-    /// the AVX2 path, out of place and in place, and as a scalar call.
-    pub fn paths_agree<T: Bits + Default>(src: &[T], f: impl Fn(T) -> T, name: &str) {
-        let bits = |v: &[T]| v.iter().map(|x| x.bits()).collect::<Vec<_>>();
-        let scalar: Vec<u64> = src.iter().map(|&x| f(x).bits()).collect();
+    fn bits<T: Bits>(v: &[T]) -> Vec<u64> {
+        v.iter().map(|x| x.bits()).collect()
+    }
+
+    /// Asserts that `K` over `src` gives the same bits on the baseline and
+    /// the AVX2 path, out of place and in place, as per-element `exact`.
+    pub fn paths_agree<T: Bits, K: Unary<T>>(src: &[T], name: &str) {
+        let scalar: Vec<u64> = src.iter().map(|&x| K::exact(x).bits()).collect();
         for p in [SimdPath::Baseline, SimdPath::Avx2] {
             force_simd_path(Some(p));
             let mut dst = vec![T::default(); src.len()];
-            slices::map(src, &mut dst, &f);
+            K::map(src, &mut dst);
             let mut inplace = src.to_vec();
-            slices::apply(&mut inplace, &f);
+            K::apply(&mut inplace);
             force_simd_path(None);
             assert!(bits(&dst) == scalar, "{name}: {p:?} differs from scalar");
             assert!(bits(&inplace) == scalar, "{name}: {p:?} in place differs");
+        }
+    }
+
+    /// [`paths_agree`] for a [`Binary`] kernel (`a` against itself reversed).
+    pub fn paths_agree2<T: Bits, K: Binary<T>>(a: &[T], name: &str) {
+        let b: Vec<T> = a.iter().rev().copied().collect();
+        let scalar: Vec<u64> = a.iter().zip(&b).map(|(&x, &y)| K::eval(x, y).bits()).collect();
+        for p in [SimdPath::Baseline, SimdPath::Avx2] {
+            force_simd_path(Some(p));
+            let mut dst = vec![T::default(); a.len()];
+            K::zip(a, &b, &mut dst);
+            force_simd_path(None);
+            assert!(bits(&dst) == scalar, "{name}: {p:?} differs from scalar");
         }
     }
 }

@@ -433,7 +433,7 @@ fn tan_exact(x: f32) -> f32 {
 }
 
 /// sin(x) for every x (float64 libm beyond [`TRIG_LIMIT_F32`]); a branch, so
-/// for single elements: slices take [`sin_f32_map`].
+/// for single elements: slices take [`super::Sin`].
 #[inline(always)]
 pub fn sin_f32(x: f32) -> f32 {
     if trig_slow_f32(x) {
@@ -461,31 +461,6 @@ pub fn tan_f32(x: f32) -> f32 {
     } else {
         tan_f32_reduced(x)
     }
-}
-
-/// `dst[i] = sin(src[i])` (SIMD, the rare huge elements patched).
-pub fn sin_f32_map(src: &[f32], dst: &mut [f32]) {
-    super::map_patched(src, dst, sin_f32_reduced, trig_slow_f32, sin_exact)
-}
-/// `buf[i] = sin(buf[i])`.
-pub fn sin_f32_apply(buf: &mut [f32]) {
-    super::apply_patched(buf, sin_f32_reduced, trig_slow_f32, sin_exact)
-}
-/// `dst[i] = cos(src[i])`.
-pub fn cos_f32_map(src: &[f32], dst: &mut [f32]) {
-    super::map_patched(src, dst, cos_f32_reduced, trig_slow_f32, cos_exact)
-}
-/// `buf[i] = cos(buf[i])`.
-pub fn cos_f32_apply(buf: &mut [f32]) {
-    super::apply_patched(buf, cos_f32_reduced, trig_slow_f32, cos_exact)
-}
-/// `dst[i] = tan(src[i])`.
-pub fn tan_f32_map(src: &[f32], dst: &mut [f32]) {
-    super::map_patched(src, dst, tan_f32_reduced, trig_slow_f32, tan_exact)
-}
-/// `buf[i] = tan(buf[i])`.
-pub fn tan_f32_apply(buf: &mut [f32]) {
-    super::apply_patched(buf, tan_f32_reduced, trig_slow_f32, tan_exact)
 }
 
 #[cfg(test)]

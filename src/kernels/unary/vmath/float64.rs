@@ -522,7 +522,7 @@ pub fn trig_slow_f64(x: f64) -> bool {
 }
 
 /// sin(x) for every x (libm beyond [`TRIG_LIMIT_F64`]); a branch, so for
-/// single elements: slices take [`sin_f64_map`].
+/// single elements: slices take [`super::Sin`].
 #[inline(always)]
 pub fn sin_f64(x: f64) -> f64 {
     if trig_slow_f64(x) {
@@ -550,31 +550,6 @@ pub fn tan_f64(x: f64) -> f64 {
     } else {
         tan_f64_reduced(x)
     }
-}
-
-/// `dst[i] = sin(src[i])` (SIMD, the rare huge elements patched).
-pub fn sin_f64_map(src: &[f64], dst: &mut [f64]) {
-    super::map_patched(src, dst, sin_f64_reduced, trig_slow_f64, f64::sin)
-}
-/// `buf[i] = sin(buf[i])`.
-pub fn sin_f64_apply(buf: &mut [f64]) {
-    super::apply_patched(buf, sin_f64_reduced, trig_slow_f64, f64::sin)
-}
-/// `dst[i] = cos(src[i])`.
-pub fn cos_f64_map(src: &[f64], dst: &mut [f64]) {
-    super::map_patched(src, dst, cos_f64_reduced, trig_slow_f64, f64::cos)
-}
-/// `buf[i] = cos(buf[i])`.
-pub fn cos_f64_apply(buf: &mut [f64]) {
-    super::apply_patched(buf, cos_f64_reduced, trig_slow_f64, f64::cos)
-}
-/// `dst[i] = tan(src[i])`.
-pub fn tan_f64_map(src: &[f64], dst: &mut [f64]) {
-    super::map_patched(src, dst, tan_f64_reduced, trig_slow_f64, f64::tan)
-}
-/// `buf[i] = tan(buf[i])`.
-pub fn tan_f64_apply(buf: &mut [f64]) {
-    super::apply_patched(buf, tan_f64_reduced, trig_slow_f64, f64::tan)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Accuracy (against float64 libm, on every 97th float32), special values
 //! and bitwise path agreement of the float32 functions.
 
-use super::super::testing::paths_agree;
+use super::super::testing::{paths_agree, paths_agree2};
+use crate::kernels::unary::vmath::{self, Unary};
 use super::*;
 
 /// Distance in ulps between two f32 (through zero if the signs differ; 0
@@ -182,31 +183,18 @@ fn every_path_gives_identical_bits() {
         .collect();
     src.extend((0..3001u32).map(|i| f32::from_bits(i.wrapping_mul(0x9e37_79b9))));
     src.extend([0.0, -0.0, f32::NAN, f32::INFINITY, -f32::INFINITY, 1e-45, 1e5, 3e5]);
-    let fs: [(&str, fn(f32) -> f32); 20] = [
-        ("exp", exp_f32),
-        ("exp_m1", exp_m1_f32),
-        ("ln", ln_f32),
-        ("ln_1p", ln_1p_f32),
-        ("log2", log2_f32),
-        ("log10", log10_f32),
-        ("tanh", tanh_f32),
-        ("sigmoid", sigmoid_f32),
-        ("silu", silu_f32),
-        ("erf", erf_f32),
-        ("gelu", gelu_f32),
-        ("gelu_tanh", gelu_tanh_f32),
-        ("gelu_grad", gelu_grad_f32),
-        ("gelu_tanh_grad", gelu_tanh_grad_f32),
-        ("silu_grad", silu_grad_f32),
-        ("sin", sin_f32_reduced),
-        ("cos", cos_f32_reduced),
-        ("tan", tan_f32_reduced),
-        ("sin checked", sin_f32),
-        ("cos checked", cos_f32),
-    ];
-    for (name, f) in fs {
-        paths_agree(&src, f, name);
+    macro_rules! agree {
+        ($($k:ident),*) => {$(
+            paths_agree::<f32, vmath::$k>(&src, stringify!($k));
+        )*};
     }
+    agree!(Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, Sin, Cos, Tan);
+    macro_rules! agree2 {
+        ($($k:ident),*) => {$(
+            paths_agree2::<f32, vmath::$k>(&src, stringify!($k));
+        )*};
+    }
+    agree2!(GeluBackward, GeluTanhBackward, SiluBackward);
 }
 
 #[test]
@@ -215,21 +203,18 @@ fn patched_kernels_match_the_checked_functions() {
     for i in [3, 1500, 1501, 4999] {
         src[i] = 1e30 / (i as f32);
     }
-    type Kernels = (fn(f32) -> f32, fn(&[f32], &mut [f32]), fn(&mut [f32]));
-    let ks: [Kernels; 3] = [
-        (sin_f32, sin_f32_map, sin_f32_apply),
-        (cos_f32, cos_f32_map, cos_f32_apply),
-        (tan_f32, tan_f32_map, tan_f32_apply),
-    ];
-    for (f, map, apply) in ks {
-        let want: Vec<u32> = src.iter().map(|&x| f(x).to_bits()).collect();
+    fn check<K: Unary<f32>>(src: &[f32], f: fn(f32) -> f32) {
+        let want: Vec<_> = src.iter().map(|&x| f(x).to_bits()).collect();
         let mut dst = vec![0.0; src.len()];
-        map(&src, &mut dst);
-        let mut buf = src.clone();
-        apply(&mut buf);
+        K::map(src, &mut dst);
+        let mut buf = src.to_vec();
+        K::apply(&mut buf);
         assert_eq!(dst.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
         assert_eq!(buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
     }
+    check::<vmath::Sin>(&src, sin_f32);
+    check::<vmath::Cos>(&src, cos_f32);
+    check::<vmath::Tan>(&src, tan_f32);
 }
 
 /// ln_f32 gives the bits it gave before ln_1p shared its code.

@@ -1,7 +1,8 @@
 //! Accuracy, special values and bitwise path agreement of the float64
 //! functions.
 
-use super::super::testing::paths_agree;
+use super::super::testing::{paths_agree, paths_agree2};
+use crate::kernels::unary::vmath::{self, Unary};
 use super::*;
 
 /// Distance in ulps between two float64 (through zero if the signs
@@ -394,33 +395,18 @@ fn every_path_gives_identical_bits() {
     let mut src: Vec<f64> = (0..10_007).map(|_| rng.uniform(-40.0, 40.0)).collect();
     src.extend((0..3000).map(|_| f64::from_bits(rng.next())));
     src.extend([0.0, -0.0, f64::NAN, f64::INFINITY, -f64::INFINITY, 5e-324, 1e9, 3e9]);
-    let fs: [(&str, fn(f64) -> f64); 16] = [
-        ("exp", exp_f64),
-        ("exp_m1", exp_m1_f64),
-        ("ln", ln_f64),
-        ("ln_1p", ln_1p_f64),
-        ("log2", log2_f64),
-        ("log10", log10_f64),
-        ("tanh", tanh_f64),
-        ("sigmoid", sigmoid_f64),
-        ("silu", silu_f64),
-        ("erf", erf_f64),
-        ("gelu", gelu_f64),
-        ("gelu_tanh", gelu_tanh_f64),
-        ("gelu_grad", gelu_grad_f64),
-        ("sin", sin_f64_reduced),
-        ("cos", cos_f64_reduced),
-        ("tan", tan_f64_reduced),
-    ];
-    for (name, f) in fs {
-        paths_agree(&src, f, name);
+    macro_rules! agree {
+        ($($k:ident),*) => {$(
+            paths_agree::<f64, vmath::$k>(&src, stringify!($k));
+        )*};
     }
-    for (name, f) in [
-        ("gelu_tanh_grad", gelu_tanh_grad_f64 as fn(f64) -> f64),
-        ("silu_grad", silu_grad_f64),
-    ] {
-        paths_agree(&src, f, name);
+    agree!(Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, Sin, Cos, Tan);
+    macro_rules! agree2 {
+        ($($k:ident),*) => {$(
+            paths_agree2::<f64, vmath::$k>(&src, stringify!($k));
+        )*};
     }
+    agree2!(GeluBackward, GeluTanhBackward, SiluBackward);
 }
 
 #[test]
@@ -432,21 +418,18 @@ fn patched_kernels_match_the_checked_functions() {
         src[i] = 1e300 / (i as f64);
     }
     src[2000] = -3e12;
-    type Kernels = (fn(f64) -> f64, fn(&[f64], &mut [f64]), fn(&mut [f64]));
-    let ks: [Kernels; 3] = [
-        (sin_f64, sin_f64_map, sin_f64_apply),
-        (cos_f64, cos_f64_map, cos_f64_apply),
-        (tan_f64, tan_f64_map, tan_f64_apply),
-    ];
-    for (f, map, apply) in ks {
-        let want: Vec<u64> = src.iter().map(|&x| f(x).to_bits()).collect();
+    fn check<K: Unary<f64>>(src: &[f64], f: fn(f64) -> f64) {
+        let want: Vec<_> = src.iter().map(|&x| f(x).to_bits()).collect();
         let mut dst = vec![0.0; src.len()];
-        map(&src, &mut dst);
-        let mut buf = src.clone();
-        apply(&mut buf);
+        K::map(src, &mut dst);
+        let mut buf = src.to_vec();
+        K::apply(&mut buf);
         assert_eq!(dst.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
         assert_eq!(buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
     }
+    check::<vmath::Sin>(&src, sin_f64);
+    check::<vmath::Cos>(&src, cos_f64);
+    check::<vmath::Tan>(&src, tan_f64);
 }
 
 /// Writes `x f(x)` lines for `tools/vmath_check.py`, which measures the
@@ -484,4 +467,44 @@ fn dump_for_mpmath() {
             writeln!(out, "{x:?} {:?}", f(x)).unwrap();
         }
     }
+}
+
+#[test]
+#[ignore]
+fn tmp_timing() {
+    let mut rng = Rng(5);
+    let src: Vec<f64> = (0..1 << 20).map(|_| rng.uniform(-5.0, 5.0)).collect();
+    let pos: Vec<f64> = src.iter().map(|v| v.abs()).collect();
+    let mut dst = vec![0.0; src.len()];
+    macro_rules! time {
+        ($name:expr, $s:expr, $f:ty, $libm:expr) => {{
+            let s: &[f64] = $s;
+            let t = std::time::Instant::now();
+            for _ in 0..5 {
+                <$f as Unary<f64>>::map(s, &mut dst);
+            }
+            let simd = t.elapsed().as_secs_f64() / 5.0 / s.len() as f64 * 1e9;
+            let t = std::time::Instant::now();
+            for (d, &x) in dst.iter_mut().zip(s) {
+                *d = $libm(std::hint::black_box(x));
+            }
+            let libm = t.elapsed().as_secs_f64() / s.len() as f64 * 1e9;
+            eprintln!("{}: {simd:.2} ns/elt (libm {libm:.2})", $name);
+        }};
+    }
+    time!("exp", &src, vmath::Exp, f64::exp);
+    time!("expm1", &src, vmath::ExpM1, f64::exp_m1);
+    time!("ln", &pos, vmath::Ln, f64::ln);
+    time!("ln1p", &pos, vmath::Ln1p, f64::ln_1p);
+    time!("log2", &pos, vmath::Log2, f64::log2);
+    time!("tanh", &src, vmath::Tanh, f64::tanh);
+    time!("sigmoid", &src, vmath::Sigmoid, |x: f64| 1.0 / (1.0 + (-x).exp()));
+    time!("erf", &src, vmath::Erf, libm::erf);
+    time!("gelu", &src, vmath::Gelu, |x: f64| x * 0.5 * (1.0 + libm::erf(x * 0.7071067811865476)));
+    time!("sin", &src, vmath::Sin, f64::sin);
+    time!("cos", &src, vmath::Cos, f64::cos);
+    time!("tan", &src, vmath::Tan, f64::tan);
+    let t = std::time::Instant::now();
+    <vmath::Sin as Unary<f64>>::map(&src, &mut dst);
+    eprintln!("sin patched: {:.2}", t.elapsed().as_secs_f64() / src.len() as f64 * 1e9);
 }
