@@ -234,6 +234,8 @@ unary_types! {
     Gelu: gelu_f32, gelu_f64;
     /// gelu (tanh approximation).
     GeluTanh: gelu_tanh_f32, gelu_tanh_f64;
+    /// log(sigmoid(x)).
+    LogSigmoid: log_sigmoid_f32, log_sigmoid_f64;
 }
 
 /// Declares unit types implementing [`Unary`] for sin, cos and tan: the

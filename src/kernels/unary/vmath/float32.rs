@@ -339,6 +339,13 @@ pub fn gelu_tanh_grad_f32(x: f32) -> f32 {
     left_d + right_d
 }
 
+/// log(sigmoid(x)) = `min(x, 0) - ln(1 + e^-|x|)` (ATen's formula).
+#[inline(always)]
+pub fn log_sigmoid_f32(x: f32) -> f32 {
+    // NaN: 0 - NaN
+    select(x < 0.0, x, 0.0) - ln_1p_f32(exp_f32(-x.abs()))
+}
+
 /// d silu / dx = s (1 + x (1 - s)), s = sigmoid(x).
 #[inline(always)]
 pub fn silu_grad_f32(x: f32) -> f32 {

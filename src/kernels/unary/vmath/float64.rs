@@ -312,6 +312,13 @@ pub fn silu_f64(x: f64) -> f64 {
     x / (1.0 + exp_f64(-x))
 }
 
+/// log(sigmoid(x)) = `min(x, 0) - ln(1 + e^-|x|)` (ATen's formula).
+#[inline(always)]
+pub fn log_sigmoid_f64(x: f64) -> f64 {
+    // NaN: 0 - NaN
+    sel(x < 0.0, x, 0.0) - ln_1p_f64(exp_f64(-x.abs()))
+}
+
 /// d silu / dx = s (1 + x (1 - s)), s = sigmoid(x).
 #[inline(always)]
 pub fn silu_grad_f64(x: f64) -> f64 {

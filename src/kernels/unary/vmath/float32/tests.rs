@@ -120,6 +120,11 @@ fn sigmoid_is_accurate() {
     );
 }
 #[test]
+fn log_sigmoid_is_accurate() {
+    let exact = |x: f64| x.min(0.0) - (-x.abs()).exp().ln_1p();
+    check("log_sigmoid", log_sigmoid_f32, exact, 2);
+}
+#[test]
 fn erf_is_accurate() {
     check("erf", erf_f32, libm::erf, 2);
 }
@@ -188,7 +193,10 @@ fn every_path_gives_identical_bits() {
             paths_agree::<f32, vmath::$k>(&src, stringify!($k));
         )*};
     }
-    agree!(Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, Sin, Cos, Tan);
+    agree!(
+        Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid, Sin,
+        Cos, Tan
+    );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
             paths_agree2::<f32, vmath::$k>(&src, stringify!($k));

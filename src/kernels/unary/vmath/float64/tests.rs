@@ -166,6 +166,11 @@ fn sigmoid_and_silu_are_accurate() {
     check("silu", silu_f64, |x| x * sigmoid_ref(x), &ranges, 4);
 }
 #[test]
+fn log_sigmoid_is_accurate() {
+    let exact = |x: f64| x.min(0.0) - (-x.abs()).exp().ln_1p();
+    check("log_sigmoid", log_sigmoid_f64, exact, &[(-750.0, 750.0), (-40.0, 40.0)], 2);
+}
+#[test]
 fn erf_is_accurate() {
     check("erf", erf_f64, libm::erf, &[(-7.0, 7.0), (-1.0, 1.0), (0.8, 1.0)], 1);
 }
@@ -400,7 +405,10 @@ fn every_path_gives_identical_bits() {
             paths_agree::<f64, vmath::$k>(&src, stringify!($k));
         )*};
     }
-    agree!(Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, Sin, Cos, Tan);
+    agree!(
+        Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid, Sin,
+        Cos, Tan
+    );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
             paths_agree2::<f64, vmath::$k>(&src, stringify!($k));
