@@ -1,6 +1,7 @@
 """Transcendental pointwise ops of ferrograd against torch, float32 and
 float64, on 10^6 elements: both libraries in one process, interleaved
-(ferrograd, torch, ferrograd, ...), median of the repeats; the ratio is
+(ferrograd, torch, ferrograd, ..., with a pause before each sample so the
+other library's spinning workers park), median of the repeats; the ratio is
 ferrograd's time over torch's (lower is better).
 
     PYTHONPATH=python python benches/vmath.py [--n 1000000] [--repeats 7]
@@ -52,7 +53,8 @@ def inputs(kind, n, dtype):
     return x.astype(dtype)
 
 
-def per_call(fn, calls):
+def per_call(fn, calls, pause):
+    time.sleep(pause)  # lets the other library's idle workers park
     t0 = time.perf_counter()
     for _ in range(calls):
         fn()
@@ -65,6 +67,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--only", default="")
+    ap.add_argument("--pause", type=float, default=0.05)
     args = ap.parse_args()
     fg.set_num_threads(int(THREADS))
     torch.set_num_threads(int(THREADS))
@@ -84,8 +87,8 @@ def main():
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=name)
             times = {"fg": [], "torch": []}
             for _ in range(args.repeats):
-                times["fg"].append(per_call(lambda: op(fg, tf), args.calls))
-                times["torch"].append(per_call(lambda: op(torch, tt), args.calls))
+                times["fg"].append(per_call(lambda: op(fg, tf), args.calls, args.pause))
+                times["torch"].append(per_call(lambda: op(torch, tt), args.calls, args.pause))
             f, t = statistics.median(times["fg"]), statistics.median(times["torch"])
             print(f"{name:10s} {dtype:8s} {f * 1e3:8.3f} {t * 1e3:9.3f} {f / t:6.2f}", flush=True)
 

@@ -60,9 +60,7 @@ pub fn map2_simd<T: Element, K: Binary<T>>(a: &Tensor, b: &Tensor) -> Result<Ten
     let sb = b.storage().read_recursive();
     let (xa, xb) = (&sa.as_slice::<T>()[ranges.0], &sb.as_slice::<T>()[ranges.1]);
     let mut out = pool::buffer::<T>(xa.len());
-    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| {
-        K::zip(&xa[s..], &xb[s..], o)
-    });
+    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| K::zip(&xa[s..], &xb[s..], o));
     drop((sa, sb));
     Ok(Tensor::from_data(T::wrap(out), a.shape()))
 }

@@ -15,8 +15,8 @@
 //! | logaddexp2 | grad / (1 + 2^(other - self))          | grad / (1 + 2^(self - other)) | both   |
 
 use super::unary::{float_map, float_map2, float_map_simd, Saves};
-use crate::kernels::unary::vmath;
 use crate::autograd::record;
+use crate::kernels::unary::vmath;
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 use std::f64::consts::{LN_10, LN_2, PI};

@@ -359,7 +359,11 @@ pub(crate) mod testing {
     /// [`paths_agree`] for a [`Binary`] kernel (`a` against itself reversed).
     pub fn paths_agree2<T: Bits, K: Binary<T>>(a: &[T], name: &str) {
         let b: Vec<T> = a.iter().rev().copied().collect();
-        let scalar: Vec<u64> = a.iter().zip(&b).map(|(&x, &y)| K::eval(x, y).bits()).collect();
+        let scalar: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| K::eval(x, y).bits())
+            .collect();
         for p in [SimdPath::Baseline, SimdPath::Avx2] {
             force_simd_path(Some(p));
             let mut dst = vec![T::default(); a.len()];

@@ -227,7 +227,13 @@ fn pow2(n: i32) -> f32 {
 // ----- exp_m1 -----
 
 /// (e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative error 2^-24.4.
-const EXPM1_Q: [f32; 5] = [0.16666667, 0.041666556, 0.008333346, 0.001392616, 0.00019861953];
+const EXPM1_Q: [f32; 5] = [
+    0.16666667,
+    0.041666556,
+    0.008333346,
+    0.001392616,
+    0.00019861953,
+];
 
 /// e^r - 1 for |r| <= 0.3466: `r + r^2 (1/2 + r Q(r))`.
 #[inline(always)]
@@ -255,7 +261,7 @@ pub fn exp_m1_f32(x: f32) -> f32 {
     let big = n > 64;
     let s = pow2(n.wrapping_sub(if big { 32 } else { 0 }));
     let y = p.mul_add(s, s - 1.0) * select(big, 4_294_967_296.0, 1.0); // 2^32
-    // keeps -0.0
+                                                                       // keeps -0.0
     select(x == 0.0, x, y)
 }
 
@@ -288,9 +294,7 @@ const ERFC_E: [f32; 10] = [
 ];
 
 /// ERF_P without its constant term.
-const ERF_Q: [f32; 6] = [
-    ERF_P[1], ERF_P[2], ERF_P[3], ERF_P[4], ERF_P[5], ERF_P[6],
-];
+const ERF_Q: [f32; 6] = [ERF_P[1], ERF_P[2], ERF_P[3], ERF_P[4], ERF_P[5], ERF_P[6]];
 
 /// The error function: `x P(x^2)` for |x| < 0.875, else
 /// `±(1 - e^-x^2 E(|x|))` with |x| clamped to 4 (where erf rounds to ±1).
@@ -301,7 +305,7 @@ pub fn erf_f32(x: f32) -> f32 {
     let z = x * x;
     let small = ERF_P[0].mul_add(x, (x * z) * poly(z, &ERF_Q));
     let small = select(x == 0.0, x, small); // keeps -0.0
-    // NaN fails the test and stays NaN.
+                                            // NaN fails the test and stays NaN.
     let xb = select(ax > 4.0, 4.0, ax);
     let e = exp_normal(-(xb * xb));
     let big = (-e).mul_add(poly(xb - 2.4375, &ERFC_E), 1.0);

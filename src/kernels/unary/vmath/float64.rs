@@ -428,7 +428,7 @@ pub fn erf_f64(x: f64) -> f64 {
     let z = x * x;
     let small = ERF_P[0].mul_add(x, (x * z) * poly(z, &ERF_Q));
     let small = sel(x == 0.0, x, small); // keeps -0.0
-    // NaN fails the test and stays NaN.
+                                         // NaN fails the test and stays NaN.
     let xb = sel(ax > 6.0, 6.0, ax);
     let e = exp_normal(-(xb * xb));
     let big = (-e).mul_add(poly(xb - 3.4375, &ERFC_E), 1.0);

@@ -2,8 +2,8 @@
 //! and bitwise path agreement of the float32 functions.
 
 use super::super::testing::{paths_agree, paths_agree2};
-use crate::kernels::unary::vmath::{self, Unary};
 use super::*;
+use crate::kernels::unary::vmath::{self, Unary};
 
 /// Distance in ulps between two f32 (through zero if the signs differ; 0
 /// for two NaNs).
@@ -34,8 +34,21 @@ fn sweep(mut f: impl FnMut(f32)) {
         bits = b;
     }
     for v in [
-        0.0f32, 1.0, 0.0004, 0.3466, 0.625, 0.875, 4.0, 7.998_812, 20.0, 88.72, 89.0, 87.3,
-        103.9, 104.0, TRIG_LIMIT_F32,
+        0.0f32,
+        1.0,
+        0.0004,
+        0.3466,
+        0.625,
+        0.875,
+        4.0,
+        7.998_812,
+        20.0,
+        88.72,
+        89.0,
+        87.3,
+        103.9,
+        104.0,
+        TRIG_LIMIT_F32,
     ] {
         for v in [v, -v] {
             f(v);
@@ -144,7 +157,10 @@ fn gelu_is_accurate() {
         let got = gelu_f32(x) as f64;
         let tol = 4.0 * f32::EPSILON as f64 * (want.abs() + xd.abs()) + 1e-44;
         if want.abs() < f32::MAX as f64 && x.is_finite() {
-            assert!((got - want).abs() <= tol, "gelu({x:e}) = {got:e}, want {want:e}");
+            assert!(
+                (got - want).abs() <= tol,
+                "gelu({x:e}) = {got:e}, want {want:e}"
+            );
         }
     });
 }
@@ -155,25 +171,143 @@ fn special_values() {
     let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
     let tiny = f32::from_bits(1);
     let cases: [(&str, fn(f32) -> f32, &[(f32, f32)]); 15] = [
-        ("exp", exp_f32, &[(nan, nan), (inf, inf), (-inf, 0.0), (0.0, 1.0), (89.0, inf)]),
-        ("exp_m1", exp_m1_f32, &[(nan, nan), (inf, inf), (-inf, -1.0), (0.0, 0.0), (-0.0, -0.0), (89.0, inf), (-30.0, -1.0), (tiny, tiny)]),
-        ("ln", ln_f32, &[(nan, nan), (inf, inf), (-inf, nan), (0.0, -inf), (-0.0, -inf), (1.0, 0.0), (-1.0, nan)]),
-        ("ln_1p", ln_1p_f32, &[(nan, nan), (inf, inf), (-inf, nan), (0.0, 0.0), (-0.0, -0.0), (-1.0, -inf), (-2.0, nan), (tiny, tiny)]),
-        ("log2", log2_f32, &[(nan, nan), (inf, inf), (0.0, -inf), (-1.0, nan), (1.0, 0.0), (tiny, -149.0)]),
-        ("log10", log10_f32, &[(nan, nan), (inf, inf), (0.0, -inf), (-1.0, nan), (1.0, 0.0), (10.0, 1.0), (1000.0, 3.0)]),
-        ("tanh", tanh_f32, &[(nan, nan), (inf, 1.0), (-inf, -1.0), (-0.0, -0.0)]),
-        ("sigmoid", sigmoid_f32, &[(nan, nan), (inf, 1.0), (-inf, 0.0), (0.0, 0.5)]),
+        (
+            "exp",
+            exp_f32,
+            &[(nan, nan), (inf, inf), (-inf, 0.0), (0.0, 1.0), (89.0, inf)],
+        ),
+        (
+            "exp_m1",
+            exp_m1_f32,
+            &[
+                (nan, nan),
+                (inf, inf),
+                (-inf, -1.0),
+                (0.0, 0.0),
+                (-0.0, -0.0),
+                (89.0, inf),
+                (-30.0, -1.0),
+                (tiny, tiny),
+            ],
+        ),
+        (
+            "ln",
+            ln_f32,
+            &[
+                (nan, nan),
+                (inf, inf),
+                (-inf, nan),
+                (0.0, -inf),
+                (-0.0, -inf),
+                (1.0, 0.0),
+                (-1.0, nan),
+            ],
+        ),
+        (
+            "ln_1p",
+            ln_1p_f32,
+            &[
+                (nan, nan),
+                (inf, inf),
+                (-inf, nan),
+                (0.0, 0.0),
+                (-0.0, -0.0),
+                (-1.0, -inf),
+                (-2.0, nan),
+                (tiny, tiny),
+            ],
+        ),
+        (
+            "log2",
+            log2_f32,
+            &[
+                (nan, nan),
+                (inf, inf),
+                (0.0, -inf),
+                (-1.0, nan),
+                (1.0, 0.0),
+                (tiny, -149.0),
+            ],
+        ),
+        (
+            "log10",
+            log10_f32,
+            &[
+                (nan, nan),
+                (inf, inf),
+                (0.0, -inf),
+                (-1.0, nan),
+                (1.0, 0.0),
+                (10.0, 1.0),
+                (1000.0, 3.0),
+            ],
+        ),
+        (
+            "tanh",
+            tanh_f32,
+            &[(nan, nan), (inf, 1.0), (-inf, -1.0), (-0.0, -0.0)],
+        ),
+        (
+            "sigmoid",
+            sigmoid_f32,
+            &[(nan, nan), (inf, 1.0), (-inf, 0.0), (0.0, 0.5)],
+        ),
         ("silu", silu_f32, &[(nan, nan), (inf, inf), (0.0, 0.0)]),
-        ("erf", erf_f32, &[(nan, nan), (inf, 1.0), (-inf, -1.0), (0.0, 0.0), (-0.0, -0.0), (4.5, 1.0), (-tiny, -tiny)]),
-        ("gelu", gelu_f32, &[(nan, nan), (inf, inf), (-inf, nan), (0.0, 0.0)]),
-        ("sin", sin_f32, &[(nan, nan), (inf, nan), (-inf, nan), (0.0, 0.0), (-0.0, -0.0), (tiny, tiny)]),
-        ("cos", cos_f32, &[(nan, nan), (inf, nan), (-inf, nan), (0.0, 1.0), (-0.0, 1.0)]),
-        ("tan", tan_f32, &[(nan, nan), (inf, nan), (-inf, nan), (0.0, 0.0), (-0.0, -0.0)]),
+        (
+            "erf",
+            erf_f32,
+            &[
+                (nan, nan),
+                (inf, 1.0),
+                (-inf, -1.0),
+                (0.0, 0.0),
+                (-0.0, -0.0),
+                (4.5, 1.0),
+                (-tiny, -tiny),
+            ],
+        ),
+        (
+            "gelu",
+            gelu_f32,
+            &[(nan, nan), (inf, inf), (-inf, nan), (0.0, 0.0)],
+        ),
+        (
+            "sin",
+            sin_f32,
+            &[
+                (nan, nan),
+                (inf, nan),
+                (-inf, nan),
+                (0.0, 0.0),
+                (-0.0, -0.0),
+                (tiny, tiny),
+            ],
+        ),
+        (
+            "cos",
+            cos_f32,
+            &[(nan, nan), (inf, nan), (-inf, nan), (0.0, 1.0), (-0.0, 1.0)],
+        ),
+        (
+            "tan",
+            tan_f32,
+            &[
+                (nan, nan),
+                (inf, nan),
+                (-inf, nan),
+                (0.0, 0.0),
+                (-0.0, -0.0),
+            ],
+        ),
         ("gelu_tanh", gelu_tanh_f32, &[(nan, nan), (0.0, 0.0)]),
     ];
     for (name, f, table) in cases {
         for &(x, want) in table {
-            assert!(same(f(x), want), "{name}({x:e}) = {:e}, want {want:e}", f(x));
+            assert!(
+                same(f(x), want),
+                "{name}({x:e}) = {:e}, want {want:e}",
+                f(x)
+            );
         }
     }
     for f in [sin_f32_reduced, cos_f32_reduced, tan_f32_reduced] {
@@ -187,15 +321,24 @@ fn every_path_gives_identical_bits() {
         .map(|i| ((i as f32) * 0.618_034).sin() * 120.0)
         .collect();
     src.extend((0..3001u32).map(|i| f32::from_bits(i.wrapping_mul(0x9e37_79b9))));
-    src.extend([0.0, -0.0, f32::NAN, f32::INFINITY, -f32::INFINITY, 1e-45, 1e5, 3e5]);
+    src.extend([
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        -f32::INFINITY,
+        1e-45,
+        1e5,
+        3e5,
+    ]);
     macro_rules! agree {
         ($($k:ident),*) => {$(
             paths_agree::<f32, vmath::$k>(&src, stringify!($k));
         )*};
     }
     agree!(
-        Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid, Sin,
-        Cos, Tan
+        Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
+        Sin, Cos, Tan
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
