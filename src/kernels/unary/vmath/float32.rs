@@ -269,7 +269,7 @@ pub fn exp_m1_f32(x: f32) -> f32 {
 
 /// erf(x) / x in z = x^2 <= 0.875^2, relative error 2^-32.2.
 const ERF_P: [f32; 7] = [
-    1.1283792,
+    std::f32::consts::FRAC_2_SQRT_PI, // the fit's value
     -0.37612635,
     0.11283733,
     -0.026861584,

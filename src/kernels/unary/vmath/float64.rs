@@ -58,7 +58,7 @@ fn pow2(n: i64) -> f64 {
 
 /// ln 2 in two parts: `n * LN2_HI` is exact in an FMA and `x - n LN2_HI` is
 /// exact too (a multiple of 2^-53 below 1), so r carries one rounding.
-const LN2_HI: f64 = 0.6931471805599453;
+const LN2_HI: f64 = std::f64::consts::LN_2;
 const LN2_LO: f64 = 2.3190468138462996e-17;
 
 /// (e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative error 2^-54.2.
@@ -202,9 +202,8 @@ fn unsubnormal(x: f64) -> (f64, f64) {
 /// NaN), -inf at ±0, +inf at +inf, else `r`.
 #[inline(always)]
 fn log_specials(x: f64, r: f64) -> f64 {
-    // NaN and negatives (not -0.0) fail `x >= 0`
     sel(
-        !(x >= 0.0),
+        x.is_nan() || x < 0.0,
         f64::NAN,
         sel(x == 0.0, f64::NEG_INFINITY, sel(x == f64::INFINITY, x, r)),
     )
@@ -225,9 +224,8 @@ pub fn ln_1p_f64(x: f64) -> f64 {
     let b = u - 1.0;
     let err = (1.0 - (u - b)) + (x - b);
     let r = ln_core(u, 0.0, err / u);
-    // NaN and x < -1 fail `x >= -1`
     sel(
-        !(x >= -1.0),
+        x.is_nan() || x < -1.0,
         f64::NAN,
         sel(
             x == -1.0,
@@ -368,7 +366,7 @@ pub fn gelu_grad_f64(x: f64) -> f64 {
 
 /// erf(x) / x in z = x^2 <= 0.875^2, relative error 2^-55.3.
 const ERF_P: [f64; 11] = [
-    1.1283791670955126,
+    std::f64::consts::FRAC_2_SQRT_PI, // the fit's value
     -0.3761263890318299,
     0.11283791670915581,
     -0.026866170637142677,
@@ -445,7 +443,7 @@ pub const TRIG_LIMIT_F64: f64 = 1_073_741_824.0; // 2^30
 /// and the parts together hold pi/2 to ~2^-160, enough for every float64
 /// below [`TRIG_LIMIT_F64`] (none lies closer than ~2^-61 to a multiple of
 /// pi/2).
-const PIO2_1: f64 = 1.5707963267948966;
+const PIO2_1: f64 = std::f64::consts::FRAC_PI_2;
 const PIO2_2: f64 = 6.123233995736766e-17;
 const PIO2_3: f64 = -1.4973849048591698e-33;
 

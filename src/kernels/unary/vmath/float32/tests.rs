@@ -165,12 +165,15 @@ fn gelu_is_accurate() {
     });
 }
 
+/// A function's name, the function, and (x, f(x)) pairs.
+type Case<'a> = (&'a str, fn(f32) -> f32, &'a [(f32, f32)]);
+
 #[test]
 fn special_values() {
     let (inf, nan) = (f32::INFINITY, f32::NAN);
     let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
     let tiny = f32::from_bits(1);
-    let cases: [(&str, fn(f32) -> f32, &[(f32, f32)]); 15] = [
+    let cases: [Case<'_>; 15] = [
         (
             "exp",
             exp_f32,
