@@ -1,89 +1,16 @@
 //! Scalar math the standard library lacks.
 
-/// erf by W. J. Cody's rational approximations (max rel. error ~1e-16).
-/// The coefficients are quoted as published.
-#[allow(clippy::excessive_precision)]
+use super::unary::vmath;
+
+/// erf: the branch-free [`vmath::erf_f64`] (within 1 ulp), so a scalar call
+/// gives the same bits as the vectorised `erf` op.
 pub fn erf_f64(x: f64) -> f64 {
-    let ax = x.abs();
-    if ax < 0.5 {
-        const P: [f64; 5] = [
-            3.209_377_589_138_469_4e3,
-            3.774_852_376_853_020_2e2,
-            1.138_641_541_510_501_6e2,
-            3.161_123_743_870_565_6,
-            1.857_777_061_846_031_5e-1,
-        ];
-        const Q: [f64; 5] = [
-            2.844_236_833_439_170_6e3,
-            1.282_616_526_077_372_3e3,
-            2.440_246_379_344_441_7e2,
-            2.360_129_095_234_412_1e1,
-            1.0,
-        ];
-        let z = x * x;
-        let num = (((P[4] * z + P[3]) * z + P[2]) * z + P[1]) * z + P[0];
-        let den = (((Q[4] * z + Q[3]) * z + Q[2]) * z + Q[1]) * z + Q[0];
-        return x * num / den;
-    }
-    let r = if ax < 4.0 {
-        const P: [f64; 9] = [
-            1.230_339_354_797_997_2e3,
-            2.051_078_377_826_071_5e3,
-            1.712_047_612_634_070_6e3,
-            8.819_522_212_417_691e2,
-            2.986_351_381_974_001_3e2,
-            6.611_919_063_714_163e1,
-            8.883_149_794_388_376,
-            5.641_884_969_886_700_9e-1,
-            2.153_115_354_744_038_5e-8,
-        ];
-        const Q: [f64; 9] = [
-            1.230_339_354_803_749_4e3,
-            3.439_367_674_143_721_6e3,
-            4.362_619_090_143_247e3,
-            3.290_799_235_733_459_7e3,
-            1.621_389_574_566_690_3e3,
-            5.371_811_018_620_098_6e2,
-            1.176_939_508_913_125e2,
-            1.574_492_611_070_983_5e1,
-            1.0,
-        ];
-        let num = P.iter().rev().fold(0.0, |acc, &p| acc * ax + p);
-        let den = Q.iter().rev().fold(0.0, |acc, &q| acc * ax + q);
-        (-ax * ax).exp() * num / den
-    } else {
-        const P: [f64; 6] = [
-            -6.587_491_615_298_378e-4,
-            -1.608_378_514_874_227_5e-2,
-            -1.257_817_261_112_292_6e-1,
-            -3.603_448_999_498_044_5e-1,
-            -3.053_266_349_612_323_4e-1,
-            -1.631_538_713_730_709_6e-2,
-        ];
-        const Q: [f64; 6] = [
-            2.335_204_976_268_691_8e-3,
-            6.051_834_131_244_132e-2,
-            5.279_051_029_514_284e-1,
-            1.872_952_849_923_460_4,
-            2.568_520_192_289_822,
-            1.0,
-        ];
-        let z = 1.0 / (ax * ax);
-        let num = P.iter().rev().fold(0.0, |acc, &p| acc * z + p);
-        let den = Q.iter().rev().fold(0.0, |acc, &q| acc * z + q);
-        let frac_1_sqrt_pi = 0.564_189_583_547_756_3;
-        (-ax * ax).exp() / ax * (frac_1_sqrt_pi + z * num / den)
-    };
-    let erf = 1.0 - r;
-    if x < 0.0 {
-        -erf
-    } else {
-        erf
-    }
+    vmath::erf_f64(x)
 }
 
+/// erf for float32: [`vmath::erf_f32`].
 pub fn erf_f32(x: f32) -> f32 {
-    erf_f64(x as f64) as f32
+    vmath::erf_f32(x)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod reduce;
 pub mod sgemm;
 pub mod slices;
 pub mod unary;
+pub mod vmap;
 pub mod window;
 
 /// Elementwise work below this many elements stays on the calling thread.

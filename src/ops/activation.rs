@@ -13,7 +13,8 @@
 
 use super::unary::Saves;
 use crate::autograd::{no_grad, record};
-use crate::kernels::unary::map1;
+use crate::kernels::unary::{map1, vmath};
+use crate::kernels::vmap;
 use crate::tensor::{DType, Element, Tensor};
 use crate::{bail, Result};
 use std::sync::Arc;
@@ -198,13 +199,15 @@ impl Tensor {
     /// large |x|).
     pub fn logsigmoid(&self) -> Result<Tensor> {
         let rec = record("LogSigmoidBackward0", &[self]);
-        fn f<T: crate::tensor::Float>(v: T, _: [T; 0]) -> T {
-            let zero = T::from_f64(0.0);
-            let m = if v < zero { v } else { zero };
-            let a = if v < zero { -v } else { v };
-            m - (-a).exp().ln_1p()
-        }
-        let out = float_params(self, "log_sigmoid_forward", [], f, f)?;
+        let out = match self.dtype() {
+            DType::F32 => vmap::map1::<f32, vmath::LogSigmoid>(self),
+            DType::F64 => vmap::map1::<f64, vmath::LogSigmoid>(self),
+            dt => bail!(
+                runtime,
+                "\"log_sigmoid_forward\" not implemented for '{}'",
+                dt.scalar_type_name()
+            ),
+        };
         self.unary_record(rec, out, Saves::Input, |g, x| {
             g.mul(&x.unwrap().neg()?.sigmoid()?)
         })

@@ -14,9 +14,10 @@
 //! | logaddexp  | grad / (1 + exp(other - self))         | grad / (1 + exp(self - other)) | both  |
 //! | logaddexp2 | grad / (1 + 2^(other - self))          | grad / (1 + 2^(self - other)) | both   |
 
-use super::unary::{float_map, float_map2, Saves};
+use super::unary::{float_map, float_map2, float_map_simd, Saves};
 use crate::autograd::record;
-use crate::tensor::{DType, Float, Scalar, Tensor};
+use crate::kernels::unary::vmath;
+use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 use std::f64::consts::{LN_10, LN_2, PI};
 
@@ -103,7 +104,7 @@ impl Tensor {
     /// d/dself = grad / (self * ln 2)
     pub fn log2(&self) -> Result<Tensor> {
         let rec = record("Log2Backward0", &[self]);
-        let out = float_map!(self, |v| v.log2());
+        let out = float_map_simd!(self, vmath::Log2);
         self.unary_record(rec, out, Saves::Input, |g, s| {
             g.div(&s.unwrap().mul_scalar(LN_2)?)
         })
@@ -111,7 +112,7 @@ impl Tensor {
     /// d/dself = grad / (self * ln 10)
     pub fn log10(&self) -> Result<Tensor> {
         let rec = record("Log10Backward0", &[self]);
-        let out = float_map!(self, |v| v.log10());
+        let out = float_map_simd!(self, vmath::Log10);
         self.unary_record(rec, out, Saves::Input, |g, s| {
             g.div(&s.unwrap().mul_scalar(LN_10)?)
         })
@@ -127,7 +128,7 @@ impl Tensor {
     /// d/dself = grad * 2/sqrt(pi) * exp(-self^2)
     pub fn erf(&self) -> Result<Tensor> {
         let rec = record("ErfBackward0", &[self]);
-        let out = float_map!(self, |v| Float::erf(v));
+        let out = float_map_simd!(self, vmath::Erf);
         self.unary_record(rec, out, Saves::Input, |g, s| {
             g.mul(&erf_slope(&s.unwrap())?)
         })

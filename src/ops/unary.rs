@@ -40,7 +40,8 @@
 use crate::autograd::{is_grad_enabled, record, Record};
 use crate::kernels::binary::map2;
 use crate::kernels::unary::vmath;
-use crate::kernels::unary::{apply1_f32_simd_inplace, apply1_inplace, f, map1, map1_f32_simd};
+use crate::kernels::unary::{apply1_inplace, f, map1};
+use crate::kernels::vmap;
 use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, Result};
 
@@ -67,29 +68,46 @@ macro_rules! float_map {
 }
 pub(crate) use float_map;
 
-/// As `float_map!`, with float32 computed by a branch-free SIMD function
-/// from `kernels::unary::vmath`.
+/// As `float_map!`, computed by a branch-free SIMD function of
+/// `kernels::unary::vmath`, given as its type (one for both float types).
 macro_rules! float_map_simd {
-    ($x:expr, $fast:path, |$v:ident| $e:expr) => {{
+    ($x:expr, $k:ty) => {{
+        let x: &$crate::tensor::Tensor = $x;
+        use $crate::kernels::vmap::map1;
+        use $crate::tensor::DType;
+        match x.dtype() {
+            DType::F32 => map1::<f32, $k>(x),
+            DType::F64 => map1::<f64, $k>(x),
+            _ if $crate::tensor::dtype::default_float() == DType::F64 => {
+                map1::<f64, $k>(&x.cast_raw(DType::F64))
+            }
+            _ => map1::<f32, $k>(&x.cast_raw(DType::F32)),
+        }
+    }};
+}
+pub(crate) use float_map_simd;
+
+/// As `float_apply!`, with a SIMD function type of `vmath`.
+macro_rules! float_apply_simd {
+    ($x:expr, $k:ty) => {{
         let x: &Tensor = $x;
         match x.dtype() {
-            DType::F32 => map1_f32_simd(x, $fast),
-            DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
-            _ if crate::tensor::dtype::default_float() == DType::F64 => {
-                map1::<f64, f64>(&x.cast_raw(DType::F64), |$v: f64| $e)
-            }
-            _ => map1_f32_simd(&x.cast_raw(DType::F32), $fast),
+            DType::F32 => vmap::apply1::<f32, $k>(x),
+            _ => vmap::apply1::<f64, $k>(x),
         }
     }};
 }
 
-/// As `float_apply!`, with float32 computed by a SIMD function.
-macro_rules! float_apply_simd {
-    ($x:expr, $fast:path, |$v:ident| $e:expr) => {{
-        let x: &Tensor = $x;
-        match x.dtype() {
-            DType::F32 => apply1_f32_simd_inplace(x, $fast),
-            _ => apply1_inplace::<f64>(x, |$v: f64| $e),
+/// `K(a, b)` elementwise with broadcasting, in the promoted floating dtype,
+/// for a two-argument SIMD function type of `vmath`.
+macro_rules! float_map2_simd {
+    ($a:expr, $b:expr, $k:ty) => {{
+        let (a, b): (&Tensor, &Tensor) = ($a, $b);
+        let dt = a.result_type(b).to_floating();
+        let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
+        match dt {
+            DType::F32 => vmap::map2_simd::<f32, $k>(&a, &b)?,
+            _ => vmap::map2_simd::<f64, $k>(&a, &b)?,
         }
     }};
 }
@@ -207,19 +225,19 @@ impl Tensor {
     /// d/dself = grad * result
     pub fn exp(&self) -> Result<Tensor> {
         let rec = record("ExpBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::exp_f32, |v| v.exp());
+        let out = float_map_simd!(self, vmath::Exp);
         self.unary_record(rec, out, Saves::Output, |g, r| g.mul(&r.unwrap()))
     }
     /// d/dself = grad / self
     pub fn log(&self) -> Result<Tensor> {
         let rec = record("LogBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::ln_f32, |v| v.ln());
+        let out = float_map_simd!(self, vmath::Ln);
         self.unary_record(rec, out, Saves::Input, |g, s| g.div(&s.unwrap()))
     }
     /// d/dself = grad / (self + 1)
     pub fn log1p(&self) -> Result<Tensor> {
         let rec = record("Log1PBackward0", &[self]);
-        let out = float_map!(self, |v| v.ln_1p());
+        let out = float_map_simd!(self, vmath::Ln1p);
         self.unary_record(rec, out, Saves::Input, |g, s| {
             g.div(&s.unwrap().add_scalar(1.0)?)
         })
@@ -227,7 +245,7 @@ impl Tensor {
     /// d/dself = grad * (result + 1)
     pub fn expm1(&self) -> Result<Tensor> {
         let rec = record("Expm1Backward0", &[self]);
-        let out = float_map!(self, |v| v.exp_m1());
+        let out = float_map_simd!(self, vmath::ExpM1);
         self.unary_record(rec, out, Saves::Output, |g, r| {
             g.mul(&r.unwrap().add_scalar(1.0)?)
         })
@@ -296,13 +314,13 @@ impl Tensor {
     /// d/dself = grad * cos(self)
     pub fn sin(&self) -> Result<Tensor> {
         let rec = record("SinBackward0", &[self]);
-        let out = float_map!(self, |v| v.sin());
+        let out = float_map_simd!(self, vmath::Sin);
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().cos()?))
     }
     /// d/dself = grad * -sin(self)
     pub fn cos(&self) -> Result<Tensor> {
         let rec = record("CosBackward0", &[self]);
-        let out = float_map!(self, |v| v.cos());
+        let out = float_map_simd!(self, vmath::Cos);
         self.unary_record(rec, out, Saves::Input, |g, s| {
             g.mul(&s.unwrap().sin()?.neg()?)
         })
@@ -310,7 +328,7 @@ impl Tensor {
     /// d/dself = grad * (1 + result^2)
     pub fn tan(&self) -> Result<Tensor> {
         let rec = record("TanBackward0", &[self]);
-        let out = float_map!(self, |v| v.tan());
+        let out = float_map_simd!(self, vmath::Tan);
         self.unary_record(rec, out, Saves::Output, |g, r| {
             let r = r.unwrap();
             g.mul(&r.mul(&r)?.add_scalar(1.0)?)
@@ -319,7 +337,7 @@ impl Tensor {
     /// d/dself = tanh_backward(grad, result)
     pub fn tanh(&self) -> Result<Tensor> {
         let rec = record("TanhBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::tanh_f32, |v| v.tanh());
+        let out = float_map_simd!(self, vmath::Tanh);
         self.unary_record(rec, out, Saves::Output, |g, r| g.tanh_backward(&r.unwrap()))
     }
 
@@ -328,7 +346,7 @@ impl Tensor {
     /// d/dself = sigmoid_backward(grad, result)
     pub fn sigmoid(&self) -> Result<Tensor> {
         let rec = record("SigmoidBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::sigmoid_f32, |v| f::sigmoid(v));
+        let out = float_map_simd!(self, vmath::Sigmoid);
         self.unary_record(rec, out, Saves::Output, |g, r| {
             g.sigmoid_backward(&r.unwrap())
         })
@@ -353,10 +371,10 @@ impl Tensor {
         let tanh = gelu_mode(approximate)?;
         let rec = record("GeluBackward0", &[self]);
         let out = match (self.dtype(), tanh) {
-            (DType::F32, false) => map1::<f32, f32>(self, f::gelu),
-            (DType::F64, false) => map1::<f64, f64>(self, f::gelu),
-            (DType::F32, true) => map1_f32_simd(self, vmath::gelu_tanh_f32),
-            (DType::F64, true) => map1::<f64, f64>(self, f::gelu_tanh),
+            (DType::F32, false) => vmap::map1::<f32, vmath::Gelu>(self),
+            (DType::F64, false) => vmap::map1::<f64, vmath::Gelu>(self),
+            (DType::F32, true) => vmap::map1::<f32, vmath::GeluTanh>(self),
+            (DType::F64, true) => vmap::map1::<f64, vmath::GeluTanh>(self),
             (dt, _) => bail!(
                 runtime,
                 "\"GeluKernelImpl\" not implemented for '{}'",
@@ -371,8 +389,8 @@ impl Tensor {
     pub fn silu(&self) -> Result<Tensor> {
         let rec = record("SiluBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => map1_f32_simd(self, vmath::silu_f32),
-            DType::F64 => map1::<f64, f64>(self, f::silu),
+            DType::F32 => vmap::map1::<f32, vmath::Silu>(self),
+            DType::F64 => vmap::map1::<f64, vmath::Silu>(self),
             dt => bail!(
                 runtime,
                 "\"silu_cpu\" not implemented for '{}'",
@@ -480,9 +498,9 @@ impl Tensor {
     pub fn gelu_backward(&self, x: &Tensor, tanh: bool) -> Result<Tensor> {
         let rec = record("GeluBackwardBackward0", &[self, x]);
         let out = if tanh {
-            float_map2!(self, x, |g, x| g * f::gelu_tanh_grad(x))
+            float_map2_simd!(self, x, vmath::GeluTanhBackward)
         } else {
-            float_map2!(self, x, |g, x| g * f::gelu_grad(x))
+            float_map2_simd!(self, x, vmath::GeluBackward)
         };
         rec.save("grad_output", self)
             .save("self", x)
@@ -505,7 +523,7 @@ impl Tensor {
     /// `self * silu'(x)`.
     pub fn silu_backward(&self, x: &Tensor) -> Result<Tensor> {
         let rec = record("SiluBackwardBackward0", &[self, x]);
-        let out = float_map2!(self, x, |g, x| g * f::silu_grad(x));
+        let out = float_map2_simd!(self, x, vmath::SiluBackward);
         rec.save("grad_output", self)
             .save("self", x)
             .finish(out, |c| {
@@ -573,28 +591,28 @@ impl Tensor {
     pub fn exp_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::exp_f32, |v| v.exp()),
+            |t| float_apply_simd!(t, vmath::Exp),
             |t| t.exp(),
         )
     }
     pub fn log_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::ln_f32, |v| v.ln()),
+            |t| float_apply_simd!(t, vmath::Ln),
             |t| t.log(),
         )
     }
     pub fn log1p_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply!(t, |v| v.ln_1p()),
+            |t| float_apply_simd!(t, vmath::Ln1p),
             |t| t.log1p(),
         )
     }
     pub fn expm1_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply!(t, |v| v.exp_m1()),
+            |t| float_apply_simd!(t, vmath::ExpM1),
             |t| t.expm1(),
         )
     }
@@ -658,35 +676,35 @@ impl Tensor {
     pub fn sin_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply!(t, |v| v.sin()),
+            |t| float_apply_simd!(t, vmath::Sin),
             |t| t.sin(),
         )
     }
     pub fn cos_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply!(t, |v| v.cos()),
+            |t| float_apply_simd!(t, vmath::Cos),
             |t| t.cos(),
         )
     }
     pub fn tan_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply!(t, |v| v.tan()),
+            |t| float_apply_simd!(t, vmath::Tan),
             |t| t.tan(),
         )
     }
     pub fn tanh_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::tanh_f32, |v| v.tanh()),
+            |t| float_apply_simd!(t, vmath::Tanh),
             |t| t.tanh(),
         )
     }
     pub fn sigmoid_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::sigmoid_f32, |v| f::sigmoid(v)),
+            |t| float_apply_simd!(t, vmath::Sigmoid),
             |t| t.sigmoid(),
         )
     }
@@ -705,9 +723,9 @@ impl Tensor {
         let fp = self.dtype().is_floating();
         let done = self.try_fast_inplace(fp, |t| {
             if tanh {
-                float_apply_simd!(t, vmath::gelu_tanh_f32, |v| f::gelu_tanh(v))
+                float_apply_simd!(t, vmath::GeluTanh)
             } else {
-                float_apply!(t, |v| f::gelu(v))
+                float_apply_simd!(t, vmath::Gelu)
             }
         })?;
         if done {
@@ -718,7 +736,7 @@ impl Tensor {
     pub fn silu_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::silu_f32, |v| f::silu(v)),
+            |t| float_apply_simd!(t, vmath::Silu),
             |t| t.silu(),
         )
     }

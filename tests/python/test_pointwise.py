@@ -908,56 +908,97 @@ def test_module_functions_and_methods_exist():
 
 
 # ----------------------------------------------------------------------------
-# float32 SIMD kernels: large tensors (the threaded path), strided inputs and
-# special values against torch
+# SIMD transcendental kernels (float32 and float64): large tensors (the
+# threaded path), strided inputs and special values against torch
 # ----------------------------------------------------------------------------
 
 SIMD_OPS = {
     "exp": lambda L, x: L.exp(x),
     "log": lambda L, x: L.log(x),
+    "log1p": lambda L, x: L.log1p(x),
+    "expm1": lambda L, x: L.expm1(x),
+    "log2": lambda L, x: L.log2(x),
+    "log10": lambda L, x: L.log10(x),
     "tanh": lambda L, x: L.tanh(x),
     "sigmoid": lambda L, x: L.sigmoid(x),
     "silu": lambda L, x: L._C._nn.silu(x),
+    "gelu": lambda L, x: L._C._nn.gelu(x),
     "gelu_tanh": lambda L, x: L._C._nn.gelu(x, approximate="tanh"),
+    "erf": lambda L, x: L.erf(x),
+    "logsigmoid": lambda L, x: L.nn.functional.logsigmoid(x),
+    "sin": lambda L, x: L.sin(x),
+    "cos": lambda L, x: L.cos(x),
+    "tan": lambda L, x: L.tan(x),
 }
 SIMD_INPLACE = {
     "exp": lambda L, x: x.exp_(),
     "log": lambda L, x: x.log_(),
+    "log1p": lambda L, x: x.log1p_(),
+    "expm1": lambda L, x: x.expm1_(),
+    "log2": lambda L, x: x.log2_(),
+    "log10": lambda L, x: x.log10_(),
     "tanh": lambda L, x: x.tanh_(),
     "sigmoid": lambda L, x: x.sigmoid_(),
     "silu": lambda L, x: L._C._nn.silu_(x),
+    "gelu": lambda L, x: L._C._nn.gelu_(x),
     "gelu_tanh": lambda L, x: L._C._nn.gelu_(x, approximate="tanh"),
+    "erf": lambda L, x: x.erf_(),
+    "sin": lambda L, x: x.sin_(),
+    "cos": lambda L, x: x.cos_(),
+    "tan": lambda L, x: x.tan_(),
 }
 SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-40, -1e-40, 1e-30, 0.5, 0.625, -0.625]
 SPECIALS += [9.0, 88.7, -88.7, 88.8, -88.8, 100.0, -100.0, -103.9, -104.5, 1e30, -1e30]
+SPECIALS += [0.875, -0.875, 3.9, -3.9, 1.3e5, -1.4e5, 1e9, 3.0e9]
+SPECIALS64 = SPECIALS + [1e-310, -1e-310, 709.7, 709.8, -745.0, -746.0, 1e300, -1e300, 6.0, -6.0]
+SPECIALS64 += [1.1e9, -1.2e9, 1e15, 710.5, -710.5, 20.0, -20.0]
+# float32 erf is a polynomial in torch (an absolute error of ~1e-7), and
+# gelu's 1 + erf(u) or 1 + tanh(u) cancels for u << 0: both libraries are
+# then only accurate to ~ulp(1) * |x| in absolute terms (|x| < 100 here)
+SIMD_ATOL = {
+    "float32": {"gelu_tanh": 1e-6, "gelu": 1e-6, "erf": 1e-6},
+    "float64": {"gelu_tanh": 3e-14, "gelu": 3e-14},
+}
 
 
-@pytest.mark.parametrize("name", sorted(SIMD_OPS))
-def test_float32_kernels_match_torch(name):
-    torch = pytest.importorskip("torch")
+def simd_inputs(name, dtype):
     rng = np.random.default_rng(31)
-    x = np.concatenate([rng.standard_normal(70_001) * 20, rng.standard_normal(30_000), SPECIALS])
-    if name == "log":
+    specials = SPECIALS if dtype == "float32" else SPECIALS64
+    x = np.concatenate([rng.standard_normal(70_001) * 20, rng.standard_normal(30_000), specials])
+    if name in ("log", "log2", "log10"):
         x = np.abs(x)
         x[:7] = [math.nan, -1.0, -math.inf, 0.0, -0.0, 1e-42, math.inf]
-    x = x.astype(np.float32)
+    if name == "log1p":
+        x[:4] = [-1.0, -1.5, -0.999, -1e-20]
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(SIMD_OPS))
+def test_simd_kernels_match_torch(name, dtype):
+    torch = pytest.importorskip("torch")
+    x = simd_inputs(name, dtype)
     outs = []
     for lib in (fg, torch):
-        t = lib.tensor(x.tolist(), dtype=lib.float32)
+        t = lib.tensor(x.tolist(), dtype=getattr(lib, dtype))
         out = SIMD_OPS[name](lib, t)
         strided = SIMD_OPS[name](
             lib, t.narrow(0, 0, 100_000).reshape(100, 1000).narrow(1, 1, 997).t()
         )
-        inplace = t.clone()
-        SIMD_INPLACE[name](lib, inplace)
-        outs.append((vals(out), vals(strided), vals(inplace)))
-    # gelu's 1 + tanh(u) cancels for u << 0: both libraries are then only
-    # accurate to ~ulp(1) * |x| in absolute terms
-    atol = 1e-6 if name == "gelu_tanh" else 1e-44
+        res = [vals(out), vals(strided)]
+        if name in SIMD_INPLACE:
+            inplace = t.clone()
+            SIMD_INPLACE[name](lib, inplace)
+            res.append(vals(inplace))
+        outs.append(res)
+    atol = SIMD_ATOL[dtype].get(name, 1e-44 if dtype == "float32" else 1e-300)
+    rtol = 1e-6 if dtype == "float32" else 1e-13
     for a, b in zip(*outs):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=atol, equal_nan=True)
-    # in place gives bitwise the same values as out of place
-    np.testing.assert_array_equal(outs[0][0], outs[0][2])
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    # strided and in place give bitwise the same values as out of place
+    np.testing.assert_array_equal(outs[0][0][:100_000].reshape(100, 1000)[:, 1:998].T, outs[0][1])
+    if name in SIMD_INPLACE:
+        np.testing.assert_array_equal(outs[0][0], outs[0][2])
 
 
 def test_where_one_argument_is_nonzero_as_tuple():

@@ -1,300 +1,389 @@
-//! Vectorisable float32 transcendental functions.
+//! Vectorisable transcendental functions of float32 ([`float32`]) and
+//! float64 ([`float64`]).
 //!
 //! The functions are branch-free (selects instead of branches, bit tricks
 //! instead of libm calls), so a loop over a slice compiles to SIMD code. The
-//! loops are `super::super::slices`', compiled twice: for the x86-64
-//! baseline (SSE2) and, picked at run time, for AVX2+FMA. Both compute the
-//! same formula with the same roundings:
+//! loops ([`map`], [`apply`], [`zip`] over the functions as types, see
+//! [`Unary`]) are compiled twice, as `slices`' are: for the x86-64 baseline
+//! (SSE2) and, picked at run time, for AVX2+FMA. Both compute the same
+//! formula with the same roundings:
 //! Rust never contracts `a * b + c` on its own, and the explicit `mul_add`s
 //! are one rounding on every path (an FMA instruction on AVX2+FMA and on
-//! aarch64, libm's correctly rounded `fmaf` on the x86-64 baseline), so every
+//! aarch64, libm's correctly rounded `fma` on the x86-64 baseline), so every
 //! path gives bitwise identical results; tests force each path and compare.
+//! Integers are handled as bit patterns of the same width (no float/int
+//! conversions of 64-bit lanes, which AVX2 lacks).
 //!
-//! The polynomials are evaluated with FMAs in Estrin's scheme (pairs first,
-//! then powers of the argument) rather than Horner's: fewer instructions
-//! than separate multiplies and adds, and a dependency chain about half as
-//! long, which the out-of-order core overlaps across elements.
+//! Polynomials are minimax fits (Remez exchange in mpmath:
+//! `tools/vmath_fit.py` prints every constant), evaluated as pairs
+//! `c[2i] + c[2i+1] x` combined by Horner's rule in `x^2`: a dependency
+//! chain half as long as Horner's, which the out-of-order core overlaps
+//! across elements.
 //!
-//! Accuracy (checked in the tests against f64): exp and log within 2 ulp,
-//! tanh and sigmoid within 4 ulp, over the whole float range, with IEEE
-//! results for NaN, ±inf, ±0 and subnormals.
+//! sin, cos and tan reduce their argument by Cody and Waite's method (pi/2
+//! in three parts, exact products in FMAs), accurate while |x| stays below
+//! [`TRIG_LIMIT_F64`] (2^30) or [`TRIG_LIMIT_F32`] (2^17); the
+//! slice kernels ([`map_patched`], [`apply_patched`]) compute every element
+//! on the fast path and then recompute the rare larger elements with libm.
+//!
+//! Accuracy, as measured by the tests (each asserts its bound) and by
+//! `tools/vmath_check.py`:
+//! - float32: distance in ulps from float64 libm's value rounded to
+//!   float32, on every 97th float32 bit pattern (~44M inputs);
+//! - float64 vs libm: distance in ulps from glibc's libm (itself within
+//!   about 1 ulp; sigmoid and silu against a double-double formula), on
+//!   ~7M inputs per function: random bit patterns, uniform draws in the
+//!   interesting ranges, edge values and their neighbours; plus values
+//!   computed in mpmath;
+//! - float64 vs mpmath: error in ulps of the exact value on 30000 uniform
+//!   draws (`dump_for_mpmath`: exp on [-745, 709], expm1 and tanh on
+//!   [-3, 3], logs on (0, 3], sigmoid and silu on [-40, 40], erf on
+//!   [-6, 6], sin, cos and tan on [-10, 10] and sin, cos on [-1e9, 1e9]).
+//!
+//! | function    | float32 | float64 vs libm | float64 vs mpmath |
+//! |-------------|---------|-----------------|-------------------|
+//! | exp         | 1       | 1               | 0.94              |
+//! | exp_m1      | 1       | 2               | 1.74              |
+//! | ln          | 1       | 1               | 0.74              |
+//! | ln_1p       | 1       | 1               | 0.79              |
+//! | log2        | 2       | 1               | 0.70              |
+//! | log10       | 2       | 2               | 0.62              |
+//! | tanh        | 4       | 4               | 2.16              |
+//! | sigmoid     | 3       | 3               | 2.09              |
+//! | silu        | -       | 4               | 2.04              |
+//! | log_sigmoid | 2       | 2               | -                 |
+//! | erf         | 2       | 1               | 1.01              |
+//! | sin         | 1       | 1               | 1.22 (1.34 large) |
+//! | cos         | 1       | 1               | 1.39 (1.34 large) |
+//! | tan         | 3       | 3               | 2.53              |
+//!
+//! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
+//! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and
+//! the derivative helpers are the formulas of ATen's kernels on these.
 
-// Polynomial coefficients are quoted as Cephes publishes them.
+// Polynomial coefficients are quoted as fitted (shortest round-trip
+// decimal).
 #![allow(clippy::excessive_precision)]
 
-#[inline(always)]
-fn select(c: bool, a: f32, b: f32) -> f32 {
-    if c {
-        a
-    } else {
-        b
+pub mod float32;
+pub mod float64;
+
+pub use float32::*;
+pub use float64::*;
+
+use super::super::slices::{self, SimdPath};
+
+/// A function of this module as a type, for both float types: loops call
+/// `eval` inlined. (Through an `Fn` value the compiler may keep a call to
+/// a large function, and the called copy is the baseline build, FMAs as
+/// libm calls: ~100x slower.)
+pub trait Unary<T: Copy> {
+    /// The branch-free function (for sin, cos and tan: valid below the
+    /// reduction's limit).
+    fn eval(x: T) -> T;
+    /// The function for every input, per element (`eval` unless overridden).
+    #[inline(always)]
+    fn exact(x: T) -> T {
+        Self::eval(x)
+    }
+    /// `dst[i] = f(src[i])` for `i < dst.len()`, on the best SIMD path.
+    fn map(src: &[T], dst: &mut [T]) {
+        map::<T, Self>(src, dst)
+    }
+    /// `buf[i] = f(buf[i])`, on the best SIMD path.
+    fn apply(buf: &mut [T]) {
+        apply::<T, Self>(buf)
     }
 }
 
-/// e^x (Cephes' expf polynomial; the scale 2^n is applied in two halves so
-/// results down to the subnormal range and up to overflow are exact).
-#[inline(always)]
-pub fn exp_f32(x: f32) -> f32 {
-    // NaN fails both tests and stays NaN.
-    let xc = select(x < -104.0, -104.0, select(x > 89.0, 89.0, x));
-    let (r, n) = exp_reduce(xc);
-    let y = exp_poly(r);
-    let h = n >> 1;
-    let s1 = f32::from_bits((h.wrapping_add(127) as u32) << 23);
-    let s2 = f32::from_bits((n.wrapping_sub(h).wrapping_add(127) as u32) << 23);
-    y * s1 * s2
-}
-
-/// `x = n ln2 + r` with n an integer and |r| <= ln2 / 2 (Cody and Waite's
-/// two-part ln2, so r is exact to float precision), for |x| <= 104.
-#[inline(always)]
-fn exp_reduce(x: f32) -> (f32, i32) {
-    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
-    let t = x.mul_add(std::f32::consts::LOG2_E, MAGIC);
-    let n = t - MAGIC;
-    let r = n.mul_add(-0.693_359_4, x);
-    let r = n.mul_add(2.121_944_4e-4, r);
-    (r, (t.to_bits() as i32).wrapping_sub(0x4B40_0000))
-}
-
-/// e^r for |r| <= ln2 / 2: `1 + r + r^2 p(r)` with Cephes' degree-5 p.
-#[inline(always)]
-fn exp_poly(r: f32) -> f32 {
-    let r2 = r * r;
-    let r4 = r2 * r2;
-    let p01 = 1.666_666_5e-1f32.mul_add(r, 5.000_000_1e-1);
-    let p23 = 8.333_452e-3f32.mul_add(r, 4.166_579_6e-2);
-    let p45 = 1.987_569_1e-4f32.mul_add(r, 1.398_199_9e-3);
-    let p = p45.mul_add(r4, p23.mul_add(r2, p01));
-    p.mul_add(r2, r + 1.0)
-}
-
-/// Natural logarithm (Cephes' logf polynomial), subnormals included.
-#[inline(always)]
-pub fn ln_f32(x: f32) -> f32 {
-    let sub = x < f32::MIN_POSITIVE;
-    let xs = select(sub, x * 8_388_608.0, x); // 2^23
-    let bits = xs.to_bits();
-    // x = m * 2^e with m in [0.5, 1)
-    let e = ((bits >> 23) & 0xff) as i32 - 126 - if sub { 23 } else { 0 };
-    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000);
-    let lt = m < std::f32::consts::FRAC_1_SQRT_2;
-    let e = e - lt as i32;
-    let m = select(lt, m + m, m) - 1.0;
-    let z = m * m;
-    let p = (((((((7.037_683_6e-2 * m - 1.151_461e-1) * m + 1.167_699_9e-1) * m
-        - 1.242_014_1e-1)
-        * m
-        + 1.424_932_3e-1)
-        * m
-        - 1.666_805_8e-1)
-        * m
-        + 2.000_071_4e-1)
-        * m
-        - 2.499_999_4e-1)
-        * m
-        + 3.333_333_1e-1;
-    let fe = e as f32;
-    let y = p * m * z + -2.121_944_4e-4 * fe + -0.5 * z;
-    let r = m + y + 0.693_359_4 * fe;
-    select(
-        x.is_nan() || x < 0.0,
-        f32::NAN,
-        select(
-            x == 0.0,
-            f32::NEG_INFINITY,
-            select(x == f32::INFINITY, x, r),
-        ),
-    )
-}
-
-/// tanh: Eigen's (and XLA's) rational approximation, an odd degree-13
-/// polynomial over an even degree-6 one, on |x| clamped to 7.9988 (where
-/// the approximation reaches 1; within 4 ulp of the true value there and
-/// beyond); below |x| = 0.0004, x itself. One division and no exponential:
-/// about twice as fast as `1 - 2 / (e^{2|x|} + 1)`.
-#[inline(always)]
-pub fn tanh_f32(x: f32) -> f32 {
-    const CLAMP: f32 = 7.998_811_721_801_757_81;
-    let ax = x.abs();
-    // NaN fails the test and stays NaN.
-    let y = select(ax > CLAMP, CLAMP, ax);
-    let y2 = y * y;
-    let p = y2.mul_add(-2.760_768_477_423_55e-16, 2.000_187_904_824_77e-13);
-    let p = y2.mul_add(p, -8.604_671_522_137_35e-11);
-    let p = y2.mul_add(p, 5.122_297_090_371_14e-8);
-    let p = y2.mul_add(p, 1.485_722_357_179_79e-5);
-    let p = y2.mul_add(p, 6.372_619_288_754_36e-4);
-    let p = y2.mul_add(p, 4.893_524_558_917_86e-3);
-    let q = y2.mul_add(1.198_258_394_667_02e-6, 1.185_347_056_866_54e-4);
-    let q = y2.mul_add(q, 2.268_434_632_439e-3);
-    let q = y2.mul_add(q, 4.893_525_185_543_85e-3);
-    let r = select(ax < 0.0004, ax, y * p / q);
-    // r >= 0 (or NaN): x's sign goes on (keeping -0.0)
-    f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000))
-}
-
-/// `1 / (1 + e^-x)`.
-#[inline(always)]
-pub fn sigmoid_f32(x: f32) -> f32 {
-    1.0 / (1.0 + exp_f32(-x))
-}
-
-/// `x / (1 + e^-x)`.
-#[inline(always)]
-pub fn silu_f32(x: f32) -> f32 {
-    x / (1.0 + exp_f32(-x))
-}
-
-/// gelu's tanh approximation on [`tanh_f32`].
-#[inline(always)]
-pub fn gelu_tanh_f32(x: f32) -> f32 {
-    const K_BETA: f32 = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
-    let inner = K_BETA * (x + 0.044_715 * x * x * x);
-    0.5 * x * (1.0 + tanh_f32(inner))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kernels::slices::{self, force_simd_path, SimdPath};
-
-    /// Distance in units in the last place between two f32 (same sign).
-    fn ulps(a: f32, b: f32) -> u32 {
-        if a == b || (a.is_nan() && b.is_nan()) {
-            return 0;
-        }
-        let (ia, ib) = (a.to_bits() as i32, b.to_bits() as i32);
-        if (ia < 0) != (ib < 0) {
-            return u32::MAX;
-        }
-        (ia - ib).unsigned_abs()
+/// A function of two arguments as a type (the derivative kernels
+/// `grad * f'(x)`), as [`Unary`].
+pub trait Binary<T: Copy> {
+    fn eval(a: T, b: T) -> T;
+    /// `dst[i] = f(a[i], b[i])` for `i < dst.len()`, on the best SIMD path.
+    fn zip(a: &[T], b: &[T], dst: &mut [T]) {
+        zip::<T, Self>(a, b, dst)
     }
+}
 
-    /// Every 97th float32 bit pattern (~44M values), plus neighbours of
-    /// interesting points.
-    fn sweep(mut f: impl FnMut(f32)) {
-        let mut bits: u32 = 0;
-        while let Some(b) = bits.checked_add(97) {
-            f(f32::from_bits(bits));
-            bits = b;
-        }
-        for v in [
-            0.0f32, -0.0, 1.0, -1.0, 0.0004, -0.0004, 0.625, -0.625, 7.998_812, 88.72, 89.0, -87.3,
-            -103.9, -104.0,
-        ] {
-            f(v);
-            f(f32::from_bits(v.to_bits() + 1));
-            f(f32::from_bits(v.to_bits().saturating_sub(1)));
-        }
-    }
+/// Defines `$name` (dispatching on [`slices::simd_path`]), its baseline
+/// body and its AVX2+FMA build, from one generic body over `K`.
+macro_rules! dispatched {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident / $plain:ident / $avx2:ident <$tr:ident>($($arg:ident: $ty:ty),*) $body:block
+    ) => {
+        #[inline(always)]
+        fn $plain<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) $body
 
-    fn check(name: &str, fast: fn(f32) -> f32, exact: fn(f64) -> f64, max_ulps: u32) {
-        let mut worst = (0u32, 0.0f32);
-        sweep(|x| {
-            let want = exact(x as f64) as f32;
-            let got = fast(x);
-            let u = ulps(got, want);
-            // subnormal results: measure absolute error in units of the
-            // smallest subnormal instead
-            let u = if want.abs() < f32::MIN_POSITIVE && got.abs() < f32::MIN_POSITIVE {
-                ((got - want).abs() / f32::from_bits(1)) as u32
-            } else {
-                u
-            };
-            if u > worst.0 {
-                worst = (u, x);
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $avx2<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
+            $plain::<T, K>($($arg),*)
+        }
+
+        $(#[$doc])*
+        pub fn $name<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if slices::simd_path() == SimdPath::Avx2 {
+                // SAFETY: simd_path() is Avx2 only when the CPU reports AVX2
+                // and FMA, the features the function is compiled for.
+                return unsafe { $avx2::<T, K>($($arg),*) };
             }
-        });
-        assert!(
-            worst.0 <= max_ulps,
-            "{name}: {} ulps at x = {:e} (got {:e}, want {:e})",
-            worst.0,
-            worst.1,
-            fast(worst.1),
-            exact(worst.1 as f64) as f32
-        );
-    }
+            $plain::<T, K>($($arg),*)
+        }
+    };
+}
 
-    #[test]
-    fn exp_is_accurate() {
-        check("exp", exp_f32, f64::exp, 2);
+dispatched! {
+    /// `dst[i] = K::eval(src[i])` for `i < dst.len()` (`src` at least as
+    /// long).
+    fn map / map_plain / map_avx2<Unary>(src: &[T], dst: &mut [T]) {
+        let src = &src[..dst.len()];
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = K::eval(s);
+        }
     }
-    #[test]
-    fn ln_is_accurate() {
-        check("ln", ln_f32, f64::ln, 2);
+}
+
+dispatched! {
+    /// `buf[i] = K::eval(buf[i])`.
+    fn apply / apply_plain / apply_avx2<Unary>(buf: &mut [T]) {
+        for d in buf.iter_mut() {
+            *d = K::eval(*d);
+        }
     }
-    #[test]
-    fn tanh_is_accurate() {
-        check("tanh", tanh_f32, f64::tanh, 4);
+}
+
+dispatched! {
+    /// `dst[i] = K::eval(a[i], b[i])` for `i < dst.len()`.
+    fn zip / zip_plain / zip_avx2<Binary>(a: &[T], b: &[T], dst: &mut [T]) {
+        let (a, b) = (&a[..dst.len()], &b[..dst.len()]);
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = K::eval(x, y);
+        }
     }
-    #[test]
-    fn sigmoid_is_accurate() {
-        // where e^-x overflows float32 the result is 0, as torch's (the exact
-        // value is subnormal)
-        check(
-            "sigmoid",
-            sigmoid_f32,
-            |x| {
-                if -x > (f32::MAX as f64).ln() {
-                    0.0
-                } else {
-                    1.0 / (1.0 + (-x).exp())
+}
+
+/// Block length of the patched loops: the fast results of a block are
+/// computed in one SIMD call, then its rare slow-path elements redone.
+const PATCH_BLOCK: usize = 1024;
+
+/// `dst[i] = K::eval(src[i])` on the SIMD path, except where
+/// `slow(src[i])`, which get `K::exact(src[i])` (computed after the
+/// block's fast results).
+pub fn map_patched<T: Copy, K: Unary<T> + ?Sized>(
+    src: &[T],
+    dst: &mut [T],
+    slow: impl Fn(T) -> bool,
+) {
+    let src = &src[..dst.len()];
+    for (s, d) in src.chunks(PATCH_BLOCK).zip(dst.chunks_mut(PATCH_BLOCK)) {
+        map::<T, K>(s, d);
+        if s.iter().fold(false, |a, &v| a | slow(v)) {
+            for (d, &v) in d.iter_mut().zip(s) {
+                if slow(v) {
+                    *d = K::exact(v);
                 }
-            },
-            4,
-        );
-    }
-
-    #[test]
-    fn special_values() {
-        let inf = f32::INFINITY;
-        assert!(exp_f32(f32::NAN).is_nan());
-        assert_eq!(exp_f32(inf), inf);
-        assert_eq!(exp_f32(-inf), 0.0);
-        assert_eq!(exp_f32(0.0), 1.0);
-        assert_eq!(exp_f32(89.0), inf);
-        assert!(ln_f32(f32::NAN).is_nan());
-        assert!(ln_f32(-1.0).is_nan());
-        assert!(ln_f32(-inf).is_nan());
-        assert_eq!(ln_f32(0.0), -inf);
-        assert_eq!(ln_f32(-0.0), -inf);
-        assert_eq!(ln_f32(inf), inf);
-        assert_eq!(ln_f32(1.0), 0.0);
-        assert!(tanh_f32(f32::NAN).is_nan());
-        assert_eq!(tanh_f32(inf), 1.0);
-        assert_eq!(tanh_f32(-inf), -1.0);
-        assert_eq!(tanh_f32(-0.0).to_bits(), (-0.0f32).to_bits());
-        assert_eq!(sigmoid_f32(-inf), 0.0);
-        assert_eq!(sigmoid_f32(inf), 1.0);
-        assert!(sigmoid_f32(f32::NAN).is_nan());
-    }
-
-    #[test]
-    fn every_path_gives_identical_bits() {
-        let src: Vec<f32> = (0..10_007)
-            .map(|i| ((i as f32) * 0.618_034).sin() * 120.0)
-            .collect();
-        let fs: [fn(f32) -> f32; 5] = [exp_f32, ln_f32, tanh_f32, sigmoid_f32, gelu_tanh_f32];
-        for f in fs {
-            let mut outs = Vec::new();
-            for p in [SimdPath::Baseline, SimdPath::Avx2] {
-                force_simd_path(Some(p));
-                let mut dst = vec![0.0f32; src.len()];
-                slices::map(&src, &mut dst, &f);
-                let mut inplace = src.clone();
-                slices::apply(&mut inplace, &f);
-                assert_eq!(
-                    dst.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                    inplace.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-                );
-                outs.push(dst);
             }
+        }
+    }
+}
+
+/// In-place [`map_patched`].
+pub fn apply_patched<T: Copy, K: Unary<T> + ?Sized>(buf: &mut [T], slow: impl Fn(T) -> bool) {
+    for c in buf.chunks_mut(PATCH_BLOCK) {
+        if c.iter().fold(false, |a, &v| a | slow(v)) {
+            let orig = c.to_vec();
+            map_patched::<T, K>(&orig, c, &slow);
+        } else {
+            apply::<T, K>(c);
+        }
+    }
+}
+
+/// Declares unit types implementing [`Unary`] for f32 and f64 with the
+/// given functions.
+macro_rules! unary_types {
+    ($($(#[$doc:meta])* $name:ident: $f32:path, $f64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Unary<f32> for $name {
+            #[inline(always)]
+            fn eval(x: f32) -> f32 {
+                $f32(x)
+            }
+        }
+        impl Unary<f64> for $name {
+            #[inline(always)]
+            fn eval(x: f64) -> f64 {
+                $f64(x)
+            }
+        }
+    )*};
+}
+
+unary_types! {
+    /// e^x.
+    Exp: exp_f32, exp_f64;
+    /// e^x - 1.
+    ExpM1: exp_m1_f32, exp_m1_f64;
+    /// ln x.
+    Ln: ln_f32, ln_f64;
+    /// ln(1 + x).
+    Ln1p: ln_1p_f32, ln_1p_f64;
+    /// log2 x.
+    Log2: log2_f32, log2_f64;
+    /// log10 x.
+    Log10: log10_f32, log10_f64;
+    /// tanh x.
+    Tanh: tanh_f32, tanh_f64;
+    /// 1 / (1 + e^-x).
+    Sigmoid: sigmoid_f32, sigmoid_f64;
+    /// x / (1 + e^-x).
+    Silu: silu_f32, silu_f64;
+    /// erf x.
+    Erf: erf_f32, erf_f64;
+    /// gelu (erf form).
+    Gelu: gelu_f32, gelu_f64;
+    /// gelu (tanh approximation).
+    GeluTanh: gelu_tanh_f32, gelu_tanh_f64;
+    /// log(sigmoid(x)).
+    LogSigmoid: log_sigmoid_f32, log_sigmoid_f64;
+}
+
+/// Declares unit types implementing [`Unary`] for sin, cos and tan: the
+/// reduced function, patched with the checked one beyond the limit.
+macro_rules! trig_types {
+    ($($(#[$doc:meta])* $name:ident: $r32:path, $c32:path, $r64:path, $c64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Unary<f32> for $name {
+            #[inline(always)]
+            fn eval(x: f32) -> f32 {
+                $r32(x)
+            }
+            fn exact(x: f32) -> f32 {
+                $c32(x)
+            }
+            fn map(src: &[f32], dst: &mut [f32]) {
+                map_patched::<f32, Self>(src, dst, trig_slow_f32)
+            }
+            fn apply(buf: &mut [f32]) {
+                apply_patched::<f32, Self>(buf, trig_slow_f32)
+            }
+        }
+        impl Unary<f64> for $name {
+            #[inline(always)]
+            fn eval(x: f64) -> f64 {
+                $r64(x)
+            }
+            fn exact(x: f64) -> f64 {
+                $c64(x)
+            }
+            fn map(src: &[f64], dst: &mut [f64]) {
+                map_patched::<f64, Self>(src, dst, trig_slow_f64)
+            }
+            fn apply(buf: &mut [f64]) {
+                apply_patched::<f64, Self>(buf, trig_slow_f64)
+            }
+        }
+    )*};
+}
+
+trig_types! {
+    /// sin x.
+    Sin: sin_f32_reduced, sin_f32, sin_f64_reduced, sin_f64;
+    /// cos x.
+    Cos: cos_f32_reduced, cos_f32, cos_f64_reduced, cos_f64;
+    /// tan x.
+    Tan: tan_f32_reduced, tan_f32, tan_f64_reduced, tan_f64;
+}
+
+/// Declares unit types implementing [`Binary`] as `grad * f(x)`.
+macro_rules! grad_types {
+    ($($(#[$doc:meta])* $name:ident: $f32:path, $f64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Binary<f32> for $name {
+            #[inline(always)]
+            fn eval(g: f32, x: f32) -> f32 {
+                g * $f32(x)
+            }
+        }
+        impl Binary<f64> for $name {
+            #[inline(always)]
+            fn eval(g: f64, x: f64) -> f64 {
+                g * $f64(x)
+            }
+        }
+    )*};
+}
+
+grad_types! {
+    /// `grad * gelu'(x)` (erf form).
+    GeluBackward: gelu_grad_f32, gelu_grad_f64;
+    /// `grad * gelu'(x)` (tanh approximation).
+    GeluTanhBackward: gelu_tanh_grad_f32, gelu_tanh_grad_f64;
+    /// `grad * silu'(x)`.
+    SiluBackward: silu_grad_f32, silu_grad_f64;
+}
+
+/// Test helpers shared by the float32 and float64 tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Binary, Unary};
+    use crate::kernels::slices::{force_simd_path, SimdPath};
+
+    /// The bits of each element, for bitwise comparisons.
+    pub trait Bits: Copy + Default {
+        fn bits(self) -> u64;
+    }
+    impl Bits for f32 {
+        fn bits(self) -> u64 {
+            self.to_bits() as u64
+        }
+    }
+    impl Bits for f64 {
+        fn bits(self) -> u64 {
+            self.to_bits()
+        }
+    }
+
+    fn bits<T: Bits>(v: &[T]) -> Vec<u64> {
+        v.iter().map(|x| x.bits()).collect()
+    }
+
+    /// Asserts that `K` over `src` gives the same bits on the baseline and
+    /// the AVX2 path, out of place and in place, as per-element `exact`.
+    pub fn paths_agree<T: Bits, K: Unary<T>>(src: &[T], name: &str) {
+        let scalar: Vec<u64> = src.iter().map(|&x| K::exact(x).bits()).collect();
+        for p in [SimdPath::Baseline, SimdPath::Avx2] {
+            force_simd_path(Some(p));
+            let mut dst = vec![T::default(); src.len()];
+            K::map(src, &mut dst);
+            let mut inplace = src.to_vec();
+            K::apply(&mut inplace);
             force_simd_path(None);
-            let scalar: Vec<u32> = src.iter().map(|&x| f(x).to_bits()).collect();
-            for o in outs {
-                assert_eq!(o.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), scalar);
-            }
+            assert!(bits(&dst) == scalar, "{name}: {p:?} differs from scalar");
+            assert!(bits(&inplace) == scalar, "{name}: {p:?} in place differs");
+        }
+    }
+
+    /// [`paths_agree`] for a [`Binary`] kernel (`a` against itself reversed).
+    pub fn paths_agree2<T: Bits, K: Binary<T>>(a: &[T], name: &str) {
+        let b: Vec<T> = a.iter().rev().copied().collect();
+        let scalar: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| K::eval(x, y).bits())
+            .collect();
+        for p in [SimdPath::Baseline, SimdPath::Avx2] {
+            force_simd_path(Some(p));
+            let mut dst = vec![T::default(); a.len()];
+            K::zip(a, &b, &mut dst);
+            force_simd_path(None);
+            assert!(bits(&dst) == scalar, "{name}: {p:?} differs from scalar");
         }
     }
 }

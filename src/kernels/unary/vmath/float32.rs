@@ -1,0 +1,478 @@
+//! float32 functions (see the parent module for the accuracy table).
+//!
+//! exp, ln, tanh and sigmoid are as before this module grew float64
+//! (Cephes' expf and logf polynomials, Eigen's tanh); exp_m1, ln_1p, the
+//! trigonometric functions and erf follow the float64 schemes with
+//! polynomials fitted for float32.
+
+use std::f32::consts::{FRAC_1_SQRT_2, FRAC_2_PI, LOG10_E, LOG2_E};
+
+#[inline(always)]
+fn select(c: bool, a: f32, b: f32) -> f32 {
+    if c {
+        a
+    } else {
+        b
+    }
+}
+
+/// e^x (Cephes' expf polynomial; the scale 2^n is applied in two halves so
+/// results down to the subnormal range and up to overflow are exact).
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    // NaN fails both tests and stays NaN.
+    let xc = select(x < -104.0, -104.0, select(x > 89.0, 89.0, x));
+    let (r, n) = exp_reduce(xc);
+    let y = exp_poly(r);
+    let h = n >> 1;
+    let s1 = f32::from_bits((h.wrapping_add(127) as u32) << 23);
+    let s2 = f32::from_bits((n.wrapping_sub(h).wrapping_add(127) as u32) << 23);
+    y * s1 * s2
+}
+
+/// `x = n ln2 + r` with n an integer and |r| <= ln2 / 2 (Cody and Waite's
+/// two-part ln2, so r is exact to float precision), for |x| <= 104.
+#[inline(always)]
+fn exp_reduce(x: f32) -> (f32, i32) {
+    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
+    let t = x.mul_add(std::f32::consts::LOG2_E, MAGIC);
+    let n = t - MAGIC;
+    let r = n.mul_add(-0.693_359_4, x);
+    let r = n.mul_add(2.121_944_4e-4, r);
+    (r, (t.to_bits() as i32).wrapping_sub(0x4B40_0000))
+}
+
+/// e^r for |r| <= ln2 / 2: `1 + r + r^2 p(r)` with Cephes' degree-5 p.
+#[inline(always)]
+fn exp_poly(r: f32) -> f32 {
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let p01 = 1.666_666_5e-1f32.mul_add(r, 5.000_000_1e-1);
+    let p23 = 8.333_452e-3f32.mul_add(r, 4.166_579_6e-2);
+    let p45 = 1.987_569_1e-4f32.mul_add(r, 1.398_199_9e-3);
+    let p = p45.mul_add(r4, p23.mul_add(r2, p01));
+    p.mul_add(r2, r + 1.0)
+}
+
+/// The pieces of Cephes' logf for x > 0 (subnormals included):
+/// `x = 2^e (1 + m)` with `1 + m` in [sqrt(2)/2, sqrt(2)), `z = m^2`, and
+/// the polynomial `p` with `ln(1 + m) ~ m - z/2 + p m z`. Returns
+/// (m, z, p, e as a float).
+#[inline(always)]
+fn ln_parts(x: f32) -> (f32, f32, f32, f32) {
+    let sub = x < f32::MIN_POSITIVE;
+    let xs = select(sub, x * 8_388_608.0, x); // 2^23
+    let bits = xs.to_bits();
+    // x = m * 2^e with m in [0.5, 1)
+    let e = ((bits >> 23) & 0xff) as i32 - 126 - if sub { 23 } else { 0 };
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000);
+    let lt = m < std::f32::consts::FRAC_1_SQRT_2;
+    let e = e - lt as i32;
+    let m = select(lt, m + m, m) - 1.0;
+    let z = m * m;
+    let p = (((((((7.037_683_6e-2 * m - 1.151_461e-1) * m + 1.167_699_9e-1) * m
+        - 1.242_014_1e-1)
+        * m
+        + 1.424_932_3e-1)
+        * m
+        - 1.666_805_8e-1)
+        * m
+        + 2.000_071_4e-1)
+        * m
+        - 2.499_999_4e-1)
+        * m
+        + 3.333_333_1e-1;
+    (m, z, p, e as f32)
+}
+
+/// NaN below 0 (and for NaN), -inf at ±0, +inf at +inf, else `r`.
+#[inline(always)]
+fn log_specials(x: f32, r: f32) -> f32 {
+    select(
+        x.is_nan() || x < 0.0,
+        f32::NAN,
+        select(
+            x == 0.0,
+            f32::NEG_INFINITY,
+            select(x == f32::INFINITY, x, r),
+        ),
+    )
+}
+
+/// Natural logarithm (Cephes' logf polynomial), subnormals included.
+#[inline(always)]
+pub fn ln_f32(x: f32) -> f32 {
+    ln_core(x, 0.0)
+}
+
+/// `ln(x) + c` for a small correction `c` (`c` = 0 is [`ln_f32`]).
+#[inline(always)]
+fn ln_core(x: f32, c: f32) -> f32 {
+    let (m, z, p, fe) = ln_parts(x);
+    let y = p * m * z + -2.121_944_4e-4 * fe + -0.5 * z;
+    let r = m + (y + c) + 0.693_359_4 * fe;
+    log_specials(x, r)
+}
+
+/// ln(1 + x), accurate near 0: `u = 1 + x` rounded, its rounding error
+/// recovered exactly (Knuth's two-sum) and added as `err / u`.
+#[inline(always)]
+pub fn ln_1p_f32(x: f32) -> f32 {
+    let u = 1.0 + x;
+    let b = u - 1.0;
+    let err = (1.0 - (u - b)) + (x - b);
+    let r = ln_core(u, err / u);
+    // x < -1 gives NaN through u < 0, x = -1 gives -inf through u = 0
+    select(x == f32::INFINITY || x == 0.0, x, r)
+}
+
+/// log2(x) = `e + ln(1 + m) log2(e)` (exact for powers of two).
+#[inline(always)]
+pub fn log2_f32(x: f32) -> f32 {
+    let (m, z, p, fe) = ln_parts(x);
+    let y = m + (p * m * z + -0.5 * z);
+    log_specials(x, y.mul_add(LOG2_E, fe))
+}
+
+/// log10(x) = `e log10(2) + ln(1 + m) log10(e)`, log10(2) in two parts
+/// (`e * LOG10_2_HI` exact).
+#[inline(always)]
+pub fn log10_f32(x: f32) -> f32 {
+    const LOG10_2_HI: f32 = 0.301025390625;
+    const LOG10_2_LO: f32 = 4.605039e-6;
+    let (m, z, p, fe) = ln_parts(x);
+    let y = m + (p * m * z + -0.5 * z);
+    let r = fe.mul_add(LOG10_2_HI, y.mul_add(LOG10_E, fe * LOG10_2_LO));
+    log_specials(x, r)
+}
+
+/// tanh: Eigen's (and XLA's) rational approximation, an odd degree-13
+/// polynomial over an even degree-6 one, on |x| clamped to 7.9988 (where
+/// the approximation reaches 1; within 4 ulp of the true value there and
+/// beyond); below |x| = 0.0004, x itself. One division and no exponential:
+/// about twice as fast as `1 - 2 / (e^{2|x|} + 1)`.
+#[inline(always)]
+pub fn tanh_f32(x: f32) -> f32 {
+    const CLAMP: f32 = 7.998_811_721_801_757_81;
+    let ax = x.abs();
+    // NaN fails the test and stays NaN.
+    let y = select(ax > CLAMP, CLAMP, ax);
+    let y2 = y * y;
+    let p = y2.mul_add(-2.760_768_477_423_55e-16, 2.000_187_904_824_77e-13);
+    let p = y2.mul_add(p, -8.604_671_522_137_35e-11);
+    let p = y2.mul_add(p, 5.122_297_090_371_14e-8);
+    let p = y2.mul_add(p, 1.485_722_357_179_79e-5);
+    let p = y2.mul_add(p, 6.372_619_288_754_36e-4);
+    let p = y2.mul_add(p, 4.893_524_558_917_86e-3);
+    let q = y2.mul_add(1.198_258_394_667_02e-6, 1.185_347_056_866_54e-4);
+    let q = y2.mul_add(q, 2.268_434_632_439e-3);
+    let q = y2.mul_add(q, 4.893_525_185_543_85e-3);
+    let r = select(ax < 0.0004, ax, y * p / q);
+    // r >= 0 (or NaN): x's sign goes on (keeping -0.0)
+    f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000))
+}
+
+/// `1 / (1 + e^-x)`.
+#[inline(always)]
+pub fn sigmoid_f32(x: f32) -> f32 {
+    1.0 / (1.0 + exp_f32(-x))
+}
+
+/// `x / (1 + e^-x)`.
+#[inline(always)]
+pub fn silu_f32(x: f32) -> f32 {
+    x / (1.0 + exp_f32(-x))
+}
+
+/// gelu's tanh approximation on [`tanh_f32`].
+#[inline(always)]
+pub fn gelu_tanh_f32(x: f32) -> f32 {
+    const K_BETA: f32 = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
+    let inner = K_BETA * (x + 0.044_715 * x * x * x);
+    0.5 * x * (1.0 + tanh_f32(inner))
+}
+
+/// `c[0] + c[1] x + ...`: pairs `c[2i] + c[2i+1] x`, combined by Horner's
+/// rule in `x^2`.
+#[inline(always)]
+fn poly<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
+    let x2 = x * x;
+    let mut i = N;
+    let mut acc = if N % 2 == 1 {
+        i -= 1;
+        c[N - 1]
+    } else {
+        i -= 2;
+        c[N - 1].mul_add(x, c[N - 2])
+    };
+    while i >= 2 {
+        acc = acc.mul_add(x2, c[i - 1].mul_add(x, c[i - 2]));
+        i -= 2;
+    }
+    acc
+}
+
+/// `|r|` with the sign of `s` (NaN stays NaN).
+#[inline(always)]
+fn with_sign_of(r: f32, s: f32) -> f32 {
+    f32::from_bits((r.to_bits() & 0x7fff_ffff) | (s.to_bits() & 0x8000_0000))
+}
+
+/// 2^n for an integer n in [-126, 127] (bits).
+#[inline(always)]
+fn pow2(n: i32) -> f32 {
+    f32::from_bits((n.wrapping_add(127) as u32) << 23)
+}
+
+// ----- exp_m1 -----
+
+/// (e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative error 2^-24.4.
+const EXPM1_Q: [f32; 5] = [
+    0.16666667,
+    0.041666556,
+    0.008333346,
+    0.001392616,
+    0.00019861953,
+];
+
+/// e^r - 1 for |r| <= 0.3466: `r + r^2 (1/2 + r Q(r))`.
+#[inline(always)]
+fn expm1_poly(r: f32) -> f32 {
+    let h = r.mul_add(poly(r, &EXPM1_Q), 0.5);
+    (r * r).mul_add(h, r)
+}
+
+/// e^x for x in [-87, 0] (one scale, no clamping).
+#[inline(always)]
+fn exp_normal(x: f32) -> f32 {
+    let (r, n) = exp_reduce(x);
+    let s = pow2(n);
+    expm1_poly(r).mul_add(s, s)
+}
+
+/// e^x - 1, accurate near 0: `2^n (e^r - 1) + (2^n - 1)` in one FMA (the
+/// scale in two steps above 2^64).
+#[inline(always)]
+pub fn exp_m1_f32(x: f32) -> f32 {
+    // below -20 the result rounds to -1; NaN stays NaN
+    let xc = select(x < -20.0, -20.0, select(x > 89.0, 89.0, x));
+    let (r, n) = exp_reduce(xc);
+    let p = expm1_poly(r);
+    let big = n > 64;
+    let s = pow2(n.wrapping_sub(if big { 32 } else { 0 }));
+    let y = p.mul_add(s, s - 1.0) * select(big, 4_294_967_296.0, 1.0); // 2^32
+                                                                       // keeps -0.0
+    select(x == 0.0, x, y)
+}
+
+// ----- erf, gelu -----
+
+/// erf(x) / x in z = x^2 <= 0.875^2, relative error 2^-32.2.
+const ERF_P: [f32; 7] = [
+    std::f32::consts::FRAC_2_SQRT_PI, // the fit's value
+    -0.37612635,
+    0.11283733,
+    -0.026861584,
+    0.0052067474,
+    -0.00082111044,
+    8.675393e-05,
+];
+
+/// e^(x^2) erfc(x) in powers of x - 2.4375 on [0.875, 4], error 2^-29.6
+/// in erf (weighted by e^-x^2 / erf(x)).
+const ERFC_E: [f32; 10] = [
+    0.21555233,
+    -0.077565074,
+    0.026484098,
+    -0.0086361,
+    0.0028129162,
+    -0.00068426685,
+    0.00023339732,
+    -0.00020768412,
+    -9.7101714e-05,
+    -3.8792718e-05,
+];
+
+/// ERF_P without its constant term.
+const ERF_Q: [f32; 6] = [ERF_P[1], ERF_P[2], ERF_P[3], ERF_P[4], ERF_P[5], ERF_P[6]];
+
+/// The error function: `x P(x^2)` for |x| < 0.875, else
+/// `±(1 - e^-x^2 E(|x|))` with |x| clamped to 4 (where erf rounds to ±1).
+#[inline(always)]
+pub fn erf_f32(x: f32) -> f32 {
+    let ax = x.abs();
+    // x c0 + x z Q(z) with one rounding of the leading term
+    let z = x * x;
+    let small = ERF_P[0].mul_add(x, (x * z) * poly(z, &ERF_Q));
+    let small = select(x == 0.0, x, small); // keeps -0.0
+                                            // NaN fails the test and stays NaN.
+    let xb = select(ax > 4.0, 4.0, ax);
+    let e = exp_normal(-(xb * xb));
+    let big = (-e).mul_add(poly(xb - 2.4375, &ERFC_E), 1.0);
+    select(ax < 0.875, small, with_sign_of(big, x))
+}
+
+/// gelu `x Φ(x) = x/2 (1 + erf(x / √2))`.
+#[inline(always)]
+pub fn gelu_f32(x: f32) -> f32 {
+    x * 0.5 * (1.0 + erf_f32(x * FRAC_1_SQRT_2))
+}
+
+/// d gelu / dx = Φ(x) + x φ(x).
+#[inline(always)]
+pub fn gelu_grad_f32(x: f32) -> f32 {
+    const K_ALPHA: f32 =
+        (std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5) as f32;
+    let cdf = 0.5 * (1.0 + erf_f32(x * FRAC_1_SQRT_2));
+    let pdf = exp_f32(-0.5 * x * x) * K_ALPHA;
+    cdf + x * pdf
+}
+
+/// The derivative of [`gelu_tanh_f32`].
+#[inline(always)]
+pub fn gelu_tanh_grad_f32(x: f32) -> f32 {
+    const K_BETA: f32 = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
+    const K_KAPPA: f32 = 0.044_715;
+    let x_sq = x * x;
+    let inner = K_BETA * (x + K_KAPPA * x_sq * x);
+    let t = tanh_f32(inner);
+    let left = 0.5 * x;
+    let right = 1.0 + t;
+    let left_d = 0.5 * right;
+    let right_d = left * (1.0 - t * t) * K_BETA * (1.0 + 3.0 * K_KAPPA * x_sq);
+    left_d + right_d
+}
+
+/// log(sigmoid(x)) = `min(x, 0) - ln(1 + e^-|x|)` (ATen's formula).
+#[inline(always)]
+pub fn log_sigmoid_f32(x: f32) -> f32 {
+    // NaN: 0 - NaN
+    select(x < 0.0, x, 0.0) - ln_1p_f32(exp_f32(-x.abs()))
+}
+
+/// d silu / dx = s (1 + x (1 - s)), s = sigmoid(x).
+#[inline(always)]
+pub fn silu_grad_f32(x: f32) -> f32 {
+    let s = sigmoid_f32(x);
+    s * (1.0 + x * (1.0 - s))
+}
+
+// ----- sin, cos, tan -----
+
+/// Beyond this |x| the reduction below loses accuracy (and sin, cos, tan
+/// take libm in float64): the patched kernels recompute such elements.
+pub const TRIG_LIMIT_F32: f32 = 131_072.0; // 2^17
+
+/// pi/2 in three parts: `x - n P1` is exact in an FMA, and the parts
+/// together hold pi/2 to ~2^-75.
+const PIO2_1: f32 = 1.5707964;
+const PIO2_2: f32 = -4.371139e-08;
+const PIO2_3: f32 = -1.7151245e-15;
+
+/// (sin r - r) / r^3 in z = r^2 <= 0.617, relative error 2^-23.0.
+const SIN_S: [f32; 3] = [-0.16666664, 0.008332745, -0.00019587298];
+
+/// (cos r - 1 + r^2/2) / r^4 in z = r^2 <= 0.617, relative error 2^-24.3.
+const COS_C: [f32; 3] = [0.041666664, -0.00138883, 2.4547546e-05];
+
+/// `x = n pi/2 + r` with |r| <= pi/4 (plus rounding): (sin r, cos r, n's
+/// low bits).
+#[inline(always)]
+fn sincos_reduced(x: f32) -> (f32, f32, u32) {
+    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
+    let t = x.mul_add(FRAC_2_PI, MAGIC);
+    let n = t - MAGIC;
+    let r = (-n).mul_add(PIO2_1, x);
+    let r = (-n).mul_add(PIO2_2, r);
+    let r = (-n).mul_add(PIO2_3, r);
+    let z = r * r;
+    let s = (r * z).mul_add(poly(z, &SIN_S), r);
+    // cos r = w + (the rounding error of w + r^4 C), w = 1 - r^2/2 rounded
+    let hr = -0.5 * r;
+    let w = hr.mul_add(r, 1.0);
+    let e = hr.mul_add(r, 1.0 - w);
+    let c = w + (z * z).mul_add(poly(z, &COS_C), e);
+    (s, c, t.to_bits())
+}
+
+/// `v` negated where bit 1 of `q` is set.
+#[inline(always)]
+fn negate_if_bit1(v: f32, q: u32) -> f32 {
+    f32::from_bits(v.to_bits() ^ ((q & 2) << 30))
+}
+
+/// sin(x) for |x| <= [`TRIG_LIMIT_F32`] (and NaN, ±inf: NaN); branch-free.
+#[inline(always)]
+pub fn sin_f32_reduced(x: f32) -> f32 {
+    let (s, c, q) = sincos_reduced(x);
+    let v = negate_if_bit1(select(q & 1 == 1, c, s), q);
+    // keeps -0.0
+    select(x == 0.0, x, v)
+}
+
+/// cos(x) for |x| <= [`TRIG_LIMIT_F32`]; branch-free.
+#[inline(always)]
+pub fn cos_f32_reduced(x: f32) -> f32 {
+    let (s, c, q) = sincos_reduced(x);
+    negate_if_bit1(select(q & 1 == 1, s, c), q.wrapping_add(1))
+}
+
+/// tan(x) for |x| <= [`TRIG_LIMIT_F32`]: `sin r / cos r`, or `-cos r / sin r`
+/// for odd n; branch-free.
+#[inline(always)]
+pub fn tan_f32_reduced(x: f32) -> f32 {
+    let (s, c, q) = sincos_reduced(x);
+    let odd = q & 1 == 1;
+    let v = select(odd, c, s) / select(odd, -s, c);
+    select(x == 0.0, x, v)
+}
+
+/// Whether |x| is beyond the fast reduction (NaN is not).
+#[inline(always)]
+pub fn trig_slow_f32(x: f32) -> bool {
+    x.abs() > TRIG_LIMIT_F32
+}
+
+fn sin_exact(x: f32) -> f32 {
+    (x as f64).sin() as f32
+}
+fn cos_exact(x: f32) -> f32 {
+    (x as f64).cos() as f32
+}
+fn tan_exact(x: f32) -> f32 {
+    (x as f64).tan() as f32
+}
+
+/// sin(x) for every x (float64 libm beyond [`TRIG_LIMIT_F32`]); a branch, so
+/// for single elements: slices take [`super::Sin`].
+#[inline(always)]
+pub fn sin_f32(x: f32) -> f32 {
+    if trig_slow_f32(x) {
+        sin_exact(x)
+    } else {
+        sin_f32_reduced(x)
+    }
+}
+
+/// cos(x) for every x, as [`sin_f32`].
+#[inline(always)]
+pub fn cos_f32(x: f32) -> f32 {
+    if trig_slow_f32(x) {
+        cos_exact(x)
+    } else {
+        cos_f32_reduced(x)
+    }
+}
+
+/// tan(x) for every x, as [`sin_f32`].
+#[inline(always)]
+pub fn tan_f32(x: f32) -> f32 {
+    if trig_slow_f32(x) {
+        tan_exact(x)
+    } else {
+        tan_f32_reduced(x)
+    }
+}
+
+#[cfg(test)]
+mod tests;
