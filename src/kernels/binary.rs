@@ -33,6 +33,16 @@ pub fn map2<T: Element, U: Element>(
     b: &Tensor,
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<Tensor> {
+    map2_kernel(a, b, super::PAR_THRESHOLD, &elementwise::Each2(f))
+}
+
+/// [`map2`] with a kernel, split over the threads from `grain` elements.
+pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
+    a: &Tensor,
+    b: &Tensor,
+    grain: usize,
+    k: &K,
+) -> Result<Tensor> {
     debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
     let (shape, [la, lb]) = broadcast([a, b])?;
     let lo = output_layout(&shape, &[&la, &lb]);
@@ -41,7 +51,7 @@ pub fn map2<T: Element, U: Element>(
         let sa = a.storage().read_recursive();
         let sb = b.storage().read_recursive();
         let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
-        elementwise::zip(&mut out, &lo, da, &la, db, &lb, super::PAR_THRESHOLD, &f)?;
+        elementwise::zip_with(&mut out, &lo, (da, &la), (db, &lb), grain, k)?;
     }
     Ok(Tensor::from_storage(
         Arc::new(Storage::new(U::wrap(out))),

@@ -13,6 +13,77 @@ use crate::tensor::layout::Layout;
 use crate::{bail, Result};
 use smallvec::SmallVec;
 
+/// A one-input kernel: `run` over contiguous slices (the SIMD loop),
+/// `one` for a single element; both give the same bits.
+pub trait RowMap<T, U>: Sync {
+    fn run(&self, x: &[T], out: &mut [U]);
+    fn one(&self, x: T) -> U;
+}
+
+/// A two-input kernel, as [`RowMap`]; `left`/`right` run with one input
+/// fixed (a broadcast scalar).
+pub trait RowZip<T, U>: Sync {
+    fn run(&self, a: &[T], b: &[T], out: &mut [U]);
+    fn one(&self, a: T, b: T) -> U;
+    fn left(&self, a: &[T], b: T, out: &mut [U]);
+    fn right(&self, a: T, b: &[T], out: &mut [U]);
+}
+
+/// An in-place kernel, as [`RowMap`].
+pub trait RowApply<T>: Sync {
+    fn run(&self, buf: &mut [T]);
+    fn one(&self, x: T) -> T;
+}
+
+/// A closure as a kernel, its slice loops from [`slices`].
+pub struct Each<F>(pub F);
+
+impl<T: Copy, U, F: Fn(T) -> U + Sync> RowMap<T, U> for Each<F> {
+    #[inline]
+    fn run(&self, x: &[T], out: &mut [U]) {
+        slices::map(x, out, &self.0)
+    }
+    #[inline(always)]
+    fn one(&self, x: T) -> U {
+        (self.0)(x)
+    }
+}
+
+impl<T: Copy, F: Fn(T) -> T + Sync> RowApply<T> for Each<F> {
+    #[inline]
+    fn run(&self, buf: &mut [T]) {
+        slices::apply(buf, &self.0)
+    }
+    #[inline(always)]
+    fn one(&self, x: T) -> T {
+        (self.0)(x)
+    }
+}
+
+/// A two-argument closure as a kernel.
+pub struct Each2<F>(pub F);
+
+impl<T: Copy, U, F: Fn(T, T) -> U + Sync> RowZip<T, U> for Each2<F> {
+    #[inline]
+    fn run(&self, a: &[T], b: &[T], out: &mut [U]) {
+        slices::zip(a, b, out, &self.0)
+    }
+    #[inline(always)]
+    fn one(&self, a: T, b: T) -> U {
+        (self.0)(a, b)
+    }
+    #[inline]
+    fn left(&self, a: &[T], b: T, out: &mut [U]) {
+        let f = &self.0;
+        slices::map(a, out, &|v| f(v, b))
+    }
+    #[inline]
+    fn right(&self, a: T, b: &[T], out: &mut [U]) {
+        let f = &self.0;
+        slices::map(b, out, &|v| f(a, v))
+    }
+}
+
 /// An output buffer written by several threads, each element by one block
 /// only.
 #[derive(Clone, Copy)]
@@ -233,6 +304,23 @@ where
     U: Copy + Default + Send + Sync,
     F: Fn(T) -> U + Sync,
 {
+    map_with(out, lo, a, la, grain, &Each(f))
+}
+
+/// [`map`] with a kernel.
+pub fn map_with<T, U, K>(
+    out: &mut [U],
+    lo: &Layout,
+    a: &[T],
+    la: &Layout,
+    grain: usize,
+    k: &K,
+) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    U: Copy + Default + Send + Sync,
+    K: RowMap<T, U>,
+{
     check_shape(lo, la)?;
     check_out(lo, out.len())?;
     check_in(la, a.len(), "input")?;
@@ -250,8 +338,8 @@ where
         for i in 0..h {
             let x = ia.row(&ba, i, w);
             write_row(out, oo + i * so1, so, w, &mut tmp, |o| match x {
-                Src::Run(x) => slices::map(x, o, f),
-                Src::One(x) => o.fill(f(x)),
+                Src::Run(x) => k.run(x, o),
+                Src::One(x) => o.fill(k.one(x)),
             });
         }
     });
@@ -275,6 +363,23 @@ where
     U: Copy + Default + Send + Sync,
     F: Fn(T, T) -> U + Sync,
 {
+    zip_with(out, lo, (a, la), (b, lb), grain, &Each2(f))
+}
+
+/// [`zip`] with a kernel.
+pub fn zip_with<T, U, K>(
+    out: &mut [U],
+    lo: &Layout,
+    (a, la): (&[T], &Layout),
+    (b, lb): (&[T], &Layout),
+    grain: usize,
+    k: &K,
+) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    U: Copy + Default + Send + Sync,
+    K: RowZip<T, U>,
+{
     check_shape(lo, la)?;
     check_shape(lo, lb)?;
     check_out(lo, out.len())?;
@@ -293,10 +398,10 @@ where
     let mem = [mem(out), mem(a), mem(b)];
     let out = OutPtr(out.as_mut_ptr());
     let run = |x: Src<T>, y: Src<T>, o: &mut [U]| match (x, y) {
-        (Src::Run(x), Src::Run(y)) => slices::zip(x, y, o, f),
-        (Src::Run(x), Src::One(y)) => slices::map(x, o, &|v| f(v, y)),
-        (Src::One(x), Src::Run(y)) => slices::map(y, o, &|v| f(x, v)),
-        (Src::One(x), Src::One(y)) => o.fill(f(x, y)),
+        (Src::Run(x), Src::Run(y)) => k.run(x, y, o),
+        (Src::Run(x), Src::One(y)) => k.left(x, y, o),
+        (Src::One(x), Src::Run(y)) => k.right(x, y, o),
+        (Src::One(x), Src::One(y)) => o.fill(k.one(x, y)),
     };
     each_block(&plan, grain, mem, |[oo, oa, ob], w, h| {
         let (mut ba, mut bb, mut tmp) = (Scratch::new(), Scratch::new(), Scratch::new());
@@ -388,6 +493,15 @@ where
     T: Copy + Default + Send + Sync,
     F: Fn(T) -> T + Sync,
 {
+    apply_with(buf, l, grain, &Each(f))
+}
+
+/// [`apply`] with a kernel.
+pub fn apply_with<T, K>(buf: &mut [T], l: &Layout, grain: usize, k: &K) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    K: RowApply<T>,
+{
     check_out(l, buf.len())?;
     let plan = Plan::new(&l.shape, [(&l.strides, l.offset)]);
     let s = plan.inner(0);
@@ -395,12 +509,12 @@ where
     plan.for_each_run(grain, |[o], len| {
         if s == 1 {
             // SAFETY: this run owns `o..o + len` (check_out).
-            slices::apply(unsafe { out.run(o, len) }, f);
+            k.run(unsafe { out.run(o, len) });
         } else {
             for i in 0..len {
                 // SAFETY: as above, element by element.
                 let v = unsafe { out.at(o + i * s) };
-                *v = f(*v);
+                *v = k.one(*v);
             }
         }
     });

@@ -62,6 +62,8 @@ pub struct Rows<'a, T, U> {
     stride: usize,
     out_base: usize,
     out_stride: usize,
+    /// Output rows (`n` for a scan, 1 for a reduction).
+    out_rows: usize,
     pub n: usize,
     pub w: usize,
 }
@@ -77,7 +79,7 @@ impl<'a, T, U> Rows<'a, T, U> {
     #[inline(always)]
     pub fn out(&mut self, r: usize) -> &mut [U] {
         let s = self.out_base + r * self.out_stride;
-        assert!(r < self.n && s + self.w <= self.out_len);
+        assert!(r < self.out_rows && s + self.w <= self.out_len);
         // SAFETY: in bounds (checked); the block's output rows belong to
         // this block alone (blocks partition the lanes) and `&mut self`
         // keeps one row borrowed at a time.
@@ -164,6 +166,7 @@ where
             stride: inner,
             out_base: o * m * inner + j0,
             out_stride: inner,
+            out_rows: m,
             n,
             w: w.min(inner - j0),
         };
@@ -246,8 +249,8 @@ impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
     fn lane(&self, x: &[T], out: &mut [T]) {
         let m = lane_max(x);
         slices::map(x, out, &|v| (v - m).vexp());
-        let ls = slices::fold8(out, <T as Element>::zero(), &<T as FoldElem>::add).vln() + m;
-        slices::map(x, out, &|v| v - ls);
+        let ls = slices::fold8(out, <T as Element>::zero(), &<T as FoldElem>::add).vln();
+        slices::map(x, out, &|v| (v - m) - ls);
     }
     fn rows(&self, b: &mut Rows<'_, T, T>) {
         let m = rows_max(b);
@@ -257,10 +260,10 @@ impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
             slices::zip(b.x(r), &m, &mut e, &|v, m| (v - m).vexp());
             slices::update(&mut s, &e, &<T as FoldElem>::add);
         }
-        slices::zip(&s, &m.clone(), &mut e, &|s, m| s.vln() + m);
+        slices::apply(&mut s, &|s| s.vln());
         for r in 0..b.n {
             let x = b.x(r);
-            slices::zip(x, &e, b.out(r), &|v, ls| v - ls);
+            slices::zip3(x, &m, &s, b.out(r), &|v, m, ls| (v - m) - ls);
         }
     }
 }
@@ -332,6 +335,73 @@ impl<T: FoldElem> AlongDim<T, T> for CumSum {
     }
 }
 
+/// Layer normalisation of the rows of `x` (`rows x cols`, contiguous):
+/// `y = (x - mean) * rstd * w + b` per row, with `rstd = 1 / sqrt(var +
+/// eps)` (biased variance, two passes); writes `y` and each row's mean and
+/// rstd. Split over rows.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_rows<T: VecFloat>(
+    x: &[T],
+    w: Option<&[T]>,
+    b: Option<&[T]>,
+    cols: usize,
+    eps: f64,
+    y: &mut [T],
+    mean: &mut [T],
+    rstd: &mut [T],
+) {
+    let rows = mean.len();
+    assert!(x.len() == rows * cols && y.len() == x.len() && rstd.len() == rows);
+    assert!(w.map_or(true, |w| w.len() == cols) && b.map_or(true, |b| b.len() == cols));
+    let zero = <T as Element>::zero();
+    let inv_n = T::from_f64(1.0 / cols.max(1) as f64);
+    let eps = T::from_f64(eps);
+    let row = |r: usize, yr: &mut [T]| -> (T, T) {
+        let xr = &x[r * cols..(r + 1) * cols];
+        let m = slices::fold8(xr, zero, &<T as FoldElem>::add) * inv_n;
+        let var =
+            slices::map_fold8(xr, zero, &|v| (v - m) * (v - m), &<T as FoldElem>::add) * inv_n;
+        let rs = <T as Element>::one() / (var + eps).sqrt();
+        match (w, b) {
+            (Some(w), Some(b)) => slices::zip3(xr, w, b, yr, &|v, w, b| (v - m) * rs * w + b),
+            (Some(w), None) => slices::zip(xr, w, yr, &|v, w| (v - m) * rs * w),
+            (None, Some(b)) => slices::zip(xr, b, yr, &|v, b| (v - m) * rs + b),
+            (None, None) => slices::map(xr, yr, &|v| (v - m) * rs),
+        }
+        (m, rs)
+    };
+    let threads = num_threads();
+    let per = if threads < 2 || x.len() < GRAIN {
+        rows.max(1)
+    } else {
+        rows.div_ceil(4 * threads)
+            .max(GRAIN / cols.max(1) / 4)
+            .max(1)
+    };
+    let (py, pm, pr) = (
+        OutPtr(y.as_mut_ptr()),
+        OutPtr(mean.as_mut_ptr()),
+        OutPtr(rstd.as_mut_ptr()),
+    );
+    let chunk = |c: usize| {
+        for r in c * per..((c + 1) * per).min(rows) {
+            // SAFETY: row r's outputs are inside the buffers (asserted
+            // sizes) and written by this row only.
+            let yr = unsafe { std::slice::from_raw_parts_mut(py.get().add(r * cols), cols) };
+            let (m, rs) = row(r, yr);
+            unsafe {
+                *pm.get().add(r) = m;
+                *pr.get().add(r) = rs;
+            }
+        }
+    };
+    let chunks = rows.div_ceil(per);
+    if chunks < 2 {
+        return (0..chunks).for_each(chunk);
+    }
+    for_each_index(chunks, &chunk);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,6 +465,29 @@ mod tests {
         let (r4, _) = both(&x, shape, &CumSum { reverse: false });
         let want: f64 = (0..7).map(|k| x[k * 300 + 9]).sum();
         assert!((r4[6 * 300 + 9] - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn layer_norm_rows_normalise_each_row() {
+        let (rows, cols) = (5, 300);
+        let x: Vec<f64> = (0..rows * cols)
+            .map(|k| ((k * 31) % 97) as f64 * 0.1)
+            .collect();
+        let w: Vec<f64> = (0..cols).map(|j| 1.0 + j as f64 * 0.01).collect();
+        let b: Vec<f64> = (0..cols).map(|j| j as f64 * -0.02).collect();
+        let (mut y, mut m, mut rs) = (vec![0.0; rows * cols], vec![0.0; rows], vec![0.0; rows]);
+        layer_norm_rows(&x, Some(&w), Some(&b), cols, 1e-5, &mut y, &mut m, &mut rs);
+        for r in 0..rows {
+            let xr = &x[r * cols..(r + 1) * cols];
+            let mean = xr.iter().sum::<f64>() / cols as f64;
+            let var = xr.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+            let rstd = 1.0 / (var + 1e-5).sqrt();
+            assert!((m[r] - mean).abs() < 1e-12 && (rs[r] - rstd).abs() < 1e-12);
+            for j in 0..cols {
+                let want = (xr[j] - mean) * rstd * w[j] + b[j];
+                assert!((y[r * cols + j] - want).abs() < 1e-12);
+            }
+        }
     }
 
     #[test]

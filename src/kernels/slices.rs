@@ -216,6 +216,31 @@ dispatched! {
     }
 }
 
+dispatched! {
+    /// `fold` over `map(x[i])` in 8 interleaved partials from `init`,
+    /// combined pairwise with `fold`, then the remainder in order (e.g. a
+    /// sum of squared deviations).
+    pub fn map_fold8 / map_fold8_plain / map_fold8_avx2<T: Copy, A: Copy, M, F>(
+        x: &[T], init: A, map: &M, fold: &F
+    ) -> A
+    where M: Fn(T) -> A, F: Fn(A, A) -> A
+    {
+        let mut acc = [init; 8];
+        let chunks = x.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for i in 0..8 {
+                acc[i] = fold(acc[i], map(c[i]));
+            }
+        }
+        let mut s = combine8_with(acc, fold);
+        for &v in rest {
+            s = fold(s, map(v));
+        }
+        s
+    }
+}
+
 /// [`combine8`] for any fold.
 #[inline(never)]
 fn combine8_with<T: Copy, F: Fn(T, T) -> T>(a: [T; 8], f: &F) -> T {

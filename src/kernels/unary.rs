@@ -20,13 +20,22 @@ pub(crate) fn map1_grain<T: Element, U: Element>(
     grain: usize,
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Tensor {
+    map1_kernel(a, grain, &elementwise::Each(f))
+}
+
+/// [`map1`] with a kernel, split over the threads from `grain` elements.
+pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
+    a: &Tensor,
+    grain: usize,
+    k: &K,
+) -> Tensor {
     debug_assert!(a.dtype() == T::DTYPE);
     let l = a.layout();
     let lo = output_layout(&l.shape, &[l]);
     let mut out = pool::buffer::<U>(lo.numel());
     {
         let st = a.storage().read_recursive();
-        elementwise::map(&mut out, &lo, st.as_slice::<T>(), l, grain, &f)
+        elementwise::map_with(&mut out, &lo, st.as_slice::<T>(), l, grain, k)
             .expect("a fresh dense output and an input inside its storage");
     }
     Tensor::from_storage(Arc::new(Storage::new(U::wrap(out))), lo)
@@ -39,26 +48,18 @@ pub fn apply1_inplace<T: Element>(a: &Tensor, f: impl Fn(T) -> T + Sync + Send) 
 }
 
 fn apply1_grain<T: Element>(a: &Tensor, grain: usize, f: impl Fn(T) -> T + Sync + Send) {
+    apply1_kernel(a, grain, &elementwise::Each(f))
+}
+
+/// [`apply1_inplace`] with a kernel.
+pub(crate) fn apply1_kernel<T: Element, K: elementwise::RowApply<T>>(
+    a: &Tensor,
+    grain: usize,
+    k: &K,
+) {
     let mut st = a.storage().write();
-    elementwise::apply(st.as_mut_slice::<T>(), a.layout(), grain, &f)
+    elementwise::apply_with(st.as_mut_slice::<T>(), a.layout(), grain, k)
         .expect("in-place ops check for overlapping elements first");
-}
-
-/// Elements from which a SIMD transcendental kernel (about 2 ns per
-/// element) is split over the threads.
-pub const SIMD_MIN_PAR: usize = 1 << 13;
-
-/// `out[i] = f(a[i])` for a float32 tensor, where `f` is a branch-free
-/// function from [`vmath`] (costly per element: split from fewer
-/// elements).
-pub fn map1_f32_simd(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) -> Tensor {
-    map1_grain(a, SIMD_MIN_PAR, f)
-}
-
-/// `a[i] = f(a[i])` in place for a float32 tensor (see [`map1_f32_simd`]).
-/// Does not bump the version.
-pub fn apply1_f32_simd_inplace(a: &Tensor, f: impl Fn(f32) -> f32 + Sync + Send) {
-    apply1_grain(a, SIMD_MIN_PAR, f)
 }
 
 /// Scalar functions of the pointwise ops, generic over the float type.

@@ -1,66 +1,72 @@
-//! Tensor-level loops for the SIMD functions of [`super::unary::vmath`]:
-//! contiguous memory runs the function's slice kernel (`Unary::map`, on
-//! the best SIMD path, threaded from [`SIMD_MIN_PAR`] elements), strided
-//! inputs are gathered first; results are the same bits either way.
+//! Tensor-level loops for the SIMD functions of [`super::unary::vmath`],
+//! through the iteration layer: contiguous runs go to the function's slice
+//! kernel (`Unary::map`, on the best SIMD path), broadcast and gathered
+//! elements to `Unary::exact`; results are the same bits either way.
+//! Split over the threads from [`SIMD_MIN_PAR`] elements.
 
-use super::binary::map2;
-use super::unary::apply1_inplace;
+use super::elementwise::{RowApply, RowMap, RowZip};
 use super::unary::vmath::{Binary, Unary};
-use crate::parallel::for_each_chunk_mut;
-use crate::tensor::{pool, Element, Tensor};
+use crate::tensor::{Element, Tensor};
 use crate::Result;
+use std::marker::PhantomData;
 
 /// Elements from which a SIMD transcendental kernel (about 1-5 ns per
 /// element) is split over the threads.
 const SIMD_MIN_PAR: usize = 1 << 13;
 
-/// `out[i] = K(a[i])` for a tensor of dtype `T`.
+/// A vmath function type as an iteration-layer kernel.
+struct Kernel<K>(PhantomData<fn() -> K>);
+
+impl<K> Kernel<K> {
+    const NEW: Self = Kernel(PhantomData);
+}
+
+impl<T: Copy, K: Unary<T>> RowMap<T, T> for Kernel<K> {
+    fn run(&self, x: &[T], out: &mut [T]) {
+        K::map(x, out)
+    }
+    fn one(&self, x: T) -> T {
+        K::exact(x)
+    }
+}
+
+impl<T: Copy, K: Unary<T>> RowApply<T> for Kernel<K> {
+    fn run(&self, buf: &mut [T]) {
+        K::apply(buf)
+    }
+    fn one(&self, x: T) -> T {
+        K::exact(x)
+    }
+}
+
+impl<T: Copy, K: Binary<T>> RowZip<T, T> for Kernel<K> {
+    fn run(&self, a: &[T], b: &[T], out: &mut [T]) {
+        K::zip(a, b, out)
+    }
+    fn one(&self, a: T, b: T) -> T {
+        K::eval(a, b)
+    }
+    fn left(&self, a: &[T], b: T, out: &mut [T]) {
+        super::slices::map(a, out, &|v| K::eval(v, b))
+    }
+    fn right(&self, a: T, b: &[T], out: &mut [T]) {
+        super::slices::map(b, out, &|v| K::eval(a, v))
+    }
+}
+
+/// `out[i] = K(a[i])` for a tensor of dtype `T`, laid out as torch lays
+/// out a unary op's result.
 pub fn map1<T: Element, K: Unary<T>>(a: &Tensor) -> Tensor {
-    debug_assert!(a.dtype() == T::DTYPE);
-    let st = a.storage().read_recursive();
-    let d = st.as_slice::<T>();
-    let l = a.layout();
-    let gathered: Vec<T>;
-    let src: &[T] = match l.contiguous_range() {
-        Some(r) => &d[r],
-        None => {
-            gathered = super::copy::gather(d, a, |v| v);
-            &gathered
-        }
-    };
-    let mut out = pool::buffer::<T>(src.len());
-    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| K::map(&src[s..], o));
-    drop(st);
-    Tensor::from_data(T::wrap(out), a.shape())
+    super::unary::map1_kernel(a, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }
 
-/// `a[i] = K(a[i])` in place for a tensor of dtype `T` (strided tensors go
-/// element by element through `K::exact`: the same bits). Does not bump
-/// the version.
+/// `a[i] = K(a[i])` in place for a tensor of dtype `T`. Does not bump the
+/// version.
 pub fn apply1<T: Element, K: Unary<T>>(a: &Tensor) {
-    let Some(r) = a.layout().contiguous_range() else {
-        return apply1_inplace::<T>(a, K::exact);
-    };
-    let mut st = a.storage().write();
-    let buf = &mut st.as_mut_slice::<T>()[r];
-    for_each_chunk_mut(buf, SIMD_MIN_PAR, |_, c| K::apply(c));
+    super::unary::apply1_kernel(a, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }
 
-/// `out[i] = K(a[i], b[i])` with broadcasting, `a` and `b` of dtype `T`:
-/// SIMD when both are contiguous and of one shape, else element by element
-/// (the same bits).
+/// `out[i] = K(a[i], b[i])` with broadcasting, `a` and `b` of dtype `T`.
 pub fn map2_simd<T: Element, K: Binary<T>>(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
-    let (la, lb) = (a.layout(), b.layout());
-    let ranges = match (la.contiguous_range(), lb.contiguous_range()) {
-        (Some(ra), Some(rb)) if a.shape() == b.shape() => (ra, rb),
-        _ => return map2::<T, T>(a, b, K::eval),
-    };
-    let sa = a.storage().read_recursive();
-    let sb = b.storage().read_recursive();
-    let (xa, xb) = (&sa.as_slice::<T>()[ranges.0], &sb.as_slice::<T>()[ranges.1]);
-    let mut out = pool::buffer::<T>(xa.len());
-    for_each_chunk_mut(&mut out, SIMD_MIN_PAR, |s, o| K::zip(&xa[s..], &xb[s..], o));
-    drop((sa, sb));
-    Ok(Tensor::from_data(T::wrap(out), a.shape()))
+    super::binary::map2_kernel(a, b, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }

@@ -1,13 +1,26 @@
-//! The normalisation layers' functions and embedding lookup, composed of
-//! differentiable ops (mean, var, rsqrt, the affine ops, index_select), so
-//! their gradients, of every order, follow:
+//! The normalisation layers' functions and embedding lookup. layer_norm
+//! runs as one kernel with its derivative stated below; the others are
+//! composed of differentiable ops (mean, var, rsqrt, the affine ops,
+//! index_select), so their gradients, of every order, follow:
 //!
 //! | op                     | value                                                      |
 //! |------------------------|------------------------------------------------------------|
-//! | layer_norm(x, shape)   | (x - mean) / sqrt(var + eps) over the trailing `shape` dims, then * weight + bias |
+//! | layer_norm(x, shape)   | xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps) over the trailing `shape` dims, then xhat * weight + bias |
 //! | batch_norm(x) training | the same over every dim but 1 (channels); running stats += momentum * (batch - running), the variance unbiased |
 //! | batch_norm(x) eval     | (x - running_mean) / sqrt(running_var + eps) * weight + bias |
 //! | embedding(idx, weight) | weight's rows at idx; rows at `padding_idx` get no gradient |
+//!
+//! layer_norm's derivative (NativeLayerNormBackward0), means over the
+//! normalised dims, `gw = grad * weight` (or grad):
+//!
+//! | input  | gradient                                                  |
+//! |--------|-----------------------------------------------------------|
+//! | x      | rstd * (gw - mean(gw) - xhat * mean(gw * xhat))           |
+//! | weight | sum over the other dims of grad * xhat                    |
+//! | bias   | sum over the other dims of grad                           |
+//!
+//! Written in differentiable ops; under create_graph, mean and rstd are
+//! recomputed from x by ops so second derivatives see them depend on x.
 
 use crate::autograd::no_grad;
 use crate::{bail, DType, Result, Tensor};
@@ -104,18 +117,100 @@ impl Tensor {
                 }
             }
         }
-        let dims: Vec<i64> = ((nd - n) as i64..nd as i64).collect();
-        let mean = self.mean_dims(&dims, true, None)?;
-        let var = self.var(&dims, 0.0, true)?;
-        let y = self.sub(&mean)?.mul(&var.add_scalar(eps)?.rsqrt()?)?;
-        let y = match weight {
-            Some(w) => y.mul(w)?,
-            None => y,
-        };
-        match bias {
-            Some(b) => y.add(b),
-            None => Ok(y),
+        if !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "\"LayerNormKernelImpl\" not implemented for '{}'",
+                self.dtype().scalar_type_name()
+            );
         }
+        let dtype = self.dtype();
+        for t in [weight, bias].into_iter().flatten() {
+            if t.dtype() != dtype {
+                bail!(
+                    runtime,
+                    "expected scalar type {} but found {}",
+                    dtype.scalar_type_name(),
+                    t.dtype().scalar_type_name()
+                );
+            }
+        }
+        let cols: usize = normalized_shape.iter().product();
+        let rows = if cols == 0 { 0 } else { self.numel() / cols };
+        let mut inputs = vec![self];
+        inputs.extend(weight);
+        inputs.extend(bias);
+        let rec = crate::autograd::record("NativeLayerNormBackward0", &inputs);
+        let mut stat_shape = self.dims();
+        stat_shape[nd - n..].iter_mut().for_each(|d| *d = 1);
+        let (y, mean, rstd) = crate::dispatch_float!(dtype, T => {
+            use crate::kernels::lanes::layer_norm_rows;
+            let x = self.contiguous()?.to_vec::<T>();
+            let w = weight.map(|w| w.to_vec::<T>());
+            let b = bias.map(|b| b.to_vec::<T>());
+            let mut y = crate::tensor::pool::buffer::<T>(x.len());
+            let (mut m, mut r) = (vec![T::default(); rows], vec![T::default(); rows]);
+            layer_norm_rows(&x, w.as_deref(), b.as_deref(), cols, eps, &mut y, &mut m, &mut r);
+            (
+                Tensor::from_vec(y, self.shape())?,
+                Tensor::from_vec(m, &stat_shape)?,
+                Tensor::from_vec(r, &stat_shape)?,
+            )
+        });
+        let dims: Vec<i64> = ((nd - n) as i64..nd as i64).collect();
+        let (has_w, has_b) = (weight.is_some(), bias.is_some());
+        let mut rec = rec
+            .save("input", self)
+            .save("mean", &mean)
+            .save("rstd", &rstd);
+        if let Some(w) = weight {
+            rec = rec.save("weight", w);
+        }
+        rec.finish(y, move |c| {
+            let x = c.saved(0)?;
+            let (mean, rstd) = if crate::autograd::is_grad_enabled() {
+                // Second derivatives: mean and rstd as functions of x.
+                let var = x.var(&dims, 0.0, true)?;
+                (
+                    x.mean_dims(&dims, true, None)?,
+                    var.add_scalar(eps)?.rsqrt()?,
+                )
+            } else {
+                (c.saved(1)?, c.saved(2)?)
+            };
+            let g = c.grad();
+            let xhat = x.sub(&mean)?.mul(&rstd)?;
+            let w = if has_w { Some(c.saved(3)?) } else { None };
+            let gw = match &w {
+                Some(w) => g.mul(w)?,
+                None => g.clone(),
+            };
+            let mut grads = Vec::with_capacity(3);
+            grads.push(if c.needs(0) {
+                let a = gw.mean_dims(&dims, true, None)?;
+                let b = gw.mul(&xhat)?.mean_dims(&dims, true, None)?;
+                Some(gw.sub(&a)?.sub(&xhat.mul(&b)?)?.mul(&rstd)?)
+            } else {
+                None
+            });
+            if let Some(w) = &w {
+                grads.push(if c.needs(1) {
+                    Some(g.mul(&xhat)?.sum_to_size(w.shape())?)
+                } else {
+                    None
+                });
+            }
+            if has_b {
+                let i = grads.len();
+                grads.push(if c.needs(i) {
+                    let shape: Vec<usize> = x.shape()[x.ndim() - dims.len()..].to_vec();
+                    Some(g.sum_to_size(&shape)?)
+                } else {
+                    None
+                });
+            }
+            Ok(grads)
+        })
     }
 
     /// `running_mean`/`running_var` are updated in place when training.
