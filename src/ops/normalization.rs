@@ -136,7 +136,7 @@ impl Tensor {
             }
         }
         let cols: usize = normalized_shape.iter().product();
-        let rows = if cols == 0 { 0 } else { self.numel() / cols };
+        let rows = self.numel().checked_div(cols).unwrap_or(0);
         let mut inputs = vec![self];
         inputs.extend(weight);
         inputs.extend(bias);
