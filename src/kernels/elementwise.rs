@@ -223,17 +223,20 @@ fn input<'a, T: Copy + Default>(
             buf.resize(w * h, T::default());
             for j in 0..w {
                 let col = &data[off + j * s0..off + j * s0 + h];
-                for (i, &v) in col.iter().enumerate() {
-                    buf[i * w + j] = v;
+                for (dst, &v) in buf[j..].iter_mut().step_by(w).zip(col) {
+                    *dst = v;
                 }
             }
             In::Copied
         }
         _ => {
             buf.clear();
-            for i in 0..h {
-                let row = off + i * s1;
-                buf.extend((0..w).map(|j| data[row + j * s0]));
+            buf.resize(w * h, T::default());
+            for (i, dst) in buf.chunks_exact_mut(w).enumerate() {
+                let row = &data[off + i * s1..off + i * s1 + (w - 1) * s0 + 1];
+                for (d, &v) in dst.iter_mut().zip(row.iter().step_by(s0)) {
+                    *d = v;
+                }
             }
             In::Copied
         }

@@ -28,6 +28,20 @@ pub trait Fold<T: Copy>: Sync {
     fn run(&self, acc: T, x: &[T]) -> T;
     /// `acc[i] = fold(acc[i], row[i])`.
     fn rows(&self, acc: &mut [T], row: &[T]);
+    /// `out[k] = run(init, lane k)` for lanes of `len` at `x[k * stride..]`
+    /// (one SIMD call for all of them).
+    fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = self.run(self.init(), &x[k * stride..k * stride + len]);
+        }
+    }
+    /// [`Fold::rows`] for `n` rows at `x[r * stride..]` (one SIMD call).
+    fn rows_many(&self, acc: &mut [T], x: &[T], stride: usize, n: usize) {
+        let w = acc.len();
+        for r in 0..n {
+            self.rows(acc, &x[r * stride..r * stride + w]);
+        }
+    }
     /// Applied to each result before it is stored (a mean's division).
     #[inline(always)]
     fn finish(&self, acc: T) -> T {
@@ -158,19 +172,22 @@ impl<T> OutPtr<T> {
 /// Runs `f(unit)` for `units` units of about `cost` elements each, split
 /// over the threads when the total is large.
 fn for_units(units: usize, cost: usize, f: impl Fn(usize) + Sync) {
+    for_unit_ranges(units, cost, |u0, u1| (u0..u1).for_each(&f))
+}
+
+/// [`for_units`] handing out consecutive ranges of units.
+fn for_unit_ranges(units: usize, cost: usize, f: impl Fn(usize, usize) + Sync) {
     let total = units.saturating_mul(cost.max(1));
     let threads = num_threads();
     if threads < 2 || units < 2 || total < GRAIN {
-        return (0..units).for_each(f);
+        return f(0, units);
     }
     let per = units
         .div_ceil(4 * threads)
         .max(GRAIN / 4 / cost.max(1))
         .max(1);
     let chunks = units.div_ceil(per);
-    for_each_index(chunks, &|c| {
-        (c * per..((c + 1) * per).min(units)).for_each(&f)
-    });
+    for_each_index(chunks, &|c| f(c * per, ((c + 1) * per).min(units)));
 }
 
 /// Folds `x` (laid out by `l`) over `dims` (sorted, unique) into `out`,
@@ -236,6 +253,48 @@ where
         return;
     }
     let cost = lane + 8;
+    let kept_dims: SmallVec<[&Dim; 6]> = ds.iter().filter(|d| !d.reduced).collect();
+    if outer_red.is_empty() && d0.stride == 1 && kept_dims.len() <= 1 {
+        // Evenly spaced contiguous lanes: folded many per call.
+        let (ks, os) = kept_dims.first().map_or((0, 0), |d| (d.stride, d.out));
+        return for_unit_ranges(count, cost, |k0, k1| {
+            let mut vals = vec![f.init(); k1 - k0];
+            let first = base + k0 * ks;
+            let span = (k1 - k0 - 1) * ks + d0.size;
+            f.run_many(&x[first..first + span], d0.size, ks, &mut vals);
+            for (k, &v) in (k0..k1).zip(&vals) {
+                // SAFETY: output k * os belongs to this range alone.
+                unsafe { out.write(k * os, f.finish(v)) };
+            }
+        });
+    }
+    if outer_red.is_empty() && d0.stride == 1 {
+        // Each lane is one contiguous run.
+        return for_units(count, cost, |k| {
+            let (ia, oa) = kept.at(k);
+            let start = base + ia;
+            let v = f.finish(f.run(f.init(), &x[start..start + d0.size]));
+            // SAFETY: output element oa belongs to unit k alone.
+            unsafe { out.write(oa, v) };
+        });
+    }
+    if d0.stride == 1 && d0.size < ROW_WIDTH {
+        // Short contiguous runs: fold the runs of a lane into one row of
+        // accumulators (SIMD across the run), then fold that row.
+        let (r1, outer) = (outer_red[0], &outer_red[1..]);
+        return for_units(count, cost, |k| {
+            let (ia, oa) = kept.at(k);
+            let mut row = vec![f.init(); d0.size];
+            let mut red = Odometer::new(outer.iter().copied());
+            red.each(|ro| {
+                let first = base + ia + ro;
+                let span = (r1.size - 1) * r1.stride + d0.size;
+                f.rows_many(&mut row, &x[first..first + span], r1.stride, r1.size);
+            });
+            // SAFETY: output element oa belongs to unit k alone.
+            unsafe { out.write(oa, f.finish(f.run(f.init(), &row))) };
+        });
+    }
     for_units(count, cost, |k| {
         let (ia, oa) = kept.at(k);
         let mut acc = f.init();
@@ -269,13 +328,22 @@ where
     F: Fold<T>,
 {
     let d0 = ds[0];
-    // Several adjacent reduced rows side by side when the kept dim is short
-    // and contiguous, with the next dim reduced and right after it.
-    let side = match ds.get(1) {
-        Some(d1) if d1.reduced && d0.stride == 1 && d1.stride == d0.size && d0.size < 64 => {
-            (ROW_WIDTH / d0.size).clamp(1, d1.size)
-        }
-        _ => 1,
+    let red_dims: SmallVec<[&Dim; 6]> = ds[1..].iter().filter(|d| d.reduced).collect();
+    let Some(&d1) = red_dims.first() else {
+        // Nothing reduced (every reduced dim has size 1): finish each value.
+        let kept = Odometer::new(ds.iter());
+        return for_units(kept.count(), 1, |k| {
+            let (ia, oa) = kept.at(k);
+            // SAFETY: output oa belongs to unit k alone.
+            unsafe { out.write(oa, f.finish(f.run(f.init(), &x[base + ia..base + ia + 1]))) };
+        });
+    };
+    // A short contiguous kept dim whose reduced rows lie side by side: fold
+    // `side` rows at once as one wide row, then the segments together.
+    let side = if d0.stride == 1 && d1.stride == d0.size && 2 * d0.size <= ROW_WIDTH {
+        (ROW_WIDTH / d0.size).min(d1.size)
+    } else {
+        1
     };
     let width = if side > 1 {
         d0.size
@@ -284,75 +352,75 @@ where
     };
     let blocks = d0.size.div_ceil(width);
     let outer_kept = Odometer::new(ds[1..].iter().filter(|d| !d.reduced));
-    let red_dims: SmallVec<[&Dim; 6]> = ds[1..].iter().filter(|d| d.reduced).collect();
     let red_count: usize = red_dims.iter().map(|d| d.size).product();
+    // Sums of many rows go through partials of ROW_BLOCK rows.
+    let blocked = red_count > ROW_BLOCK;
     let units = outer_kept.count() * blocks;
     for_units(units, width * red_count, |u| {
         let (ko, oo) = outer_kept.at(u / blocks);
         let j0 = (u % blocks) * width;
         let w = width.min(d0.size - j0);
         let start = base + ko + j0 * d0.stride;
-        let mut acc = vec![f.init(); w * side];
-        let mut part = vec![f.init(); w * side];
+        let span = w * side;
+        let mut acc = vec![f.init(); span];
+        let mut part = if blocked {
+            vec![f.init(); span]
+        } else {
+            Vec::new()
+        };
         let mut gathered = vec![T::default(); if d0.stride == 1 { 0 } else { w }];
         let mut in_part = 0;
-        let flush = |acc: &mut [T], part: &mut [T], in_part: &mut usize| {
-            f.rows(acc, part);
-            part.iter_mut().for_each(|p| *p = f.init());
-            *in_part = 0;
-        };
-        if side > 1 {
-            // Rows of `side * w` elements: `side` reduced rows at once, the
-            // remainder one row at a time into the first segment.
-            let d1 = red_dims[0];
-            let outer = Odometer::new(red_dims[1..].iter().copied());
-            let (full, rest) = (d1.size / side, d1.size % side);
-            let mut outer = outer;
-            outer.each(|ro| {
-                let s = start + ro;
-                for g in 0..full {
-                    let r = s + g * side * d1.stride;
-                    f.rows(&mut part, &x[r..r + side * w]);
-                    in_part += side;
-                    if in_part >= ROW_BLOCK {
-                        flush(&mut acc, &mut part, &mut in_part);
-                    }
-                }
-                for g in 0..rest {
-                    let r = s + (full * side + g) * d1.stride;
-                    f.rows(&mut part[..w], &x[r..r + w]);
-                    in_part += 1;
-                }
-                if in_part >= ROW_BLOCK {
-                    flush(&mut acc, &mut part, &mut in_part);
-                }
-            });
-            flush(&mut acc, &mut part, &mut in_part);
-            // Fold the segments into the first one, in order.
-            let (first, others) = acc.split_at_mut(w);
-            for seg in others.chunks(w) {
-                f.rows(first, seg);
-            }
-        } else {
-            let mut red = Odometer::new(red_dims.iter().copied());
-            red.each(|ro| {
-                let r = start + ro;
-                if d0.stride == 1 {
-                    f.rows(&mut part, &x[r..r + w]);
-                } else {
+        // Folds `n` rows of `len` elements at `first + r * stride`.
+        let mut fold_rows = |first: usize, stride: usize, n: usize, len: usize| {
+            let target = if blocked {
+                &mut part[..len]
+            } else {
+                &mut acc[..len]
+            };
+            if d0.stride == 1 {
+                f.rows_many(target, &x[first..first + (n - 1) * stride + len], stride, n);
+            } else {
+                for r in 0..n {
+                    let row = first + r * stride;
                     for (j, g) in gathered.iter_mut().enumerate() {
-                        *g = x[r + j * d0.stride];
+                        *g = x[row + j * d0.stride];
                     }
-                    f.rows(&mut part, &gathered);
+                    f.rows(target, &gathered);
                 }
-                in_part += 1;
-                if in_part == ROW_BLOCK {
-                    flush(&mut acc, &mut part, &mut in_part);
+            }
+            if blocked {
+                in_part += n * len / w;
+                if in_part >= ROW_BLOCK {
+                    f.rows(&mut acc, &part);
+                    part.iter_mut().for_each(|p| *p = f.init());
+                    in_part = 0;
                 }
-            });
-            flush(&mut acc, &mut part, &mut in_part);
+            }
+        };
+        let mut outer = Odometer::new(red_dims[1..].iter().copied());
+        let (wide, rest) = (d1.size / side, d1.size % side);
+        let per = (ROW_BLOCK / side).max(1);
+        outer.each(|ro| {
+            let s0 = start + ro;
+            let mut g = 0;
+            while g < wide {
+                let n = per.min(wide - g);
+                fold_rows(s0 + g * side * d1.stride, side * d1.stride, n, span);
+                g += n;
+            }
+            if rest > 0 {
+                fold_rows(s0 + wide * side * d1.stride, d1.stride, rest, w);
+            }
+        });
+        if blocked && in_part > 0 {
+            f.rows(&mut acc, &part);
         }
-        for (j, &a) in acc[..w].iter().enumerate() {
+        // Fold the side-by-side segments into the first one, in order.
+        let (first, others) = acc.split_at_mut(w);
+        for seg in others.chunks(w) {
+            f.rows(first, seg);
+        }
+        for (j, &a) in first.iter().enumerate() {
             // SAFETY: outputs (oo + (j0 + j) * out stride) belong to unit u
             // alone: units split the kept index space.
             unsafe { out.write(oo + (j0 + j) * d0.out, f.finish(a)) };
@@ -389,19 +457,24 @@ macro_rules! float_fold_elem {
             #[inline(always)]
             #[allow(clippy::eq_op)]
             fn max_nan(a: Self, b: Self) -> Self {
-                if b > a || b != b {
-                    b
+                // A select between two computed values (never "keep the
+                // old value", which compiles to masked stores, slow on
+                // Zen); a NaN operand makes `a + b` NaN.
+                let m = a.max(b);
+                if (a != a) | (b != b) {
+                    a + b
                 } else {
-                    a
+                    m
                 }
             }
             #[inline(always)]
             #[allow(clippy::eq_op)]
             fn min_nan(a: Self, b: Self) -> Self {
-                if b < a || b != b {
-                    b
+                let m = a.min(b);
+                if (a != a) | (b != b) {
+                    a + b
                 } else {
-                    a
+                    m
                 }
             }
             fn zero() -> Self {
@@ -495,11 +568,17 @@ impl<T: FoldElem> Fold<T> for Sum<T> {
     }
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
-        T::add(acc, slices::fold8(x, T::zero(), &T::add))
+        T::add(acc, slices::fold_wide(x, T::zero(), &T::add))
     }
     #[inline]
     fn rows(&self, acc: &mut [T], row: &[T]) {
         slices::update(acc, row, &T::add)
+    }
+    fn rows_many(&self, acc: &mut [T], x: &[T], stride: usize, n: usize) {
+        slices::update_rows(acc, x, stride, n, &T::add)
+    }
+    fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
+        slices::fold_lanes(x, len, stride, T::zero(), &T::add, out)
     }
     #[inline(always)]
     fn finish(&self, acc: T) -> T {
@@ -519,11 +598,17 @@ impl<T: FoldElem> Fold<T> for Prod {
     }
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
-        T::mul(acc, slices::fold8(x, T::one(), &T::mul))
+        T::mul(acc, slices::fold_wide(x, T::one(), &T::mul))
     }
     #[inline]
     fn rows(&self, acc: &mut [T], row: &[T]) {
         slices::update(acc, row, &T::mul)
+    }
+    fn rows_many(&self, acc: &mut [T], x: &[T], stride: usize, n: usize) {
+        slices::update_rows(acc, x, stride, n, &T::mul)
+    }
+    fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
+        slices::fold_lanes(x, len, stride, T::one(), &T::mul, out)
     }
 }
 
@@ -543,9 +628,9 @@ impl<T: FoldElem> Fold<T> for Extreme {
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
         if self.max {
-            T::max_nan(acc, slices::fold8(x, T::lowest(), &T::max_nan))
+            T::max_nan(acc, slices::fold_wide(x, T::lowest(), &T::max_nan))
         } else {
-            T::min_nan(acc, slices::fold8(x, T::highest(), &T::min_nan))
+            T::min_nan(acc, slices::fold_wide(x, T::highest(), &T::min_nan))
         }
     }
     #[inline]
@@ -554,6 +639,20 @@ impl<T: FoldElem> Fold<T> for Extreme {
             slices::update(acc, row, &T::max_nan)
         } else {
             slices::update(acc, row, &T::min_nan)
+        }
+    }
+    fn rows_many(&self, acc: &mut [T], x: &[T], stride: usize, n: usize) {
+        if self.max {
+            slices::update_rows(acc, x, stride, n, &T::max_nan)
+        } else {
+            slices::update_rows(acc, x, stride, n, &T::min_nan)
+        }
+    }
+    fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
+        if self.max {
+            slices::fold_lanes(x, len, stride, T::lowest(), &T::max_nan, out)
+        } else {
+            slices::fold_lanes(x, len, stride, T::highest(), &T::min_nan, out)
         }
     }
 }

@@ -33,10 +33,10 @@ use crate::tensor::layout::{Dims, Layout};
 use smallvec::SmallVec;
 
 /// Tile width along the innermost dim (the run length inside a tile).
-pub const TILE_W: usize = 64;
+pub const TILE_W: usize = 256;
 /// Tile height along dim 1: a transposed operand's tile is read as
 /// `TILE_W` contiguous pieces of this many elements.
-pub const TILE_H: usize = 32;
+pub const TILE_H: usize = 8;
 
 /// The iteration over `N` operands of one shape (operand 0 is the output
 /// by convention; it takes part in ordering like any other).

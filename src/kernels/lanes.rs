@@ -186,7 +186,7 @@ where
 /// The NaN-propagating maximum of a lane (-inf when empty).
 #[inline]
 fn lane_max<T: VecFloat>(x: &[T]) -> T {
-    slices::fold8(x, T::lowest(), &T::max_nan)
+    slices::fold_wide(x, T::lowest(), &T::max_nan)
 }
 
 /// Row maxima of a block: `m[j] = max_r x(r)[j]`.
@@ -219,7 +219,7 @@ impl<T: VecFloat> AlongDim<T, T> for Softmax {
     fn lane(&self, x: &[T], out: &mut [T]) {
         let m = lane_max(x);
         slices::map(x, out, &|v| (v - m).vexp());
-        let s = slices::fold8(out, <T as Element>::zero(), &<T as FoldElem>::add);
+        let s = slices::fold_wide(out, <T as Element>::zero(), &<T as FoldElem>::add);
         let inv = <T as Element>::one() / s;
         slices::apply(out, &|o| o * inv);
     }
@@ -249,7 +249,7 @@ impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
     fn lane(&self, x: &[T], out: &mut [T]) {
         let m = lane_max(x);
         slices::map(x, out, &|v| (v - m).vexp());
-        let ls = slices::fold8(out, <T as Element>::zero(), &<T as FoldElem>::add).vln();
+        let ls = slices::fold_wide(out, <T as Element>::zero(), &<T as FoldElem>::add).vln();
         slices::map(x, out, &|v| (v - m) - ls);
     }
     fn rows(&self, b: &mut Rows<'_, T, T>) {
@@ -283,7 +283,7 @@ impl<T: VecFloat> AlongDim<T, T> for LogSumExp {
         for piece in x.chunks(256) {
             let e = &mut buf[..piece.len()];
             slices::map(piece, e, &|v| (v - m).vexp());
-            s = s + slices::fold8(e, <T as Element>::zero(), &<T as FoldElem>::add);
+            s = s + slices::fold_wide(e, <T as Element>::zero(), &<T as FoldElem>::add);
         }
         out[0] = s.vln() + m;
     }
@@ -358,9 +358,9 @@ pub fn layer_norm_rows<T: VecFloat>(
     let eps = T::from_f64(eps);
     let row = |r: usize, yr: &mut [T]| -> (T, T) {
         let xr = &x[r * cols..(r + 1) * cols];
-        let m = slices::fold8(xr, zero, &<T as FoldElem>::add) * inv_n;
+        let m = slices::fold_wide(xr, zero, &<T as FoldElem>::add) * inv_n;
         let var =
-            slices::map_fold8(xr, zero, &|v| (v - m) * (v - m), &<T as FoldElem>::add) * inv_n;
+            slices::map_fold_wide(xr, zero, &|v| (v - m) * (v - m), &<T as FoldElem>::add) * inv_n;
         let rs = <T as Element>::one() / (var + eps).sqrt();
         match (w, b) {
             (Some(w), Some(b)) => slices::zip3(xr, w, b, yr, &|v, w, b| (v - m) * rs * w + b),

@@ -142,6 +142,24 @@ dispatched! {
 }
 
 dispatched! {
+    /// `acc[i] = f(acc[i], x[r * stride + i])` for each row `r < n`, in
+    /// order (`x` holds the `n` rows).
+    pub fn update_rows / update_rows_plain / update_rows_avx2<T: Copy, F>(
+        acc: &mut [T], x: &[T], stride: usize, n: usize, f: &F
+    )
+    where F: Fn(T, T) -> T
+    {
+        let w = acc.len();
+        for r in 0..n {
+            let row = &x[r * stride..r * stride + w];
+            for (a, &v) in acc.iter_mut().zip(row) {
+                *a = f(*a, v);
+            }
+        }
+    }
+}
+
+dispatched! {
     /// `dst[i] = f(dst[i], a[i], b[i])` for `i < dst.len()`.
     pub fn update2 / update2_plain / update2_avx2<D: Copy, A: Copy, B: Copy, F>(
         dst: &mut [D], a: &[A], b: &[B], f: &F
@@ -194,47 +212,64 @@ dispatched! {
 }
 
 dispatched! {
-    /// `f` folded over `x` in 8 interleaved partials (element `i` goes to
-    /// partial `i % 8`, each starting from `init`), combined pairwise, then
-    /// the remainder in order. For associative `f` with identity `init`.
-    pub fn fold8 / fold8_plain / fold8_avx2<T: Copy, F>(x: &[T], init: T, f: &F) -> T
+    /// `f` folded over `x` in 32 interleaved partials (element `i` of each
+    /// block of 32 goes to partial `i`, each starting from `init`: four
+    /// independent SIMD accumulators, so the loop is not bound by one
+    /// add's latency); the partials are combined pairwise (the four rows
+    /// elementwise, then the 8 lanes), then blocks of 8 and the last
+    /// elements follow in order. For associative `f` with identity `init`.
+    pub fn fold_wide / fold_wide_plain / fold_wide_avx2<T: Copy, F>(x: &[T], init: T, f: &F) -> T
     where F: Fn(T, T) -> T
     {
-        let mut acc = [init; 8];
-        let chunks = x.chunks_exact(8);
-        let rest = chunks.remainder();
-        for c in chunks {
-            for i in 0..8 {
-                acc[i] = f(acc[i], c[i]);
-            }
-        }
-        let mut s = combine8_with(acc, f);
-        for &v in rest {
-            s = f(s, v);
-        }
-        s
+        map_fold_wide_plain(x, init, &|v| v, f)
     }
 }
 
 dispatched! {
-    /// `fold` over `map(x[i])` in 8 interleaved partials from `init`,
-    /// combined pairwise with `fold`, then the remainder in order (e.g. a
-    /// sum of squared deviations).
-    pub fn map_fold8 / map_fold8_plain / map_fold8_avx2<T: Copy, A: Copy, M, F>(
+    /// `out[k] = fold_wide(lane k, init, f)` for lanes of `len` elements at
+    /// `x[k * stride..]`.
+    pub fn fold_lanes / fold_lanes_plain / fold_lanes_avx2<T: Copy, F>(
+        x: &[T], len: usize, stride: usize, init: T, f: &F, out: &mut [T]
+    )
+    where F: Fn(T, T) -> T
+    {
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = map_fold_wide_plain(&x[k * stride..k * stride + len], init, &|v| v, f);
+        }
+    }
+}
+
+dispatched! {
+    /// `fold` over `map(x[i])` as [`fold_wide`] (e.g. a sum of squared
+    /// deviations).
+    pub fn map_fold_wide / map_fold_wide_plain / map_fold_wide_avx2<T: Copy, A: Copy, M, F>(
         x: &[T], init: A, map: &M, fold: &F
     ) -> A
     where M: Fn(T) -> A, F: Fn(A, A) -> A
     {
-        let mut acc = [init; 8];
-        let chunks = x.chunks_exact(8);
-        let rest = chunks.remainder();
-        for c in chunks {
-            for i in 0..8 {
-                acc[i] = fold(acc[i], map(c[i]));
+        let mut acc = [[init; 8]; 4];
+        let blocks = x.chunks_exact(32);
+        let rest = blocks.remainder();
+        for c in blocks {
+            for r in 0..4 {
+                for i in 0..8 {
+                    acc[r][i] = fold(acc[r][i], map(c[r * 8 + i]));
+                }
             }
         }
-        let mut s = combine8_with(acc, fold);
-        for &v in rest {
+        let mut lanes = [init; 8];
+        for i in 0..8 {
+            lanes[i] = fold(fold(acc[0][i], acc[1][i]), fold(acc[2][i], acc[3][i]));
+        }
+        let eights = rest.chunks_exact(8);
+        let tail = eights.remainder();
+        for c in eights {
+            for i in 0..8 {
+                lanes[i] = fold(lanes[i], map(c[i]));
+            }
+        }
+        let mut s = combine8_with(lanes, fold);
+        for &v in tail {
             s = fold(s, map(v));
         }
         s
