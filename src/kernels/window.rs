@@ -18,8 +18,53 @@ pub struct Windows {
     pub k: usize,
     /// Windows per plane (the product of the output sizes).
     pub l: usize,
-    /// `offsets[kk * l + o]`: the offset inside a plane, or -1 (padding).
-    offsets: Vec<i64>,
+    /// The table of offsets inside a plane, entry `kk * l + o` for kernel
+    /// position `kk` and window `o`, as runs: consecutive entries that read
+    /// evenly spaced offsets (or are all padding), so the loops copy, add
+    /// or compare whole runs instead of looking up every element.
+    runs: Vec<Run>,
+}
+
+/// Entries `dst..dst + len` of the table read `src + i * step` (`src < 0`:
+/// padding).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Run {
+    dst: usize,
+    src: i64,
+    len: usize,
+    step: usize,
+}
+
+/// Splits a table into runs (see [`Windows::runs`]); a run never crosses
+/// a multiple of `row`, so runs of one kernel position stay apart.
+fn runs_of(offsets: &[i64], row: usize) -> Vec<Run> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < offsets.len() {
+        let end = ((i / row.max(1)) + 1) * row.max(1);
+        let end = end.min(offsets.len());
+        let src = offsets[i];
+        let mut j = i + 1;
+        let mut step = 0usize;
+        if src < 0 {
+            while j < end && offsets[j] < 0 {
+                j += 1;
+            }
+        } else if j < end && offsets[j] > src {
+            step = (offsets[j] - src) as usize;
+            while j < end && offsets[j] >= 0 && offsets[j] - offsets[j - 1] == step as i64 {
+                j += 1;
+            }
+        }
+        runs.push(Run {
+            dst: i,
+            src,
+            len: j - i,
+            step,
+        });
+        i = j;
+    }
+    runs
 }
 
 impl Windows {
@@ -118,7 +163,7 @@ impl Windows {
             plane,
             k,
             l,
-            offsets,
+            runs: runs_of(&offsets, l),
         }
     }
 
@@ -133,8 +178,18 @@ impl Windows {
             for (i, dst) in chunk.chunks_mut(per).enumerate() {
                 let p = start / per + i;
                 let src = &x[p * self.plane..(p + 1) * self.plane];
-                for (d, &off) in dst.iter_mut().zip(&self.offsets) {
-                    *d = if off >= 0 { src[off as usize] } else { fill };
+                for r in &self.runs {
+                    let d = &mut dst[r.dst..r.dst + r.len];
+                    if r.src < 0 {
+                        d.fill(fill);
+                    } else if r.step == 1 {
+                        d.copy_from_slice(&src[r.src as usize..r.src as usize + r.len]);
+                    } else {
+                        let s = &src[r.src as usize..];
+                        for (j, v) in d.iter_mut().enumerate() {
+                            *v = s[j * r.step];
+                        }
+                    }
                 }
             }
         });
@@ -157,10 +212,18 @@ impl Windows {
                 for (i, dst) in chunk.chunks_mut(self.plane.max(1)).enumerate() {
                     let p = start / self.plane.max(1) + i;
                     let src = &cols[p * per..(p + 1) * per];
-                    for (&v, &off) in src.iter().zip(&self.offsets) {
-                        if off >= 0 {
-                            let d = &mut dst[off as usize];
-                            *d = *d + v;
+                    for r in self.runs.iter().filter(|r| r.src >= 0) {
+                        let s = &src[r.dst..r.dst + r.len];
+                        let o = r.src as usize;
+                        if r.step == 1 {
+                            crate::kernels::slices::update(&mut dst[o..o + r.len], s, &|a, b| {
+                                a + b
+                            });
+                        } else {
+                            for (j, &v) in s.iter().enumerate() {
+                                let d = &mut dst[o + j * r.step];
+                                *d = *d + v;
+                            }
                         }
                     }
                 }
@@ -181,12 +244,12 @@ impl Windows {
             for (i, dst) in chunk.chunks_mut(l).enumerate() {
                 let p = start / l + i;
                 let src = &x[p * self.plane..(p + 1) * self.plane];
-                for kk in 0..self.k {
-                    let offs = &self.offsets[kk * self.l..(kk + 1) * self.l];
-                    for ((b, at), &off) in dst.iter_mut().zip(offs) {
-                        if off < 0 {
-                            continue;
-                        }
+                // Runs in table order, kernel position by kernel position,
+                // so the first maximum wins.
+                for r in self.runs.iter().filter(|r| r.src >= 0) {
+                    let o = r.dst % self.l;
+                    for (j, (b, at)) in dst[o..o + r.len].iter_mut().enumerate() {
+                        let off = r.src + (j * r.step) as i64;
                         let v = src[off as usize];
                         #[allow(clippy::eq_op)]
                         let nan = v != v;
@@ -216,6 +279,116 @@ fn step(idx: &mut [usize], sizes: &[usize]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Windows {
+        /// Entry `i` of the table (-1: padding).
+        fn offset(&self, i: usize) -> i64 {
+            let r = self
+                .runs
+                .iter()
+                .find(|r| r.dst <= i && i < r.dst + r.len)
+                .unwrap();
+            if r.src < 0 {
+                -1
+            } else {
+                r.src + ((i - r.dst) * r.step) as i64
+            }
+        }
+    }
+
+    #[test]
+    fn runs_split_the_table_at_rows_and_padding() {
+        let r = runs_of(&[-1, 0, 2, 4, 5, -1, -1, 3, 4], 3);
+        assert_eq!(
+            r,
+            vec![
+                Run {
+                    dst: 0,
+                    src: -1,
+                    len: 1,
+                    step: 0
+                },
+                Run {
+                    dst: 1,
+                    src: 0,
+                    len: 2,
+                    step: 2
+                },
+                Run {
+                    dst: 3,
+                    src: 4,
+                    len: 2,
+                    step: 1
+                },
+                Run {
+                    dst: 5,
+                    src: -1,
+                    len: 1,
+                    step: 0
+                },
+                Run {
+                    dst: 6,
+                    src: -1,
+                    len: 1,
+                    step: 0
+                },
+                Run {
+                    dst: 7,
+                    src: 3,
+                    len: 2,
+                    step: 1
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn two_d_tables_agree_with_a_direct_loop() {
+        // 2-D, 7x9 input, kernel 3x2, dilation 1x2, padding 1x1, stride 2x1.
+        let (h, w) = (7usize, 9usize);
+        let oh = (h + 2 - 3) / 2 + 1;
+        // Dilated kernel width (2 - 1) * 2 + 1 = 3.
+        let ow = w + 2 - 3 + 1;
+        let t = Windows::new(&[h, w], &[oh, ow], &[3, 2], &[1, 2], &[1, 1], &[2, 1]);
+        let x: Vec<f64> = (0..2 * h * w).map(|i| ((i * 7) % 11) as f64).collect();
+        let cols = t.gather(&x, -5.0);
+        let (mx, at) = t.max(&x);
+        for p in 0..2 {
+            for (kk, (ki, kj)) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
+                .into_iter()
+                .enumerate()
+            {
+                for i in 0..oh {
+                    for j in 0..ow {
+                        let (r, c) = ((i * 2 + ki) as i64 - 1, (j + kj * 2) as i64 - 1);
+                        let inside = r >= 0 && r < h as i64 && c >= 0 && c < w as i64;
+                        let want = if inside {
+                            x[p * h * w + r as usize * w + c as usize]
+                        } else {
+                            -5.0
+                        };
+                        assert_eq!(cols[p * 6 * oh * ow + kk * oh * ow + i * ow + j], want);
+                    }
+                }
+            }
+            for o in 0..oh * ow {
+                let vals: Vec<f64> = (0..6)
+                    .map(|kk| cols[p * 6 * oh * ow + kk * oh * ow + o])
+                    .collect();
+                let real: Vec<f64> = (0..6)
+                    .filter(|&kk| t.offset(kk * oh * ow + o) >= 0)
+                    .map(|kk| vals[kk])
+                    .collect();
+                let m = real.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                assert_eq!(mx[p * oh * ow + o], m);
+                assert_eq!(x[p * h * w + at[p * oh * ow + o] as usize], m);
+            }
+        }
+        let back = t.scatter_add(&vec![1.0; 2 * 6 * oh * ow]);
+        let covered: f64 = back.iter().sum();
+        let real = (0..6 * oh * ow).filter(|&i| t.offset(i) >= 0).count() as f64 * 2.0;
+        assert_eq!(covered, real);
+    }
 
     #[test]
     fn gather_then_scatter_counts_window_coverage() {
