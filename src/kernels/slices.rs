@@ -11,7 +11,7 @@
 //! fuses `a * b + c` on its own), so results are bitwise identical.
 
 use crate::tensor::Element;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::cell::Cell;
 
 /// A code path for the slice kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,18 +22,23 @@ pub enum SimdPath {
     Avx2,
 }
 
-/// 0: pick by CPU; 1: force baseline; 2: force AVX2 (if available).
-static FORCED: AtomicU8 = AtomicU8::new(0);
+thread_local! {
+    /// 0: pick by CPU; 1: force baseline; 2: force AVX2 (if available).
+    /// Per thread: tests run side by side in threads, and one test's
+    /// forcing must not switch the path under another.
+    static FORCED: Cell<u8> = const { Cell::new(0) };
+}
 
-/// Forces a code path (for tests and benchmarks); `None` restores the
-/// automatic choice. Forcing AVX2 on a CPU without it keeps the baseline.
+/// Forces a code path for kernels run on the calling thread (tests call
+/// the slice kernels directly); `None` restores the automatic choice.
+/// Forcing AVX2 on a CPU without it keeps the baseline.
 pub fn force_simd_path(path: Option<SimdPath>) {
     let v = match path {
         None => 0,
         Some(SimdPath::Baseline) => 1,
         Some(SimdPath::Avx2) => 2,
     };
-    FORCED.store(v, Ordering::Relaxed);
+    FORCED.with(|f| f.set(v));
 }
 
 fn avx2_available() -> bool {
@@ -49,7 +54,7 @@ fn avx2_available() -> bool {
 
 /// The path the slice kernels take now.
 pub fn simd_path() -> SimdPath {
-    match FORCED.load(Ordering::Relaxed) {
+    match FORCED.with(Cell::get) {
         1 => SimdPath::Baseline,
         _ if avx2_available() => SimdPath::Avx2,
         _ => SimdPath::Baseline,

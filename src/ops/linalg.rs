@@ -26,6 +26,13 @@ fn shape_str(s: &[usize]) -> String {
         .join("x")
 }
 
+/// A matrix stored column by column (a transposed contiguous one), as
+/// torch's mm backward tests it.
+fn is_column_major(m: &Tensor) -> bool {
+    let (sh, st) = (m.shape(), m.strides());
+    sh.len() == 2 && st[0] == 1 && st[1] == sh[0] && sh[0] > 1
+}
+
 impl Tensor {
     /// Matrix product of two 2-D tensors.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
@@ -54,14 +61,27 @@ impl Tensor {
         let rec = record("MmBackward0", &[self, mat2]);
         let out = kernel::matmul(self, mat2)?;
         rec.save("self", self).save("mat2", mat2).finish(out, |c| {
+            // As torch: a column-major operand gets a column-major gradient
+            // (computed as the transpose of a row-major product), so a
+            // weight used as `w.t()` gets a contiguous gradient.
             let g = c.grad();
             let da = if c.needs(0) {
-                Some(g.mm(&c.saved(1)?.t()?)?)
+                let (a, b) = (c.saved(0)?, c.saved(1)?);
+                Some(if is_column_major(&a) {
+                    b.mm(&g.t()?)?.t()?
+                } else {
+                    g.mm(&b.t()?)?
+                })
             } else {
                 None
             };
             let db = if c.needs(1) {
-                Some(c.saved(0)?.t()?.mm(g)?)
+                let (a, b) = (c.saved(0)?, c.saved(1)?);
+                Some(if is_column_major(&b) {
+                    g.t()?.mm(&a)?.t()?
+                } else {
+                    a.t()?.mm(g)?
+                })
             } else {
                 None
             };
