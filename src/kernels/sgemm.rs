@@ -510,3 +510,303 @@ unsafe fn tile(
         _mm256_storeu_ps(d.add(8), hi);
     }
 }
+
+/// Direct products of small matrices (float32 and float64), for batches of
+/// them: no packing of A and, when B's rows are contiguous and whole
+/// vectors wide, none of B; no blocking of the depth. Each output element
+/// is one accumulator, `fma`-ed over the depth in order from zero, so its
+/// value depends on nothing but its row of A and column of B (not on the
+/// tile it falls in, nor on which thread runs it).
+///
+/// Safety: as for [`sgemm`], the caller of [`small_gemm`] vouches for the
+/// operands and the output. Inside, the tiles read A at rows `< m`, depths
+/// `< k`; B (in place or packed, zero-padded to whole vectors) at depths
+/// `< k` and columns below `n` rounded up to a vector, which the in-place
+/// case only takes when `n` is a multiple of the vector width; and they
+/// store only columns `< n` of rows `< m` of the output (the last vector of
+/// a row through a masked store).
+pub mod small {
+    use super::*;
+
+    /// An element type with its AVX2 vector.
+    pub trait Elem: Copy + Default + 'static {
+        type V: Copy;
+        /// Elements per vector.
+        const LANES: usize;
+        unsafe fn zero() -> Self::V;
+        unsafe fn load(p: *const Self) -> Self::V;
+        unsafe fn splat(p: *const Self) -> Self::V;
+        /// `a * b + c`, one rounding.
+        unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+        unsafe fn store(p: *mut Self, v: Self::V);
+        /// Stores the first `n` (< LANES) elements of `v`, touching no
+        /// memory past them.
+        unsafe fn store_first(p: *mut Self, v: Self::V, n: usize);
+    }
+
+    /// 8 all-ones then 8 zero words: the 8 words from `8 - n` mask the
+    /// first `n` lanes of a float vector (and pairs of them, of a double one).
+    static MASK: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+
+    impl Elem for f32 {
+        type V = __m256;
+        const LANES: usize = 8;
+        #[inline(always)]
+        unsafe fn zero() -> __m256 {
+            _mm256_setzero_ps()
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> __m256 {
+            _mm256_loadu_ps(p)
+        }
+        #[inline(always)]
+        unsafe fn splat(p: *const f32) -> __m256 {
+            _mm256_broadcast_ss(&*p)
+        }
+        #[inline(always)]
+        unsafe fn fma(a: __m256, b: __m256, c: __m256) -> __m256 {
+            _mm256_fmadd_ps(a, b, c)
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut f32, v: __m256) {
+            _mm256_storeu_ps(p, v)
+        }
+        #[inline(always)]
+        unsafe fn store_first(p: *mut f32, v: __m256, n: usize) {
+            let m = _mm256_loadu_si256(MASK.as_ptr().add(8 - n).cast());
+            _mm256_maskstore_ps(p, m, v)
+        }
+    }
+
+    impl Elem for f64 {
+        type V = __m256d;
+        const LANES: usize = 4;
+        #[inline(always)]
+        unsafe fn zero() -> __m256d {
+            _mm256_setzero_pd()
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f64) -> __m256d {
+            _mm256_loadu_pd(p)
+        }
+        #[inline(always)]
+        unsafe fn splat(p: *const f64) -> __m256d {
+            _mm256_broadcast_sd(&*p)
+        }
+        #[inline(always)]
+        unsafe fn fma(a: __m256d, b: __m256d, c: __m256d) -> __m256d {
+            _mm256_fmadd_pd(a, b, c)
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut f64, v: __m256d) {
+            _mm256_storeu_pd(p, v)
+        }
+        #[inline(always)]
+        unsafe fn store_first(p: *mut f64, v: __m256d, n: usize) {
+            // Each double lane is two mask words.
+            let m = _mm256_loadu_si256(MASK.as_ptr().add(8 - 2 * n).cast());
+            _mm256_maskstore_pd(p, m, v)
+        }
+    }
+
+    /// A strided operand.
+    #[derive(Clone, Copy)]
+    pub struct Mat<T> {
+        pub ptr: *const T,
+        pub rs: usize,
+        pub cs: usize,
+    }
+
+    /// Most rows of a tile (with two vectors of columns: 12 accumulators,
+    /// two of B and one of A in the 16 registers).
+    const ROWS: usize = 6;
+
+    thread_local! {
+        /// Each thread's buffer for a packed B (taken while in use).
+        static PACKED_F32: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+        static PACKED_F64: Cell<Vec<f64>> = const { Cell::new(Vec::new()) };
+    }
+
+    /// Element types with a thread-local packing buffer.
+    pub trait Packable: Elem {
+        fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
+    }
+
+    fn with_vec<T: Copy + Default, R>(
+        key: &'static std::thread::LocalKey<Cell<Vec<T>>>,
+        len: usize,
+        f: impl FnOnce(&mut [T]) -> R,
+    ) -> R {
+        let mut v = key.take();
+        if v.len() < len {
+            v = vec![T::default(); len.next_power_of_two()];
+        }
+        let r = f(&mut v[..len]);
+        key.set(v);
+        r
+    }
+
+    impl Packable for f32 {
+        fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
+            with_vec(&PACKED_F32, len, f)
+        }
+    }
+    impl Packable for f64 {
+        fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+            with_vec(&PACKED_F64, len, f)
+        }
+    }
+
+    /// `c[m x n] = a[m x k] @ b[k x n]`, `c` row-major with row stride
+    /// `ldc` (at least `n`).
+    ///
+    /// # Safety
+    /// AVX2 and FMA are available ([`available`]); `a` and `b` address
+    /// m x k and k x n valid elements; `c` addresses an m x n matrix of
+    /// writable elements (row stride `ldc`) that nothing else reads or
+    /// writes during the call and that overlaps neither operand; m, n,
+    /// k > 0.
+    pub unsafe fn small_gemm<T: Packable>(
+        [m, n, k]: [usize; 3],
+        a: Mat<T>,
+        b: Mat<T>,
+        c: *mut T,
+        ldc: usize,
+    ) {
+        if b.cs == 1 && n % T::LANES == 0 {
+            return kernel(m, n, k, a, b.ptr, b.rs, c, ldc);
+        }
+        // B packed row-major, rows padded with zeros to whole vectors.
+        let ldb = n.next_multiple_of(T::LANES);
+        T::with_buffer(k * ldb, |buf| {
+            let bp = buf.as_mut_ptr();
+            if b.rs == 1 {
+                // Columns contiguous (a transposed matrix): read each column
+                // straight through.
+                for j in 0..n {
+                    let src = b.ptr.add(j * b.cs);
+                    for p in 0..k {
+                        *bp.add(p * ldb + j) = *src.add(p);
+                    }
+                }
+            } else {
+                for p in 0..k {
+                    for j in 0..n {
+                        *bp.add(p * ldb + j) = *b.ptr.add(p * b.rs + j * b.cs);
+                    }
+                }
+            }
+            for p in 0..k {
+                for j in n..ldb {
+                    *bp.add(p * ldb + j) = T::default();
+                }
+            }
+            kernel(m, n, k, a, bp, ldb, c, ldc)
+        })
+    }
+
+    /// [`small_gemm`] with B's rows contiguous, `ldb` apart, each readable
+    /// up to `n` rounded up to whole vectors.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn kernel<T: Elem>(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: Mat<T>,
+        b: *const T,
+        ldb: usize,
+        c: *mut T,
+        ldc: usize,
+    ) {
+        let l = T::LANES;
+        let mut j = 0;
+        while j < n {
+            let w = (n - j).min(2 * l);
+            // Valid lanes of the tile's last vector.
+            let last = w - (w - 1) / l * l;
+            let bj = b.add(j);
+            let mut i = 0;
+            while i < m {
+                let h = (m - i).min(ROWS);
+                let ai = a.ptr.add(i * a.rs);
+                let t = Tile {
+                    k,
+                    a: ai,
+                    a_rs: a.rs,
+                    a_cs: a.cs,
+                    b: bj,
+                    ldb,
+                    c: c.add(i * ldc + j),
+                    ldc,
+                    last,
+                };
+                match (h, w > l) {
+                    (1, false) => t.run::<1, 1>(),
+                    (2, false) => t.run::<2, 1>(),
+                    (3, false) => t.run::<3, 1>(),
+                    (4, false) => t.run::<4, 1>(),
+                    (5, false) => t.run::<5, 1>(),
+                    (6, false) => t.run::<6, 1>(),
+                    (1, true) => t.run::<1, 2>(),
+                    (2, true) => t.run::<2, 2>(),
+                    (3, true) => t.run::<3, 2>(),
+                    (4, true) => t.run::<4, 2>(),
+                    (5, true) => t.run::<5, 2>(),
+                    _ => t.run::<6, 2>(),
+                }
+                i += h;
+            }
+            j += w;
+        }
+    }
+
+    /// One tile of the output: up to ROWS rows, one or two vectors of
+    /// columns, the last with `last` valid lanes.
+    struct Tile<T> {
+        k: usize,
+        a: *const T,
+        a_rs: usize,
+        a_cs: usize,
+        b: *const T,
+        ldb: usize,
+        c: *mut T,
+        ldc: usize,
+        last: usize,
+    }
+
+    impl<T: Elem> Tile<T> {
+        #[inline(always)]
+        unsafe fn run<const R: usize, const V: usize>(&self) {
+            let mut acc = [[T::zero(); V]; R];
+            let mut ap = self.a;
+            let mut bp = self.b;
+            for _ in 0..self.k {
+                let mut bv = [T::zero(); V];
+                for (v, x) in bv.iter_mut().enumerate() {
+                    *x = T::load(bp.add(v * T::LANES));
+                }
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let x = T::splat(ap.add(r * self.a_rs));
+                    for (v, y) in row.iter_mut().enumerate() {
+                        *y = T::fma(x, bv[v], *y);
+                    }
+                }
+                // Past the last depth these point past the operands:
+                // wrapping, never dereferenced there.
+                ap = ap.wrapping_add(self.a_cs);
+                bp = bp.wrapping_add(self.ldb);
+            }
+            for (r, row) in acc.iter().enumerate() {
+                let d = self.c.add(r * self.ldc);
+                for (v, y) in row.iter().enumerate() {
+                    if v + 1 == V && self.last < T::LANES {
+                        T::store_first(d.add(v * T::LANES), *y, self.last);
+                    } else {
+                        T::store(d.add(v * T::LANES), *y);
+                    }
+                }
+            }
+        }
+    }
+}
