@@ -142,12 +142,28 @@ pub fn forced_gemm_path() -> Option<GemmPath> {
     }
 }
 
-/// Largest m, n and k of a product on the small kernel (unless forced).
-pub const SMALL_MAX: usize = 64;
+/// Largest m and n of a float32 product on the small kernel (unless
+/// forced); its depth at most [`SMALL_MAX_K`]. Measured one product per
+/// thread on batches (`cargo bench --bench gemm_paths -- small`, `-- mid`):
+/// products up to 48 ran at 1.1-3x the next kernel's rate (tiny ones
+/// 3-10x: the others' set-up per product dominates), 64-96 about level
+/// with our big kernel, from 128 behind it.
+pub const SMALL_MAX_F32: usize = 96;
+
+/// Largest depth of a float32 product on the small kernel: its B panel
+/// (k x 16 floats) then still fits in the L1 cache (it has no depth blocks).
+pub const SMALL_MAX_K: usize = 256;
+
+/// Largest m, n and k of a float64 product on the small kernel: level with
+/// the crate at 64, behind it from 96.
+pub const SMALL_MAX_F64: usize = 64;
 
 /// Whether a product of these sizes runs on the small kernel by default.
-fn small_fits([m, n, k]: [usize; 3]) -> bool {
-    m.max(n).max(k) <= SMALL_MAX
+fn small_fits(dtype: DType, [m, n, k]: [usize; 3]) -> bool {
+    match dtype {
+        DType::F32 => m.max(n) <= SMALL_MAX_F32 && k <= SMALL_MAX_K,
+        _ => m.max(n).max(k) <= SMALL_MAX_F64,
+    }
 }
 
 /// The kernel a float product of `dtype` and sizes `[m, n, k]` runs on
@@ -163,7 +179,7 @@ pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
         }
         return Some(p);
     }
-    Some(if has_avx2_fma() && small_fits(mnk) {
+    Some(if has_avx2_fma() && small_fits(dtype, mnk) {
         GemmPath::Small
     } else if dtype == DType::F32 && own_kernel(mnk) && !crate_uses_avx512() {
         GemmPath::OwnAvx2
@@ -234,9 +250,13 @@ struct Mat {
 /// crate's small-matrix paths are faster (measured single-threaded).
 pub const OWN_KERNEL_MIN: usize = 32;
 
-/// Whether an f32 product of this size is big enough for our own kernel.
+/// Whether an f32 product of this size (not one for the small kernel) is
+/// big enough for our own kernel: from 64^3 multiply-adds. Measured one
+/// product per thread (`gemm_paths -- mid`, `-- attention`): 128 x 64 x
+/// 128 and the attention block's products ran at 1.05-1.2x the crate's
+/// rate, 100^3 and 200 x 50 x 200 level.
 fn own_kernel([m, n, k]: [usize; 3]) -> bool {
-    m.min(n).min(k) >= OWN_KERNEL_MIN && m * n * k >= 1 << 21 && has_avx2_fma()
+    m.min(n).min(k) >= OWN_KERNEL_MIN && m * n * k >= 1 << 18 && has_avx2_fma()
 }
 
 /// Element types the kernel multiplies.
@@ -263,13 +283,107 @@ trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = S
         let _ = (path, par);
         naive(dst, a, am, b, bm, mnk)
     }
+
+    /// [`each_product`] on the small kernel, where the type has it (`None`:
+    /// it does not, nothing done). m, n, k > 0.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
+    fn small_batch(
+        dsts: &mut [Self],
+        a: &[Self],
+        am: Mat,
+        b: &[Self],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+    ) -> Option<()> {
+        let _ = (dsts, a, am, b, bm, offs, mnk);
+        None
+    }
 }
 
 impl MatElem for i64 {}
 
+/// The products `dsts[i] = a_i @ b_i` of a run of a batch, `offs[i]` the
+/// operands' offsets, `am` and `bm` their strides (offsets unused), each
+/// product on this thread.
+#[allow(clippy::too_many_arguments)]
+fn each_product<T: MatElem>(
+    dsts: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    offs: &[(usize, usize)],
+    mnk: [usize; 3],
+    path: Option<GemmPath>,
+) {
+    let [m, n, _] = mnk;
+    assert_eq!(dsts.len(), offs.len() * m * n);
+    #[cfg(target_arch = "x86_64")]
+    if path == Some(GemmPath::Small) && mnk.iter().all(|&d| d > 0) {
+        if let Some(r) = T::small_batch(dsts, a, am, b, bm, offs, mnk) {
+            return r;
+        }
+    }
+    for (dst, &(oa, ob)) in dsts.chunks_mut(m * n).zip(offs) {
+        let am = Mat { off: oa, ..am };
+        let bm = Mat { off: ob, ..bm };
+        T::product(dst, a, am, b, bm, mnk, path, Parallelism::None);
+    }
+}
+
+/// [`each_product`] on the small kernel, for its element types.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn small_batch_call<T: Element + super::sgemm::small::Packable>(
+    dsts: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    offs: &[(usize, usize)],
+    [m, n, k]: [usize; 3],
+) {
+    use super::sgemm::small::{small_batch, Mat as M};
+    assert!(m > 0 && n > 0 && k > 0 && dsts.len() == offs.len() * m * n && has_avx2_fma());
+    for &(oa, ob) in offs {
+        assert_in_bounds(a.len(), Mat { off: oa, ..am }, b.len(), Mat { off: ob, ..bm }, [m, n, k]);
+    }
+    let am = M {
+        ptr: a.as_ptr(),
+        rs: am.rs,
+        cs: am.cs,
+    };
+    let bm = M {
+        ptr: b.as_ptr(),
+        rs: bm.rs,
+        cs: bm.cs,
+    };
+    // SAFETY: AVX2 and FMA are available and m, n, k > 0 (asserted); each
+    // product's operands (m x k from a[oa], k x n from b[ob], non-negative
+    // strides) lie in their slices (asserted above); `dsts` holds the m * n
+    // outputs of every product, consecutive, exclusively borrowed, so
+    // nothing else touches them and they overlap neither operand.
+    unsafe { small_batch([m, n, k], am, bm, offs, dsts.as_mut_ptr()) }
+}
+
 impl MatElem for f32 {
     fn path(mnk: [usize; 3]) -> Option<GemmPath> {
         gemm_path(DType::F32, mnk)
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn small_batch(
+        dsts: &mut [f32],
+        a: &[f32],
+        am: Mat,
+        b: &[f32],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+    ) -> Option<()> {
+        small_batch_call(dsts, a, am, b, bm, offs, mnk);
+        Some(())
     }
     fn product(
         dst: &mut [f32],
@@ -297,6 +411,19 @@ impl MatElem for f32 {
 impl MatElem for f64 {
     fn path(mnk: [usize; 3]) -> Option<GemmPath> {
         gemm_path(DType::F64, mnk)
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn small_batch(
+        dsts: &mut [f64],
+        a: &[f64],
+        am: Mat,
+        b: &[f64],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+    ) -> Option<()> {
+        small_batch_call(dsts, a, am, b, bm, offs, mnk);
+        Some(())
     }
     fn product(
         dst: &mut [f64],
@@ -559,10 +686,13 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     let work = mn * k;
     let total = nbatch.saturating_mul(work);
     let threads = crate::parallel::num_threads();
+    let (am0, bm0) = (mat(0, la), mat(0, lb));
+    let run = |dsts: &mut [T], first: usize| {
+        let offs = &offs[first..first + dsts.len() / mn];
+        each_product(dsts, da, am0, db, bm0, offs, mnk, path)
+    };
     if threads == 1 || total < BATCH_PAR_THRESHOLD || (nbatch == 1 && work < GEMM_PAR_THRESHOLD) {
-        for (i, dst) in out.chunks_mut(mn).enumerate() {
-            product(dst, i, Parallelism::None);
-        }
+        run(&mut out, 0);
     } else if nbatch > 1 && (work < GEMM_PAR_THRESHOLD || nbatch >= 4 * threads) {
         // Whole products per task, each on one thread: consecutive groups,
         // about eight per thread (so a helper that starts late still finds
@@ -571,11 +701,7 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
             .div_ceil(8 * threads)
             .max(BATCH_GRAIN.div_ceil(work))
             .min(nbatch);
-        crate::parallel::for_each_block_mut(&mut out, per * mn, |s, dsts| {
-            for (j, dst) in dsts.chunks_mut(mn).enumerate() {
-                product(dst, s / mn + j, Parallelism::None);
-            }
-        });
+        crate::parallel::for_each_block_mut(&mut out, per * mn, |s, dsts| run(dsts, s / mn));
     } else {
         // A few big products, each split over the threads.
         let a_rs = la.strides[nd - 2];

@@ -512,19 +512,22 @@ unsafe fn tile(
 }
 
 /// Direct products of small matrices (float32 and float64), for batches of
-/// them: no packing of A and, when B's rows are contiguous and whole
-/// vectors wide, none of B; no blocking of the depth. Each output element
+/// them: no packing of A and, when B's rows are contiguous, none of B (a
+/// B read across its columns, such as a transposed view, is copied
+/// row-major into a small buffer first); no blocking of the depth. Each output element
 /// is one accumulator, `fma`-ed over the depth in order from zero, so its
 /// value depends on nothing but its row of A and column of B (not on the
 /// tile it falls in, nor on which thread runs it).
 ///
-/// Safety: as for [`sgemm`], the caller of [`small_gemm`] vouches for the
-/// operands and the output. Inside, the tiles read A at rows `< m`, depths
-/// `< k`; B (in place or packed, zero-padded to whole vectors) at depths
-/// `< k` and columns below `n` rounded up to a vector, which the in-place
-/// case only takes when `n` is a multiple of the vector width; and they
-/// store only columns `< n` of rows `< m` of the output (the last vector of
-/// a row through a masked store).
+/// Safety: as for [`sgemm`], the callers of
+/// [`small_gemm`](small::small_gemm) and [`small_batch`](small::small_batch) vouch for the operands and the
+/// output. Inside, the tiles read A at rows `< m`, depths `< k`; B at
+/// depths `< k` and columns `< n`: in place (columns contiguous) through a
+/// masked load for a row's last partial vector, which touches no memory
+/// outside its lanes, or packed into a thread-local buffer whose rows are
+/// zero-padded to whole vectors; and they store only columns `< n` of rows
+/// `< m` of the output (a row's last partial vector lane group by lane
+/// group, never a whole vector).
 pub mod small {
     use super::*;
 
@@ -540,13 +543,24 @@ pub mod small {
         unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
         unsafe fn store(p: *mut Self, v: Self::V);
         /// Stores the first `n` (< LANES) elements of `v`, touching no
-        /// memory past them.
+        /// memory past them (no masked store: those are slow on AMD).
         unsafe fn store_first(p: *mut Self, v: Self::V, n: usize);
+        /// The mask of the first `n` (1..=LANES) lanes.
+        unsafe fn mask(n: usize) -> __m256i;
+        /// Loads the lanes of `mask` from `p` (zeros elsewhere), touching
+        /// no memory outside them (a masked load: fast, unlike the masked
+        /// store, on AMD and Intel alike).
+        unsafe fn load_masked(p: *const Self, mask: __m256i) -> Self::V;
+        /// Transposes a LANES x LANES block: reads LANES runs of LANES
+        /// elements (`src + c * cs`, c < LANES) and writes them as the
+        /// columns of LANES rows `ldd` apart from `dst`.
+        unsafe fn transpose_block(src: *const Self, cs: usize, dst: *mut Self, ldd: usize);
     }
 
-    /// 8 all-ones then 8 zero words: the 8 words from `8 - n` mask the
-    /// first `n` lanes of a float vector (and pairs of them, of a double one).
-    static MASK: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// 8 all-ones then 8 zero words: the 8 from `8 - n` mask `n` floats.
+    static MASK32: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// The same for doubles.
+    static MASK64: [i64; 8] = [-1, -1, -1, -1, 0, 0, 0, 0];
 
     impl Elem for f32 {
         type V = __m256;
@@ -573,8 +587,39 @@ pub mod small {
         }
         #[inline(always)]
         unsafe fn store_first(p: *mut f32, v: __m256, n: usize) {
-            let m = _mm256_loadu_si256(MASK.as_ptr().add(8 - n).cast());
-            _mm256_maskstore_ps(p, m, v)
+            let (mut p, mut n) = (p, n);
+            let mut x = _mm256_castps256_ps128(v);
+            if n >= 4 {
+                _mm_storeu_ps(p, x);
+                x = _mm256_extractf128_ps::<1>(v);
+                p = p.add(4);
+                n -= 4;
+            }
+            if n >= 2 {
+                _mm_storel_epi64(p.cast(), _mm_castps_si128(x));
+                x = _mm_movehl_ps(x, x);
+                p = p.add(2);
+                n -= 2;
+            }
+            if n == 1 {
+                _mm_store_ss(p, x);
+            }
+        }
+        #[inline(always)]
+        unsafe fn mask(n: usize) -> __m256i {
+            _mm256_loadu_si256(MASK32.as_ptr().add(8 - n).cast())
+        }
+        #[inline(always)]
+        unsafe fn load_masked(p: *const f32, mask: __m256i) -> __m256 {
+            _mm256_maskload_ps(p, mask)
+        }
+        #[inline(always)]
+        unsafe fn transpose_block(src: *const f32, cs: usize, dst: *mut f32, ldd: usize) {
+            let l = |c: usize| _mm256_loadu_ps(src.add(c * cs));
+            let t = transpose8([l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7)]);
+            for (r, v) in t.iter().enumerate() {
+                _mm256_storeu_ps(dst.add(r * ldd), *v);
+            }
         }
     }
 
@@ -603,9 +648,38 @@ pub mod small {
         }
         #[inline(always)]
         unsafe fn store_first(p: *mut f64, v: __m256d, n: usize) {
-            // Each double lane is two mask words.
-            let m = _mm256_loadu_si256(MASK.as_ptr().add(8 - 2 * n).cast());
-            _mm256_maskstore_pd(p, m, v)
+            let (mut p, mut n) = (p, n);
+            let mut x = _mm256_castpd256_pd128(v);
+            if n >= 2 {
+                _mm_storeu_pd(p, x);
+                x = _mm256_extractf128_pd::<1>(v);
+                p = p.add(2);
+                n -= 2;
+            }
+            if n == 1 {
+                _mm_store_sd(p, x);
+            }
+        }
+        #[inline(always)]
+        unsafe fn mask(n: usize) -> __m256i {
+            _mm256_loadu_si256(MASK64.as_ptr().add(4 - n).cast())
+        }
+        #[inline(always)]
+        unsafe fn load_masked(p: *const f64, mask: __m256i) -> __m256d {
+            _mm256_maskload_pd(p, mask)
+        }
+        #[inline(always)]
+        unsafe fn transpose_block(src: *const f64, cs: usize, dst: *mut f64, ldd: usize) {
+            let l = |c: usize| _mm256_loadu_pd(src.add(c * cs));
+            let (r0, r1, r2, r3) = (l(0), l(1), l(2), l(3));
+            let t0 = _mm256_unpacklo_pd(r0, r1);
+            let t1 = _mm256_unpackhi_pd(r0, r1);
+            let t2 = _mm256_unpacklo_pd(r2, r3);
+            let t3 = _mm256_unpackhi_pd(r2, r3);
+            _mm256_storeu_pd(dst, _mm256_permute2f128_pd::<0x20>(t0, t2));
+            _mm256_storeu_pd(dst.add(ldd), _mm256_permute2f128_pd::<0x20>(t1, t3));
+            _mm256_storeu_pd(dst.add(2 * ldd), _mm256_permute2f128_pd::<0x31>(t0, t2));
+            _mm256_storeu_pd(dst.add(3 * ldd), _mm256_permute2f128_pd::<0x31>(t1, t3));
         }
     }
 
@@ -628,7 +702,7 @@ pub mod small {
     }
 
     /// Element types with a thread-local packing buffer.
-    pub trait Packable: Elem {
+    pub trait Packable: Elem + Send + Sync {
         fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
     }
 
@@ -673,41 +747,112 @@ pub mod small {
         c: *mut T,
         ldc: usize,
     ) {
-        if b.cs == 1 && n % T::LANES == 0 {
-            return kernel(m, n, k, a, b.ptr, b.rs, c, ldc);
+        if b.cs == 1 {
+            // B in place; a last partial vector of a row is read masked.
+            return kernel(m, n, k, a, b.ptr, b.rs, c, ldc, true);
         }
         // B packed row-major, rows padded with zeros to whole vectors.
         let ldb = n.next_multiple_of(T::LANES);
         T::with_buffer(k * ldb, |buf| {
             let bp = buf.as_mut_ptr();
-            if b.rs == 1 {
-                // Columns contiguous (a transposed matrix): read each column
-                // straight through.
-                for j in 0..n {
-                    let src = b.ptr.add(j * b.cs);
-                    for p in 0..k {
-                        *bp.add(p * ldb + j) = *src.add(p);
-                    }
-                }
-            } else {
-                for p in 0..k {
-                    for j in 0..n {
-                        *bp.add(p * ldb + j) = *b.ptr.add(p * b.rs + j * b.cs);
-                    }
-                }
-            }
-            for p in 0..k {
-                for j in n..ldb {
-                    *bp.add(p * ldb + j) = T::default();
-                }
-            }
-            kernel(m, n, k, a, bp, ldb, c, ldc)
+            pack_b(b, k, n, bp, ldb);
+            kernel(m, n, k, a, bp, ldb, c, ldc, false)
         })
     }
 
-    /// [`small_gemm`] with B's rows contiguous, `ldb` apart, each readable
-    /// up to `n` rounded up to whole vectors.
+    /// The products `c_i = a_i @ b_i` for each `(oa, ob) = offs[i]`: `a_i`
+    /// and `b_i` start `oa` and `ob` elements past `a.ptr` and `b.ptr`
+    /// (with their strides), and `c_i` at `c + i * m * n`, row-major. One
+    /// call for a run of a batch: the loop over it stays inside the
+    /// kernel's instruction set, with nothing to decide per product.
+    ///
+    /// # Safety
+    /// As [`small_gemm`] for each product; the outputs are disjoint.
+    pub unsafe fn small_batch<T: Packable>(
+        [m, n, k]: [usize; 3],
+        a: Mat<T>,
+        b: Mat<T>,
+        offs: &[(usize, usize)],
+        c: *mut T,
+    ) {
+        let at = |o: usize| Mat {
+            ptr: a.ptr.add(o),
+            ..a
+        };
+        if b.cs == 1 {
+            for (i, &(oa, ob)) in offs.iter().enumerate() {
+                kernel(m, n, k, at(oa), b.ptr.add(ob), b.rs, c.add(i * m * n), n, true);
+            }
+        } else {
+            let ldb = n.next_multiple_of(T::LANES);
+            T::with_buffer(k * ldb, |buf| {
+                let bp = buf.as_mut_ptr();
+                for (i, &(oa, ob)) in offs.iter().enumerate() {
+                    let bi = Mat {
+                        ptr: b.ptr.add(ob),
+                        ..b
+                    };
+                    pack_b(bi, k, n, bp, ldb);
+                    kernel(m, n, k, at(oa), bp, ldb, c.add(i * m * n), n, false);
+                }
+            })
+        }
+    }
+
+    /// Packs k x n `b` (columns not contiguous) row-major into `bp` (row
+    /// stride `ldb`, a whole number of vectors), zeros past column n.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pack_b<T: Elem>(b: Mat<T>, k: usize, n: usize, bp: *mut T, ldb: usize) {
+        if b.rs == 1 {
+            // Columns contiguous (a transposed matrix): LANES x LANES
+            // blocks transposed in registers, the edges one by one.
+            pack_transposed(b.ptr, b.cs, k, n, bp, ldb);
+        } else {
+            for p in 0..k {
+                for j in 0..n {
+                    *bp.add(p * ldb + j) = *b.ptr.add(p * b.rs + j * b.cs);
+                }
+            }
+        }
+        for p in 0..k {
+            for j in n..ldb {
+                *bp.add(p * ldb + j) = T::default();
+            }
+        }
+    }
+
+    /// Writes the k x n matrix whose columns are the contiguous runs
+    /// `src + j * cs` (j < n, k elements each) row-major to `dst` (row
+    /// stride `ldd`).
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pack_transposed<T: Elem>(
+        src: *const T,
+        cs: usize,
+        k: usize,
+        n: usize,
+        dst: *mut T,
+        ldd: usize,
+    ) {
+        let l = T::LANES;
+        let (kf, nf) = (k / l * l, n / l * l);
+        for j in (0..nf).step_by(l) {
+            for p in (0..kf).step_by(l) {
+                T::transpose_block(src.add(j * cs + p), cs, dst.add(p * ldd + j), ldd);
+            }
+        }
+        for j in 0..n {
+            let from = if j < nf { kf } else { 0 };
+            for p in from..k {
+                *dst.add(p * ldd + j) = *src.add(j * cs + p);
+            }
+        }
+    }
+
+    /// [`small_gemm`] with B's rows contiguous, `ldb` apart: each readable
+    /// up to column `n` when `masked` (the last partial vector of a row is
+    /// read through a mask), else up to `n` rounded up to whole vectors.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn kernel<T: Elem>(
         m: usize,
@@ -718,6 +863,7 @@ pub mod small {
         ldb: usize,
         c: *mut T,
         ldc: usize,
+        masked: bool,
     ) {
         let l = T::LANES;
         let mut j = 0;
@@ -741,19 +887,32 @@ pub mod small {
                     ldc,
                     last,
                 };
-                match (h, w > l) {
-                    (1, false) => t.run::<1, 1>(),
-                    (2, false) => t.run::<2, 1>(),
-                    (3, false) => t.run::<3, 1>(),
-                    (4, false) => t.run::<4, 1>(),
-                    (5, false) => t.run::<5, 1>(),
-                    (6, false) => t.run::<6, 1>(),
-                    (1, true) => t.run::<1, 2>(),
-                    (2, true) => t.run::<2, 2>(),
-                    (3, true) => t.run::<3, 2>(),
-                    (4, true) => t.run::<4, 2>(),
-                    (5, true) => t.run::<5, 2>(),
-                    _ => t.run::<6, 2>(),
+                let mask = masked && last < l;
+                match (h, w > l, mask) {
+                    (1, false, false) => t.run::<1, 1, false>(),
+                    (2, false, false) => t.run::<2, 1, false>(),
+                    (3, false, false) => t.run::<3, 1, false>(),
+                    (4, false, false) => t.run::<4, 1, false>(),
+                    (5, false, false) => t.run::<5, 1, false>(),
+                    (1, true, false) => t.run::<1, 2, false>(),
+                    (2, true, false) => t.run::<2, 2, false>(),
+                    (3, true, false) => t.run::<3, 2, false>(),
+                    (4, true, false) => t.run::<4, 2, false>(),
+                    (5, true, false) => t.run::<5, 2, false>(),
+                    (_, true, false) => t.run::<6, 2, false>(),
+                    (1, false, true) => t.run::<1, 1, true>(),
+                    (2, false, true) => t.run::<2, 1, true>(),
+                    (3, false, true) => t.run::<3, 1, true>(),
+                    (4, false, true) => t.run::<4, 1, true>(),
+                    (5, false, true) => t.run::<5, 1, true>(),
+                    (_, false, true) => t.run::<6, 1, true>(),
+                    (1, true, true) => t.run::<1, 2, true>(),
+                    (2, true, true) => t.run::<2, 2, true>(),
+                    (3, true, true) => t.run::<3, 2, true>(),
+                    (4, true, true) => t.run::<4, 2, true>(),
+                    (5, true, true) => t.run::<5, 2, true>(),
+                    (_, true, true) => t.run::<6, 2, true>(),
+                    (_, false, false) => t.run::<6, 1, false>(),
                 }
                 i += h;
             }
@@ -777,14 +936,24 @@ pub mod small {
 
     impl<T: Elem> Tile<T> {
         #[inline(always)]
-        unsafe fn run<const R: usize, const V: usize>(&self) {
+        /// `MASKED`: the last vector of B's rows is read through a mask.
+        unsafe fn run<const R: usize, const V: usize, const MASKED: bool>(&self) {
+            let mask = if MASKED {
+                T::mask(self.last)
+            } else {
+                _mm256_setzero_si256()
+            };
             let mut acc = [[T::zero(); V]; R];
             let mut ap = self.a;
             let mut bp = self.b;
             for _ in 0..self.k {
                 let mut bv = [T::zero(); V];
                 for (v, x) in bv.iter_mut().enumerate() {
-                    *x = T::load(bp.add(v * T::LANES));
+                    *x = if MASKED && v + 1 == V {
+                        T::load_masked(bp.add(v * T::LANES), mask)
+                    } else {
+                        T::load(bp.add(v * T::LANES))
+                    };
                 }
                 for (r, row) in acc.iter_mut().enumerate() {
                     let x = T::splat(ap.add(r * self.a_rs));
