@@ -3,7 +3,7 @@
 //! thread and on all of them. Prints a table (median of 5 samples).
 //!
 //!     cargo bench --bench gemm_paths                 # both sections
-//!     cargo bench --bench gemm_paths -- small        # or: mid, attention, big
+//!     cargo bench --bench gemm_paths -- small        # or: batches, mid, attention, big
 //!     cargo bench --bench gemm_paths -- small "[8192,8,8] @ b^T"  # one row
 //!     GEMM_PATHS=small,crate cargo bench --bench gemm_paths   # some paths
 //!
@@ -137,6 +137,26 @@ fn small() {
     }
 }
 
+/// Batches as `benches/batched_matmul.py` runs them (operands in L3 or
+/// memory), on one thread and on all.
+fn batches() {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for threads in [1, all] {
+        set_num_threads(threads);
+        println!("batches, {threads} thread(s)");
+        for (batch, s) in [(64, 32), (512, 32), (4096, 32), (64, 64), (512, 64)] {
+            let a = randn(&[batch, s, s], DType::F32);
+            let b = randn(&[batch, s, s], DType::F32);
+            let bt = b.transpose(-1, -2).unwrap();
+            let flops = 2.0 * (batch * s * s * s) as f64;
+            for (name, bb) in [("b", &b), ("b^T", &bt)] {
+                let what = format!("F32 [{batch},{s},{s}] @ {name}");
+                row(&what, flops, &a, bb, DType::F32);
+            }
+        }
+    }
+}
+
 /// Batches of mid-sized float32 products (between the small kernel's limit
 /// and our big kernel's usual sizes), one thread.
 fn mid() {
@@ -240,6 +260,7 @@ fn main() {
         Some("big") => big(),
         Some("attention") => attention(),
         Some("mid") => mid(),
+        Some("batches") => batches(),
         _ => {
             small();
             mid();

@@ -45,6 +45,11 @@ pub const GEMM_PAR_THRESHOLD: usize = 1 << 20;
 /// calling thread.
 pub const BATCH_PAR_THRESHOLD: usize = 1 << 16;
 
+/// From this many bytes of operands in a batch, the small kernel prefetches
+/// each next product's operands (a quarter of this machine's L3; below it
+/// the operands mostly come from L3, where prefetching gained nothing).
+const PREFETCH_BYTES: usize = 8 << 20;
+
 /// Least multiply-adds per task when a batch is split over the threads.
 const BATCH_GRAIN: usize = 1 << 14;
 
@@ -296,8 +301,9 @@ trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = S
         bm: Mat,
         offs: &[(usize, usize)],
         mnk: [usize; 3],
+        prefetch: bool,
     ) -> Option<()> {
-        let _ = (dsts, a, am, b, bm, offs, mnk);
+        let _ = (dsts, a, am, b, bm, offs, mnk, prefetch);
         None
     }
 }
@@ -306,7 +312,8 @@ impl MatElem for i64 {}
 
 /// The products `dsts[i] = a_i @ b_i` of a run of a batch, `offs[i]` the
 /// operands' offsets, `am` and `bm` their strides (offsets unused), each
-/// product on this thread.
+/// product on this thread; `prefetch`: the small kernel prefetches each
+/// next product's operands (for batches bigger than the caches).
 #[allow(clippy::too_many_arguments)]
 fn each_product<T: MatElem>(
     dsts: &mut [T],
@@ -317,12 +324,13 @@ fn each_product<T: MatElem>(
     offs: &[(usize, usize)],
     mnk: [usize; 3],
     path: Option<GemmPath>,
+    prefetch: bool,
 ) {
     let [m, n, _] = mnk;
     assert_eq!(dsts.len(), offs.len() * m * n);
     #[cfg(target_arch = "x86_64")]
     if path == Some(GemmPath::Small) && mnk.iter().all(|&d| d > 0) {
-        if let Some(r) = T::small_batch(dsts, a, am, b, bm, offs, mnk) {
+        if let Some(r) = T::small_batch(dsts, a, am, b, bm, offs, mnk, prefetch) {
             return r;
         }
     }
@@ -344,6 +352,7 @@ fn small_batch_call<T: Element + super::sgemm::small::Packable>(
     bm: Mat,
     offs: &[(usize, usize)],
     [m, n, k]: [usize; 3],
+    prefetch: bool,
 ) {
     use super::sgemm::small::{small_batch, Mat as M};
     assert!(m > 0 && n > 0 && k > 0 && dsts.len() == offs.len() * m * n && has_avx2_fma());
@@ -365,7 +374,7 @@ fn small_batch_call<T: Element + super::sgemm::small::Packable>(
     // strides) lie in their slices (asserted above); `dsts` holds the m * n
     // outputs of every product, consecutive, exclusively borrowed, so
     // nothing else touches them and they overlap neither operand.
-    unsafe { small_batch([m, n, k], am, bm, offs, dsts.as_mut_ptr()) }
+    unsafe { small_batch([m, n, k], am, bm, offs, dsts.as_mut_ptr(), prefetch) }
 }
 
 impl MatElem for f32 {
@@ -381,8 +390,9 @@ impl MatElem for f32 {
         bm: Mat,
         offs: &[(usize, usize)],
         mnk: [usize; 3],
+        prefetch: bool,
     ) -> Option<()> {
-        small_batch_call(dsts, a, am, b, bm, offs, mnk);
+        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
         Some(())
     }
     fn product(
@@ -421,8 +431,9 @@ impl MatElem for f64 {
         bm: Mat,
         offs: &[(usize, usize)],
         mnk: [usize; 3],
+        prefetch: bool,
     ) -> Option<()> {
-        small_batch_call(dsts, a, am, b, bm, offs, mnk);
+        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
         Some(())
     }
     fn product(
@@ -687,9 +698,11 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     let total = nbatch.saturating_mul(work);
     let threads = crate::parallel::num_threads();
     let (am0, bm0) = (mat(0, la), mat(0, lb));
+    let operand_bytes = nbatch * (m * k + k * n) * std::mem::size_of::<T>();
+    let prefetch = operand_bytes >= PREFETCH_BYTES;
     let run = |dsts: &mut [T], first: usize| {
         let offs = &offs[first..first + dsts.len() / mn];
-        each_product(dsts, da, am0, db, bm0, offs, mnk, path)
+        each_product(dsts, da, am0, db, bm0, offs, mnk, path, prefetch)
     };
     if threads == 1 || total < BATCH_PAR_THRESHOLD || (nbatch == 1 && work < GEMM_PAR_THRESHOLD) {
         run(&mut out, 0);

@@ -749,14 +749,14 @@ pub mod small {
     ) {
         if b.cs == 1 {
             // B in place; a last partial vector of a row is read masked.
-            return kernel(m, n, k, a, b.ptr, b.rs, c, ldc, true);
+            return kernel(m, n, k, a, b.ptr, b.rs, c, ldc, true, Ahead::NONE);
         }
         // B packed row-major, rows padded with zeros to whole vectors.
         let ldb = n.next_multiple_of(T::LANES);
         T::with_buffer(k * ldb, |buf| {
             let bp = buf.as_mut_ptr();
             pack_b(b, k, n, bp, ldb);
-            kernel(m, n, k, a, bp, ldb, c, ldc, false)
+            kernel(m, n, k, a, bp, ldb, c, ldc, false, Ahead::NONE)
         })
     }
 
@@ -774,14 +774,33 @@ pub mod small {
         b: Mat<T>,
         offs: &[(usize, usize)],
         c: *mut T,
+        prefetch: bool,
     ) {
         let at = |o: usize| Mat {
             ptr: a.ptr.add(o),
             ..a
         };
+        // With `prefetch`, while a product runs, its tiles prefetch the
+        // next product's operands into L2, a few lines each, so that a
+        // batch bigger than the caches streams in while the kernel works.
+        // Measured on one thread, [512, 64, 64] and [4096, 32, 32] batches
+        // (16 and 32 MB of operands): 1.1-1.3x the rate without; batches
+        // that stay in L3 ([512, 32, 32]) level or slightly slower.
+        // (Prefetching a product's lines all at once before the one
+        // before it measured no faster: the prefetches queue up.)
+        let ahead = |i: usize| match offs.get(i + 1).filter(|_| prefetch) {
+            Some(&(oa, ob)) => Ahead {
+                ranges: [
+                    lines(a.ptr.wrapping_add(oa), m, k, a.rs, a.cs),
+                    lines(b.ptr.wrapping_add(ob), k, n, b.rs, b.cs),
+                ],
+            },
+            None => Ahead::NONE,
+        };
         if b.cs == 1 {
             for (i, &(oa, ob)) in offs.iter().enumerate() {
-                kernel(m, n, k, at(oa), b.ptr.add(ob), b.rs, c.add(i * m * n), n, true);
+                let (bi, ci) = (b.ptr.add(ob), c.add(i * m * n));
+                kernel(m, n, k, at(oa), bi, b.rs, ci, n, true, ahead(i));
             }
         } else {
             let ldb = n.next_multiple_of(T::LANES);
@@ -793,10 +812,38 @@ pub mod small {
                         ..b
                     };
                     pack_b(bi, k, n, bp, ldb);
-                    kernel(m, n, k, at(oa), bp, ldb, c.add(i * m * n), n, false);
+                    kernel(m, n, k, at(oa), bp, ldb, c.add(i * m * n), n, false, ahead(i));
                 }
             })
         }
+    }
+
+    /// Cache lines for the tiles of a product to prefetch: up to two runs
+    /// of consecutive lines, (first line, count). Only ever prefetched,
+    /// never dereferenced, so they may lie anywhere.
+    #[derive(Clone, Copy)]
+    struct Ahead {
+        ranges: [(*const i8, usize); 2],
+    }
+
+    impl Ahead {
+        const NONE: Ahead = Ahead {
+            ranges: [(std::ptr::null(), 0); 2],
+        };
+    }
+
+    /// The cache lines of a rows x cols matrix at `p` (strides `rs`, `cs`)
+    /// when it lies compactly in memory (its span at most twice its size;
+    /// else none).
+    fn lines<T>(p: *const T, rows: usize, cols: usize, rs: usize, cs: usize) -> (*const i8, usize) {
+        let size = std::mem::size_of::<T>();
+        let span = ((rows - 1) * rs + (cols - 1) * cs + 1) * size;
+        if span > 2 * rows * cols * size {
+            return (std::ptr::null(), 0);
+        }
+        let first = p as usize & !63;
+        let end = p as usize + span;
+        (first as *const i8, (end - first).div_ceil(64))
     }
 
     /// Packs k x n `b` (columns not contiguous) row-major into `bp` (row
@@ -864,8 +911,13 @@ pub mod small {
         c: *mut T,
         ldc: usize,
         masked: bool,
+        ahead: Ahead,
     ) {
         let l = T::LANES;
+        // Lines to prefetch per tile, and where the next ones start.
+        let tiles = m.div_ceil(ROWS) * n.div_ceil(2 * l);
+        let per_tile = (ahead.ranges[0].1 + ahead.ranges[1].1).div_ceil(tiles);
+        let (mut run, mut taken) = (0, 0);
         let mut j = 0;
         while j < n {
             let w = (n - j).min(2 * l);
@@ -876,7 +928,7 @@ pub mod small {
             while i < m {
                 let h = (m - i).min(ROWS);
                 let ai = a.ptr.add(i * a.rs);
-                let t = Tile {
+                let mut t = Tile {
                     k,
                     a: ai,
                     a_rs: a.rs,
@@ -886,7 +938,18 @@ pub mod small {
                     c: c.add(i * ldc + j),
                     ldc,
                     last,
+                    pf: (std::ptr::null(), 0),
                 };
+                // This tile's lines: the next ones of the current run.
+                while run < 2 && taken == ahead.ranges[run].1 {
+                    (run, taken) = (run + 1, 0);
+                }
+                if run < 2 {
+                    let (first, count) = ahead.ranges[run];
+                    let take = per_tile.min(count - taken);
+                    t.pf = (first.wrapping_add(64 * taken), take);
+                    taken += take;
+                }
                 let mask = masked && last < l;
                 match (h, w > l, mask) {
                     (1, false, false) => t.run::<1, 1, false>(),
@@ -932,6 +995,8 @@ pub mod small {
         c: *mut T,
         ldc: usize,
         last: usize,
+        /// Lines to prefetch into L2, one per depth: (first, count).
+        pf: (*const i8, usize),
     }
 
     impl<T: Elem> Tile<T> {
@@ -946,7 +1011,14 @@ pub mod small {
             let mut acc = [[T::zero(); V]; R];
             let mut ap = self.a;
             let mut bp = self.b;
+            let (mut pf, mut pf_left) = self.pf;
             for _ in 0..self.k {
+                if pf_left > 0 {
+                    // A hint: never faults, whatever the address.
+                    _mm_prefetch::<_MM_HINT_T1>(pf);
+                    pf = pf.wrapping_add(64);
+                    pf_left -= 1;
+                }
                 let mut bv = [T::zero(); V];
                 for (v, x) in bv.iter_mut().enumerate() {
                     *x = if MASKED && v + 1 == V {
