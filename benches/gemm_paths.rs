@@ -4,6 +4,7 @@
 //!
 //!     cargo bench --bench gemm_paths                 # both sections
 //!     cargo bench --bench gemm_paths -- small        # or: batches, mid, attention, big
+//!     cargo bench --bench gemm_paths -- checksum     # hashes of the results
 //!     cargo bench --bench gemm_paths -- small "[8192,8,8] @ b^T"  # one row
 //!     GEMM_PATHS=small,crate cargo bench --bench gemm_paths   # some paths
 //!
@@ -182,10 +183,9 @@ fn mid() {
 }
 
 /// The products of an attention block's forward and backward (64 heads of
-/// 128 x 64), one thread.
+/// 128 x 64), on one thread and on all.
 fn attention() {
-    set_num_threads(1);
-    println!("attention products, [64,128,64] heads, 1 thread");
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let dtype = DType::F32;
     let (h, s, d) = (64, 128, 64);
     let q = randn(&[h, s, d], dtype);
@@ -195,10 +195,14 @@ fn attention() {
     let v = randn(&[h, s, d], dtype);
     let vt = v.transpose(-1, -2).unwrap();
     let flops = 2.0 * (h * s * s * d) as f64;
-    row("q @ k^T (128x64 @ 64x128)", flops, &q, &kt, dtype);
-    row("p @ v (128x128 @ 128x64)", flops, &p, &v, dtype);
-    row("g @ v^T (128x64 @ 64x128)", flops, &q, &vt, dtype);
-    row("p^T @ g (128x128^T @ 128x64)", flops, &pt, &v, dtype);
+    for threads in [1, all] {
+        set_num_threads(threads);
+        println!("attention products, [64,128,64] heads, {threads} thread(s)");
+        row("q @ k^T (128x64 @ 64x128)", flops, &q, &kt, dtype);
+        row("p @ v (128x128 @ 128x64)", flops, &p, &v, dtype);
+        row("g @ v^T (128x64 @ 64x128)", flops, &q, &vt, dtype);
+        row("p^T @ g (128x128^T @ 128x64)", flops, &pt, &v, dtype);
+    }
 }
 
 fn big() {
@@ -246,6 +250,31 @@ fn big() {
     }
 }
 
+/// A hash of every path's results on a few sizes (float32 and float64):
+/// two builds (say with and without the gemm crate's `x86-v4` feature) or
+/// two machines compute the same bits where these agree.
+fn checksum() {
+    set_num_threads(2);
+    for dtype in [DType::F32, DType::F64] {
+        for (m, k, n) in [(7, 9, 17), (64, 64, 64), (130, 300, 77), (256, 256, 256), (100, 1000, 20)] {
+            let a = randn(&[3, m, k], dtype);
+            let b = randn(&[3, k, n], dtype);
+            let mut line = format!("{dtype:?} [3,{m},{k}] @ [3,{k},{n}]:");
+            for p in paths(dtype) {
+                force_gemm_path(Some(p));
+                let r = matmul(&a, &b).unwrap().to_f64_vec();
+                // FNV-1a over the values' bits (float32 ones exact in f64).
+                let h = r.iter().fold(0xcbf29ce484222325u64, |h, v| {
+                    (h ^ v.to_bits()).wrapping_mul(0x100000001b3)
+                });
+                line += &format!(" {} {h:016x}", p.name());
+            }
+            force_gemm_path(None);
+            println!("{line}");
+        }
+    }
+}
+
 fn main() {
     let arg = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     println!(
@@ -261,6 +290,7 @@ fn main() {
         Some("attention") => attention(),
         Some("mid") => mid(),
         Some("batches") => batches(),
+        Some("checksum") => checksum(),
         _ => {
             small();
             mid();

@@ -914,8 +914,9 @@ pub mod small {
         ahead: Ahead,
     ) {
         let l = T::LANES;
+        let row_tiles = m.div_ceil(ROWS);
         // Lines to prefetch per tile, and where the next ones start.
-        let tiles = m.div_ceil(ROWS) * n.div_ceil(2 * l);
+        let tiles = row_tiles * n.div_ceil(2 * l);
         let per_tile = (ahead.ranges[0].1 + ahead.ranges[1].1).div_ceil(tiles);
         let (mut run, mut taken) = (0, 0);
         let mut j = 0;
@@ -925,8 +926,11 @@ pub mod small {
             let last = w - (w - 1) / l * l;
             let bj = b.add(j);
             let mut i = 0;
-            while i < m {
-                let h = (m - i).min(ROWS);
+            for r in 0..row_tiles {
+                // Rows split evenly over the tiles (13 rows: 5, 4, 4, not
+                // 6, 6, 1): a short tile has too few accumulators to keep
+                // the FMA units busy.
+                let h = m / row_tiles + usize::from(r < m % row_tiles);
                 let ai = a.ptr.add(i * a.rs);
                 let mut t = Tile {
                     k,
