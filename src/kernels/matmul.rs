@@ -1,26 +1,197 @@
 //! Batched matrix products over strided operands.
 //!
-//! f32 products of at least [`OWN_KERNEL_MIN`] in each dimension go to our
-//! own kernel ([`super::sgemm`], x86-64 with AVX2 and FMA), which splits
-//! each product over the threads itself. Other f32 and f64 products go to the
-//! `gemm` crate (blocked SIMD GEMM with runtime CPU dispatch). Both take a
-//! row and a column stride per operand: transposed, sliced or broadcast
-//! (stride 0) inputs are read in place, never copied. int64 uses a plain
-//! loop.
+//! Each float product runs on one of three kernels, a [`GemmPath`] picked
+//! from its sizes and the CPU once per call (tests and benches can force
+//! one with [`force_gemm_path`]):
+//!
+//! - [`GemmPath::Small`]: our direct kernel for small matrices
+//!   ([`super::sgemm::small`], x86-64 with AVX2 and FMA; float32 and
+//!   float64), no packing and no blocking: batches of small products cost
+//!   their arithmetic, not a general GEMM's set-up per matrix.
+//! - [`GemmPath::OwnAvx2`]: our BLIS-style float32 kernel ([`super::sgemm`],
+//!   AVX2 and FMA) for big products, which splits each product over the
+//!   threads itself. Taken on CPUs without AVX-512 only.
+//! - [`GemmPath::Crate`]: the `gemm` crate (blocked SIMD GEMM with its own
+//!   runtime dispatch: with its `x86-v4` feature, which we enable, AVX-512
+//!   micro-kernels on CPUs with avx512f, AVX2/FMA ones otherwise). Products
+//!   between the two sizes, float64 ones above the small size, and big
+//!   float32 ones on AVX-512 CPUs, where it does about twice our AVX2
+//!   kernel's work per cycle.
+//!
+//! All take a row and a column stride per operand: transposed, sliced or
+//! broadcast (stride 0) inputs are read in place, never copied (the small
+//! kernel copies a B whose rows are not contiguous into a small buffer).
+//! int64 uses a plain loop.
+//!
+//! Threads: a batch of products is split over the threads by whole
+//! products, each run on one thread; a single big product (or a few) is
+//! split inside. Neither split changes any element's summation order: the
+//! kernels' depth blocking depends on the sizes only, never on the thread
+//! count or on which rows or columns a thread takes, so results are
+//! bitwise identical for every thread count.
 
 use crate::tensor::layout::for_each_offset2;
 use crate::tensor::{DType, Dims, Element, Tensor};
 use crate::{bail, Result};
 use gemm::Parallelism;
+use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Below this many multiply-adds per matrix product (about 100^3), gemm runs
-/// on the calling thread: below it, waking a second thread costs more than
-/// it saves (measured with 2 threads).
+/// Below this many multiply-adds per matrix product (about 100^3), a single
+/// product runs on the calling thread: below it, waking a second thread
+/// costs more than it saves (measured with 2 threads).
 pub const GEMM_PAR_THRESHOLD: usize = 1 << 20;
+
+/// Below this many multiply-adds in all, a batch of products runs on the
+/// calling thread.
+pub const BATCH_PAR_THRESHOLD: usize = 1 << 16;
+
+/// From this many bytes of operands in a batch, the small kernel prefetches
+/// each next product's operands (a quarter of this machine's L3; below it
+/// the operands mostly come from L3, where prefetching gained nothing).
+const PREFETCH_BYTES: usize = 8 << 20;
+
+/// Least multiply-adds per task when a batch is split over the threads.
+const BATCH_GRAIN: usize = 1 << 14;
 
 /// Output rows per parallel block are a multiple of this (the height of
 /// gemm's f32 AVX2 micro-kernel tile).
 const ROW_BLOCK: usize = 16;
+
+/// The kernels a float product can run on (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemmPath {
+    /// Our direct small-matrix kernel (x86-64, AVX2 and FMA).
+    Small,
+    /// Our BLIS-style AVX2/FMA float32 kernel (x86-64; float64 products
+    /// forced onto it run on [`GemmPath::Crate`]).
+    OwnAvx2,
+    /// The `gemm` crate, with its own dispatch (AVX-512 where the CPU has
+    /// avx512f, see [`crate_uses_avx512`]).
+    Crate,
+}
+
+impl GemmPath {
+    pub const ALL: [GemmPath; 3] = [GemmPath::Small, GemmPath::OwnAvx2, GemmPath::Crate];
+
+    /// Whether this CPU runs the path.
+    pub fn supported(self) -> bool {
+        match self {
+            GemmPath::Small | GemmPath::OwnAvx2 => has_avx2_fma(),
+            GemmPath::Crate => true,
+        }
+    }
+
+    /// The paths this CPU runs.
+    pub fn supported_paths() -> Vec<GemmPath> {
+        Self::ALL.into_iter().filter(|p| p.supported()).collect()
+    }
+
+    /// A short name, with the instruction set the crate runs here.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmPath::Small => "small (AVX2)",
+            GemmPath::OwnAvx2 => "own sgemm (AVX2)",
+            GemmPath::Crate if crate_uses_avx512() => "gemm crate (AVX-512)",
+            GemmPath::Crate => "gemm crate (AVX2)",
+        }
+    }
+}
+
+fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::sgemm::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether the `gemm` crate runs its AVX-512 micro-kernels on this CPU
+/// (it checks avx512f itself, once, as we do here).
+pub fn crate_uses_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static V4: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *V4.get_or_init(|| is_x86_feature_detected!("avx512f"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The forced path: 0 for none, else 1 + its index in [`GemmPath::ALL`].
+static FORCED: AtomicU8 = AtomicU8::new(0);
+
+/// Makes every float product run on `path` (`None`: the usual choice by
+/// size and CPU), process-wide; for tests and benchmarks. Panics if this
+/// CPU lacks the path.
+pub fn force_gemm_path(path: Option<GemmPath>) {
+    let v = match path {
+        None => 0,
+        Some(p) => {
+            assert!(p.supported(), "{p:?} is not supported on this CPU");
+            1 + GemmPath::ALL.iter().position(|&q| q == p).expect("listed") as u8
+        }
+    };
+    FORCED.store(v, Ordering::Relaxed);
+}
+
+/// The path set by [`force_gemm_path`].
+pub fn forced_gemm_path() -> Option<GemmPath> {
+    match FORCED.load(Ordering::Relaxed) {
+        0 => None,
+        v => Some(GemmPath::ALL[v as usize - 1]),
+    }
+}
+
+/// Largest m and n of a float32 product on the small kernel (unless
+/// forced); its depth at most [`SMALL_MAX_K`]. Measured one product per
+/// thread on batches (`cargo bench --bench gemm_paths -- small`, `-- mid`):
+/// products up to 48 ran at 1.1-3x the next kernel's rate (tiny ones
+/// 3-10x: the others' set-up per product dominates), 64-96 about level
+/// with our big kernel, from 128 behind it.
+pub const SMALL_MAX_F32: usize = 96;
+
+/// Largest depth of a float32 product on the small kernel: its B panel
+/// (k x 16 floats) then still fits in the L1 cache (it has no depth blocks).
+pub const SMALL_MAX_K: usize = 256;
+
+/// Largest m, n and k of a float64 product on the small kernel: level with
+/// the crate at 64, behind it from 96.
+pub const SMALL_MAX_F64: usize = 64;
+
+/// Whether a product of these sizes runs on the small kernel by default.
+fn small_fits(dtype: DType, [m, n, k]: [usize; 3]) -> bool {
+    match dtype {
+        DType::F32 => m.max(n) <= SMALL_MAX_F32 && k <= SMALL_MAX_K,
+        _ => m.max(n).max(k) <= SMALL_MAX_F64,
+    }
+}
+
+/// The kernel a float product of `dtype` and sizes `[m, n, k]` runs on
+/// (`None` for int64 and bool, which use the plain loop).
+pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
+    match dtype {
+        DType::F32 | DType::F64 => {}
+        DType::I64 | DType::Bool => return None,
+    }
+    if let Some(p) = forced_gemm_path() {
+        if p == GemmPath::OwnAvx2 && dtype != DType::F32 {
+            return Some(GemmPath::Crate);
+        }
+        return Some(p);
+    }
+    Some(if has_avx2_fma() && small_fits(dtype, mnk) {
+        GemmPath::Small
+    } else if dtype == DType::F32 && own_kernel(mnk) && !crate_uses_avx512() {
+        GemmPath::OwnAvx2
+    } else {
+        GemmPath::Crate
+    })
+}
 
 /// `a @ b` for `a: [batch.., m, k]`, `b: [batch.., k, n]` with identical
 /// batch shapes (callers broadcast them first; stride-0 batch or matrix dims
@@ -37,7 +208,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 /// [`matmul`] with the plain loop for every dtype: the reference the tests
-/// check the gemm path against.
+/// check the kernels against.
 pub fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     check(a, b)?;
     match a.dtype() {
@@ -84,28 +255,26 @@ struct Mat {
 /// crate's small-matrix paths are faster (measured single-threaded).
 pub const OWN_KERNEL_MIN: usize = 32;
 
-/// Whether an f32 product of this size runs on our own kernel.
+/// Whether an f32 product of this size (not one for the small kernel) is
+/// big enough for our own kernel: from 64^3 multiply-adds. Measured one
+/// product per thread (`gemm_paths -- mid`, `-- attention`): 128 x 64 x
+/// 128 and the attention block's products ran at 1.05-1.2x the crate's
+/// rate, 100^3 and 200 x 50 x 200 level.
 fn own_kernel([m, n, k]: [usize; 3]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        m.min(n).min(k) >= OWN_KERNEL_MIN && m * n * k >= 1 << 21 && super::sgemm::available()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (m, n, k);
-        false
-    }
+    m.min(n).min(k) >= OWN_KERNEL_MIN && m * n * k >= 1 << 18 && has_avx2_fma()
 }
 
 /// Element types the kernel multiplies.
 trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
-    /// Whether `product` with `Parallelism::Rayon` splits a product of this
-    /// size over the threads itself.
-    fn splits_itself(_mnk: [usize; 3]) -> bool {
-        false
+    /// The kernel for a product of this size (`None`: the plain loop).
+    fn path(_mnk: [usize; 3]) -> Option<GemmPath> {
+        None
     }
 
-    /// `dst[m x n] = a[m x k] @ b[k x n]` (dst contiguous row-major).
+    /// `dst[m x n] = a[m x k] @ b[k x n]` (dst contiguous row-major) on
+    /// `path` (from [`MatElem::path`]; kernels that split a product take
+    /// `par`'s threads, the others ignore it).
+    #[allow(clippy::too_many_arguments)]
     fn product(
         dst: &mut [Self],
         a: &[Self],
@@ -113,17 +282,118 @@ trait MatElem: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = S
         b: &[Self],
         bm: Mat,
         mnk: [usize; 3],
+        path: Option<GemmPath>,
         par: Parallelism,
     ) {
-        let _ = par;
+        let _ = (path, par);
         naive(dst, a, am, b, bm, mnk)
+    }
+
+    /// [`each_product`] on the small kernel, where the type has it (`None`:
+    /// it does not, nothing done). m, n, k > 0.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
+    fn small_batch(
+        dsts: &mut [Self],
+        a: &[Self],
+        am: Mat,
+        b: &[Self],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+        prefetch: bool,
+    ) -> Option<()> {
+        let _ = (dsts, a, am, b, bm, offs, mnk, prefetch);
+        None
     }
 }
 
 impl MatElem for i64 {}
+
+/// The products `dsts[i] = a_i @ b_i` of a run of a batch, `offs[i]` the
+/// operands' offsets, `am` and `bm` their strides (offsets unused), each
+/// product on this thread; `prefetch`: the small kernel prefetches each
+/// next product's operands (for batches bigger than the caches).
+#[allow(clippy::too_many_arguments)]
+fn each_product<T: MatElem>(
+    dsts: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    offs: &[(usize, usize)],
+    mnk: [usize; 3],
+    path: Option<GemmPath>,
+    prefetch: bool,
+) {
+    let [m, n, _] = mnk;
+    assert_eq!(dsts.len(), offs.len() * m * n);
+    #[cfg(target_arch = "x86_64")]
+    if path == Some(GemmPath::Small) && mnk.iter().all(|&d| d > 0) {
+        if let Some(r) = T::small_batch(dsts, a, am, b, bm, offs, mnk, prefetch) {
+            return r;
+        }
+    }
+    for (dst, &(oa, ob)) in dsts.chunks_mut(m * n).zip(offs) {
+        let am = Mat { off: oa, ..am };
+        let bm = Mat { off: ob, ..bm };
+        T::product(dst, a, am, b, bm, mnk, path, Parallelism::None);
+    }
+}
+
+/// [`each_product`] on the small kernel, for its element types.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn small_batch_call<T: Element + super::sgemm::small::Packable>(
+    dsts: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    offs: &[(usize, usize)],
+    [m, n, k]: [usize; 3],
+    prefetch: bool,
+) {
+    use super::sgemm::small::{small_batch, Mat as M};
+    assert!(m > 0 && n > 0 && k > 0 && dsts.len() == offs.len() * m * n && has_avx2_fma());
+    for &(oa, ob) in offs {
+        assert_in_bounds(a.len(), Mat { off: oa, ..am }, b.len(), Mat { off: ob, ..bm }, [m, n, k]);
+    }
+    let am = M {
+        ptr: a.as_ptr(),
+        rs: am.rs,
+        cs: am.cs,
+    };
+    let bm = M {
+        ptr: b.as_ptr(),
+        rs: bm.rs,
+        cs: bm.cs,
+    };
+    // SAFETY: AVX2 and FMA are available and m, n, k > 0 (asserted); each
+    // product's operands (m x k from a[oa], k x n from b[ob], non-negative
+    // strides) lie in their slices (asserted above); `dsts` holds the m * n
+    // outputs of every product, consecutive, exclusively borrowed, so
+    // nothing else touches them and they overlap neither operand.
+    unsafe { small_batch([m, n, k], am, bm, offs, dsts.as_mut_ptr(), prefetch) }
+}
+
 impl MatElem for f32 {
-    fn splits_itself(mnk: [usize; 3]) -> bool {
-        own_kernel(mnk)
+    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+        gemm_path(DType::F32, mnk)
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn small_batch(
+        dsts: &mut [f32],
+        a: &[f32],
+        am: Mat,
+        b: &[f32],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+        prefetch: bool,
+    ) -> Option<()> {
+        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
+        Some(())
     }
     fn product(
         dst: &mut [f32],
@@ -132,17 +402,112 @@ impl MatElem for f32 {
         b: &[f32],
         bm: Mat,
         mnk: [usize; 3],
+        path: Option<GemmPath>,
         par: Parallelism,
     ) {
-        #[cfg(target_arch = "x86_64")]
-        if own_kernel(mnk) {
-            return own_call(dst, a, am, b, bm, mnk, par);
+        if !float_sizes_ok(dst, a, am, b, bm, mnk) {
+            return;
         }
-        gemm_call(dst, a, am, b, bm, mnk, par)
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::OwnAvx2) => own_call(dst, a, am, b, bm, mnk, par),
+            _ => gemm_call(dst, a, am, b, bm, mnk, par),
+        }
     }
 }
 
+impl MatElem for f64 {
+    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+        gemm_path(DType::F64, mnk)
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn small_batch(
+        dsts: &mut [f64],
+        a: &[f64],
+        am: Mat,
+        b: &[f64],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+        prefetch: bool,
+    ) -> Option<()> {
+        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
+        Some(())
+    }
+    fn product(
+        dst: &mut [f64],
+        a: &[f64],
+        am: Mat,
+        b: &[f64],
+        bm: Mat,
+        mnk: [usize; 3],
+        path: Option<GemmPath>,
+        par: Parallelism,
+    ) {
+        if !float_sizes_ok(dst, a, am, b, bm, mnk) {
+            return;
+        }
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
+            _ => gemm_call(dst, a, am, b, bm, mnk, par),
+        }
+    }
+}
+
+/// Handles empty products (m or n zero: nothing to write; k zero: zeros)
+/// and returns whether there is a product left to run, having checked that
+/// `dst` holds it and that the operands' elements lie in their slices.
+fn float_sizes_ok<T: Element>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) -> bool {
+    assert!(dst.len() >= m * n);
+    if m == 0 || n == 0 {
+        return false;
+    }
+    if k == 0 {
+        dst[..m * n].fill(T::zero());
+        return false;
+    }
+    assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
+    true
+}
+
+/// A product on the small kernel, on this thread. Sizes checked by
+/// [`float_sizes_ok`].
+#[cfg(target_arch = "x86_64")]
+fn small_call<T: super::sgemm::small::Packable>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) {
+    use super::sgemm::small::{small_gemm, Mat as M};
+    assert!(has_avx2_fma());
+    let op = |s: &[T], x: Mat| M {
+        ptr: s[x.off..].as_ptr(),
+        rs: x.rs,
+        cs: x.cs,
+    };
+    // SAFETY: AVX2 and FMA are available (asserted); m, n, k > 0 and every
+    // element of a (m x k from a[am.off], non-negative strides) and b
+    // (k x n from b[bm.off]) lies in its slice (float_sizes_ok); `dst`
+    // holds m * n elements (row stride n), exclusively borrowed, so nothing
+    // else touches it and it overlaps neither operand.
+    unsafe { small_gemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), n) }
+}
+
 /// An f32 product on our own kernel: on `par`'s threads, or this one.
+/// Sizes checked by [`float_sizes_ok`].
 #[cfg(target_arch = "x86_64")]
 fn own_call(
     dst: &mut [f32],
@@ -154,7 +519,7 @@ fn own_call(
     par: Parallelism,
 ) {
     use super::sgemm::{sgemm, Operand};
-    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n);
+    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n && has_avx2_fma());
     assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
     let threads = match par {
         Parallelism::None => 1,
@@ -165,7 +530,7 @@ fn own_call(
         rs: x.rs,
         cs: x.cs,
     };
-    // SAFETY: own_kernel checked AVX2 and FMA and that m, n, k > 0; every
+    // SAFETY: AVX2 and FMA are available and m, n, k > 0 (asserted); every
     // element of a (m x k from a[am.off], non-negative strides) and b
     // (k x n from b[bm.off]) lies in its slice (asserted above); `dst` holds
     // m * n floats, exclusively borrowed, so nothing else touches it and it
@@ -178,20 +543,6 @@ fn own_call(
 fn assert_in_bounds(a_len: usize, am: Mat, b_len: usize, bm: Mat, [m, n, k]: [usize; 3]) {
     assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a_len);
     assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b_len);
-}
-
-impl MatElem for f64 {
-    fn product(
-        dst: &mut [f64],
-        a: &[f64],
-        am: Mat,
-        b: &[f64],
-        bm: Mat,
-        mnk: [usize; 3],
-        par: Parallelism,
-    ) {
-        gemm_call(dst, a, am, b, bm, mnk, par)
-    }
 }
 
 /// The plain i-k-j loop (int64, and the reference the tests check gemm with).
@@ -225,6 +576,7 @@ fn naive<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
     }
 }
 
+/// A product on the `gemm` crate. Sizes checked by [`float_sizes_ok`].
 fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
     dst: &mut [T],
     a: &[T],
@@ -234,14 +586,7 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
     [m, n, k]: [usize; 3],
     par: Parallelism,
 ) {
-    assert!(dst.len() >= m * n);
-    if m == 0 || n == 0 {
-        return;
-    }
-    if k == 0 {
-        dst[..m * n].fill(T::zero());
-        return;
-    }
+    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n);
     assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
     // SAFETY: `dst` holds m*n writable elements laid out row-major (row
     // stride n, column stride 1), exclusively borrowed. Every element of lhs
@@ -274,6 +619,29 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
     }
 }
 
+/// Rows per block when one product on `path` is split into row blocks,
+/// one per thread, each a single-threaded product; `None` where that could
+/// change the arithmetic, or the product is too short to split.
+///
+/// The plain loop and the small kernel compute each element alone. The
+/// `gemm` crate (0.19) picks its depth blocks from k alone up to k = 512
+/// (above it, also from whether m and n are both at most 64), a one-row
+/// product goes to its matrix-vector path and one of at most 256 elements
+/// to its dot-product path: blocks are taken only where none of that
+/// differs from the whole product. (Our own kernel splits itself.)
+fn row_split(path: Option<GemmPath>, [m, n, k]: [usize; 3], threads: usize) -> Option<usize> {
+    if m < 2 * ROW_BLOCK {
+        return None;
+    }
+    let rows = m.div_ceil(threads).next_multiple_of(ROW_BLOCK);
+    let last = m - (m - 1) / rows * rows;
+    match path {
+        Some(GemmPath::OwnAvx2) => None,
+        Some(GemmPath::Crate) if k > 512 || last < 2 || last.min(rows) * n <= 256 => None,
+        _ => Some(rows),
+    }
+}
+
 fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     let nd = a.ndim();
     let (la, lb) = (a.layout(), b.layout());
@@ -283,8 +651,8 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     out_shape.push(m);
     out_shape.push(n);
     let nbatch: usize = batch.iter().product();
-    // gemm overwrites the output (read_dst = false); the reference loop
-    // accumulates into zeros.
+    // The kernels overwrite the output; the reference loop accumulates into
+    // zeros.
     let mut out = if reference {
         vec![T::zero(); nbatch * m * n]
     } else {
@@ -311,67 +679,65 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     let sa = a.storage().read_recursive();
     let sb = b.storage().read_recursive();
     let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
-    let work = m * n * k;
+    let mn = m * n;
     if reference {
-        for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
+        for (dst, &(oa, ob)) in out.chunks_mut(mn).zip(&offs) {
             naive(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k]);
         }
         drop((sa, sb));
         return Tensor::from_data(T::wrap(out), &out_shape);
     }
+    let mnk = [m, n, k];
+    // One choice of kernel for the whole batch.
+    let path = T::path(mnk);
+    let product = |dst: &mut [T], i: usize, par: Parallelism| {
+        let (oa, ob) = offs[i];
+        T::product(dst, da, mat(oa, la), db, mat(ob, lb), mnk, path, par)
+    };
+    let work = mn * k;
+    let total = nbatch.saturating_mul(work);
     let threads = crate::parallel::num_threads();
-    if nbatch > 1 && work < GEMM_PAR_THRESHOLD && nbatch * work >= GEMM_PAR_THRESHOLD && threads > 1
-    {
-        // Many small products: one per task, each single-threaded.
-        crate::parallel::for_each_block_mut(&mut out, m * n, |s, dst| {
-            let (oa, ob) = offs[s / (m * n)];
-            let mnk = [m, n, k];
-            T::product(
-                dst,
-                da,
-                mat(oa, la),
-                db,
-                mat(ob, lb),
-                mnk,
-                Parallelism::None,
-            )
-        });
-    } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && T::splits_itself([m, n, k]) {
-        // Our own kernel splits the product over the threads itself
-        // (column bands, or row blocks sharing each packed block of b).
-        for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
-            let par = Parallelism::Rayon(threads);
-            T::product(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k], par);
-        }
-    } else if work >= GEMM_PAR_THRESHOLD && threads > 1 && m >= 2 * ROW_BLOCK {
-        // One block of output rows per thread, each a single-threaded
-        // product that packs its own rows of a (and all of b). On few cores
-        // this scales better than gemm's own split.
-        let rows = m.div_ceil(threads).next_multiple_of(ROW_BLOCK);
-        let a_rs = la.strides[nd - 2];
-        for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
-            crate::parallel::for_each_block_mut(dst, rows * n, |s, block| {
-                let am = mat(oa + (s / n) * a_rs, la);
-                let mnk = [block.len() / n, n, k];
-                T::product(block, da, am, db, mat(ob, lb), mnk, Parallelism::None)
-            });
-        }
+    let (am0, bm0) = (mat(0, la), mat(0, lb));
+    let operand_bytes = nbatch * (m * k + k * n) * std::mem::size_of::<T>();
+    let prefetch = operand_bytes >= PREFETCH_BYTES;
+    let run = |dsts: &mut [T], first: usize| {
+        let offs = &offs[first..first + dsts.len() / mn];
+        each_product(dsts, da, am0, db, bm0, offs, mnk, path, prefetch)
+    };
+    if threads == 1 || total < BATCH_PAR_THRESHOLD || (nbatch == 1 && work < GEMM_PAR_THRESHOLD) {
+        run(&mut out, 0);
+    } else if nbatch > 1 && (work < GEMM_PAR_THRESHOLD || nbatch >= 4 * threads) {
+        // Whole products per task, each on one thread: consecutive groups,
+        // about eight per thread (so a helper that starts late still finds
+        // some) of at least BATCH_GRAIN multiply-adds.
+        let per = nbatch
+            .div_ceil(8 * threads)
+            .max(BATCH_GRAIN.div_ceil(work))
+            .min(nbatch);
+        crate::parallel::for_each_block_mut(&mut out, per * mn, |s, dsts| run(dsts, s / mn));
     } else {
-        let par = if work >= GEMM_PAR_THRESHOLD && threads > 1 {
-            Parallelism::Rayon(threads)
-        } else {
-            Parallelism::None
-        };
-        let run = |out: &mut Vec<T>| {
-            for (dst, &(oa, ob)) in out.chunks_mut(m * n).zip(&offs) {
-                T::product(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k], par);
+        // A few big products, each split over the threads.
+        let a_rs = la.strides[nd - 2];
+        for (i, dst) in out.chunks_mut(mn).enumerate() {
+            if path == Some(GemmPath::OwnAvx2) {
+                // Our own kernel splits the product itself (column bands,
+                // or row blocks sharing each packed block of b).
+                product(dst, i, Parallelism::Rayon(threads));
+            } else if let Some(rows) = row_split(path, mnk, threads) {
+                // One block of output rows per thread, each a
+                // single-threaded product that packs its own rows of a
+                // (and all of b). On few cores this scales better than
+                // gemm's own split.
+                let (oa, ob) = offs[i];
+                crate::parallel::for_each_block_mut(dst, rows * n, |s, block| {
+                    let am = mat(oa + (s / n) * a_rs, la);
+                    let mnk = [block.len() / n, n, k];
+                    T::product(block, da, am, db, mat(ob, lb), mnk, path, Parallelism::None)
+                });
+            } else {
+                // gemm spreads its work over the current rayon pool: ours.
+                crate::parallel::install(|| product(dst, i, Parallelism::Rayon(threads)));
             }
-        };
-        if matches!(par, Parallelism::None) {
-            run(&mut out);
-        } else {
-            // gemm spreads its work over the current rayon pool: ours.
-            crate::parallel::install(|| run(&mut out));
         }
     }
     drop((sa, sb));
