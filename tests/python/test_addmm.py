@@ -39,3 +39,23 @@ def test_shape_errors(lib):
         lib.addmm(lib.ones(2, 2), lib.ones(2, 3), lib.ones(2, 2))
     with pytest.raises(RuntimeError, match="last dimension must match"):
         lib.inner(lib.ones(2, 3), lib.ones(2))
+
+
+@pytest.mark.parametrize("which", ["a", "b", "both"])
+def test_mm_gradient_follows_a_column_major_operand(lib, which):
+    # torch gives a column-major operand (a transposed contiguous matrix) a
+    # column-major gradient: a weight used as w.t() gets a contiguous grad.
+    a0 = lib.arange(12, dtype=lib.float64).reshape(3, 4) / 7
+    b0 = lib.arange(20, dtype=lib.float64).reshape(4, 5) / 11
+    a = a0.t().contiguous().requires_grad_() if which in ("a", "both") else a0.requires_grad_()
+    b = b0.t().contiguous().requires_grad_() if which in ("b", "both") else b0.requires_grad_()
+    ua = a.t() if which in ("a", "both") else a
+    ub = b.t() if which in ("b", "both") else b
+    g = lib.arange(15, dtype=lib.float64).reshape(3, 5) - 7
+    ua.mm(ub).backward(g)
+    assert a.grad.is_contiguous() and b.grad.is_contiguous()
+    da = g.mm(b0.t())
+    db = a0.t().mm(g)
+    want_a = da.t() if which in ("a", "both") else da
+    want_b = db.t() if which in ("b", "both") else db
+    assert lib.allclose(a.grad, want_a) and lib.allclose(b.grad, want_b)
