@@ -71,7 +71,8 @@ fn paths(dtype: DType) -> Vec<GemmPath> {
             GemmPath::OwnAvx2 => "own",
             GemmPath::Crate => "crate",
         };
-        only.as_deref().is_none_or(|o| o.split(',').any(|x| x == key))
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|x| x == key))
     };
     GemmPath::supported_paths()
         .into_iter()
@@ -81,7 +82,10 @@ fn paths(dtype: DType) -> Vec<GemmPath> {
 
 /// The rows to run: those whose label contains the second argument.
 fn wanted(what: &str) -> bool {
-    let filter = std::env::args().skip(1).filter(|a| !a.starts_with('-')).nth(1);
+    let filter = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .nth(1);
     filter.is_none_or(|f| what.contains(&f))
 }
 
@@ -256,7 +260,13 @@ fn big() {
 fn checksum() {
     set_num_threads(2);
     for dtype in [DType::F32, DType::F64] {
-        for (m, k, n) in [(7, 9, 17), (64, 64, 64), (130, 300, 77), (256, 256, 256), (100, 1000, 20)] {
+        for (m, k, n) in [
+            (7, 9, 17),
+            (64, 64, 64),
+            (130, 300, 77),
+            (256, 256, 256),
+            (100, 1000, 20),
+        ] {
             let a = randn(&[3, m, k], dtype);
             let b = randn(&[3, k, n], dtype);
             let mut line = format!("{dtype:?} [3,{m},{k}] @ [3,{k},{n}]:");

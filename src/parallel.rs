@@ -219,7 +219,7 @@ fn wait_for_section(mut seen: u64, threads: usize) -> Option<Arc<Shared>> {
             seen = now;
         }
         spins += 1;
-        if spins % 64 == 0 {
+        if spins.is_multiple_of(64) {
             if start.elapsed() > hot_spin() {
                 break None;
             }

@@ -225,7 +225,11 @@ fn check_against(a: &Tensor, b: &Tensor, want: &[f64], tol: f64, what: &str) -> 
         assert!((x - y).abs() <= tol, "{what}: element {i}: {x} vs {y}");
     }
     match got.dtype() {
-        DType::F32 => got.to_vec::<f32>().iter().map(|v| v.to_bits() as u64).collect(),
+        DType::F32 => got
+            .to_vec::<f32>()
+            .iter()
+            .map(|v| v.to_bits() as u64)
+            .collect(),
         _ => v.iter().map(|v| v.to_bits()).collect(),
     }
 }
@@ -377,7 +381,10 @@ fn batched_case(f: &Forced, a: &Tensor, b: &Tensor, what: &str) {
                 // Each entry is its own product's bits.
                 let per = got.len() / nb;
                 for i in 0..nb {
-                    let (ai, bi) = (a.select(0, i as i64).unwrap(), b.select(0, i as i64).unwrap());
+                    let (ai, bi) = (
+                        a.select(0, i as i64).unwrap(),
+                        b.select(0, i as i64).unwrap(),
+                    );
                     let w = &want[i * per..(i + 1) * per];
                     let one = check_against(&ai, &bi, w, tol(dtype, k), &what);
                     assert!(one == got[i * per..(i + 1) * per], "{what}: entry {i}");
@@ -449,7 +456,10 @@ fn batched_int64_is_exact() {
     let want = matmul_reference(&a, &b).unwrap().to_vec::<i64>();
     for threads in 1..=3 {
         set_num_threads(threads);
-        assert!(matmul(&a, &b).unwrap().to_vec::<i64>() == want, "{threads} threads");
+        assert!(
+            matmul(&a, &b).unwrap().to_vec::<i64>() == want,
+            "{threads} threads"
+        );
     }
 }
 
@@ -461,7 +471,12 @@ fn single_products_split_without_changing_sums() {
     // are not cut into row blocks), a last row block of one row, and
     // narrow outputs.
     for dtype in [DType::F32, DType::F64] {
-        for (m, k, n) in [(100, 1000, 64), (100, 1000, 20), (33, 2000, 40), (400, 300, 9)] {
+        for (m, k, n) in [
+            (100, 1000, 64),
+            (100, 1000, 20),
+            (33, 2000, 40),
+            (400, 300, 9),
+        ] {
             let a = rand(&[m, k], 61).to_dtype(dtype).unwrap();
             let b = rand(&[k, n], 62).to_dtype(dtype).unwrap();
             let want = reference64(&a, &b);
@@ -482,7 +497,11 @@ fn routing_by_size_and_cpu() {
     let _f = Forced::new();
     assert_eq!(gemm_path(DType::I64, [16, 16, 16]), None);
     let avx2 = GemmPath::Small.supported();
-    let small = if avx2 { GemmPath::Small } else { GemmPath::Crate };
+    let small = if avx2 {
+        GemmPath::Small
+    } else {
+        GemmPath::Crate
+    };
     assert_eq!(gemm_path(DType::F32, [16, 16, 16]), Some(small));
     assert_eq!(gemm_path(DType::F64, [4, 64, 8]), Some(small));
     let big = if avx2 && !crate_uses_avx512() {
@@ -491,9 +510,15 @@ fn routing_by_size_and_cpu() {
         GemmPath::Crate
     };
     assert_eq!(gemm_path(DType::F32, [256, 256, 256]), Some(big));
-    assert_eq!(gemm_path(DType::F64, [256, 256, 256]), Some(GemmPath::Crate));
+    assert_eq!(
+        gemm_path(DType::F64, [256, 256, 256]),
+        Some(GemmPath::Crate)
+    );
     force_gemm_path(Some(GemmPath::Crate));
-    assert_eq!(gemm_path(DType::F32, [256, 256, 256]), Some(GemmPath::Crate));
+    assert_eq!(
+        gemm_path(DType::F32, [256, 256, 256]),
+        Some(GemmPath::Crate)
+    );
     if avx2 {
         force_gemm_path(Some(GemmPath::OwnAvx2));
         assert_eq!(gemm_path(DType::F32, [2, 2, 2]), Some(GemmPath::OwnAvx2));

@@ -352,7 +352,7 @@ pub fn layer_norm_rows<T: VecFloat>(
 ) {
     let rows = mean.len();
     assert!(x.len() == rows * cols && y.len() == x.len() && rstd.len() == rows);
-    assert!(w.map_or(true, |w| w.len() == cols) && b.map_or(true, |b| b.len() == cols));
+    assert!(w.is_none_or(|w| w.len() == cols) && b.is_none_or(|b| b.len() == cols));
     let zero = <T as Element>::zero();
     let inv_n = T::from_f64(1.0 / cols.max(1) as f64);
     let eps = T::from_f64(eps);

@@ -357,7 +357,13 @@ fn small_batch_call<T: Element + super::sgemm::small::Packable>(
     use super::sgemm::small::{small_batch, Mat as M};
     assert!(m > 0 && n > 0 && k > 0 && dsts.len() == offs.len() * m * n && has_avx2_fma());
     for &(oa, ob) in offs {
-        assert_in_bounds(a.len(), Mat { off: oa, ..am }, b.len(), Mat { off: ob, ..bm }, [m, n, k]);
+        assert_in_bounds(
+            a.len(),
+            Mat { off: oa, ..am },
+            b.len(),
+            Mat { off: ob, ..bm },
+            [m, n, k],
+        );
     }
     let am = M {
         ptr: a.as_ptr(),

@@ -532,6 +532,15 @@ pub mod small {
     use super::*;
 
     /// An element type with its AVX2 vector.
+    ///
+    /// # Safety
+    /// Every method needs a CPU with AVX2 and FMA (callers run inside the
+    /// kernel's `#[target_feature(enable = "avx2,fma")]` functions), and a
+    /// pointer argument must be valid for the elements the method names:
+    /// `LANES` of them from `p` (`n` for `store_first`, the mask's lanes
+    /// for `load_masked`, one for `splat`), `LANES` runs of `LANES` for
+    /// `transpose_block`.
+    #[allow(clippy::missing_safety_doc)]
     pub trait Elem: Copy + Default + 'static {
         type V: Copy;
         /// Elements per vector.
@@ -812,7 +821,18 @@ pub mod small {
                         ..b
                     };
                     pack_b(bi, k, n, bp, ldb);
-                    kernel(m, n, k, at(oa), bp, ldb, c.add(i * m * n), n, false, ahead(i));
+                    kernel(
+                        m,
+                        n,
+                        k,
+                        at(oa),
+                        bp,
+                        ldb,
+                        c.add(i * m * n),
+                        n,
+                        false,
+                        ahead(i),
+                    );
                 }
             })
         }

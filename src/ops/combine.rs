@@ -320,7 +320,7 @@ impl Tensor {
         let index: Vec<i64> = counts
             .iter()
             .enumerate()
-            .flat_map(|(i, &r)| std::iter::repeat(i as i64).take(r as usize))
+            .flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize))
             .collect();
         let len = index.len();
         x.index_select(d as i64, &Tensor::from_vec(index, &[len])?)

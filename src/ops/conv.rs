@@ -489,7 +489,7 @@ fn conv_args(
     }
     let groups = groups as usize;
     let ws = weight.shape();
-    if ws[0] % groups != 0 {
+    if !ws[0].is_multiple_of(groups) {
         bail!(
             runtime,
             "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws:?}] instead"

@@ -51,7 +51,7 @@ fn source(mode: PadMode, o: i64, before: i64, n: i64) -> i64 {
 
 impl Tensor {
     pub fn pad(&self, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result<Tensor> {
-        if pad.len() % 2 != 0 {
+        if !pad.len().is_multiple_of(2) {
             bail!(runtime, "Padding length must be divisible by 2");
         }
         if pad.len() > 2 * self.ndim() {

@@ -168,8 +168,7 @@ impl Tensor {
             );
         }
         let pad = sizes.len() - self.ndim();
-        let padded: Vec<i64> = std::iter::repeat(1)
-            .take(pad)
+        let padded: Vec<i64> = std::iter::repeat_n(1, pad)
             .chain(self.shape().iter().map(|&d| d as i64))
             .collect();
         // [1, n0, 1, n1, ...] expanded to [r0, n0, r1, n1, ...].
@@ -198,8 +197,7 @@ impl Tensor {
     /// `repeat` with `dims` padded with leading ones to the tensor's rank.
     pub fn tile(&self, dims: &[i64]) -> Result<Tensor> {
         let pad = self.ndim().saturating_sub(dims.len());
-        let sizes: Vec<i64> = std::iter::repeat(1)
-            .take(pad)
+        let sizes: Vec<i64> = std::iter::repeat_n(1, pad)
             .chain(dims.iter().copied())
             .collect();
         self.repeat(&sizes)

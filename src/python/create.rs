@@ -331,7 +331,7 @@ fn checked_dims(shape: &[i64]) -> PyResult<Vec<usize>> {
     if dims
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .map_or(true, |n| n > isize::MAX as usize / 8)
+        .is_none_or(|n| n > isize::MAX as usize / 8)
     {
         return Err(PyRuntimeError::new_err(format!(
             "Storage size calculation overflowed with sizes={shape:?}"

@@ -169,7 +169,7 @@ fn element_strides(arr: &Bound<'_, PyUntypedArray>, itemsize: usize) -> PyResult
                 "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
             ));
         }
-        if s as usize % itemsize != 0 {
+        if !(s as usize).is_multiple_of(itemsize) {
             return Err(PyValueError::new_err(
                 "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
             ));
@@ -220,7 +220,7 @@ fn typed_ptr<T>(ptr: *mut u8, len: usize) -> PyResult<NonNull<T>> {
     if len == 0 {
         return Ok(NonNull::dangling());
     }
-    if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+    if !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(PyValueError::new_err(
             "given numpy array is not aligned for its dtype; copy it (array.copy()) first",
         ));
@@ -350,9 +350,7 @@ pub fn share_ndarray(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<O
     let arr = obj.cast::<PyUntypedArray>()?;
     let descr = arr.dtype();
     match classify(&descr) {
-        Kind::Exact(d)
-            if dtype.map_or(true, |x| x == d) && is_writeable(arr) && is_aligned(arr) =>
-        {
+        Kind::Exact(d) if dtype.is_none_or(|x| x == d) && is_writeable(arr) && is_aligned(arr) => {
             Ok(Some(borrow_array(arr, d)?))
         }
         _ => Ok(None),

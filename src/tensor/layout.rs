@@ -323,7 +323,7 @@ pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Dims> {
     };
     match infer {
         Some(i) => {
-            if known == 0 || numel % known != 0 {
+            if known == 0 || !numel.is_multiple_of(known) {
                 bail!(
                     runtime,
                     "shape '{}' is invalid for input of size {}",
