@@ -201,6 +201,16 @@ enum In<'a, T> {
     Copied,
 }
 
+/// The first `n` elements of `buf`, grown (never cleared: every element
+/// is written before it is read) to hold them.
+#[inline(always)]
+fn scratch<T: Copy + Default>(buf: &mut Scratch<T>, n: usize) -> &mut [T] {
+    if buf.len() < n {
+        buf.resize(n, T::default());
+    }
+    &mut buf[..n]
+}
+
 /// Prepares input `data` over a `w` x `h` block at `off` with strides `s0`
 /// (dim 0) and `s1` (dim 1; unused when `h == 1`).
 #[inline(always)]
@@ -219,24 +229,19 @@ fn input<'a, T: Copy + Default>(
         0 => In::Cols { data, off, s1 },
         _ if h > 1 && s1 == 1 => {
             // A transposed tile: read `h` contiguous elements per column.
-            buf.clear();
-            buf.resize(w * h, T::default());
+            let buf = scratch(buf, w * h);
             for j in 0..w {
                 let col = &data[off + j * s0..off + j * s0 + h];
-                for (dst, &v) in buf[j..].iter_mut().step_by(w).zip(col) {
-                    *dst = v;
+                for (i, &v) in col.iter().enumerate() {
+                    buf[i * w + j] = v;
                 }
             }
             In::Copied
         }
         _ => {
-            buf.clear();
-            buf.resize(w * h, T::default());
-            for (i, dst) in buf.chunks_exact_mut(w).enumerate() {
+            for (i, dst) in scratch(buf, w * h).chunks_exact_mut(w).enumerate() {
                 let row = &data[off + i * s1..off + i * s1 + (w - 1) * s0 + 1];
-                for (d, &v) in dst.iter_mut().zip(row.iter().step_by(s0)) {
-                    *d = v;
-                }
+                slices::gather(row, s0, dst);
             }
             In::Copied
         }
@@ -281,8 +286,7 @@ fn write_row<U: Copy + Default>(
         // no two indices share an element; blocks partition the indices).
         vals(unsafe { out.run(off, w) });
     } else {
-        tmp.clear();
-        tmp.resize(w, U::default());
+        let tmp = scratch(tmp, w);
         vals(tmp);
         for (j, &v) in tmp.iter().enumerate() {
             // SAFETY: as above, element by element.

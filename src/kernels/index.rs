@@ -158,17 +158,102 @@ impl AdvPlan {
 }
 
 /// `src[indices]` as a fresh contiguous tensor.
+///
+/// The result is row-major over (kept dims before the block, the indexed
+/// block, kept dims after it): one piece of `prod(post)` elements per
+/// (leading position, indexed offset), copied as a run (or a strided
+/// gather) when the trailing dims merge into one, split over the threads
+/// by whole pieces.
 pub fn index_gather(src: &Tensor, plan: &AdvPlan) -> Result<Tensor> {
-    let offs = plan.offsets(src.layout())?;
+    let l = src.layout();
+    let offs = plan.offsets(l)?;
     let shape = plan.out_shape(src.shape());
-    fn go<T: Element>(src: &Tensor, plan: &AdvPlan, offs: &[usize], shape: &[usize]) -> Tensor {
+    let pick = |ds: &[usize]| -> (Dims, Dims) {
+        (
+            ds.iter().map(|&d| l.shape[d]).collect(),
+            ds.iter().map(|&d| l.strides[d]).collect(),
+        )
+    };
+    let (pre_s, pre_st) = pick(&plan.pre);
+    let (post_s, post_st) = pick(&plan.post);
+    let piece: usize = post_s.iter().product();
+    let mut pre = Vec::new();
+    for_each_offset(&pre_s, &pre_st, l.offset, |p| pre.push(p));
+    let step = run_stride(&post_s, &post_st);
+    fn go<T: Element>(
+        src: &Tensor,
+        shape: &[usize],
+        pre: &[usize],
+        offs: &[usize],
+        (piece, step): (usize, Option<usize>),
+        (post_s, post_st): (&[usize], &[usize]),
+    ) -> Tensor {
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
-        let mut out: Vec<T> = Vec::with_capacity(shape.iter().product());
-        plan.for_each(src.layout(), offs, |o| out.push(d[o]));
+        let n: usize = shape.iter().product();
+        let mut out = crate::tensor::pool::buffer::<T>(n);
+        if n > 0 {
+            let grain = (1 << 15) / piece + 1;
+            crate::parallel::for_each_chunk_mut_aligned(&mut out, grain * piece, piece, |at, chunk| {
+                let b = at / piece;
+                let (mut p, mut o) = (b / offs.len(), b % offs.len());
+                if piece == 1 {
+                    // One element per (leading position, offset): a run of
+                    // offsets per leading position.
+                    let mut rest = chunk;
+                    while !rest.is_empty() {
+                        let n = (offs.len() - o).min(rest.len());
+                        let (head, tail) = rest.split_at_mut(n);
+                        let row = &d[pre[p]..];
+                        for (v, &off) in head.iter_mut().zip(&offs[o..o + n]) {
+                            *v = row[off];
+                        }
+                        (rest, p, o) = (tail, p + 1, 0);
+                    }
+                    return;
+                }
+                for dst in chunk.chunks_exact_mut(piece) {
+                    let base = pre[p] + offs[o];
+                    o += 1;
+                    if o == offs.len() {
+                        (p, o) = (p + 1, 0);
+                    }
+                    match step {
+                        Some(s) => super::slices::gather(&d[base..], s, dst),
+                        None => {
+                            let mut it = dst.iter_mut();
+                            for_each_offset(post_s, post_st, base, |o| {
+                                if let Some(v) = it.next() {
+                                    *v = d[o];
+                                }
+                            });
+                        }
+                    }
+                }
+            });
+        }
         Tensor::from_data(T::wrap(out), shape)
     }
-    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(src, plan, &offs, &shape)))
+    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(
+        src, &shape, &pre, &offs, (piece, step), (&post_s, &post_st)
+    )))
+}
+
+/// The stride of dims `shape`/`strides` walked in row-major order when they
+/// form one evenly spaced run (size-1 dims ignored; 1 for no dims), else
+/// `None`.
+fn run_stride(shape: &[usize], strides: &[usize]) -> Option<usize> {
+    let dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&n, _)| n != 1)
+        .map(|(&n, &s)| (n, s))
+        .collect();
+    let Some(&(_, inner)) = dims.last() else {
+        return Some(1);
+    };
+    let merges = dims.windows(2).all(|w| w[0].1 == w[1].1 * w[1].0);
+    merges.then_some(inner)
 }
 
 /// `dst[indices] = values` (or `+=` with `accumulate`) in `dst`'s memory.
@@ -294,44 +379,51 @@ fn strides_without(l: &Layout, dim: usize) -> (Dims, Dims) {
     (shape, strides)
 }
 
-/// `out[p] = src[p with p[dim] = index[p]]`, of `index`'s shape.
+/// `out[p] = src[p with p[dim] = index[p]]`, of `index`'s shape. One pass:
+/// each element is read as its index is checked (nothing is written to a
+/// tensor anyone sees before all are valid).
 pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
     check_gather_scatter("gather", src.shape(), dim, index, None)?;
     let size = src.shape().get(dim).copied().unwrap_or(1);
     let stride = src.strides().get(dim).copied().unwrap_or(0);
-    let ist = index.storage().read_recursive();
-    let iv = ist.as_slice::<i64>();
     let (_, sst) = strides_without(src.layout(), dim);
     let (ishape, istrides) = padded(index.layout());
-    let mut offs: Vec<usize> = Vec::with_capacity(index.numel());
-    let mut err = None;
-    for_each_offset2(
-        &ishape,
-        &sst,
-        src.storage_offset(),
-        &istrides,
-        index.storage_offset(),
-        |a, b| {
-            if err.is_some() {
-                return;
-            }
-            match check_gs_index(iv[b], size, dim) {
-                Ok(i) => offs.push(a + i * stride),
-                Err(e) => err = Some(e),
-            }
-        },
-    );
-    drop(ist);
-    if let Some(e) = err {
-        return Err(e);
-    }
-    fn go<T: Element>(src: &Tensor, offs: &[usize], shape: &[usize]) -> Tensor {
+    fn go<T: Element>(
+        src: &Tensor,
+        index: &Tensor,
+        (ishape, istrides, sst): (&[usize], &[usize], &[usize]),
+        (dim, size, stride): (usize, usize, usize),
+    ) -> Result<Tensor> {
+        let ist = index.storage().read_recursive();
+        let iv = ist.as_slice::<i64>();
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
-        let out: Vec<T> = offs.iter().map(|&o| d[o]).collect();
-        Tensor::from_data(T::wrap(out), shape)
+        let mut out: Vec<T> = Vec::with_capacity(index.numel());
+        let mut bad = None;
+        for_each_offset2(
+            ishape,
+            sst,
+            src.storage_offset(),
+            istrides,
+            index.storage_offset(),
+            |a, b| {
+                let i = iv[b];
+                if (i as u64) < size as u64 {
+                    out.push(d[a + i as usize * stride]);
+                } else {
+                    bad.get_or_insert(i);
+                    out.push(T::zero());
+                }
+            },
+        );
+        if let Some(i) = bad {
+            check_gs_index(i, size, dim)?;
+        }
+        Ok(Tensor::from_data(T::wrap(out), index.shape()))
     }
-    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(src, &offs, index.shape())))
+    crate::dispatch_all!(src.dtype(), T => go::<T>(
+        src, index, (&ishape, &istrides, &sst), (dim, size, stride)
+    ))
 }
 
 /// What scatter writes: a tensor of values (read at the index's positions)

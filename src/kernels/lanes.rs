@@ -186,7 +186,7 @@ where
 /// The NaN-propagating maximum of a lane (-inf when empty).
 #[inline]
 fn lane_max<T: VecFloat>(x: &[T]) -> T {
-    slices::fold_wide(x, T::lowest(), &T::max_nan)
+    slices::fold_wide(x, T::lowest(), &T::max_acc)
 }
 
 /// Row maxima of a block: `m[j] = max_r x(r)[j]`.
@@ -332,6 +332,86 @@ impl<T: FoldElem> AlongDim<T, T> for CumSum {
             slices::update(&mut acc, b.x(r), &<T as FoldElem>::add);
             b.out(r).copy_from_slice(&acc);
         }
+    }
+}
+
+/// layer_norm's backward over `rows` rows of `cols` (contiguous `x` and
+/// `g`; `mean`/`rstd` per row, as [`layer_norm_rows`] gave them):
+/// `dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))` with
+/// `gw = g * w` (or `g`), and, when asked, the column sums `dw = sum_r g *
+/// xhat` and `db = sum_r g`. Rows are split over the threads for `dx`;
+/// columns for `dw`/`db`, each summing its rows in order, so the bits do
+/// not depend on the thread count.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_backward_rows<T: VecFloat>(
+    x: &[T],
+    g: &[T],
+    w: Option<&[T]>,
+    mean: &[T],
+    rstd: &[T],
+    cols: usize,
+    dx: Option<&mut [T]>,
+    dw: Option<&mut [T]>,
+    db: Option<&mut [T]>,
+) {
+    let rows = mean.len();
+    assert!(x.len() == rows * cols && g.len() == x.len() && rstd.len() == rows);
+    assert!(w.is_none_or(|w| w.len() == cols));
+    let zero = <T as Element>::zero();
+    let inv_n = T::from_f64(1.0 / cols.max(1) as f64);
+    if let Some(dx) = dx {
+        assert_eq!(dx.len(), x.len());
+        let c1 = cols.max(1);
+        crate::parallel::for_each_chunk_mut_aligned(dx, GRAIN, c1, |at, chunk| {
+            let (mut gw_buf, mut tmp) = (vec![zero; cols], vec![zero; cols]);
+            for (i, dxr) in chunk.chunks_mut(c1).enumerate() {
+                let r = at / c1 + i;
+                let (xr, gr) = (&x[r * cols..(r + 1) * cols], &g[r * cols..(r + 1) * cols]);
+                let (m, rs) = (mean[r], rstd[r]);
+                let gw: &[T] = match w {
+                    Some(w) => {
+                        slices::zip(gr, w, &mut gw_buf, &|a, b| a * b);
+                        &gw_buf
+                    }
+                    None => gr,
+                };
+                let a = slices::fold_wide(gw, zero, &<T as FoldElem>::add) * inv_n;
+                // mean(gw * xhat) = rstd * mean(gw * (x - mean))
+                slices::zip(gw, xr, &mut tmp, &|p, q| p * (q - m));
+                let b = slices::fold_wide(&tmp, zero, &<T as FoldElem>::add) * inv_n * rs;
+                slices::zip(gw, xr, dxr, &|p, q| rs * (p - a - (q - m) * rs * b));
+            }
+        });
+    }
+    if dw.is_none() && db.is_none() {
+        return;
+    }
+    // Column sums: `dw[j] = sum_r g[r, j] * (x[r, j] - mean[r]) * rstd[r]`.
+    let col_sums = |out: &mut [T], with_xhat: bool| {
+        crate::parallel::for_each_chunk_mut(out, 64.max(GRAIN / rows.max(1)), |j0, acc| {
+            acc.fill(zero);
+            let n = acc.len();
+            let mut tmp = vec![zero; n];
+            for r in 0..rows {
+                let gr = &g[r * cols + j0..r * cols + j0 + n];
+                if with_xhat {
+                    let xr = &x[r * cols + j0..r * cols + j0 + n];
+                    let (m, rs) = (mean[r], rstd[r]);
+                    slices::zip(gr, xr, &mut tmp, &|p, q| p * ((q - m) * rs));
+                    slices::update(acc, &tmp, &<T as FoldElem>::add);
+                } else {
+                    slices::update(acc, gr, &<T as FoldElem>::add);
+                }
+            }
+        });
+    };
+    if let Some(dw) = dw {
+        assert_eq!(dw.len(), cols);
+        col_sums(dw, true);
+    }
+    if let Some(db) = db {
+        assert_eq!(db.len(), cols);
+        col_sums(db, false);
     }
 }
 

@@ -112,6 +112,43 @@ dispatched! {
 }
 
 dispatched! {
+    /// `dst[i] = src[i * stride]` for `i < dst.len()` (`stride >= 1`, `src`
+    /// holding element `(dst.len() - 1) * stride`). Stride 2 and 3 (every
+    /// other element, one channel of three) as whole chunks, which compile to
+    /// shuffles; others element by element.
+    pub fn gather / gather_plain / gather_avx2<T: Copy>(src: &[T], stride: usize, dst: &mut [T])
+    {
+        let n = dst.len();
+        if n == 0 {
+            return;
+        }
+        let src = &src[..(n - 1) * stride + 1];
+        match stride {
+            1 => dst.copy_from_slice(src),
+            2 => {
+                let (last, body) = dst.split_last_mut().unwrap();
+                for (d, c) in body.iter_mut().zip(src.chunks_exact(2)) {
+                    *d = c[0];
+                }
+                *last = src[(n - 1) * 2];
+            }
+            3 => {
+                let (last, body) = dst.split_last_mut().unwrap();
+                for (d, c) in body.iter_mut().zip(src.chunks_exact(3)) {
+                    *d = c[0];
+                }
+                *last = src[(n - 1) * 3];
+            }
+            _ => {
+                for (i, d) in dst.iter_mut().enumerate() {
+                    *d = src[i * stride];
+                }
+            }
+        }
+    }
+}
+
+dispatched! {
     /// `dst[i] = f(a[i], b[i])` for `i < dst.len()` (`a`, `b` at least as long).
     pub fn zip / zip_plain / zip_avx2<T: Copy, U, F>(a: &[T], b: &[T], dst: &mut [U], f: &F)
     where F: Fn(T, T) -> U
@@ -312,6 +349,26 @@ mod tests {
         let simd = f();
         force_simd_path(None);
         (plain, simd)
+    }
+
+    #[test]
+    fn gather_takes_every_stride_th_element() {
+        let src: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+        for stride in 0..6 {
+            for n in [0, 1, 2, 7, 64, 199] {
+                if n > 0 && (n - 1) * stride >= src.len() {
+                    continue;
+                }
+                let want: Vec<f32> = (0..n).map(|i| src[i * stride]).collect();
+                let (p, s) = both(|| {
+                    let mut d = vec![-1f32; n];
+                    gather(&src[..], stride, &mut d);
+                    d
+                });
+                assert_eq!(p, want, "stride {stride}, n {n}");
+                assert_eq!(s, want, "stride {stride}, n {n}");
+            }
+        }
     }
 
     #[test]

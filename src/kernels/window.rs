@@ -234,34 +234,50 @@ impl Windows {
 
     /// Per plane and window: the window's largest element and its offset
     /// (the first one on ties; a NaN wins, as in torch's pooling), or
-    /// offset -1 for a window that lies wholly in the padding.
+    /// offset -1 (and value zero) for a window that lies wholly in the
+    /// padding.
     pub fn max<T: Element>(&self, x: &[T]) -> (Vec<T>, Vec<i64>) {
         let planes = x.len() / self.plane.max(1);
         let l = self.l.max(1);
-        let mut best = vec![(T::zero(), -1i64); planes * self.l];
+        let mut at = crate::tensor::pool::buffer::<i64>(planes * self.l);
         let min_len = (crate::kernels::PAR_THRESHOLD / self.k.max(1)).max(l);
-        crate::parallel::for_each_chunk_mut_aligned(&mut best, min_len, l, |start, chunk| {
-            for (i, dst) in chunk.chunks_mut(l).enumerate() {
+        crate::parallel::for_each_chunk_mut_aligned(&mut at, min_len, l, |start, chunk| {
+            let mut best = vec![T::zero(); l];
+            for (i, at) in chunk.chunks_mut(l).enumerate() {
                 let p = start / l + i;
                 let src = &x[p * self.plane..(p + 1) * self.plane];
+                at.fill(-1);
                 // Runs in table order, kernel position by kernel position,
                 // so the first maximum wins.
                 for r in self.runs.iter().filter(|r| r.src >= 0) {
                     let o = r.dst % self.l;
-                    for (j, (b, at)) in dst[o..o + r.len].iter_mut().enumerate() {
+                    let (b, a) = (&mut best[o..o + r.len], &mut at[o..o + r.len]);
+                    for (j, (b, a)) in b.iter_mut().zip(a).enumerate() {
                         let off = r.src + (j * r.step) as i64;
                         let v = src[off as usize];
+                        // Branch-free (selects of computed values): on
+                        // random data `v > b` is a coin toss, and a branch's
+                        // mispredictions cost several times the work.
                         #[allow(clippy::eq_op)]
-                        let nan = v != v;
-                        if *at < 0 || v > *b || nan {
-                            *b = v;
-                            *at = off;
-                        }
+                        let take = (*a < 0) | (v > *b) | (v != v);
+                        *b = if take { v } else { *b };
+                        *a = if take { off } else { *a };
                     }
                 }
             }
         });
-        best.into_iter().unzip()
+        // The values, read back at the winning offsets.
+        let mut vals = crate::tensor::pool::buffer::<T>(planes * self.l);
+        crate::parallel::for_each_chunk_mut_aligned(&mut vals, 1 << 16, l, |start, chunk| {
+            for (i, v) in chunk.chunks_mut(l).enumerate() {
+                let p = start / l + i;
+                let src = &x[p * self.plane..(p + 1) * self.plane];
+                for (v, &a) in v.iter_mut().zip(&at[start + i * l..]) {
+                    *v = if a < 0 { T::zero() } else { src[a as usize] };
+                }
+            }
+        });
+        (vals, at)
     }
 }
 

@@ -168,6 +168,10 @@ impl Tensor {
         }
         rec.finish(y, move |c| {
             let x = c.saved(0)?;
+            if !crate::autograd::is_grad_enabled() {
+                // No graph of the backward: one fused kernel.
+                return layer_norm_backward_fused(c, &x, cols, dims.len(), has_w, has_b);
+            }
             let (mean, rstd) = if crate::autograd::is_grad_enabled() {
                 // Second derivatives: mean and rstd as functions of x.
                 let var = x.var(&dims, 0.0, true)?;
@@ -365,4 +369,67 @@ pub fn batch_norm_module(
         (None, None)
     };
     input.batch_norm(rm, rv, weight, bias, batch_stats, factor, eps)
+}
+
+/// NativeLayerNormBackward0's formulas (the table above) as one kernel
+/// ([`crate::kernels::lanes::layer_norm_backward_rows`]), for a backward
+/// that records no graph.
+fn layer_norm_backward_fused(
+    c: &crate::autograd::function::BackwardCtx<'_>,
+    x: &Tensor,
+    cols: usize,
+    n_dims: usize,
+    has_w: bool,
+    has_b: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    use super::conv::with_slice;
+    use crate::kernels::lanes::layer_norm_backward_rows;
+    let (mean, rstd, g) = (c.saved(1)?, c.saved(2)?, c.grad().clone());
+    let w = if has_w { Some(c.saved(3)?) } else { None };
+    let b_at = 1 + usize::from(has_w);
+    let (need_x, need_w, need_b) = (c.needs(0), has_w && c.needs(1), has_b && c.needs(b_at));
+    let norm_shape: Vec<usize> = x.shape()[x.ndim() - n_dims..].to_vec();
+    let (dx, dw, db) = crate::dispatch_float!(x.dtype(), T => {
+        let mut dx = need_x.then(|| crate::tensor::pool::buffer::<T>(x.numel()));
+        let mut dw = need_w.then(|| vec![<T as crate::tensor::Element>::zero(); cols]);
+        let mut db = need_b.then(|| vec![<T as crate::tensor::Element>::zero(); cols]);
+        with_slice::<T, _>(x, |xs| {
+            with_slice::<T, _>(&g, |gs| {
+                with_slice::<T, _>(&mean, |ms| {
+                    with_slice::<T, _>(&rstd, |rs| {
+                        let mut run = |ws: Option<&[T]>| {
+                            layer_norm_backward_rows(
+                                xs,
+                                gs,
+                                ws,
+                                ms,
+                                rs,
+                                cols,
+                                dx.as_deref_mut(),
+                                dw.as_deref_mut(),
+                                db.as_deref_mut(),
+                            )
+                        };
+                        match &w {
+                            Some(w) => with_slice::<T, _>(w, |ws| run(Some(ws))),
+                            None => Ok(run(None)),
+                        }
+                    })
+                })
+            })
+        })?????;
+        (
+            dx.map(|v| Tensor::from_vec(v, x.shape())).transpose()?,
+            dw.map(|v| Tensor::from_vec(v, &norm_shape)).transpose()?,
+            db.map(|v| Tensor::from_vec(v, &norm_shape)).transpose()?,
+        )
+    });
+    let mut grads = vec![dx];
+    if has_w {
+        grads.push(dw);
+    }
+    if has_b {
+        grads.push(db);
+    }
+    Ok(grads)
 }
