@@ -194,43 +194,48 @@ pub fn index_gather(src: &Tensor, plan: &AdvPlan) -> Result<Tensor> {
         let mut out = crate::tensor::pool::buffer::<T>(n);
         if n > 0 {
             let grain = (1 << 15) / piece + 1;
-            crate::parallel::for_each_chunk_mut_aligned(&mut out, grain * piece, piece, |at, chunk| {
-                let b = at / piece;
-                let (mut p, mut o) = (b / offs.len(), b % offs.len());
-                if piece == 1 {
-                    // One element per (leading position, offset): a run of
-                    // offsets per leading position.
-                    let mut rest = chunk;
-                    while !rest.is_empty() {
-                        let n = (offs.len() - o).min(rest.len());
-                        let (head, tail) = rest.split_at_mut(n);
-                        let row = &d[pre[p]..];
-                        for (v, &off) in head.iter_mut().zip(&offs[o..o + n]) {
-                            *v = row[off];
+            crate::parallel::for_each_chunk_mut_aligned(
+                &mut out,
+                grain * piece,
+                piece,
+                |at, chunk| {
+                    let b = at / piece;
+                    let (mut p, mut o) = (b / offs.len(), b % offs.len());
+                    if piece == 1 {
+                        // One element per (leading position, offset): a run of
+                        // offsets per leading position.
+                        let mut rest = chunk;
+                        while !rest.is_empty() {
+                            let n = (offs.len() - o).min(rest.len());
+                            let (head, tail) = rest.split_at_mut(n);
+                            let row = &d[pre[p]..];
+                            for (v, &off) in head.iter_mut().zip(&offs[o..o + n]) {
+                                *v = row[off];
+                            }
+                            (rest, p, o) = (tail, p + 1, 0);
                         }
-                        (rest, p, o) = (tail, p + 1, 0);
+                        return;
                     }
-                    return;
-                }
-                for dst in chunk.chunks_exact_mut(piece) {
-                    let base = pre[p] + offs[o];
-                    o += 1;
-                    if o == offs.len() {
-                        (p, o) = (p + 1, 0);
-                    }
-                    match step {
-                        Some(s) => super::slices::gather(&d[base..], s, dst),
-                        None => {
-                            let mut it = dst.iter_mut();
-                            for_each_offset(post_s, post_st, base, |o| {
-                                if let Some(v) = it.next() {
-                                    *v = d[o];
-                                }
-                            });
+                    for dst in chunk.chunks_exact_mut(piece) {
+                        let base = pre[p] + offs[o];
+                        o += 1;
+                        if o == offs.len() {
+                            (p, o) = (p + 1, 0);
+                        }
+                        match step {
+                            Some(s) => super::slices::gather(&d[base..], s, dst),
+                            None => {
+                                let mut it = dst.iter_mut();
+                                for_each_offset(post_s, post_st, base, |o| {
+                                    if let Some(v) = it.next() {
+                                        *v = d[o];
+                                    }
+                                });
+                            }
                         }
                     }
-                }
-            });
+                },
+            );
         }
         Tensor::from_data(T::wrap(out), shape)
     }

@@ -412,7 +412,10 @@ fn layer_norm_backward_fused(
                         };
                         match &w {
                             Some(w) => with_slice::<T, _>(w, |ws| run(Some(ws))),
-                            None => Ok(run(None)),
+                            None => {
+                                run(None);
+                                Ok(())
+                            }
                         }
                     })
                 })
