@@ -148,6 +148,34 @@ dispatched! {
     }
 }
 
+/// What [`max_step`] needs of an element.
+pub trait MaxStep: Copy + PartialOrd {}
+impl<T: Copy + PartialOrd> MaxStep for T {}
+
+dispatched! {
+    /// One step of a running maximum with its position: where `src[i]`
+    /// beats `best[i]` (or is NaN, or nothing was taken yet: `at[i] < 0`),
+    /// `(src[i], pos)`, else `(best[i], at[i])`, written to `new_best` and
+    /// `new_at`. Separate outputs on purpose: written back in place, the
+    /// "keep the old value" arm compiles to a branch per element around
+    /// the store, which mispredicts on random data.
+    pub fn max_step / max_step_plain / max_step_avx2<T>(
+        best: &[T], at: &[i64], src: &[T], pos: i64, new_best: &mut [T], new_at: &mut [i64]
+    )
+    where T: MaxStep
+    {
+        let n = new_best.len();
+        let (best, at, src, new_at) = (&best[..n], &at[..n], &src[..n], &mut new_at[..n]);
+        for i in 0..n {
+            let (b, a, v) = (best[i], at[i], src[i]);
+            #[allow(clippy::eq_op)]
+            let take = (a < 0) | (v > b) | (v != v);
+            new_best[i] = if take { v } else { b };
+            new_at[i] = if take { pos } else { a };
+        }
+    }
+}
+
 dispatched! {
     /// `dst[i] = f(a[i], b[i])` for `i < dst.len()` (`a`, `b` at least as long).
     pub fn zip / zip_plain / zip_avx2<T: Copy, U, F>(a: &[T], b: &[T], dst: &mut [U], f: &F)

@@ -23,6 +23,19 @@ pub struct Windows {
     /// evenly spaced offsets (or are all padding), so the loops copy, add
     /// or compare whole runs instead of looking up every element.
     runs: Vec<Run>,
+    /// The regular window that built the table ([`Windows::new`]; `None`
+    /// for adaptive pooling's).
+    pub geometry: Option<Geometry>,
+}
+
+/// A regular window: per spatial dim, kernel size, dilation, padding
+/// (before) and stride.
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    pub kernel: Vec<usize>,
+    pub dilation: Vec<usize>,
+    pub padding: Vec<usize>,
+    pub stride: Vec<usize>,
 }
 
 /// Entries `dst..dst + len` of the table read `src + i * step` (`src < 0`:
@@ -90,7 +103,14 @@ impl Windows {
                 v
             })
             .collect();
-        Windows::from_positions(input, out, kernel, pos)
+        let mut table = Windows::from_positions(input, out, kernel, pos);
+        table.geometry = Some(Geometry {
+            kernel: kernel.to_vec(),
+            dilation: dilation.to_vec(),
+            padding: padding.to_vec(),
+            stride: stride.to_vec(),
+        });
+        table
     }
 
     /// Adaptive pooling's windows: output `o` of a dim of size `n` covers
@@ -164,6 +184,7 @@ impl Windows {
             k,
             l,
             runs: runs_of(&offsets, l),
+            geometry: None,
         }
     }
 
@@ -277,6 +298,96 @@ impl Windows {
                 }
             }
         });
+        (vals, at)
+    }
+}
+
+/// The sizes of a 2-d pooling over channels-last memory.
+pub struct ChannelsLast2d {
+    /// Input `[n, h, w, c]` (the memory order).
+    pub input: [usize; 4],
+    /// Output `[oh, ow]`.
+    pub out: [usize; 2],
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    pub padding: [usize; 2],
+    pub dilation: [usize; 2],
+}
+
+impl ChannelsLast2d {
+    /// Max pooling of `x` (`[n, h, w, c]` contiguous): per output
+    /// `[n, oh, ow, c]` the window's largest element and its flat position
+    /// `ih * w + iw` in its plane (the first on ties; a NaN wins), -1 (and
+    /// zero) for a window wholly in the padding. Vectorised over the
+    /// channels, which sit next to each other in this layout.
+    pub fn max<T: Element>(&self, x: &[T]) -> (Vec<T>, Vec<i64>) {
+        let [n, h, w, c] = self.input;
+        let [oh, ow] = self.out;
+        assert_eq!(x.len(), n * h * w * c, "channels-last pool: input size");
+        let row = ow * c;
+        let total = n * oh * row;
+        let mut at = crate::tensor::pool::buffer::<i64>(total);
+        let min_len = (crate::kernels::PAR_THRESHOLD / (self.kernel[0] * self.kernel[1]).max(1))
+            .max(row.max(1));
+        crate::parallel::for_each_chunk_mut_aligned(
+            &mut at,
+            min_len,
+            row.max(1),
+            |start, chunk| {
+                let (mut best, mut best2) = (vec![T::zero(); c], vec![T::zero(); c]);
+                let mut at2 = vec![-1i64; c];
+                for (i, at) in chunk.chunks_mut(row.max(1)).enumerate() {
+                    let r = start / row.max(1) + i;
+                    let (ni, y) = (r / oh, r % oh);
+                    for (xo, at) in at.chunks_mut(c.max(1)).enumerate() {
+                        at.fill(-1);
+                        for kh in 0..self.kernel[0] {
+                            let ih = (y * self.stride[0] + kh * self.dilation[0]) as isize
+                                - self.padding[0] as isize;
+                            if ih < 0 || ih >= h as isize {
+                                continue;
+                            }
+                            for kw in 0..self.kernel[1] {
+                                let iw = (xo * self.stride[1] + kw * self.dilation[1]) as isize
+                                    - self.padding[1] as isize;
+                                if iw < 0 || iw >= w as isize {
+                                    continue;
+                                }
+                                let pos = ih as usize * w + iw as usize;
+                                let src = &x[(ni * h * w + pos) * c..][..c];
+                                super::slices::max_step(
+                                    &best, at, src, pos as i64, &mut best2, &mut at2,
+                                );
+                                std::mem::swap(&mut best, &mut best2);
+                                at.copy_from_slice(&at2);
+                            }
+                        }
+                    }
+                }
+            },
+        );
+        let mut vals = crate::tensor::pool::buffer::<T>(total);
+        crate::parallel::for_each_chunk_mut_aligned(
+            &mut vals,
+            1 << 16,
+            row.max(1),
+            |start, chunk| {
+                for (i, vrow) in chunk.chunks_mut(row.max(1)).enumerate() {
+                    let r = start / row.max(1) + i;
+                    let plane = &x[(r / oh) * h * w * c..][..h * w * c];
+                    let arow = &at[r * row..(r + 1) * row];
+                    for (vs, ats) in vrow.chunks_mut(c.max(1)).zip(arow.chunks(c.max(1))) {
+                        for (ch, (v, &a)) in vs.iter_mut().zip(ats).enumerate() {
+                            *v = if a < 0 {
+                                T::zero()
+                            } else {
+                                plane[a as usize * c + ch]
+                            };
+                        }
+                    }
+                }
+            },
+        );
         (vals, at)
     }
 }

@@ -37,8 +37,17 @@ fn window_max(
     name: &str,
 ) -> Result<(Tensor, Tensor)> {
     let rec = record(node, &[x]);
+    let (n, c) = (x.shape()[0], x.shape()[1]);
+    let mut out_dims = vec![n, c];
+    out_dims.extend_from_slice(out);
+    // A 2-d input in channels-last memory is pooled in place, vectorised
+    // over the channels, and gives channels-last outputs (as torch's).
+    let cl = channels_last_2d(x, table, out);
     let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
-        let (v, i) = with_slice::<T, _>(x, |d| table.max(d))?;
+        let (v, i) = match &cl {
+            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d))?,
+            None => with_slice::<T, _>(x, |d| table.max(d))?,
+        };
         (T::wrap(v), i)
     });
     if idx.contains(&-1) {
@@ -47,24 +56,63 @@ fn window_max(
             "{name}: a pooling window lies wholly in the padding; use less padding or dilation"
         );
     }
-    let (n, c) = (x.shape()[0], x.shape()[1]);
-    let mut out_dims = vec![n, c];
-    out_dims.extend_from_slice(out);
-    let index = Tensor::from_vec(idx, &out_dims)?;
+    let (index, values) = match &cl {
+        Some(_) => {
+            let nhwc = [n, out[0], out[1], c];
+            let to_nchw = |t: Tensor| t.permute(&[0, 3, 1, 2]);
+            (
+                to_nchw(Tensor::from_vec(idx, &nhwc)?)?,
+                to_nchw(Tensor::from_data(values, &nhwc))?,
+            )
+        }
+        None => (
+            Tensor::from_vec(idx, &out_dims)?,
+            Tensor::from_data(values, &out_dims),
+        ),
+    };
     let in_dims = x.dims();
     let plane = table.plane;
-    let values =
-        rec.save("indices", &index)
-            .finish(Tensor::from_data(values, &out_dims), move |ctx| {
-                // Each window's gradient goes to the element it took.
-                let (n, c) = (in_dims[0] as i64, in_dims[1] as i64);
-                let g = ctx.grad().reshape(&[n, c, -1])?;
-                let idx = ctx.saved(0)?.reshape(&[n, c, -1])?;
-                let z = Tensor::zeros(&[in_dims[0], in_dims[1], plane], g.dtype());
-                let grad = z.scatter_add(2, &idx, &g)?.reshape(&to_i64(&in_dims))?;
-                Ok(vec![Some(grad)])
-            })?;
+    let values = rec.save("indices", &index).finish(values, move |ctx| {
+        // Each window's gradient goes to the element it took.
+        let (n, c) = (in_dims[0] as i64, in_dims[1] as i64);
+        let g = ctx.grad().reshape(&[n, c, -1])?;
+        let idx = ctx.saved(0)?.reshape(&[n, c, -1])?;
+        let z = Tensor::zeros(&[in_dims[0], in_dims[1], plane], g.dtype());
+        let grad = z.scatter_add(2, &idx, &g)?.reshape(&to_i64(&in_dims))?;
+        Ok(vec![Some(grad)])
+    })?;
     Ok((values, index))
+}
+
+/// For a `[N, C, H, W]` input stored channels-last (strides `[H*W*C, 1,
+/// W*C, C]`, not also contiguous) pooled by a regular window table: the
+/// input as its `[N, H, W, C]` contiguous view and the pooling's sizes.
+fn channels_last_2d(
+    x: &Tensor,
+    table: &crate::kernels::window::Windows,
+    out: &[usize],
+) -> Option<(Tensor, crate::kernels::window::ChannelsLast2d)> {
+    let geometry = table.geometry.as_ref()?;
+    if x.ndim() != 4 || x.is_contiguous() || out.len() != 2 {
+        return None;
+    }
+    let nhwc = x.permute(&[0, 2, 3, 1]).ok()?;
+    if !nhwc.is_contiguous() {
+        return None;
+    }
+    let [n, c, h, w] = [x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]];
+    let two = |v: &[usize]| [v[0], v[1]];
+    Some((
+        nhwc,
+        crate::kernels::window::ChannelsLast2d {
+            input: [n, h, w, c],
+            out: [out[0], out[1]],
+            kernel: two(&geometry.kernel),
+            stride: two(&geometry.stride),
+            padding: two(&geometry.padding),
+            dilation: two(&geometry.dilation),
+        },
+    ))
 }
 
 /// Adaptive pooling's output sizes: one per spatial dim (or one for all),
