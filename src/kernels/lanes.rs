@@ -44,11 +44,11 @@ impl VecFloat for f32 {
 impl VecFloat for f64 {
     #[inline(always)]
     fn vexp(self) -> Self {
-        self.exp()
+        vmath::exp_f64(self)
     }
     #[inline(always)]
     fn vln(self) -> Self {
-        self.ln()
+        vmath::ln_f64(self)
     }
 }
 

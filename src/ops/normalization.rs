@@ -145,12 +145,14 @@ impl Tensor {
         stat_shape[nd - n..].iter_mut().for_each(|d| *d = 1);
         let (y, mean, rstd) = crate::dispatch_float!(dtype, T => {
             use crate::kernels::lanes::layer_norm_rows;
-            let x = self.contiguous()?.to_vec::<T>();
             let w = weight.map(|w| w.to_vec::<T>());
             let b = bias.map(|b| b.to_vec::<T>());
-            let mut y = crate::tensor::pool::buffer::<T>(x.len());
+            let mut y = crate::tensor::pool::buffer::<T>(self.numel());
             let (mut m, mut r) = (vec![T::default(); rows], vec![T::default(); rows]);
-            layer_norm_rows(&x, w.as_deref(), b.as_deref(), cols, eps, &mut y, &mut m, &mut r);
+            // The input read in place when contiguous (no copy).
+            super::conv::with_slice::<T, _>(self, |x| {
+                layer_norm_rows(x, w.as_deref(), b.as_deref(), cols, eps, &mut y, &mut m, &mut r)
+            })?;
             (
                 Tensor::from_vec(y, self.shape())?,
                 Tensor::from_vec(m, &stat_shape)?,
