@@ -415,6 +415,12 @@ impl Tensor {
         let values = rec.save("indices", &idx).finish(values, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
             let idx = c.saved(0)?.unsqueeze_reduced(&rd, keepdim)?;
+            // torch's value_selecting_reduction_backward: the gradient
+            // scattered to the chosen positions (differentiable in g).
+            if let Some(d) = d {
+                let z = Tensor::zeros(&shape, g.dtype());
+                return Ok(vec![Some(z.scatter(d as i64, &idx, &g)?)]);
+            }
             let oh = one_hot_along(&idx, &shape, d, g.dtype());
             Ok(vec![Some(g.mul(&oh)?)])
         })?;
