@@ -44,6 +44,26 @@ pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
     k: &K,
 ) -> Result<Tensor> {
     debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
+    let (l1, l2) = (a.layout(), b.layout());
+    let n = l1.numel();
+    if n < grain && l1.shape == l2.shape && l1.is_contiguous() && l2.is_contiguous() {
+        // Small same-shape contiguous inputs: one slice loop, no
+        // broadcasting or iteration plan (their setup would cost more
+        // than the work).
+        let mut out = pool::buffer::<U>(n);
+        let sa = a.storage().read_recursive();
+        let sb = b.storage().read_recursive();
+        let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
+        k.run(
+            &da[l1.offset..l1.offset + n],
+            &db[l2.offset..l2.offset + n],
+            &mut out,
+        );
+        return Ok(Tensor::from_storage(
+            Arc::new(Storage::new(U::wrap(out))),
+            Layout::contiguous(&l1.shape),
+        ));
+    }
     let (shape, [la, lb]) = broadcast([a, b])?;
     let lo = output_layout(&shape, &[&la, &lb]);
     let mut out = pool::buffer::<U>(lo.numel());

@@ -31,6 +31,18 @@ pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
 ) -> Tensor {
     debug_assert!(a.dtype() == T::DTYPE);
     let l = a.layout();
+    let n = l.numel();
+    if n < grain && l.is_contiguous() {
+        // A small contiguous input: one slice loop, no iteration plan (its
+        // setup would cost more than the work).
+        let mut out = pool::buffer::<U>(n);
+        let st = a.storage().read_recursive();
+        k.run(&st.as_slice::<T>()[l.offset..l.offset + n], &mut out);
+        return Tensor::from_storage(
+            Arc::new(Storage::new(U::wrap(out))),
+            crate::tensor::Layout::contiguous(&l.shape),
+        );
+    }
     let lo = output_layout(&l.shape, &[l]);
     let mut out = pool::buffer::<U>(lo.numel());
     {
