@@ -23,19 +23,6 @@ pub struct Windows {
     /// evenly spaced offsets (or are all padding), so the loops copy, add
     /// or compare whole runs instead of looking up every element.
     runs: Vec<Run>,
-    /// The regular window that built the table ([`Windows::new`]; `None`
-    /// for adaptive pooling's).
-    pub geometry: Option<Geometry>,
-}
-
-/// A regular window: per spatial dim, kernel size, dilation, padding
-/// (before) and stride.
-#[derive(Clone, Debug)]
-pub struct Geometry {
-    pub kernel: Vec<usize>,
-    pub dilation: Vec<usize>,
-    pub padding: Vec<usize>,
-    pub stride: Vec<usize>,
 }
 
 /// Entries `dst..dst + len` of the table read `src + i * step` (`src < 0`:
@@ -103,14 +90,7 @@ impl Windows {
                 v
             })
             .collect();
-        let mut table = Windows::from_positions(input, out, kernel, pos);
-        table.geometry = Some(Geometry {
-            kernel: kernel.to_vec(),
-            dilation: dilation.to_vec(),
-            padding: padding.to_vec(),
-            stride: stride.to_vec(),
-        });
-        table
+        Windows::from_positions(input, out, kernel, pos)
     }
 
     /// Adaptive pooling's windows: output `o` of a dim of size `n` covers
@@ -184,7 +164,6 @@ impl Windows {
             k,
             l,
             runs: runs_of(&offsets, l),
-            geometry: None,
         }
     }
 

@@ -174,16 +174,10 @@ impl Tensor {
                 // No graph of the backward: one fused kernel.
                 return layer_norm_backward_fused(c, &x, cols, dims.len(), has_w, has_b);
             }
-            let (mean, rstd) = if crate::autograd::is_grad_enabled() {
-                // Second derivatives: mean and rstd as functions of x.
-                let var = x.var(&dims, 0.0, true)?;
-                (
-                    x.mean_dims(&dims, true, None)?,
-                    var.add_scalar(eps)?.rsqrt()?,
-                )
-            } else {
-                (c.saved(1)?, c.saved(2)?)
-            };
+            // Under create_graph: mean and rstd as functions of x, so second
+            // derivatives see them depend on it.
+            let mean = x.mean_dims(&dims, true, None)?;
+            let rstd = x.var(&dims, 0.0, true)?.add_scalar(eps)?.rsqrt()?;
             let g = c.grad();
             let xhat = x.sub(&mean)?.mul(&rstd)?;
             let w = if has_w { Some(c.saved(3)?) } else { None };

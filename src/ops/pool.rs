@@ -32,6 +32,7 @@ const ADAPTIVE_MAX_POOL_NAMES: [&str; 3] = [
 fn window_max(
     x: &Tensor,
     table: &crate::kernels::window::Windows,
+    window: Option<&Window>,
     out: &[usize],
     node: &'static str,
     name: &str,
@@ -42,7 +43,7 @@ fn window_max(
     out_dims.extend_from_slice(out);
     // A 2-d input in channels-last memory is pooled in place, vectorised
     // over the channels, and gives channels-last outputs (as torch's).
-    let cl = channels_last_2d(x, table, out);
+    let cl = window.and_then(|w| channels_last_2d(x, w, out));
     let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
         let (v, i) = match &cl {
             Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d))?,
@@ -85,14 +86,13 @@ fn window_max(
 }
 
 /// For a `[N, C, H, W]` input stored channels-last (strides `[H*W*C, 1,
-/// W*C, C]`, not also contiguous) pooled by a regular window table: the
+/// W*C, C]`, not also contiguous) pooled by the regular window `geometry`: the
 /// input as its `[N, H, W, C]` contiguous view and the pooling's sizes.
 fn channels_last_2d(
     x: &Tensor,
-    table: &crate::kernels::window::Windows,
+    geometry: &Window,
     out: &[usize],
 ) -> Option<(Tensor, crate::kernels::window::ChannelsLast2d)> {
-    let geometry = table.geometry.as_ref()?;
     if x.ndim() != 4 || x.is_contiguous() || out.len() != 2 {
         return None;
     }
@@ -324,7 +324,7 @@ impl Tensor {
             &w.padding,
             &w.stride,
         );
-        let (values, index) = window_max(&x, &table, &out, MAX_POOL_NAMES[s - 1], &name)?;
+        let (values, index) = window_max(&x, &table, Some(&w), &out, MAX_POOL_NAMES[s - 1], &name)?;
         Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
     }
 
@@ -339,8 +339,14 @@ impl Tensor {
         let sizes = adaptive_sizes(&name, self, s, output_size)?;
         let x = batched(self, s)?;
         let table = crate::kernels::window::Windows::adaptive(&x.shape()[2..], &sizes);
-        let (values, index) =
-            window_max(&x, &table, &sizes, ADAPTIVE_MAX_POOL_NAMES[s - 1], &name)?;
+        let (values, index) = window_max(
+            &x,
+            &table,
+            None,
+            &sizes,
+            ADAPTIVE_MAX_POOL_NAMES[s - 1],
+            &name,
+        )?;
         Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
     }
 
