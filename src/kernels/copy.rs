@@ -13,7 +13,12 @@ const COPY_GRAIN: usize = 1 << 17;
 
 /// Writes the elements of `ls` in `src` (any dtype) into `out` at `lo`,
 /// cast to `U`.
-fn cast_into<U: Element>(out: &mut [U], lo: &Layout, src: &StorageData, ls: &Layout) -> Result<()> {
+pub(crate) fn cast_into<U: Element>(
+    out: &mut [U],
+    lo: &Layout,
+    src: &StorageData,
+    ls: &Layout,
+) -> Result<()> {
     if let Some(d) = U::slice(src) {
         return elementwise::map(out, lo, d, ls, COPY_GRAIN, &|v| v);
     }

@@ -8,6 +8,7 @@
 //! indices on one element, before anything is written.
 
 use super::iter::{has_internal_overlap, Plan, TILE_W};
+use super::shared_out::SharedOut;
 use super::slices;
 use crate::tensor::layout::Layout;
 use crate::{bail, Result};
@@ -81,32 +82,6 @@ impl<T: Copy, U, F: Fn(T, T) -> U + Sync> RowZip<T, U> for Each2<F> {
     fn right(&self, a: T, b: &[T], out: &mut [U]) {
         let f = &self.0;
         slices::map(b, out, &|v| f(a, v))
-    }
-}
-
-/// An output buffer written by several threads, each element by one block
-/// only.
-#[derive(Clone, Copy)]
-struct OutPtr<U>(*mut U);
-// SAFETY: the pointer is only written through at offsets that one block
-// owns (see `check_out`); U: Send makes handing elements to another thread
-// sound.
-unsafe impl<U: Send> Send for OutPtr<U> {}
-unsafe impl<U: Send> Sync for OutPtr<U> {}
-
-impl<U: Copy> OutPtr<U> {
-    /// The elements `off..off + len` as a slice.
-    ///
-    /// SAFETY: the range is inside the buffer and no other block touches
-    /// these elements while the slice lives.
-    #[inline(always)]
-    unsafe fn run<'a>(self, off: usize, len: usize) -> &'a mut [U] {
-        std::slice::from_raw_parts_mut(self.0.add(off), len)
-    }
-    /// SAFETY: as [`OutPtr::run`], for one element.
-    #[inline(always)]
-    unsafe fn at<'a>(self, off: usize) -> &'a mut U {
-        &mut *self.0.add(off)
     }
 }
 
@@ -274,7 +249,7 @@ enum Src<'a, T> {
 /// `tmp`.
 #[inline(always)]
 fn write_row<U: Copy + Default>(
-    out: OutPtr<U>,
+    out: SharedOut<U>,
     off: usize,
     so: usize,
     w: usize,
@@ -338,7 +313,7 @@ where
     let [so, sa] = std::array::from_fn(|k| plan.inner(k));
     let [so1, sa1] = std::array::from_fn(|k| plan.outer(k));
     let mem = [mem(out), mem(a)];
-    let out = OutPtr(out.as_mut_ptr());
+    let out = SharedOut::new(out);
     each_block(&plan, grain, mem, |[oo, oa], w, h| {
         let (mut ba, mut tmp) = (Scratch::new(), Scratch::new());
         let ia = input(a, oa, sa, sa1, w, h, &mut ba);
@@ -403,7 +378,7 @@ where
     let [so, sa, sb] = std::array::from_fn(|k| plan.inner(k));
     let [so1, sa1, sb1] = std::array::from_fn(|k| plan.outer(k));
     let mem = [mem(out), mem(a), mem(b)];
-    let out = OutPtr(out.as_mut_ptr());
+    let out = SharedOut::new(out);
     let run = |x: Src<T>, y: Src<T>, o: &mut [U]| match (x, y) {
         (Src::Run(x), Src::Run(y)) => k.run(x, y, o),
         (Src::Run(x), Src::One(y)) => k.left(x, y, o),
@@ -459,7 +434,7 @@ where
     let [so, sa, sb, sc] = std::array::from_fn(|k| plan.inner(k));
     let [so1, sa1, sb1, sc1] = std::array::from_fn(|k| plan.outer(k));
     let mem = [mem(out), mem(a), mem(b), mem(c)];
-    let out = OutPtr(out.as_mut_ptr());
+    let out = SharedOut::new(out);
     /// A plain run: the data itself, or `fill` holding one value `w` times.
     fn run<'a, T: Copy>(s: Src<'a, T>, w: usize, fill: &'a mut Scratch<T>) -> &'a [T] {
         match s {
@@ -512,7 +487,7 @@ where
     check_out(l, buf.len())?;
     let plan = Plan::new(&l.shape, [(&l.strides, l.offset)]);
     let s = plan.inner(0);
-    let out = OutPtr(buf.as_mut_ptr());
+    let out = SharedOut::new(buf);
     plan.for_each_run(grain, |[o], len| {
         if s == 1 {
             // SAFETY: this run owns `o..o + len` (check_out).
@@ -552,7 +527,7 @@ where
     let [sd, ss] = std::array::from_fn(|k| plan.inner(k));
     let [sd1, ss1] = std::array::from_fn(|k| plan.outer(k));
     let mem = [mem(dst), mem(src_data)];
-    let out = OutPtr(dst.as_mut_ptr());
+    let out = SharedOut::new(dst);
     each_block(&plan, grain, mem, |[od, os], w, h| {
         let mut bs = Scratch::new();
         let is = input(src_data, os, ss, ss1, w, h, &mut bs);

@@ -15,6 +15,7 @@
 //! over fixed-size pieces of the lane), so every output is computed in the
 //! same order for any thread count: results are bitwise reproducible.
 
+use super::shared_out::SharedOut;
 use super::slices;
 use crate::parallel::{for_each_index, num_threads};
 use crate::tensor::layout::{contiguous_strides, Layout};
@@ -151,24 +152,6 @@ impl<'a> Odometer<'a> {
     }
 }
 
-/// An output buffer written by several threads, each element by one unit
-/// of work only.
-#[derive(Clone, Copy)]
-struct OutPtr<T>(*mut T);
-// SAFETY: each output element is written by exactly one unit of work
-// (units partition the outputs), and T: Send.
-unsafe impl<T: Send> Send for OutPtr<T> {}
-unsafe impl<T: Send> Sync for OutPtr<T> {}
-
-impl<T> OutPtr<T> {
-    /// SAFETY: `i` is inside the buffer and written by the caller's unit
-    /// of work only.
-    #[inline(always)]
-    unsafe fn write(self, i: usize, v: T) {
-        *self.0.add(i) = v
-    }
-}
-
 /// Runs `f(unit)` for `units` units of about `cost` elements each, split
 /// over the threads when the total is large.
 fn for_units(units: usize, cost: usize, f: impl Fn(usize) + Sync) {
@@ -214,7 +197,7 @@ where
     );
     let ds = plan(l, dims);
     let base = l.offset;
-    let ptr = OutPtr(out.as_mut_ptr());
+    let ptr = SharedOut::new(out);
     match ds.first() {
         None => out[0] = f.finish(f.run(f.init(), &x[base..base + 1])),
         Some(d0) if d0.reduced => lanes(ptr, x, base, &ds, f),
@@ -223,7 +206,7 @@ where
 }
 
 /// The innermost dim is reduced: each output folds its lane.
-fn lanes<T, F>(out: OutPtr<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
+fn lanes<T, F>(out: SharedOut<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
 where
     T: Copy + Default + Send + Sync,
     F: Fold<T>,
@@ -240,7 +223,7 @@ where
             let run = &x[base + ia..base + ia + lane];
             let pieces = lane.div_ceil(LANE_PIECE);
             let mut part = vec![f.init(); pieces];
-            let pp = OutPtr(part.as_mut_ptr());
+            let pp = SharedOut::new(&mut part);
             for_units(pieces, LANE_PIECE, |p| {
                 let piece = &run[p * LANE_PIECE..((p + 1) * LANE_PIECE).min(lane)];
                 // SAFETY: piece p writes part[p] only; part outlives the call.
@@ -324,7 +307,7 @@ where
 }
 
 /// The innermost dim is kept: blocks of outputs fold whole rows.
-fn rows<T, F>(out: OutPtr<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
+fn rows<T, F>(out: SharedOut<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
 where
     T: Copy + Default + Send + Sync,
     F: Fold<T>,

@@ -13,6 +13,7 @@
 //! count.
 
 use super::fold::FoldElem;
+use super::shared_out::SharedOut;
 use super::slices;
 use super::unary::vmath;
 use crate::parallel::{for_each_index, num_threads};
@@ -98,20 +99,6 @@ pub trait AlongDim<T, U>: Sync {
     fn rows(&self, b: &mut Rows<'_, T, U>);
 }
 
-/// An output pointer shared by the blocks of one call.
-#[derive(Clone, Copy)]
-struct OutPtr<U>(*mut U);
-// SAFETY: blocks write disjoint outputs (they partition the lanes); U: Send.
-unsafe impl<U: Send> Send for OutPtr<U> {}
-unsafe impl<U: Send> Sync for OutPtr<U> {}
-
-impl<U> OutPtr<U> {
-    #[inline(always)]
-    fn get(self) -> *mut U {
-        self.0
-    }
-}
-
 /// Runs `op` along the middle dim of `x`, a contiguous `[outer, n, inner]`
 /// buffer, into `out`, a contiguous `[outer, op.out_len(n), inner]` one.
 pub fn along<T, U, A>(x: &[T], [outer, n, inner]: [usize; 3], out: &mut [U], op: &A)
@@ -135,13 +122,13 @@ where
         } else {
             lanes.div_ceil(4 * threads).max(GRAIN / n.max(1) / 4).max(1)
         };
-        let ptr = OutPtr(out.as_mut_ptr());
+        let ptr = SharedOut::new(out);
         let chunks = lanes.div_ceil(per);
         let run = |c: usize| {
             for k in c * per..((c + 1) * per).min(lanes) {
                 // SAFETY: lane k's outputs `k*m..(k+1)*m` are inside `out`
                 // (asserted sizes) and written by this lane only.
-                let o = unsafe { std::slice::from_raw_parts_mut(ptr.get().add(k * m), m) };
+                let o = unsafe { ptr.run(k * m, m) };
                 op.lane(&x[k * n..(k + 1) * n], o);
             }
         };
@@ -153,14 +140,14 @@ where
     let w = inner.min(BLOCK_W);
     let blocks_per = inner.div_ceil(w);
     let units = outer * blocks_per;
-    let ptr = OutPtr(out.as_mut_ptr());
+    let ptr = SharedOut::new(out);
     let out_len = out.len();
     let run_unit = |u: usize| {
         let (o, b) = (u / blocks_per, u % blocks_per);
         let j0 = b * w;
         let mut rows = Rows {
             x,
-            out: ptr.get(),
+            out: ptr.ptr(),
             out_len,
             base: o * n * inner + j0,
             stride: inner,
@@ -335,6 +322,31 @@ impl<T: FoldElem> AlongDim<T, T> for CumSum {
     }
 }
 
+/// The backward of softmax (`y * (g - sum(g * y))`) or, with `log`, of
+/// log_softmax (`g - exp(y) * sum(g)`) along the last dim: `g` and `y`
+/// (the op's result) are contiguous rows of `cols`, written into `dx`.
+/// Rows are split over the threads; each row is summed by one thread, so
+/// the bits do not depend on the thread count.
+pub fn softmax_backward_rows<T: VecFloat>(g: &[T], y: &[T], cols: usize, log: bool, dx: &mut [T]) {
+    assert!(g.len() == y.len() && dx.len() == y.len());
+    let zero = <T as Element>::zero();
+    let c1 = cols.max(1);
+    crate::parallel::for_each_chunk_mut_aligned(dx, GRAIN, c1, |at, chunk| {
+        for (i, dxr) in chunk.chunks_mut(c1).enumerate() {
+            let r = at / c1 + i;
+            let (gr, yr) = (&g[r * c1..r * c1 + cols], &y[r * c1..r * c1 + cols]);
+            if log {
+                let s = slices::fold_wide(gr, zero, &<T as FoldElem>::add);
+                slices::zip(gr, yr, dxr, &|g, y| g - y.vexp() * s);
+            } else {
+                slices::zip(gr, yr, dxr, &|g, y| g * y);
+                let s = slices::fold_wide(dxr, zero, &<T as FoldElem>::add);
+                slices::zip(gr, yr, dxr, &|g, y| y * (g - s));
+            }
+        }
+    });
+}
+
 /// layer_norm's backward over `rows` rows of `cols` (contiguous `x` and
 /// `g`; `mean`/`rstd` per row, as [`layer_norm_rows`] gave them):
 /// `dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))` with
@@ -459,19 +471,19 @@ pub fn layer_norm_rows<T: VecFloat>(
             .max(1)
     };
     let (py, pm, pr) = (
-        OutPtr(y.as_mut_ptr()),
-        OutPtr(mean.as_mut_ptr()),
-        OutPtr(rstd.as_mut_ptr()),
+        SharedOut::new(y),
+        SharedOut::new(mean),
+        SharedOut::new(rstd),
     );
     let chunk = |c: usize| {
         for r in c * per..((c + 1) * per).min(rows) {
             // SAFETY: row r's outputs are inside the buffers (asserted
             // sizes) and written by this row only.
-            let yr = unsafe { std::slice::from_raw_parts_mut(py.get().add(r * cols), cols) };
+            let yr = unsafe { py.run(r * cols, cols) };
             let (m, rs) = row(r, yr);
             unsafe {
-                *pm.get().add(r) = m;
-                *pr.get().add(r) = rs;
+                pm.write(r, m);
+                pr.write(r, rs);
             }
         }
     };

@@ -7,6 +7,7 @@ pub mod elementwise;
 pub mod fold;
 pub mod index;
 pub mod iter;
+pub mod join;
 pub mod lanes;
 pub mod math;
 pub mod matmul;
@@ -14,6 +15,7 @@ pub mod prefetch;
 pub mod reduce;
 #[cfg(target_arch = "x86_64")]
 pub mod sgemm;
+mod shared_out;
 pub mod slices;
 pub mod unary;
 pub mod vmap;

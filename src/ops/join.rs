@@ -13,7 +13,7 @@
 //! and `unbind` return views of the input (one node for all outputs).
 
 use crate::autograd::record;
-use crate::kernels::copy::copy_into;
+use crate::kernels::join;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Tensor};
 use crate::{bail, Result};
@@ -87,9 +87,9 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let mut shape = first.dims();
     shape[d] = total;
     let rec = record("CatBackward0", &tensors.iter().collect::<Vec<_>>());
-    let out = Tensor::zeros(&shape, dt);
     // (offset, size) of each input along d; None for skipped inputs
     let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
+    let mut srcs = Vec::with_capacity(tensors.len());
     let mut off = 0;
     for t in tensors {
         if skipped_in_cat(t) {
@@ -97,10 +97,11 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             continue;
         }
         let n = t.shape()[d];
-        copy_into(&out.alias_with_layout(out.layout().narrow(d, off, n)?), t)?;
+        srcs.push((t, t.layout().clone()));
         spans.push(Some((off, n)));
         off += n;
     }
+    let out = join::cat(&srcs, d, &shape, dt)?;
     rec.finish(out, move |c| {
         let g = c.grad();
         spans
@@ -135,10 +136,11 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let mut shape = first.dims();
     shape.insert(d, tensors.len());
     let rec = record("StackBackward0", &tensors.iter().collect::<Vec<_>>());
-    let out = Tensor::zeros(&shape, dt);
-    for (i, t) in tensors.iter().enumerate() {
-        copy_into(&out.alias_with_layout(out.layout().select(d, i)), t)?;
-    }
+    let srcs: Vec<_> = tensors
+        .iter()
+        .map(|t| (t, t.layout().unsqueeze(d)))
+        .collect();
+    let out = join::cat(&srcs, d, &shape, dt)?;
     let n = tensors.len();
     rec.finish(out, move |c| {
         let g = c.grad();

@@ -7,7 +7,7 @@
 //! | log_softmax | grad - exp(y) * sum(grad)       |
 
 use crate::autograd::record;
-use crate::kernels::lanes::{LogSoftmax, Softmax};
+use crate::kernels::lanes::{softmax_backward_rows, LogSoftmax, Softmax};
 use crate::kernels::reduce::along_dim;
 use crate::ops::reduce::exp_d;
 use crate::tensor::layout::wrap_dim;
@@ -41,6 +41,9 @@ impl Tensor {
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
+            if let Some(dx) = backward_fused(g, &y, d, false)? {
+                return Ok(vec![Some(dx)]);
+            }
             let s = g.mul(&y)?.sum_dims(&dims, true, None)?;
             Ok(vec![Some(y.mul(&g.sub(&s)?)?)])
         })
@@ -55,8 +58,30 @@ impl Tensor {
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
+            if let Some(dx) = backward_fused(g, &y, d, true)? {
+                return Ok(vec![Some(dx)]);
+            }
             let s = g.sum_dims(&dims, true, None)?;
             Ok(vec![Some(g.sub(&exp_d(&y)?.mul(&s)?)?)])
         })
     }
+}
+
+/// The table's backward (of log_softmax with `log`) as one kernel
+/// ([`softmax_backward_rows`]) when it runs along the last dim and records
+/// no graph; None otherwise (the formulas above then run as ops).
+fn backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<Tensor>> {
+    use crate::ops::conv::with_slice;
+    if crate::autograd::is_grad_enabled() || d + 1 != y.ndim() || g.dtype() != y.dtype() {
+        return Ok(None);
+    }
+    let cols = y.shape()[d];
+    let dx = dispatch_float!(y.dtype(), T => {
+        let mut dx = crate::tensor::pool::buffer::<T>(y.numel());
+        with_slice::<T, _>(g, |gs| {
+            with_slice::<T, _>(y, |ys| softmax_backward_rows(gs, ys, cols, log, &mut dx))
+        })??;
+        Tensor::from_vec(dx, y.shape())?
+    });
+    Ok(Some(dx))
 }
