@@ -202,13 +202,17 @@ impl Windows {
     pub fn scatter_add<T: Element + std::ops::Add<Output = T>>(&self, cols: &[T]) -> Vec<T> {
         let per = self.k * self.l;
         let planes = cols.len() / per.max(1);
-        let mut out = vec![T::zero(); planes * self.plane];
+        // A reused buffer zeroed by the thread that sums into it: a fresh
+        // zeroed allocation would fault twice per page (the zero page on
+        // the first read, a copy on the first write).
+        let mut out = crate::tensor::pool::buffer::<T>(planes * self.plane);
         let min_len = (crate::kernels::PAR_THRESHOLD).max(self.plane);
         crate::parallel::for_each_chunk_mut_aligned(
             &mut out,
             min_len,
             self.plane,
             |start, chunk| {
+                chunk.fill(T::zero());
                 for (i, dst) in chunk.chunks_mut(self.plane.max(1)).enumerate() {
                     let p = start / self.plane.max(1) + i;
                     let src = &cols[p * per..(p + 1) * per];
