@@ -9,6 +9,38 @@
 //! every plane shares it.
 
 use crate::tensor::{pool, Element};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Tables by geometry (a tag, then the sizes they were built from):
+/// training repeats a few geometries every step, and building a table
+/// costs more than a small convolution.
+static TABLES: Mutex<Option<(HashMap<Vec<usize>, Arc<Windows>>, usize)>> = Mutex::new(None);
+/// Runs the cache holds at most (about 32 bytes each); it is emptied when
+/// a new table would pass this, and bigger tables are not kept.
+const MAX_CACHED_RUNS: usize = 1 << 19;
+
+/// The table for `key`, built by `build` unless cached.
+fn cached(key: Vec<usize>, build: impl FnOnce() -> Windows) -> Arc<Windows> {
+    if let Some(t) = TABLES.lock().as_ref().and_then(|(m, _)| m.get(&key)) {
+        return t.clone();
+    }
+    let t = Arc::new(build());
+    let n = t.runs.len();
+    if n <= MAX_CACHED_RUNS {
+        let mut guard = TABLES.lock();
+        let (map, runs) = guard.get_or_insert_with(Default::default);
+        if *runs + n > MAX_CACHED_RUNS {
+            map.clear();
+            *runs = 0;
+        }
+        if map.insert(key, t.clone()).is_none() {
+            *runs += n;
+        }
+    }
+    t
+}
 
 /// Where each window element reads from, for one geometry.
 pub struct Windows {
@@ -77,26 +109,34 @@ impl Windows {
         dilation: &[usize],
         padding: &[usize],
         stride: &[usize],
-    ) -> Windows {
-        let pos = (0..input.len())
-            .map(|d| {
-                let mut v = Vec::with_capacity(kernel[d] * out[d]);
-                for kk in 0..kernel[d] {
-                    for o in 0..out[d] {
-                        let p = (o * stride[d] + kk * dilation[d]) as i64 - padding[d] as i64;
-                        v.push(if p >= 0 && p < input[d] as i64 { p } else { -1 });
+    ) -> Arc<Windows> {
+        let key = [&[0], input, out, kernel, dilation, padding, stride].concat();
+        cached(key, || {
+            let pos = (0..input.len())
+                .map(|d| {
+                    let mut v = Vec::with_capacity(kernel[d] * out[d]);
+                    for kk in 0..kernel[d] {
+                        for o in 0..out[d] {
+                            let p = (o * stride[d] + kk * dilation[d]) as i64 - padding[d] as i64;
+                            v.push(if p >= 0 && p < input[d] as i64 { p } else { -1 });
+                        }
                     }
-                }
-                v
-            })
-            .collect();
-        Windows::from_positions(input, out, kernel, pos)
+                    v
+                })
+                .collect();
+            Windows::from_positions(input, out, kernel, pos)
+        })
     }
 
     /// Adaptive pooling's windows: output `o` of a dim of size `n` covers
     /// `floor(o * n / out)..ceil((o + 1) * n / out)`; shorter windows are
     /// padded with nothing up to the longest.
-    pub fn adaptive(input: &[usize], out: &[usize]) -> Windows {
+    pub fn adaptive(input: &[usize], out: &[usize]) -> Arc<Windows> {
+        let key = [&[1], input, out].concat();
+        cached(key, || Windows::adaptive_table(input, out))
+    }
+
+    fn adaptive_table(input: &[usize], out: &[usize]) -> Windows {
         let span = |n: usize, o: usize, j: usize| (j * n / o, ((j + 1) * n).div_ceil(o));
         let kernel: Vec<usize> = (0..input.len())
             .map(|d| {
@@ -404,6 +444,39 @@ mod tests {
                 r.src + ((i - r.dst) * r.step) as i64
             }
         }
+    }
+
+    #[test]
+    fn tables_are_cached_by_their_whole_geometry() {
+        let a = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[1, 0], &[2, 2]);
+        let b = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[1, 0], &[2, 2]);
+        assert!(Arc::ptr_eq(&a, &b));
+        // Any size differing gives another table, equal to one built anew.
+        let c = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[0, 0], &[2, 2]);
+        assert!(!Arc::ptr_eq(&a, &c));
+        let d = Windows::adaptive(&[7, 6], &[4, 3]);
+        assert!(!Arc::ptr_eq(&a, &d));
+        let (x, fresh) = (
+            (0..42).map(|v| v as f32).collect::<Vec<_>>(),
+            |p: &[usize]| {
+                let pos: Vec<Vec<i64>> = (0..2)
+                    .map(|d| {
+                        let (k, o, i) = ([3, 2][d], [4, 3][d], [7, 6][d]);
+                        let mut v = Vec::new();
+                        for kk in 0..k {
+                            for oo in 0..o {
+                                let q = (oo * 2 + kk) as i64 - p[d] as i64;
+                                v.push(if q >= 0 && q < i { q } else { -1 });
+                            }
+                        }
+                        v
+                    })
+                    .collect();
+                Windows::from_positions(&[7, 6], &[4, 3], &[3, 2], pos)
+            },
+        );
+        assert_eq!(a.gather(&x, -1.0), fresh(&[1, 0]).gather(&x, -1.0));
+        assert_eq!(c.gather(&x, -1.0), fresh(&[0, 0]).gather(&x, -1.0));
     }
 
     #[test]

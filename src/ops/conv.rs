@@ -57,7 +57,7 @@ impl Window {
             })
             .collect()
     }
-    fn table(&self, input: &[usize], out: &[usize]) -> Windows {
+    fn table(&self, input: &[usize], out: &[usize]) -> std::sync::Arc<Windows> {
         Windows::new(
             input,
             out,
