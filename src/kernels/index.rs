@@ -6,7 +6,10 @@
 //! into a buffer before it takes the destination's write lock (a value may
 //! alias the destination).
 
+use super::shared_out::SharedOut;
+use crate::parallel::{for_each_index, num_threads};
 use crate::tensor::layout::{for_each_offset, for_each_offset2};
+use crate::tensor::pool;
 use crate::tensor::{DType, Dims, Element, Layout, StorageData, Tensor};
 use crate::{bail, Result};
 
@@ -384,6 +387,65 @@ fn strides_without(l: &Layout, dim: usize) -> (Dims, Dims) {
     (shape, strides)
 }
 
+/// One run of gather's output: `out[j] = src[a + j * ia + index[b + j *
+/// ib] * stride]`, zero where the index is outside `0..size` (the first
+/// such index is returned). The usual case, the gathered dim innermost
+/// (`ia == 0`) with a contiguous index run, is a tight loop whose loads
+/// overlap in flight.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn gather_run<T: Element>(
+    out: &mut [T],
+    src: &[T],
+    a: usize,
+    ia: usize,
+    stride: usize,
+    size: usize,
+    index: &[i64],
+    b: usize,
+    ib: usize,
+) -> Option<i64> {
+    let mut bad = None;
+    if ia == 0 && ib == 1 && size > 0 {
+        let idx = &index[b..b + out.len()];
+        let lane = &src[a..a + (size - 1) * stride + 1];
+        if stride == 1 {
+            for (o, &i) in out.iter_mut().zip(idx) {
+                *o = match lane.get(i as u64 as usize) {
+                    Some(&v) if i >= 0 => v,
+                    _ => {
+                        bad.get_or_insert(i);
+                        T::zero()
+                    }
+                };
+            }
+        } else {
+            for (o, &i) in out.iter_mut().zip(idx) {
+                *o = if (i as u64) < size as u64 {
+                    lane[i as usize * stride]
+                } else {
+                    bad.get_or_insert(i);
+                    T::zero()
+                };
+            }
+        }
+        return bad;
+    }
+    for (j, o) in out.iter_mut().enumerate() {
+        let i = index[b + j * ib];
+        *o = if (i as u64) < size as u64 {
+            src[a + j * ia + i as usize * stride]
+        } else {
+            bad.get_or_insert(i);
+            T::zero()
+        };
+    }
+    bad
+}
+
+/// Elements of gather's output per unit of work.
+const GATHER_UNIT: usize = 1 << 14;
+
 /// `out[p] = src[p with p[dim] = index[p]]`, of `index`'s shape. One pass:
 /// each element is read as its index is checked (nothing is written to a
 /// tensor anyone sees before all are valid).
@@ -403,25 +465,60 @@ pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
         let iv = ist.as_slice::<i64>();
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
-        let mut out: Vec<T> = Vec::with_capacity(index.numel());
-        let mut bad = None;
-        for_each_offset2(
-            ishape,
-            sst,
-            src.storage_offset(),
-            istrides,
-            index.storage_offset(),
-            |a, b| {
-                let i = iv[b];
-                if (i as u64) < size as u64 {
-                    out.push(d[a + i as usize * stride]);
-                } else {
-                    bad.get_or_insert(i);
-                    out.push(T::zero());
+        let mut out = pool::buffer::<T>(index.numel());
+        // Units of whole rows along the index's dim 0, written in place:
+        // loads of different rows overlap in flight and over the threads.
+        // A 1-D index is one row.
+        let (ishape, istrides, sst) = if ishape.len() == 1 {
+            let two =
+                |v: &[usize], lead: usize| -> Dims { [lead].iter().chain(v).copied().collect() };
+            (two(ishape, 1), two(istrides, 0), two(sst, 0))
+        } else {
+            (ishape.into(), istrides.into(), sst.into())
+        };
+        let n = ishape.len();
+        let (inner, ia, ib) = (ishape[n - 1], sst[n - 1], istrides[n - 1]);
+        let rows = ishape[0];
+        let per_row = out.len() / rows.max(1);
+        let rows_per_unit = (GATHER_UNIT / per_row.max(1)).max(1);
+        let units = rows.div_ceil(rows_per_unit);
+        let shared = SharedOut::new(&mut out);
+        // The first bad index in row order (the lowest unit's), as serially.
+        let bad = parking_lot::Mutex::new(None::<(usize, i64)>);
+        let unit = |u: usize| {
+            let (r0, r1) = (u * rows_per_unit, ((u + 1) * rows_per_unit).min(rows));
+            // SAFETY: unit u alone writes rows r0..r1 of the output, which
+            // lie inside it (r1 <= rows, per_row elements each).
+            let o = unsafe { shared.run(r0 * per_row, (r1 - r0) * per_row) };
+            let mut runs = o.chunks_exact_mut(inner.max(1));
+            let mut first_bad = None;
+            let outer: Dims = [r1 - r0].iter().chain(&ishape[1..n - 1]).copied().collect();
+            for_each_offset2(
+                &outer,
+                &sst[..n - 1],
+                src.storage_offset() + r0 * sst[0],
+                &istrides[..n - 1],
+                index.storage_offset() + r0 * istrides[0],
+                |a, b| {
+                    let Some(run) = runs.next() else { return };
+                    if let Some(i) = gather_run(run, d, a, ia, stride, size, iv, b, ib) {
+                        first_bad.get_or_insert(i);
+                    }
+                },
+            );
+            if let Some(i) = first_bad {
+                let mut b = bad.lock();
+                if b.is_none_or(|(v, _)| u < v) {
+                    *b = Some((u, i));
                 }
-            },
-        );
-        if let Some(i) = bad {
+            }
+        };
+        if num_threads() < 2 || out.len() < 2 * GATHER_UNIT || units < 2 {
+            (0..units).for_each(unit);
+        } else {
+            for_each_index(units, &unit);
+        }
+        if let Some((_, i)) = bad.into_inner() {
             check_gs_index(i, size, dim)?;
         }
         Ok(Tensor::from_data(T::wrap(out), index.shape()))
@@ -464,60 +561,267 @@ pub fn scatter(
     }
     let size = dst.shape().get(dim).copied().unwrap_or(1);
     let stride = dst.strides().get(dim).copied().unwrap_or(0);
-    let (ishape, _) = padded(index.layout());
+    let (ishape, istrides) = padded(index.layout());
     let (_, dst_st) = strides_without(dst.layout(), dim);
-    let iv = index.to_vec::<i64>();
-    // Destination offsets, validated before anything is written.
-    let mut offs: Vec<usize> = Vec::with_capacity(iv.len());
-    let mut k = 0;
-    let mut err = None;
-    for_each_offset(&ishape, &dst_st, dst.storage_offset(), |a| {
-        if err.is_none() {
-            match check_gs_index(iv[k], size, dim) {
-                Ok(i) => offs.push(a + i * stride),
-                Err(e) => err = Some(e),
+    let src_st = match &src {
+        ScatterSrc::Tensor(s) => padded(s.layout()).1,
+        ScatterSrc::Value(_) => smallvec::smallvec![0; ishape.len()],
+    };
+    // Every index is checked before anything is written.
+    {
+        let ist = index.storage().read_recursive();
+        let iv = ist.as_slice::<i64>();
+        let mut bad = None;
+        match index.layout().contiguous_range() {
+            Some(r) => {
+                let iv = &iv[r];
+                // A branch-free scan (vectorised), split over the threads;
+                // the first bad index is looked up only when there is one.
+                let pieces = iv.len().div_ceil(1 << 16).max(1);
+                let any = std::sync::atomic::AtomicBool::new(false);
+                let scan = |p: usize| {
+                    let part = &iv[p << 16..((p + 1) << 16).min(iv.len())];
+                    if part
+                        .iter()
+                        .fold(false, |acc, &i| acc | ((i as u64) >= size as u64))
+                    {
+                        any.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                };
+                if pieces > 1 && num_threads() > 1 {
+                    for_each_index(pieces, &scan);
+                } else {
+                    (0..pieces).for_each(scan);
+                }
+                if any.into_inner() {
+                    bad = iv.iter().copied().find(|&i| (i as u64) >= size as u64);
+                }
             }
+            None => for_each_offset(&ishape, &istrides, index.storage_offset(), |b| {
+                let i = iv[b];
+                if (i as u64) >= size as u64 {
+                    bad.get_or_insert(i);
+                }
+            }),
         }
-        k += 1;
-    });
-    if let Some(e) = err {
-        return Err(e);
+        if let Some(i) = bad {
+            check_gs_index(i, size, dim)?;
+        }
     }
+    // Index positions that differ outside `dim` write different elements
+    // of `dst`, so the walk is split over another dim (the first one, or
+    // the last when scattering along the first), each unit walking its
+    // positions in row-major order: every element receives its values in
+    // the order a serial walk gives them, whatever the thread count. Not when `dst`
+    // repeats elements or shares memory with `src`: then serially.
+    let n = ishape.len();
+    let split = if dim != 0 { 0 } else { n - 1 };
+    let shares = match &src {
+        ScatterSrc::Tensor(s) => std::sync::Arc::ptr_eq(s.storage(), dst.storage()),
+        ScatterSrc::Value(_) => false,
+    };
+    let parallel = split != dim
+        && !shares
+        && !super::iter::has_internal_overlap(dst.layout())
+        && num_threads() > 1
+        && ishape.iter().product::<usize>() >= 2 * GATHER_UNIT;
+    let strides = [istrides.clone(), src_st, dst_st];
+    let bases = [
+        index.storage_offset(),
+        match &src {
+            ScatterSrc::Tensor(s) => s.storage_offset(),
+            ScatterSrc::Value(_) => 0,
+        },
+        dst.storage_offset(),
+    ];
+    // Units take slabs of the split dim: whole rows when it is the first,
+    // blocks of columns when the last (each unit then reads its part of
+    // every row, in order).
+    let numel: usize = ishape.iter().product();
+    let slab = if !parallel {
+        ishape[split].max(1)
+    } else if split == 0 {
+        (GATHER_UNIT / (numel / ishape[0].max(1)).max(1)).max(1)
+    } else {
+        ishape[split].div_ceil(4 * num_threads()).clamp(1, 32)
+    };
     fn go<T: Accumulate>(
         dst: &Tensor,
-        offs: &[usize],
-        ishape: &[usize],
+        index: &Tensor,
         src: &ScatterSrc<'_>,
+        (shape, strides, bases): (&[usize], &[Dims; 3], [usize; 3]),
+        (split, slab): (usize, usize),
+        stride: usize,
         accumulate: bool,
     ) {
-        let vals: Vec<T> = match src {
-            ScatterSrc::Tensor(s) => {
-                let st = s.storage().read_recursive();
-                let d = st.as_slice::<T>();
-                let (_, sst) = padded(s.layout());
-                let mut v = Vec::with_capacity(offs.len());
-                for_each_offset(ishape, &sst, s.storage_offset(), |o| v.push(d[o]));
-                v
-            }
-            ScatterSrc::Value(x) => {
-                let t = Tensor::scalar(*x, T::DTYPE);
-                vec![t.to_vec::<T>()[0]; offs.len()]
-            }
+        let ist = index.storage().read_recursive();
+        let iv = ist.as_slice::<i64>();
+        // A source sharing dst's storage is read from a copy.
+        let (src_vals, value): (Option<Vec<T>>, T) = match src {
+            ScatterSrc::Tensor(s) if std::sync::Arc::ptr_eq(s.storage(), dst.storage()) => (
+                Some(s.storage().read_recursive().as_slice::<T>().to_vec()),
+                T::zero(),
+            ),
+            ScatterSrc::Tensor(_) => (None, T::zero()),
+            ScatterSrc::Value(x) => (None, Tensor::scalar(*x, T::DTYPE).to_vec::<T>()[0]),
         };
+        let src_guard = match src {
+            ScatterSrc::Tensor(s) if src_vals.is_none() => Some(s.storage().read_recursive()),
+            _ => None,
+        };
+        let sv: &[T] = match (&src_vals, &src_guard) {
+            (Some(v), _) => v,
+            (None, Some(g)) => g.as_slice::<T>(),
+            (None, None) => &[],
+        };
+        let is_value = matches!(src, ScatterSrc::Value(_));
         let mut st = dst.storage().write();
         let d = st.as_mut_slice::<T>();
-        if accumulate {
-            for (&o, v) in offs.iter().zip(vals) {
-                d[o] = d[o].acc(v);
-            }
+        let out = SharedOut::new(d);
+        let units = shape[split].div_ceil(slab);
+        let unit = |u: usize| {
+            let (c0, c1) = (u * slab, ((u + 1) * slab).min(shape[split]));
+            let mut sub: Dims = shape.into();
+            sub[split] = c1 - c0;
+            let at = |k: usize| bases[k] + c0 * strides[k][split];
+            let n = sub.len();
+            let steps = [strides[0][n - 1], strides[1][n - 1], strides[2][n - 1]];
+            let outer: [Dims; 3] = std::array::from_fn(|k| strides[k][..n - 1].into());
+            let src = (!is_value).then_some(sv);
+            for_each_offset3(&sub[..n - 1], &outer, [at(0), at(1), at(2)], |b, s, a| {
+                // SAFETY: the index was checked to lie inside `dim`, so
+                // every element written is inside dst's storage; units
+                // write disjoint elements (their positions differ along the
+                // split dim, which is not `dim`, and dst repeats no
+                // element), and a single unit runs when that does not hold.
+                unsafe {
+                    if accumulate {
+                        scatter_run::<T, true>(
+                            out,
+                            iv,
+                            src,
+                            value,
+                            [b, s, a],
+                            steps,
+                            stride,
+                            sub[n - 1],
+                        )
+                    } else {
+                        scatter_run::<T, false>(
+                            out,
+                            iv,
+                            src,
+                            value,
+                            [b, s, a],
+                            steps,
+                            stride,
+                            sub[n - 1],
+                        )
+                    }
+                }
+            });
+        };
+        // (one unit, the whole walk, unless a parallel split was chosen)
+        if units > 1 {
+            for_each_index(units, &unit);
         } else {
-            for (&o, v) in offs.iter().zip(vals) {
-                d[o] = v;
+            (0..units).for_each(unit);
+        }
+    }
+    dispatch_acc!(dst.dtype(), T => go::<T>(
+        dst, index, &src, (&ishape, &strides, bases), (split, slab), stride, accumulate
+    ));
+    Ok(())
+}
+
+/// One run of scatter: `dst[a + j * ia + index[b + j * ib] * stride]`
+/// set (or, with `ACC`, added to) `src[s + j * is]` (or `value` without a
+/// source) for `j < len`. Every argument is a value, so the loop keeps them
+/// in registers across its stores.
+///
+/// # Safety
+/// Every index read is in `0..size` of the scattered dim, every element
+/// written lies inside the buffer behind `out`, and no other thread
+/// touches those elements meanwhile.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter_run<T: Accumulate, const ACC: bool>(
+    out: SharedOut<T>,
+    index: &[i64],
+    src: Option<&[T]>,
+    value: T,
+    [b, s, a]: [usize; 3],
+    [ib, is, ia]: [usize; 3],
+    stride: usize,
+    len: usize,
+) {
+    let put = |p: usize, v: T| {
+        let e = out.at(p);
+        *e = if ACC { e.acc(v) } else { v };
+    };
+    match src {
+        Some(src) => {
+            for j in 0..len {
+                put(
+                    a + j * ia + index[b + j * ib] as usize * stride,
+                    src[s + j * is],
+                );
+            }
+        }
+        None => {
+            for j in 0..len {
+                put(a + j * ia + index[b + j * ib] as usize * stride, value);
             }
         }
     }
-    dispatch_acc!(dst.dtype(), T => go::<T>(dst, &offs, &ishape, &src, accumulate));
-    Ok(())
+}
+
+/// Calls `f(a, b, c)` with the offsets of three operands over `shape`, in
+/// row-major order.
+fn for_each_offset3(
+    shape: &[usize],
+    strides: &[Dims; 3],
+    bases: [usize; 3],
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let n = shape.len();
+    if shape.contains(&0) {
+        return;
+    }
+    if n == 0 {
+        return f(bases[0], bases[1], bases[2]);
+    }
+    let inner = shape[n - 1];
+    let step = [strides[0][n - 1], strides[1][n - 1], strides[2][n - 1]];
+    let mut idx: Dims = smallvec::smallvec![0; n];
+    let mut base = bases;
+    loop {
+        let mut o = base;
+        for _ in 0..inner {
+            f(o[0], o[1], o[2]);
+            for k in 0..3 {
+                o[k] += step[k];
+            }
+        }
+        let mut dd = n - 1;
+        loop {
+            if dd == 0 {
+                return;
+            }
+            dd -= 1;
+            idx[dd] += 1;
+            for k in 0..3 {
+                base[k] += strides[k][dd];
+            }
+            if idx[dd] < shape[dd] {
+                break;
+            }
+            for k in 0..3 {
+                base[k] -= strides[k][dd] * shape[dd];
+            }
+            idx[dd] = 0;
+        }
+    }
 }
 
 /// Writes `value` into `dst` wherever `mask` (bool, broadcast to `dst`'s

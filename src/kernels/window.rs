@@ -16,7 +16,9 @@ use std::sync::Arc;
 /// Tables by geometry (a tag, then the sizes they were built from):
 /// training repeats a few geometries every step, and building a table
 /// costs more than a small convolution.
-static TABLES: Mutex<Option<(HashMap<Vec<usize>, Arc<Windows>>, usize)>> = Mutex::new(None);
+static TABLES: Mutex<Option<TableCache>> = Mutex::new(None);
+/// The cached tables, and how many runs they hold together.
+type TableCache = (HashMap<Vec<usize>, Arc<Windows>>, usize);
 /// Runs the cache holds at most (about 32 bytes each); it is emptied when
 /// a new table would pass this, and bigger tables are not kept.
 const MAX_CACHED_RUNS: usize = 1 << 19;
