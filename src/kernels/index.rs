@@ -264,6 +264,94 @@ fn run_stride(shape: &[usize], strides: &[usize]) -> Option<usize> {
     merges.then_some(inner)
 }
 
+/// index_select's backward (torch's `index_add` into zeros): a fresh
+/// tensor of `shape` with `g`'s slice `j` along `dim` added at position
+/// `index[j]` (valid indices into `shape[dim]`), `g` being `shape` with
+/// `index.len()` along `dim`. Units take ranges of the leading dims, or
+/// column blocks of the trailing ones when there are few leading
+/// positions; within a unit the slices are added in index order, so every
+/// element sums in the same order at any thread count.
+pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Tensor) -> Result<Tensor> {
+    let outer: usize = shape[..dim].iter().product();
+    let inner: usize = shape[dim + 1..].iter().product();
+    let (size, n) = (shape[dim], index.len());
+    fn go<T: Accumulate>(g: &[T], index: &[i64], [outer, size, inner, n]: [usize; 4]) -> Vec<T> {
+        let mut out = pool::buffer::<T>(outer * size * inner);
+        let threads = num_threads();
+        let work = outer * n * inner;
+        let (o_per, cols) = if threads < 2 || work < 2 * GATHER_UNIT {
+            (outer.max(1), inner)
+        } else if outer >= 4 * threads {
+            (outer.div_ceil(4 * threads), inner)
+        } else {
+            (
+                1,
+                inner
+                    .div_ceil(4 * threads / outer.max(1))
+                    .max(64)
+                    .min(inner),
+            )
+        };
+        let col_blocks = inner.div_ceil(cols.max(1)).max(1);
+        let units = outer.div_ceil(o_per.max(1)) * col_blocks;
+        let shared = SharedOut::new(&mut out);
+        let unit = |u: usize| {
+            let (ob, cb) = (u / col_blocks, u % col_blocks);
+            let (o0, o1) = (ob * o_per, ((ob + 1) * o_per).min(outer));
+            let (c0, c1) = (cb * cols, ((cb + 1) * cols).min(inner));
+            let w = c1 - c0;
+            for o in o0..o1 {
+                // SAFETY: unit u alone writes leading positions o0..o1,
+                // columns c0..c1 of the output (inside it: o < outer,
+                // positions < size, c1 <= inner).
+                let row = |p: usize| unsafe { shared.run((o * size + p) * inner + c0, w) };
+                if w == inner {
+                    // SAFETY: as above; whole rows, so one contiguous slab.
+                    unsafe { shared.run(o * size * inner, size * inner) }.fill(T::zero());
+                } else {
+                    (0..size).for_each(|p| row(p).fill(T::zero()));
+                }
+                if inner == 1 {
+                    let gs = &g[o * n..(o + 1) * n];
+                    for (&i, &v) in index.iter().zip(gs) {
+                        // SAFETY: as above, one element.
+                        let d = unsafe { shared.at(o * size + i as usize) };
+                        *d = d.acc(v);
+                    }
+                    continue;
+                }
+                for (j, &i) in index.iter().enumerate() {
+                    let src = &g[(o * n + j) * inner + c0..(o * n + j) * inner + c1];
+                    let dst = row(i as usize);
+                    for (d, &v) in dst.iter_mut().zip(src) {
+                        *d = d.acc(v);
+                    }
+                }
+            }
+        };
+        if units > 1 {
+            for_each_index(units, &unit);
+        } else {
+            (0..units).for_each(unit);
+        }
+        out
+    }
+    let dims = [outer, size, inner, n];
+    if g.shape().iter().product::<usize>() != outer * n * inner {
+        bail!(
+            internal,
+            "index_add_new: gradient of {:?} for {} indices",
+            g.shape(),
+            n
+        );
+    }
+    let data = dispatch_acc!(g.dtype(), T => {
+        let v = crate::ops::conv::with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims))?;
+        T::wrap(v)
+    });
+    Ok(Tensor::from_data(data, shape))
+}
+
 /// `dst[indices] = values` (or `+=` with `accumulate`) in `dst`'s memory.
 /// `values` must have `dst`'s dtype and broadcast to the indexed shape.
 /// Does not bump versions.

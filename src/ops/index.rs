@@ -452,13 +452,18 @@ impl Tensor {
         }
         let n = iv.len();
         let mut idx: Vec<Option<Tensor>> = vec![None; d];
-        idx.push(Some(Tensor::from_vec(iv, &[n])?));
+        idx.push(Some(Tensor::from_vec(iv.clone(), &[n])?));
         let plan = Arc::new(plan_indices(self.shape(), &idx)?);
         let rec = record("IndexSelectBackward0", &[self]);
         let out = k::index_gather(self, &plan)?;
         let shape = self.dims();
+        let index_values = iv;
         rec.save("index", index).finish(out, move |c| {
             let g = c.grad();
+            if !crate::autograd::is_grad_enabled() {
+                // No graph of the backward: one kernel.
+                return Ok(vec![Some(k::index_add_new(&shape, d, &index_values, g)?)]);
+            }
             let z = Tensor::zeros(&shape, g.dtype());
             Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
         })

@@ -76,3 +76,24 @@ def test_scatter_value():
     w = np.zeros((200, 300))
     np.put_along_axis(w, idx.numpy(), 2.5, axis=1)
     assert np.array_equal(y.numpy(), w)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("shape", [(40, 30, 50), (3, 200, 100), (2, 5, 1)])
+def test_index_select_backward_kernel_matches_the_graph_backward(dim, shape):
+    fg.manual_seed(dim)
+    x = fg.randn(*shape, dtype=fg.float64, requires_grad=True)
+    idx = fg.randint(0, shape[dim], (2 * shape[dim] + 1,))  # repeats
+    y = x.index_select(dim, idx)
+    g = fg.randn(*y.shape, dtype=fg.float64)
+    outs = []
+    for n in (1, 2):
+        (gx,) = _threads(n, lambda: fg.autograd.grad(y, x, g, retain_graph=True))
+        outs.append(gx.numpy())
+    assert np.array_equal(outs[0], outs[1])
+    (graph,) = fg.autograd.grad(y, x, g, create_graph=True)
+    np.testing.assert_allclose(outs[0], graph.detach().numpy(), rtol=1e-12, atol=1e-12)
+    want = np.zeros(shape)
+    moved = np.moveaxis(want, dim, 0)
+    np.add.at(moved, idx.numpy(), np.moveaxis(g.numpy(), dim, 0))
+    np.testing.assert_allclose(outs[0], want, rtol=1e-12, atol=1e-12)
