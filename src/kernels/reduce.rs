@@ -254,18 +254,62 @@ pub fn extreme<T: Element>(x: &[T], want_max: bool) -> T {
     arg_extreme(x, want_max).0
 }
 
-/// Variance of a lane with `correction` (two-pass, in f64).
+/// Elements per piece of [`var_f64`].
+const VAR_PIECE: usize = 1 << 14;
+
+/// The sum of `f(v)` in f64 over `x`, in 8 independent accumulators (so
+/// the loop vectorises and is not one long chain of dependent adds).
+#[inline(always)]
+fn sum8<T: Element>(x: &[T], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            acc[k] += f(c[k].to_f64());
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|v| f(v.to_f64())).sum();
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// A piece's mean and sum of squared deviations from it (two passes).
+fn piece_moments<T: Element>(x: &[T]) -> (f64, f64) {
+    let mean = sum8(x, |v| v) / x.len() as f64;
+    (mean, sum8(x, |v| (v - mean) * (v - mean)))
+}
+
+/// Variance of a lane in f64 with `correction` (Bessel's with 1): each
+/// piece of [`VAR_PIECE`] elements by two passes, split over the threads
+/// for a long lane, the pieces then combined in order by Chan et al.'s
+/// pairwise formula, so the result does not depend on the thread count.
 pub fn var_f64<T: Element>(x: &[T], correction: f64) -> f64 {
-    let n = x.len() as f64;
-    let mean = x.iter().map(|v| v.to_f64()).sum::<f64>() / n;
-    let ss: f64 = x
-        .iter()
-        .map(|v| {
-            let d = v.to_f64() - mean;
-            d * d
-        })
-        .sum();
-    ss / (n - correction).max(0.0)
+    let n = x.len();
+    let pieces = n.div_ceil(VAR_PIECE).max(1);
+    let piece = |p: usize| &x[(p * VAR_PIECE).min(n)..((p + 1) * VAR_PIECE).min(n)];
+    let mut moments = vec![(0.0, 0.0); pieces];
+    if pieces == 1 {
+        moments[0] = piece_moments(x);
+    } else {
+        crate::parallel::for_each_chunk_mut_aligned(&mut moments, 1, 1, |start, chunk| {
+            for (i, m) in chunk.iter_mut().enumerate() {
+                *m = piece_moments(piece(start + i));
+            }
+        });
+    }
+    let (mut count, mut mean, mut m2) = (0.0f64, 0.0f64, 0.0f64);
+    for (p, &(pm, pm2)) in moments.iter().enumerate() {
+        let c = piece(p).len() as f64;
+        if count == 0.0 {
+            (count, mean, m2) = (c, pm, pm2);
+            continue;
+        }
+        let total = count + c;
+        let delta = pm - mean;
+        mean += delta * c / total;
+        m2 += pm2 + delta * delta * count * c / total;
+        count = total;
+    }
+    m2 / (n as f64 - correction).max(0.0)
 }
 
 /// Numerically stable `log(sum(exp(x)))` of a lane (-inf when empty).
