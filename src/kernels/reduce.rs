@@ -210,21 +210,26 @@ where
 
 /// Sum of squares, accumulated in f64.
 pub fn sum_sq_f64<T: Element>(x: &[T]) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let chunks = x.chunks_exact(4);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..4 {
-            let v = c[i].to_f64();
-            acc[i] += v * v;
+    sum_in_pieces(x, |v| v * v)
+}
+
+/// The sum of `f(v)` in f64 over `x`: pieces of [`VAR_PIECE`] elements
+/// (split over the threads for a long lane) added in order, so the result
+/// does not depend on the thread count.
+pub fn sum_in_pieces<T: Element>(x: &[T], f: impl Fn(f64) -> f64 + Sync) -> f64 {
+    let n = x.len();
+    let pieces = n.div_ceil(VAR_PIECE).max(1);
+    if pieces == 1 {
+        return sum8(x, f);
+    }
+    let mut sums = vec![0.0f64; pieces];
+    crate::parallel::for_each_chunk_mut_aligned(&mut sums, 1, 1, |start, chunk| {
+        for (i, v) in chunk.iter_mut().enumerate() {
+            let p = start + i;
+            *v = sum8(&x[p * VAR_PIECE..((p + 1) * VAR_PIECE).min(n)], &f);
         }
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for &v in rest {
-        let v = v.to_f64();
-        s += v * v;
-    }
-    s
+    });
+    sums.iter().sum()
 }
 
 /// Maximum (`want_max`) or minimum of a non-empty lane with the index of its

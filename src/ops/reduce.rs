@@ -637,7 +637,7 @@ fn vector_norm_f64<T: Element>(v: &[T], p: f64) -> f64 {
     if p == 2.0 {
         sum_sq_f64(v).sqrt()
     } else if p == 1.0 {
-        abs.sum()
+        crate::kernels::reduce::sum_in_pieces(v, f64::abs)
     } else if p == f64::INFINITY {
         abs.fold(f64::NEG_INFINITY, |a, b| {
             if a.is_nan() || b.is_nan() {
