@@ -8,7 +8,7 @@
 
 use super::shared_out::SharedOut;
 use crate::parallel::{for_each_index, num_threads};
-use crate::tensor::layout::{for_each_offset, for_each_offset2};
+use crate::tensor::layout::{for_each_offset, for_each_offset2, for_each_offset3};
 use crate::tensor::pool;
 use crate::tensor::{DType, Dims, Element, Layout, StorageData, Tensor};
 use crate::{bail, Result};
@@ -783,29 +783,14 @@ pub fn scatter(
                 // split dim, which is not `dim`, and dst repeats no
                 // element), and a single unit runs when that does not hold.
                 unsafe {
-                    if accumulate {
-                        scatter_run::<T, true>(
-                            out,
-                            iv,
-                            src,
-                            value,
-                            [b, s, a],
-                            steps,
-                            stride,
-                            sub[n - 1],
-                        )
+                    let at = [b, s, a];
+                    let len = sub[n - 1];
+                    let run = if accumulate {
+                        scatter_run::<T, true>
                     } else {
-                        scatter_run::<T, false>(
-                            out,
-                            iv,
-                            src,
-                            value,
-                            [b, s, a],
-                            steps,
-                            stride,
-                            sub[n - 1],
-                        )
-                    }
+                        scatter_run::<T, false>
+                    };
+                    run(out, iv, src, value, at, steps, stride, len)
                 }
             });
         };
@@ -860,54 +845,6 @@ unsafe fn scatter_run<T: Accumulate, const ACC: bool>(
             for j in 0..len {
                 put(a + j * ia + index[b + j * ib] as usize * stride, value);
             }
-        }
-    }
-}
-
-/// Calls `f(a, b, c)` with the offsets of three operands over `shape`, in
-/// row-major order.
-fn for_each_offset3(
-    shape: &[usize],
-    strides: &[Dims; 3],
-    bases: [usize; 3],
-    mut f: impl FnMut(usize, usize, usize),
-) {
-    let n = shape.len();
-    if shape.contains(&0) {
-        return;
-    }
-    if n == 0 {
-        return f(bases[0], bases[1], bases[2]);
-    }
-    let inner = shape[n - 1];
-    let step = [strides[0][n - 1], strides[1][n - 1], strides[2][n - 1]];
-    let mut idx: Dims = smallvec::smallvec![0; n];
-    let mut base = bases;
-    loop {
-        let mut o = base;
-        for _ in 0..inner {
-            f(o[0], o[1], o[2]);
-            for k in 0..3 {
-                o[k] += step[k];
-            }
-        }
-        let mut dd = n - 1;
-        loop {
-            if dd == 0 {
-                return;
-            }
-            dd -= 1;
-            idx[dd] += 1;
-            for k in 0..3 {
-                base[k] += strides[k][dd];
-            }
-            if idx[dd] < shape[dd] {
-                break;
-            }
-            for k in 0..3 {
-                base[k] -= strides[k][dd] * shape[dd];
-            }
-            idx[dd] = 0;
         }
     }
 }

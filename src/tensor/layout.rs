@@ -438,3 +438,51 @@ pub fn for_each_offset2(
         }
     }
 }
+
+/// Calls `f(a, b, c)` with the offsets of three operands over `shape`, in
+/// row-major order.
+pub fn for_each_offset3(
+    shape: &[usize],
+    strides: &[Dims; 3],
+    bases: [usize; 3],
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let n = shape.len();
+    if shape.contains(&0) {
+        return;
+    }
+    if n == 0 {
+        return f(bases[0], bases[1], bases[2]);
+    }
+    let inner = shape[n - 1];
+    let step = [strides[0][n - 1], strides[1][n - 1], strides[2][n - 1]];
+    let mut idx: Dims = smallvec::smallvec![0; n];
+    let mut base = bases;
+    loop {
+        let mut o = base;
+        for _ in 0..inner {
+            f(o[0], o[1], o[2]);
+            for k in 0..3 {
+                o[k] += step[k];
+            }
+        }
+        let mut dd = n - 1;
+        loop {
+            if dd == 0 {
+                return;
+            }
+            dd -= 1;
+            idx[dd] += 1;
+            for k in 0..3 {
+                base[k] += strides[k][dd];
+            }
+            if idx[dd] < shape[dd] {
+                break;
+            }
+            for k in 0..3 {
+                base[k] -= strides[k][dd] * shape[dd];
+            }
+            idx[dd] = 0;
+        }
+    }
+}

@@ -67,3 +67,15 @@ def restore_threads():
     n = ferrograd.get_num_threads()
     yield
     ferrograd.set_num_threads(n)
+
+
+@pytest.fixture
+def at_threads(restore_threads):
+    """``at_threads(n, f)``: runs ``f()`` with ferrograd at ``n`` threads
+    (the count is restored after the test)."""
+
+    def run(n, f):
+        ferrograd.set_num_threads(n)
+        return f()
+
+    return run

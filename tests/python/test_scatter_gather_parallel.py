@@ -8,18 +8,9 @@ import pytest
 import ferrograd as fg
 
 
-def _threads(n, f):
-    old = fg.get_num_threads()
-    fg.set_num_threads(n)
-    try:
-        return f()
-    finally:
-        fg.set_num_threads(old)
-
-
 @pytest.mark.parametrize("dim", [0, 1, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_scatter_add_matches_numpy_at_every_thread_count(dim, dtype):
+def test_scatter_add_matches_numpy_at_every_thread_count(dim, dtype, at_threads):
     rng = np.random.default_rng(dim)
     shape = (40, 30, 50)
     idx = rng.integers(0, shape[dim], size=shape)
@@ -32,47 +23,47 @@ def test_scatter_add_matches_numpy_at_every_thread_count(dim, dtype):
     outs = []
     for n in (1, 2):
         z = fg.zeros(*shape, dtype=getattr(fg, dtype))
-        _threads(n, lambda: z.scatter_add_(dim, fg.tensor(idx), fg.tensor(src)))
+        at_threads(n, lambda: z.scatter_add_(dim, fg.tensor(idx), fg.tensor(src)))
         outs.append(z.numpy())
     assert np.array_equal(outs[0], outs[1])  # bitwise: same order per element
     np.testing.assert_allclose(outs[0], want, rtol=1e-5 if dtype == "float32" else 1e-12)
 
 
 @pytest.mark.parametrize("dim", [0, 1])
-def test_scatter_and_gather_on_strided_operands(dim):
+def test_scatter_and_gather_on_strided_operands(dim, at_threads):
     rng = np.random.default_rng(7)
     base = rng.standard_normal((300, 400)).astype(np.float32)
     idx = rng.integers(0, 150, size=(150, 200))
     x = fg.tensor(base)[::2, ::2]  # strided source, 150 x 200
     i = fg.tensor(idx.T.copy()).t()  # transposed index
-    got = _threads(2, lambda: x.gather(dim, i)).numpy()
+    got = at_threads(2, lambda: x.gather(dim, i)).numpy()
     want = np.take_along_axis(base[::2, ::2], idx, axis=dim)
     assert np.array_equal(got, want)
     dst = fg.zeros(300, 400)
     view = dst[::2, ::2]
-    _threads(2, lambda: view.scatter_(dim, i, x))
+    at_threads(2, lambda: view.scatter_(dim, i, x))
     ref = np.zeros((150, 200), np.float32)
     np.put_along_axis(ref, idx, base[::2, ::2], axis=dim)
     assert np.array_equal(dst.numpy()[::2, ::2], ref)
     assert not dst.numpy()[1::2].any()
 
 
-def test_a_bad_index_raises_and_writes_nothing():
+def test_a_bad_index_raises_and_writes_nothing(at_threads):
     z = fg.zeros(200, 300)
     idx = fg.randint(0, 200, (200, 300))
     idx[150, 7] = 200
     for n in (1, 2):
         with pytest.raises(RuntimeError, match="out of bounds"):
-            _threads(n, lambda: z.scatter_add_(0, idx, fg.ones(200, 300)))
+            at_threads(n, lambda: z.scatter_add_(0, idx, fg.ones(200, 300)))
         assert not z.any()
         with pytest.raises(RuntimeError, match="out of bounds"):
-            _threads(n, lambda: fg.ones(200, 300).gather(0, idx))
+            at_threads(n, lambda: fg.ones(200, 300).gather(0, idx))
 
 
-def test_scatter_value():
+def test_scatter_value(at_threads):
     idx = fg.randint(0, 300, (200, 300))
     y = fg.zeros(200, 300)
-    _threads(2, lambda: y.scatter_(1, idx, 2.5))
+    at_threads(2, lambda: y.scatter_(1, idx, 2.5))
     w = np.zeros((200, 300))
     np.put_along_axis(w, idx.numpy(), 2.5, axis=1)
     assert np.array_equal(y.numpy(), w)
@@ -80,7 +71,7 @@ def test_scatter_value():
 
 @pytest.mark.parametrize("dim", [0, 1, 2])
 @pytest.mark.parametrize("shape", [(40, 30, 50), (3, 200, 100), (2, 5, 1)])
-def test_index_select_backward_kernel_matches_the_graph_backward(dim, shape):
+def test_index_select_backward_kernel_matches_the_graph_backward(dim, shape, at_threads):
     fg.manual_seed(dim)
     x = fg.randn(*shape, dtype=fg.float64, requires_grad=True)
     idx = fg.randint(0, shape[dim], (2 * shape[dim] + 1,))  # repeats
@@ -88,7 +79,7 @@ def test_index_select_backward_kernel_matches_the_graph_backward(dim, shape):
     g = fg.randn(*y.shape, dtype=fg.float64)
     outs = []
     for n in (1, 2):
-        (gx,) = _threads(n, lambda: fg.autograd.grad(y, x, g, retain_graph=True))
+        (gx,) = at_threads(n, lambda: fg.autograd.grad(y, x, g, retain_graph=True))
         outs.append(gx.numpy())
     assert np.array_equal(outs[0], outs[1])
     (graph,) = fg.autograd.grad(y, x, g, create_graph=True)

@@ -8,30 +8,21 @@ import pytest
 import ferrograd as fg
 
 
-def _threads(n, f):
-    old = fg.get_num_threads()
-    fg.set_num_threads(n)
-    try:
-        return f()
-    finally:
-        fg.set_num_threads(old)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("n", [1, 7, 16384, 16385, 100003])
 @pytest.mark.parametrize("correction", [0, 1])
-def test_var_over_a_long_lane(dtype, n, correction):
+def test_var_over_a_long_lane(dtype, n, correction, at_threads):
     rng = np.random.default_rng(n)
     data = (rng.standard_normal(n) * 3 + 1000).astype(dtype)  # large mean
     x = fg.tensor(data)
-    got = [_threads(t, lambda: x.var(correction=correction)).item() for t in (1, 2)]
+    got = [at_threads(t, lambda: x.var(correction=correction)).item() for t in (1, 2)]
     assert np.array_equal(got[0], got[1], equal_nan=True)  # bitwise, NaN for n=1, ddof=1
     if n - correction <= 0:
         assert np.isnan(got[0]) or np.isinf(got[0])
         return
     want = np.var(data.astype(np.float64), ddof=correction)
     assert got[0] == pytest.approx(want, rel=1e-5 if dtype == "float32" else 1e-12)
-    s = _threads(2, lambda: x.std(correction=correction)).item()
+    s = at_threads(2, lambda: x.std(correction=correction)).item()
     assert s == pytest.approx(np.sqrt(want), rel=1e-5 if dtype == "float32" else 1e-12)
 
 
