@@ -10,6 +10,7 @@
 use super::iter::{has_internal_overlap, Plan, TILE_W};
 use super::shared_out::SharedOut;
 use super::slices;
+use super::transpose;
 use crate::tensor::layout::Layout;
 use crate::{bail, Result};
 use smallvec::SmallVec;
@@ -204,13 +205,7 @@ fn input<'a, T: Copy + Default>(
         0 => In::Cols { data, off, s1 },
         _ if h > 1 && s1 == 1 => {
             // A transposed tile: read `h` contiguous elements per column.
-            let buf = scratch(buf, w * h);
-            for j in 0..w {
-                let col = &data[off + j * s0..off + j * s0 + h];
-                for (i, &v) in col.iter().enumerate() {
-                    buf[i * w + j] = v;
-                }
-            }
+            transpose::gather_transposed(data, off, s0, w, h, scratch(buf, w * h));
             In::Copied
         }
         _ => {

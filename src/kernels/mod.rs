@@ -17,6 +17,7 @@ pub mod reduce;
 pub mod sgemm;
 mod shared_out;
 pub mod slices;
+pub mod transpose;
 pub mod unary;
 pub mod vmap;
 pub mod window;
