@@ -148,30 +148,92 @@ dispatched! {
     }
 }
 
-/// What [`max_step`] needs of an element.
+/// What [`max_taps`] needs of an element.
 pub trait MaxStep: Copy + PartialOrd {}
 impl<T: Copy + PartialOrd> MaxStep for T {}
 
 dispatched! {
-    /// One step of a running maximum with its position: where `src[i]`
-    /// beats `best[i]` (or is NaN, or nothing was taken yet: `at[i] < 0`),
-    /// `(src[i], pos)`, else `(best[i], at[i])`, written to `new_best` and
-    /// `new_at`. Separate outputs on purpose: written back in place, the
-    /// "keep the old value" arm compiles to a branch per element around
-    /// the store, which mispredicts on random data.
-    pub fn max_step / max_step_plain / max_step_avx2<T>(
-        best: &[T], at: &[i64], src: &[T], pos: i64, new_best: &mut [T], new_at: &mut [i64]
+    /// One kernel position's step of a running maximum: for `i <
+    /// best.len()`, where `src[first + i * step]` beats `best[i]` (or is
+    /// NaN, or nothing was taken yet: `at[i] < 0`), it and its offset
+    /// replace `(best[i], at[i])`.
+    pub fn max_run / max_run_plain / max_run_avx2<T>(
+        best: &mut [T], at: &mut [i64], src: &[T], first: usize, step: usize
     )
     where T: MaxStep
     {
-        let n = new_best.len();
-        let (best, at, src, new_at) = (&best[..n], &at[..n], &src[..n], &mut new_at[..n]);
-        for i in 0..n {
-            let (b, a, v) = (best[i], at[i], src[i]);
-            #[allow(clippy::eq_op)]
-            let take = (a < 0) | (v > b) | (v != v);
-            new_best[i] = if take { v } else { b };
-            new_at[i] = if take { pos } else { a };
+        let n = best.len();
+        let at = &mut at[..n];
+        if step == 1 {
+            let src = &src[first..first + n];
+            for i in 0..n {
+                let (b, a, v) = (best[i], at[i], src[i]);
+                #[allow(clippy::eq_op)]
+                let take = (a < 0) | (v > b) | (v != v);
+                best[i] = if take { v } else { b };
+                at[i] = if take { (first + i) as i64 } else { a };
+            }
+        } else {
+            for i in 0..n {
+                let off = first + i * step;
+                let (b, a, v) = (best[i], at[i], src[off]);
+                #[allow(clippy::eq_op)]
+                let take = (a < 0) | (v > b) | (v != v);
+                best[i] = if take { v } else { b };
+                at[i] = if take { off as i64 } else { a };
+            }
+        }
+    }
+}
+
+dispatched! {
+    /// The running maximum over window taps of a channels-last plane: for
+    /// each channel `ch < vals.len()`, the largest `plane[p * c + ch]` over
+    /// `p` in `taps` (in order; the first on ties, a NaN wins) into
+    /// `vals[ch]` and its `p` into `at[ch]` (skipped when `at` is empty).
+    /// `taps` is not empty. Blocks of 16 channels stay in registers over
+    /// all taps.
+    pub fn max_taps / max_taps_plain / max_taps_avx2<T>(
+        plane: &[T], c: usize, taps: &[usize], vals: &mut [T], at: &mut [i64]
+    )
+    where T: MaxStep
+    {
+        const B: usize = 16;
+        let n = vals.len();
+        let first = taps[0];
+        let mut c0 = 0;
+        while c0 < n {
+            let nb = B.min(n - c0);
+            let mut b = [plane[first * c + c0]; B];
+            let mut a = [first as i64; B];
+            b[..nb].copy_from_slice(&plane[first * c + c0..first * c + c0 + nb]);
+            for &p in &taps[1..] {
+                let src = &plane[p * c + c0..p * c + c0 + nb];
+                if nb == B {
+                    // The full block: a loop of constant length, vectorised.
+                    let src: &[T; B] = src.try_into().expect("a block of B");
+                    for i in 0..B {
+                        let v = src[i];
+                        #[allow(clippy::eq_op)]
+                        let take = (v > b[i]) | (v != v);
+                        b[i] = if take { v } else { b[i] };
+                        a[i] = if take { p as i64 } else { a[i] };
+                    }
+                } else {
+                    for i in 0..nb {
+                        let v = src[i];
+                        #[allow(clippy::eq_op)]
+                        let take = (v > b[i]) | (v != v);
+                        b[i] = if take { v } else { b[i] };
+                        a[i] = if take { p as i64 } else { a[i] };
+                    }
+                }
+            }
+            vals[c0..c0 + nb].copy_from_slice(&b[..nb]);
+            if !at.is_empty() {
+                at[c0..c0 + nb].copy_from_slice(&a[..nb]);
+            }
+            c0 += nb;
         }
     }
 }
@@ -219,10 +281,27 @@ dispatched! {
     )
     where F: Fn(T, T) -> T
     {
+        // Blocks of C columns held in registers over all rows (each
+        // accumulator still folds its rows in order), then the rest.
+        const C: usize = 32;
         let w = acc.len();
+        let blocked = w - w % C;
+        for (c0, block) in acc[..blocked].chunks_exact_mut(C).enumerate() {
+            let c0 = c0 * C;
+            let mut a: [T; C] = (&*block).try_into().expect("a block of C");
+            for r in 0..n {
+                let row: &[T; C] = x[r * stride + c0..r * stride + c0 + C]
+                    .try_into()
+                    .expect("a block of C");
+                for i in 0..C {
+                    a[i] = f(a[i], row[i]);
+                }
+            }
+            block.copy_from_slice(&a);
+        }
         for r in 0..n {
-            let row = &x[r * stride..r * stride + w];
-            for (a, &v) in acc.iter_mut().zip(row) {
+            let row = &x[r * stride + blocked..r * stride + w];
+            for (a, &v) in acc[blocked..].iter_mut().zip(row) {
                 *a = f(*a, v);
             }
         }

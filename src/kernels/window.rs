@@ -286,40 +286,35 @@ impl Windows {
         let planes = x.len() / self.plane.max(1);
         let l = self.l.max(1);
         let mut at = crate::tensor::pool::buffer::<i64>(planes * self.l);
+        let mut vals = crate::tensor::pool::buffer::<T>(planes * self.l);
+        let vals_out = super::shared_out::SharedOut::new(&mut vals);
         let min_len = (crate::kernels::PAR_THRESHOLD / self.k.max(1)).max(l);
         crate::parallel::for_each_chunk_mut_aligned(&mut at, min_len, l, |start, chunk| {
-            let mut best = vec![T::zero(); l];
             for (i, at) in chunk.chunks_mut(l).enumerate() {
                 let p = start / l + i;
                 let src = &x[p * self.plane..(p + 1) * self.plane];
+                // SAFETY: this plane's values (the offsets of `at`, which
+                // this chunk owns) are written by this unit alone; `vals`
+                // outlives the call.
+                let best = unsafe { vals_out.run(start + i * l, self.l) };
                 at.fill(-1);
                 // Runs in table order, kernel position by kernel position,
                 // so the first maximum wins.
                 for r in self.runs.iter().filter(|r| r.src >= 0) {
                     let o = r.dst % self.l;
-                    let (b, a) = (&mut best[o..o + r.len], &mut at[o..o + r.len]);
-                    for (j, (b, a)) in b.iter_mut().zip(a).enumerate() {
-                        let off = r.src + (j * r.step) as i64;
-                        let v = src[off as usize];
-                        // Branch-free (selects of computed values): on
-                        // random data `v > b` is a coin toss, and a branch's
-                        // mispredictions cost several times the work.
-                        #[allow(clippy::eq_op)]
-                        let take = (*a < 0) | (v > *b) | (v != v);
-                        *b = if take { v } else { *b };
-                        *a = if take { off } else { *a };
-                    }
+                    super::slices::max_run(
+                        &mut best[o..o + r.len],
+                        &mut at[o..o + r.len],
+                        src,
+                        r.src as usize,
+                        r.step,
+                    );
                 }
-            }
-        });
-        // The values, read back at the winning offsets.
-        let mut vals = crate::tensor::pool::buffer::<T>(planes * self.l);
-        crate::parallel::for_each_chunk_mut_aligned(&mut vals, 1 << 16, l, |start, chunk| {
-            for (i, v) in chunk.chunks_mut(l).enumerate() {
-                let p = start / l + i;
-                let src = &x[p * self.plane..(p + 1) * self.plane];
-                for (v, &a) in v.iter_mut().zip(&at[start + i * l..]) {
-                    *v = if a < 0 { T::zero() } else { src[a as usize] };
+                // A window wholly in the padding took nothing: value zero.
+                for (b, &a) in best.iter_mut().zip(at.iter()) {
+                    if a < 0 {
+                        *b = T::zero();
+                    }
                 }
             }
         });
@@ -341,79 +336,72 @@ pub struct ChannelsLast2d {
 
 impl ChannelsLast2d {
     /// Max pooling of `x` (`[n, h, w, c]` contiguous): per output
-    /// `[n, oh, ow, c]` the window's largest element and its flat position
-    /// `ih * w + iw` in its plane (the first on ties; a NaN wins), -1 (and
-    /// zero) for a window wholly in the padding. Vectorised over the
-    /// channels, which sit next to each other in this layout.
-    pub fn max<T: Element>(&self, x: &[T]) -> (Vec<T>, Vec<i64>) {
+    /// `[n, oh, ow, c]` the window's largest element and, when
+    /// `with_index`, its flat position `ih * w + iw` in its plane (the
+    /// first on ties; a NaN wins); -1 (and zero) for a window wholly in the
+    /// padding (see [`ChannelsLast2d::has_empty_window`]). Vectorised over
+    /// the channels, which sit next to each other in this layout.
+    pub fn max<T: Element>(&self, x: &[T], with_index: bool) -> (Vec<T>, Vec<i64>) {
         let [n, h, w, c] = self.input;
         let [oh, ow] = self.out;
         assert_eq!(x.len(), n * h * w * c, "channels-last pool: input size");
-        let row = ow * c;
-        let total = n * oh * row;
-        let mut at = crate::tensor::pool::buffer::<i64>(total);
-        let min_len = (crate::kernels::PAR_THRESHOLD / (self.kernel[0] * self.kernel[1]).max(1))
-            .max(row.max(1));
-        crate::parallel::for_each_chunk_mut_aligned(
-            &mut at,
-            min_len,
-            row.max(1),
-            |start, chunk| {
-                let (mut best, mut best2) = (vec![T::zero(); c], vec![T::zero(); c]);
-                let mut at2 = vec![-1i64; c];
-                for (i, at) in chunk.chunks_mut(row.max(1)).enumerate() {
-                    let r = start / row.max(1) + i;
-                    let (ni, y) = (r / oh, r % oh);
-                    for (xo, at) in at.chunks_mut(c.max(1)).enumerate() {
-                        at.fill(-1);
-                        for kh in 0..self.kernel[0] {
-                            let ih = (y * self.stride[0] + kh * self.dilation[0]) as isize
-                                - self.padding[0] as isize;
-                            if ih < 0 || ih >= h as isize {
-                                continue;
-                            }
-                            for kw in 0..self.kernel[1] {
-                                let iw = (xo * self.stride[1] + kw * self.dilation[1]) as isize
-                                    - self.padding[1] as isize;
-                                if iw < 0 || iw >= w as isize {
-                                    continue;
-                                }
-                                let pos = ih as usize * w + iw as usize;
-                                let src = &x[(ni * h * w + pos) * c..][..c];
-                                super::slices::max_step(
-                                    &best, at, src, pos as i64, &mut best2, &mut at2,
-                                );
-                                std::mem::swap(&mut best, &mut best2);
-                                at.copy_from_slice(&at2);
-                            }
-                        }
-                    }
-                }
-            },
-        );
+        let row = (ow * c).max(1);
+        let total = n * oh * ow * c;
+        let mut at = crate::tensor::pool::buffer::<i64>(if with_index { total } else { 0 });
         let mut vals = crate::tensor::pool::buffer::<T>(total);
-        crate::parallel::for_each_chunk_mut_aligned(
-            &mut vals,
-            1 << 16,
-            row.max(1),
-            |start, chunk| {
-                for (i, vrow) in chunk.chunks_mut(row.max(1)).enumerate() {
-                    let r = start / row.max(1) + i;
-                    let plane = &x[(r / oh) * h * w * c..][..h * w * c];
-                    let arow = &at[r * row..(r + 1) * row];
-                    for (vs, ats) in vrow.chunks_mut(c.max(1)).zip(arow.chunks(c.max(1))) {
-                        for (ch, (v, &a)) in vs.iter_mut().zip(ats).enumerate() {
-                            *v = if a < 0 {
-                                T::zero()
-                            } else {
-                                plane[a as usize * c + ch]
-                            };
-                        }
+        let at_out = super::shared_out::SharedOut::new(&mut at);
+        let min_len =
+            (crate::kernels::PAR_THRESHOLD / (self.kernel[0] * self.kernel[1]).max(1)).max(row);
+        // The input rows and columns each output row and column covers.
+        type Taps = smallvec::SmallVec<[usize; 8]>;
+        let rows: Vec<Taps> = (0..oh).map(|y| self.axis(y, 0, h).collect()).collect();
+        let cols: Vec<Taps> = (0..ow).map(|xo| self.axis(xo, 1, w).collect()).collect();
+        crate::parallel::for_each_chunk_mut_aligned(&mut vals, min_len, row, |start, chunk| {
+            let mut taps: smallvec::SmallVec<[usize; 16]> = smallvec::SmallVec::new();
+            for (i, vals_row) in chunk.chunks_mut(row).enumerate() {
+                let r = start / row + i;
+                let (ni, y) = (r / oh, r % oh);
+                let plane = &x[ni * h * w * c..(ni + 1) * h * w * c];
+                for (xo, v) in vals_row.chunks_mut(c.max(1)).enumerate() {
+                    taps.clear();
+                    for &ih in &rows[y] {
+                        taps.extend(cols[xo].iter().map(|&iw| ih * w + iw));
+                    }
+                    // SAFETY: the positions of this output (the offsets of
+                    // `v`, which this chunk owns) are written by this unit
+                    // alone; `at` outlives the call.
+                    let a = match with_index {
+                        true => unsafe { at_out.run(start + i * row + xo * c, c) },
+                        false => &mut [],
+                    };
+                    if taps.is_empty() {
+                        v.fill(T::zero());
+                        a.fill(-1);
+                    } else {
+                        super::slices::max_taps(plane, c, &taps, v, a);
                     }
                 }
-            },
-        );
+            }
+        });
         (vals, at)
+    }
+
+    /// True when some output's window lies wholly in the padding.
+    pub fn has_empty_window(&self) -> bool {
+        let [_, h, w, _] = self.input;
+        let [oh, ow] = self.out;
+        (0..oh).any(|y| self.axis(y, 0, h).next().is_none())
+            || (0..ow).any(|xo| self.axis(xo, 1, w).next().is_none())
+    }
+
+    /// The input indices along spatial dim `d` (of `size`) that output
+    /// index `o`'s window covers.
+    fn axis(&self, o: usize, d: usize, size: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.kernel[d]).filter_map(move |k| {
+            (o * self.stride[d] + k * self.dilation[d])
+                .checked_sub(self.padding[d])
+                .filter(|&i| i < size)
+        })
     }
 }
 

@@ -28,15 +28,16 @@ const ADAPTIVE_MAX_POOL_NAMES: [&str; 3] = [
 
 /// Each window's maximum over `x` (`[N, C, *spatial]`) and its flat
 /// position in its plane, as a node `node` whose gradient goes to those
-/// positions (a scatter_add, differentiable again).
+/// positions (a scatter_add, differentiable again). The positions are
+/// computed only when `want_index` or a graph is recorded (`None` else).
 fn window_max(
     x: &Tensor,
     table: &crate::kernels::window::Windows,
     window: Option<&Window>,
     out: &[usize],
-    node: &'static str,
-    name: &str,
-) -> Result<(Tensor, Tensor)> {
+    (node, name): (&'static str, &str),
+    want_index: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
     let rec = record(node, &[x]);
     let (n, c) = (x.shape()[0], x.shape()[1]);
     let mut out_dims = vec![n, c];
@@ -44,33 +45,40 @@ fn window_max(
     // A 2-d input in channels-last memory is pooled in place, vectorised
     // over the channels, and gives channels-last outputs (as torch's).
     let cl = window.and_then(|w| channels_last_2d(x, w, out));
+    let empty = || {
+        Err(crate::Error::runtime(format!(
+            "{name}: a pooling window lies wholly in the padding; use less padding or dilation"
+        )))
+    };
+    if cl
+        .as_ref()
+        .is_some_and(|(_, sizes)| sizes.has_empty_window())
+    {
+        return empty();
+    }
+    let with_index = want_index || rec.active();
     let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
         let (v, i) = match &cl {
-            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d))?,
+            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d, with_index))?,
             None => with_slice::<T, _>(x, |d| table.max(d))?,
         };
         (T::wrap(v), i)
     });
-    if idx.contains(&-1) {
-        bail!(
-            runtime,
-            "{name}: a pooling window lies wholly in the padding; use less padding or dilation"
-        );
+    if cl.is_none() && idx.contains(&-1) {
+        return empty();
     }
-    let (index, values) = match &cl {
-        Some(_) => {
-            let nhwc = [n, out[0], out[1], c];
-            let to_nchw = |t: Tensor| t.permute(&[0, 3, 1, 2]);
-            (
-                to_nchw(Tensor::from_vec(idx, &nhwc)?)?,
-                to_nchw(Tensor::from_data(values, &nhwc))?,
-            )
-        }
-        None => (
-            Tensor::from_vec(idx, &out_dims)?,
-            Tensor::from_data(values, &out_dims),
-        ),
+    let shaped = |t: Tensor| match &cl {
+        Some(_) => t
+            .view(&to_i64(&[n, out[0], out[1], c]))?
+            .permute(&[0, 3, 1, 2]),
+        None => t.view(&to_i64(&out_dims)),
     };
+    let values = shaped(Tensor::from_data(values, &[out_dims.iter().product()]))?;
+    if !with_index {
+        // Nothing is recorded (with_index holds when rec is active).
+        return Ok((values, None));
+    }
+    let index = shaped(Tensor::from_vec(idx, &[out_dims.iter().product()])?)?;
     let in_dims = x.dims();
     let plane = table.plane;
     let values = rec.save("indices", &index).finish(values, move |ctx| {
@@ -82,7 +90,7 @@ fn window_max(
         let grad = z.scatter_add(2, &idx, &g)?.reshape(&to_i64(&in_dims))?;
         Ok(vec![Some(grad)])
     })?;
-    Ok((values, index))
+    Ok((values, Some(index)))
 }
 
 /// For a `[N, C, H, W]` input stored channels-last (strides `[H*W*C, 1,
@@ -310,6 +318,30 @@ impl Tensor {
         dilation: &[i64],
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
+        let geometry = [kernel, stride, padding, dilation];
+        let (values, index) = self.max_pool_with(s, geometry, ceil_mode, true)?;
+        Ok((values, index.expect("positions were asked for")))
+    }
+
+    /// `max_pool{s}d` without the positions (computed only when a graph
+    /// is recorded).
+    pub fn max_pool_values(
+        &self,
+        s: usize,
+        [kernel, stride, padding, dilation]: [&[i64]; 4],
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        let geometry = [kernel, stride, padding, dilation];
+        Ok(self.max_pool_with(s, geometry, ceil_mode, false)?.0)
+    }
+
+    fn max_pool_with(
+        &self,
+        s: usize,
+        [kernel, stride, padding, dilation]: [&[i64]; 4],
+        ceil_mode: bool,
+        want_index: bool,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let name = format!("max_pool{s}d");
         check_input(&name, self, s)?;
         let w = pool_window(&name, s, kernel, stride, padding, dilation)?;
@@ -324,8 +356,10 @@ impl Tensor {
             &w.padding,
             &w.stride,
         );
-        let (values, index) = window_max(&x, &table, Some(&w), &out, MAX_POOL_NAMES[s - 1], &name)?;
-        Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
+        let node = (MAX_POOL_NAMES[s - 1], name.as_str());
+        let (values, index) = window_max(&x, &table, Some(&w), &out, node, want_index)?;
+        let index = index.map(|i| unbatched(i, self, s)).transpose()?;
+        Ok((unbatched(values, self, s)?, index))
     }
 
     /// `adaptive_max_pool{s}d`: the maximum of each adaptive window (those
@@ -339,14 +373,9 @@ impl Tensor {
         let sizes = adaptive_sizes(&name, self, s, output_size)?;
         let x = batched(self, s)?;
         let table = crate::kernels::window::Windows::adaptive(&x.shape()[2..], &sizes);
-        let (values, index) = window_max(
-            &x,
-            &table,
-            None,
-            &sizes,
-            ADAPTIVE_MAX_POOL_NAMES[s - 1],
-            &name,
-        )?;
+        let node = (ADAPTIVE_MAX_POOL_NAMES[s - 1], name.as_str());
+        let (values, index) = window_max(&x, &table, None, &sizes, node, true)?;
+        let index = index.expect("positions were asked for");
         Ok((unbatched(values, self, s)?, unbatched(index, self, s)?))
     }
 

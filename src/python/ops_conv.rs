@@ -175,15 +175,16 @@ macro_rules! max_pool_fn {
             ceil_mode: bool,
             return_indices: bool,
         ) -> PyResult<Bound<'py, PyAny>> {
-            let (values, indices) = input.inner.max_pool(
-                $s,
-                &ints(kernel_size)?,
-                &sizes(stride)?,
-                &sizes_or(padding, 0)?,
-                &sizes_or(dilation, 1)?,
-                ceil_mode,
-            )?;
-            pooled(py, values, indices, return_indices)
+            let (kernel, stride) = (ints(kernel_size)?, sizes(stride)?);
+            let (padding, dilation) = (sizes_or(padding, 0)?, sizes_or(dilation, 1)?);
+            if !return_indices {
+                let geometry = [&kernel[..], &stride, &padding, &dilation];
+                let values = input.inner.max_pool_values($s, geometry, ceil_mode)?;
+                return Ok(Bound::new(py, wrap(values))?.into_any());
+            }
+            let (values, indices) =
+                input.inner.max_pool($s, &kernel, &stride, &padding, &dilation, ceil_mode)?;
+            pooled(py, values, indices, true)
         }
 
         #[pyfunction]

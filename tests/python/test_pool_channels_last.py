@@ -26,12 +26,14 @@ def nhwc_view(x):
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_channels_last_matches_contiguous(kw, dtype):
+@pytest.mark.parametrize("channels", [5, 37])  # 37: two blocks of 16 and a rest
+def test_channels_last_matches_contiguous(kw, dtype, channels):
     fg.manual_seed(3)
     dt = getattr(fg, dtype)
-    x = fg.randn(2, 5, 9, 11, dtype=dt)
+    x = fg.randn(2, channels, 9, 11, dtype=dt)
     x[0, 1, 2, 3] = math.nan
     x[1, 2, :2, :2] = 1.5  # ties: the first position wins
+    x[0, channels - 1, 4, 4] = math.nan
     a = x.clone().requires_grad_()
     b = nhwc_view(x).requires_grad_()
     assert not b.is_contiguous()
@@ -41,6 +43,13 @@ def test_channels_last_matches_contiguous(kw, dtype):
     assert ia.tolist() == ib.tolist()
     assert fg.equal(va.isnan(), vb.isnan())
     assert fg.allclose(va.nan_to_num(0.0), vb.nan_to_num(0.0), atol=0.0, rtol=0.0)
+    # Without indices or a graph, the values alone (a kernel that skips
+    # the positions) are the same.
+    with fg.no_grad():
+        vc = F.max_pool2d(b, **kw)
+    assert fg.equal(vc.isnan(), vb.isnan())
+    assert fg.equal(vc.nan_to_num(0.0), vb.detach().nan_to_num(0.0))
+    assert vc.stride() == vb.stride()
     g = fg.randn(*va.shape, dtype=dt)
     va.backward(g)
     vb.backward(g)
