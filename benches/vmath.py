@@ -71,8 +71,11 @@ def main():
     args = ap.parse_args()
     fg.set_num_threads(int(THREADS))
     torch.set_num_threads(int(THREADS))
-    print(f"ferrograd from {os.path.dirname(fg.__file__)}; torch {torch.__version__}; "
-          f"{THREADS} threads; n = {args.n}", file=sys.stderr)
+    print(
+        f"ferrograd from {os.path.dirname(fg.__file__)}; torch {torch.__version__}; "
+        f"{THREADS} threads; n = {args.n}",
+        file=sys.stderr,
+    )
     print(f"{'op':10s} {'dtype':8s} {'fg ms':>8s} {'torch ms':>9s} {'ratio':>6s}")
     only = set(args.only.split(",")) - {""}
     for name, kind, op in OPS:

@@ -471,10 +471,10 @@ def test_gradgradcheck_once_differentiable(lib):
 
 def test_same_verdicts_as_torch(torch):
     fns = {
-        "tanh_exp": lambda lib: (lambda a: a.tanh() * a.exp()),
+        "tanh_exp": lambda lib: lambda a: a.tanh() * a.exp(),
         "bad_square": lambda lib: square_fns(lib)[1].apply,
         "flat_square": lambda lib: square_fns(lib)[2].apply,
-        "matmul": lambda lib: (lambda a: a.matmul(a.t())),
+        "matmul": lambda lib: lambda a: a.matmul(a.t()),
     }
     xa = np.random.default_rng(30).uniform(-1, 1, (3, 3))
     for name, make in fns.items():

@@ -34,9 +34,7 @@ def test_fused_backward_of_x_alone_and_of_a_broadcast_gradient():
     y = fg.nn.functional.layer_norm(x, (8,), w)
     y.sum().backward()  # an expanded (stride 0) gradient
     x2 = x.detach().clone().requires_grad_()
-    (gx,) = fg.autograd.grad(
-        fg.nn.functional.layer_norm(x2, (8,), w).sum(), x2, create_graph=True
-    )
+    (gx,) = fg.autograd.grad(fg.nn.functional.layer_norm(x2, (8,), w).sum(), x2, create_graph=True)
     assert fg.allclose(x.grad, gx.detach(), atol=1e-12)
     assert fg.autograd.gradcheck(
         lambda t: fg.nn.functional.layer_norm(t, (8,), w), (x2.detach().requires_grad_(),)
