@@ -525,15 +525,8 @@ impl Tensor {
     /// Coordinates of the nonzero elements, `[n, ndim]` int64.
     pub fn nonzero(&self) -> Result<Tensor> {
         let mask = self.cast_raw(DType::Bool);
-        let (n, coords) = k::nonzero(&mask);
-        let nd = self.ndim();
-        let mut v = Vec::with_capacity(n * nd);
-        for i in 0..n {
-            for c in &coords {
-                v.push(c[i]);
-            }
-        }
-        Tensor::from_vec(v, &[n, nd])
+        let (n, rows) = k::nonzero_rows(&mask);
+        Tensor::from_vec(rows, &[n, self.ndim()])
     }
 
     // ----- gather / scatter -----

@@ -6,6 +6,7 @@ everywhere; comparisons with torch run when torch is installed.
 
 import random
 
+import numpy as np
 import pytest
 
 import ferrograd as fg
@@ -781,3 +782,21 @@ def test_numpy_indices():
         x[0] = np.array([1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="can't assign a list to a torch.FloatTensor"):
         x[0] = [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("shape", [(3, 70001), (2, 3, 40000), (150000,)])
+def test_nonzero_and_mask_index_over_many_pieces(shape, at_threads):
+    # Counted and written per piece of 65536 elements, in parallel: every
+    # piece boundary (mid-row too) must give numpy's coordinates.
+    rng = np.random.default_rng(5)
+    a = rng.random(shape) > 0.3
+    v = rng.standard_normal(shape)
+    want = np.stack(np.nonzero(a), axis=1)
+    for n in (1, 2):
+        m = fg.from_numpy(a)
+        got = at_threads(n, lambda: fg.nonzero(m))
+        np.testing.assert_array_equal(got.numpy(), want)
+        cols = at_threads(n, lambda: fg.nonzero(m, as_tuple=True))
+        for c, w in zip(cols, np.nonzero(a)):
+            np.testing.assert_array_equal(c.numpy(), w)
+        np.testing.assert_array_equal(fg.from_numpy(v)[m].numpy(), v[a])
