@@ -351,9 +351,13 @@ pub fn softmax_backward_rows<T: VecFloat>(g: &[T], y: &[T], cols: usize, log: bo
 /// `g`; `mean`/`rstd` per row, as [`layer_norm_rows`] gave them):
 /// `dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))` with
 /// `gw = g * w` (or `g`), and, when asked, the column sums `dw = sum_r g *
-/// xhat` and `db = sum_r g`. Rows are split over the threads for `dx`;
-/// columns for `dw`/`db`, each summing its rows in order, so the bits do
-/// not depend on the thread count.
+/// xhat` and `db = sum_r g`.
+///
+/// One read of the rows: the rows are split into parts of [`LN_PART`],
+/// handed to the threads whole; a part writes its rows of `dx` and sums its
+/// rows (in order) into its own partial `dw`/`db`, which are then added
+/// part by part in order. Parts are fixed in size, so the bits do not
+/// depend on the thread count.
 #[allow(clippy::too_many_arguments)]
 pub fn layer_norm_backward_rows<T: VecFloat>(
     x: &[T],
@@ -362,24 +366,34 @@ pub fn layer_norm_backward_rows<T: VecFloat>(
     mean: &[T],
     rstd: &[T],
     cols: usize,
-    dx: Option<&mut [T]>,
+    mut dx: Option<&mut [T]>,
     dw: Option<&mut [T]>,
     db: Option<&mut [T]>,
 ) {
     let rows = mean.len();
     assert!(x.len() == rows * cols && g.len() == x.len() && rstd.len() == rows);
     assert!(w.is_none_or(|w| w.len() == cols));
+    assert!(dx.as_ref().is_none_or(|d| d.len() == x.len()));
+    assert!(dw.as_ref().is_none_or(|d| d.len() == cols));
+    assert!(db.as_ref().is_none_or(|d| d.len() == cols));
     let zero = <T as Element>::zero();
     let inv_n = T::from_f64(1.0 / cols.max(1) as f64);
-    if let Some(dx) = dx {
-        assert_eq!(dx.len(), x.len());
-        let c1 = cols.max(1);
-        crate::parallel::for_each_chunk_mut_aligned(dx, GRAIN, c1, |at, chunk| {
-            let (mut gw_buf, mut tmp) = (vec![zero; cols], vec![zero; cols]);
-            for (i, dxr) in chunk.chunks_mut(c1).enumerate() {
-                let r = at / c1 + i;
-                let (xr, gr) = (&x[r * cols..(r + 1) * cols], &g[r * cols..(r + 1) * cols]);
-                let (m, rs) = (mean[r], rstd[r]);
+    let (want_w, want_b) = (dw.is_some(), db.is_some());
+    let split = if want_w { cols } else { 0 };
+    let width = split + if want_b { cols } else { 0 };
+    let parts = rows.div_ceil(LN_PART);
+    let mut partial = vec![zero; parts * width];
+    let dx_out = dx.as_deref_mut().map(SharedOut::new);
+    let part = |p: usize, sums: &mut [T]| {
+        let (pw, pb) = sums.split_at_mut(split);
+        let (mut gw_buf, mut tmp) = (vec![zero; cols], vec![zero; cols]);
+        for r in p * LN_PART..((p + 1) * LN_PART).min(rows) {
+            let (xr, gr) = (&x[r * cols..(r + 1) * cols], &g[r * cols..(r + 1) * cols]);
+            let (m, rs) = (mean[r], rstd[r]);
+            if let Some(out) = dx_out {
+                // SAFETY: row r of dx is written by part r / LN_PART alone
+                // (parts partition the rows); dx outlives the call.
+                let dxr = unsafe { out.run(r * cols, cols) };
                 let gw: &[T] = match w {
                     Some(w) => {
                         slices::zip(gr, w, &mut gw_buf, &|a, b| a * b);
@@ -393,39 +407,49 @@ pub fn layer_norm_backward_rows<T: VecFloat>(
                 let b = slices::fold_wide(&tmp, zero, &<T as FoldElem>::add) * inv_n * rs;
                 slices::zip(gw, xr, dxr, &|p, q| rs * (p - a - (q - m) * rs * b));
             }
-        });
-    }
-    if dw.is_none() && db.is_none() {
+            if want_w {
+                slices::zip(gr, xr, &mut tmp, &|p, q| p * ((q - m) * rs));
+                slices::update(pw, &tmp, &<T as FoldElem>::add);
+            }
+            if want_b {
+                slices::update(pb, gr, &<T as FoldElem>::add);
+            }
+        }
+    };
+    if width == 0 {
+        // dx alone: parts without partial sums.
+        let units = (rows * cols).div_ceil(GRAIN).clamp(1, parts.max(1));
+        let per = parts.div_ceil(units.max(1)).max(1);
+        let run = |u: usize| (u * per..((u + 1) * per).min(parts)).for_each(|p| part(p, &mut []));
+        if units > 1 && num_threads() > 1 {
+            for_each_index(parts.div_ceil(per), &run);
+        } else {
+            (0..parts.div_ceil(per)).for_each(run);
+        }
         return;
     }
-    // Column sums: `dw[j] = sum_r g[r, j] * (x[r, j] - mean[r]) * rstd[r]`.
-    let col_sums = |out: &mut [T], with_xhat: bool| {
-        crate::parallel::for_each_chunk_mut(out, 64.max(GRAIN / rows.max(1)), |j0, acc| {
-            acc.fill(zero);
-            let n = acc.len();
-            let mut tmp = vec![zero; n];
-            for r in 0..rows {
-                let gr = &g[r * cols + j0..r * cols + j0 + n];
-                if with_xhat {
-                    let xr = &x[r * cols + j0..r * cols + j0 + n];
-                    let (m, rs) = (mean[r], rstd[r]);
-                    slices::zip(gr, xr, &mut tmp, &|p, q| p * ((q - m) * rs));
-                    slices::update(acc, &tmp, &<T as FoldElem>::add);
-                } else {
-                    slices::update(acc, gr, &<T as FoldElem>::add);
-                }
-            }
-        });
+    let min_len = width * (GRAIN / (LN_PART * cols).max(1)).max(1);
+    crate::parallel::for_each_chunk_mut_aligned(&mut partial, min_len, width, |start, chunk| {
+        for (i, sums) in chunk.chunks_mut(width).enumerate() {
+            part(start / width + i, sums);
+        }
+    });
+    let total = |out: &mut [T], at: usize| {
+        out.fill(zero);
+        for sums in partial.chunks(width) {
+            slices::update(out, &sums[at..at + cols], &<T as FoldElem>::add);
+        }
     };
     if let Some(dw) = dw {
-        assert_eq!(dw.len(), cols);
-        col_sums(dw, true);
+        total(dw, 0);
     }
     if let Some(db) = db {
-        assert_eq!(db.len(), cols);
-        col_sums(db, false);
+        total(db, split);
     }
 }
+
+/// Rows per part of [`layer_norm_backward_rows`].
+const LN_PART: usize = 64;
 
 /// Layer normalisation of the rows of `x` (`rows x cols`, contiguous):
 /// `y = (x - mean) * rstd * w + b` per row, with `rstd = 1 / sqrt(var +

@@ -9,7 +9,11 @@ import ferrograd as fg
 
 
 @pytest.mark.parametrize("affine", ["both", "weight", "none"])
-@pytest.mark.parametrize("shape,norm", [((7, 5, 6), (5, 6)), ((4, 33), (33,)), ((3, 1, 9), (9,))])
+@pytest.mark.parametrize(
+    "shape,norm",
+    # (300, 40): rows over several parts of the kernel (64 rows each).
+    [((7, 5, 6), (5, 6)), ((4, 33), (33,)), ((3, 1, 9), (9,)), ((300, 40), (40,))],
+)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_backward_matches_the_graph_backward(affine, shape, norm, dtype):
     dt = getattr(fg, dtype)
@@ -26,6 +30,22 @@ def test_fused_backward_matches_the_graph_backward(affine, shape, norm, dtype):
     for a, c in zip(fused, graph):
         assert a.shape == c.shape
         assert fg.allclose(a, c.detach(), rtol=tol, atol=tol)
+
+
+def test_fused_backward_bits_do_not_depend_on_the_thread_count(at_threads):
+    fg.manual_seed(2)
+    x = fg.randn(1000, 48, requires_grad=True)
+    w = fg.randn(48, requires_grad=True)
+    b = fg.randn(48, requires_grad=True)
+    g = fg.randn(1000, 48)
+
+    def grads():
+        y = fg.nn.functional.layer_norm(x, (48,), w, b)
+        return fg.autograd.grad(y, (x, w, b), g)
+
+    one, two = at_threads(1, grads), at_threads(2, grads)
+    for a, c in zip(one, two):
+        assert fg.equal(a, c)
 
 
 def test_fused_backward_of_x_alone_and_of_a_broadcast_gradient():
