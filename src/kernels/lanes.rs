@@ -366,7 +366,7 @@ pub fn layer_norm_backward_rows<T: VecFloat>(
     mean: &[T],
     rstd: &[T],
     cols: usize,
-    mut dx: Option<&mut [T]>,
+    dx: Option<&mut [T]>,
     dw: Option<&mut [T]>,
     db: Option<&mut [T]>,
 ) {
@@ -383,7 +383,7 @@ pub fn layer_norm_backward_rows<T: VecFloat>(
     let width = split + if want_b { cols } else { 0 };
     let parts = rows.div_ceil(LN_PART);
     let mut partial = vec![zero; parts * width];
-    let dx_out = dx.as_deref_mut().map(SharedOut::new);
+    let dx_out = dx.map(SharedOut::new);
     let part = |p: usize, sums: &mut [T]| {
         let (pw, pb) = sums.split_at_mut(split);
         let (mut gw_buf, mut tmp) = (vec![zero; cols], vec![zero; cols]);
