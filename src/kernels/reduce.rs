@@ -2,6 +2,7 @@
 //! lane) comes from one "lane" of input elements, the elements that differ
 //! only along the reduced dims.
 
+use super::shared_out::SharedOut;
 use crate::parallel::{for_each_chunk_mut_aligned, map_collect};
 use crate::tensor::{pool, Dims, Element, Float, Layout, Tensor};
 
@@ -252,6 +253,46 @@ pub fn arg_extreme<T: Element>(x: &[T], want_max: bool) -> (T, i64) {
         }
     }
     (best, bi as i64)
+}
+
+/// [`arg_extreme`] of every lane along the middle dim of a contiguous
+/// `[outer, n, inner]` buffer (`n > 0`, `inner > 1`): values and indices
+/// `[outer, inner]`. Blocks of neighbouring lanes fold whole rows (SIMD
+/// across the lanes) instead of gathering each lane; split over blocks.
+pub fn arg_extreme_rows<T: Element>(
+    x: &[T],
+    [outer, n, inner]: [usize; 3],
+    want_max: bool,
+) -> (Vec<T>, Vec<i64>) {
+    const W: usize = 512;
+    assert!(
+        n > 0 && x.len() == outer * n * inner,
+        "arg_extreme_rows: sizes"
+    );
+    let mut vals = pool::buffer::<T>(outer * inner);
+    let mut at = pool::buffer::<i64>(outer * inner);
+    let (vo, ao) = (SharedOut::new(&mut vals), SharedOut::new(&mut at));
+    let blocks = inner.div_ceil(W);
+    let run = |u: usize| {
+        let (o, j0) = (u / blocks, (u % blocks) * W);
+        let w = W.min(inner - j0);
+        // SAFETY: unit u alone writes outputs o * inner + j0 .. + w (units
+        // partition [outer, inner]); both buffers outlive the call.
+        let (best, idx) = unsafe { (vo.run(o * inner + j0, w), ao.run(o * inner + j0, w)) };
+        let row = |r: usize| &x[(o * n + r) * inner + j0..][..w];
+        best.copy_from_slice(row(0));
+        idx.fill(0);
+        for r in 1..n {
+            super::slices::extreme_step(best, idx, row(r), r as i64, want_max);
+        }
+    };
+    let units = outer * blocks;
+    if units > 1 && outer * n * inner >= super::PAR_THRESHOLD {
+        crate::parallel::for_each_index(units, &run);
+    } else {
+        (0..units).for_each(run);
+    }
+    (vals, at)
 }
 
 /// NaN-propagating maximum or minimum of a non-empty lane.

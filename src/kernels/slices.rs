@@ -153,6 +153,29 @@ pub trait MaxStep: Copy + PartialOrd {}
 impl<T: Copy + PartialOrd> MaxStep for T {}
 
 dispatched! {
+    /// One row's step of a running maximum (`want_max`) or minimum with
+    /// the row index: where `row[i]` beats `best[i]`, or is the first NaN,
+    /// `(row[i], r)` replaces `(best[i], at[i])` (the first index wins
+    /// among ties and NaNs, as [`super::reduce::arg_extreme`]).
+    pub fn extreme_step / extreme_step_plain / extreme_step_avx2<T>(
+        best: &mut [T], at: &mut [i64], row: &[T], r: i64, want_max: bool
+    )
+    where T: MaxStep
+    {
+        let n = best.len();
+        let (at, row) = (&mut at[..n], &row[..n]);
+        for i in 0..n {
+            let (b, v) = (best[i], row[i]);
+            let better = if want_max { v > b } else { v < b };
+            #[allow(clippy::eq_op)]
+            let take = better | ((v != v) & (b == b));
+            best[i] = if take { v } else { b };
+            at[i] = if take { r } else { at[i] };
+        }
+    }
+}
+
+dispatched! {
     /// One kernel position's step of a running maximum: for `i <
     /// best.len()`, where `src[first + i * step]` beats `best[i]` (or is
     /// NaN, or nothing was taken yet: `at[i] < 0`), it and its offset

@@ -28,8 +28,8 @@ use crate::kernels::binary::map2;
 use crate::kernels::fold::{Extreme, Prod, Sum};
 use crate::kernels::lanes::{CumSum, LogSumExp};
 use crate::kernels::reduce::{
-    along_dim, arg_extreme, fold, logsumexp_slice, reduce, reduce_lanes, reduced_shape, sum_sq_f64,
-    var_f64,
+    along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
+    reduced_shape, sum_sq_f64, var_f64,
 };
 use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
@@ -405,8 +405,13 @@ impl Tensor {
         check_nonempty_dims(self, &rd, op)?;
         let out_shape = reduced_shape(self.shape(), &rd, keepdim);
         let (values, idx) = dispatch_all!(self.dtype(), T => {
-            let pairs = reduce_lanes::<T, (T, i64)>(self, &rd, move |v| arg_extreme(v, want_max));
-            let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
+            let (v, i) = match extreme_rows_layout(self, &rd) {
+                // A non-last dim of a contiguous tensor: whole rows at a time.
+                Some(sizes) => super::conv::with_slice::<T, _>(self, |x| arg_extreme_rows(x, sizes, want_max))?,
+                None => reduce_lanes::<T, (T, i64)>(self, &rd, move |v| arg_extreme(v, want_max))
+                    .into_iter()
+                    .unzip(),
+            };
             (Tensor::from_data(T::wrap(v), &out_shape), Tensor::from_data(i64::wrap(i), &out_shape))
         });
         let shape = self.dims();
@@ -695,4 +700,14 @@ fn norm_backward(g: &Tensor, x: &Tensor, r: &Tensor, p: f64, rd: &[usize]) -> Re
     };
     let scale = g.div(&powf_d(&r_safe, p - 1.0)?)?.mul(&r_nonzero)?;
     scaled.mul(&scale)
+}
+
+/// `[outer, n, inner]` when reducing the single dim of `rd` of a contiguous
+/// `t` has `inner > 1` (the lanes run across rows), else `None`.
+fn extreme_rows_layout(t: &Tensor, rd: &[usize]) -> Option<[usize; 3]> {
+    let &[d] = rd else { return None };
+    let shape = t.shape();
+    let inner: usize = shape[d + 1..].iter().product();
+    (t.is_contiguous() && inner > 1 && shape[d] > 0)
+        .then(|| [shape[..d].iter().product(), shape[d], inner])
 }

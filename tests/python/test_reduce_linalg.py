@@ -728,3 +728,23 @@ def test_results_do_not_depend_on_thread_count():
                 assert np.array_equal(p, q)
     finally:
         fg.set_num_threads(before)
+
+
+@pytest.mark.parametrize("shape", [(5, 7, 3), (40, 30, 600), (3, 1000)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("fn", ["max", "min"])
+def test_max_min_dim_over_every_dim_with_ties_and_nans(shape, dtype, fn, at_threads):
+    # A non-last dim folds whole rows; the first index wins among ties,
+    # the first NaN wins over numbers (numpy's argmax/argmin rules).
+    rng = np.random.default_rng(1)
+    a = rng.integers(-3, 3, size=shape).astype(dtype)
+    if dtype != "int64":
+        a.flat[rng.integers(0, a.size, 20)] = np.nan
+    arg = np.argmax if fn == "max" else np.argmin
+    for d in range(len(shape)):
+        want_i = arg(a, axis=d)
+        want_v = np.take_along_axis(a, np.expand_dims(want_i, d), d).squeeze(d)
+        for n in (1, 2):
+            v, i = at_threads(n, lambda: getattr(fg.from_numpy(a), fn)(d))
+            np.testing.assert_array_equal(i.numpy(), want_i)
+            np.testing.assert_array_equal(v.numpy(), want_v)
