@@ -7,7 +7,7 @@
 //! layout stays inside its buffer and that the written layout has no two
 //! indices on one element, before anything is written.
 
-use super::iter::{has_internal_overlap, Plan, TILE_W};
+use super::iter::{has_internal_overlap, Plan};
 use super::shared_out::SharedOut;
 use super::slices;
 use super::transpose;
@@ -130,12 +130,16 @@ fn mem<T>(d: &[T]) -> (usize, usize) {
 
 /// A scratch buffer: on the stack up to a run's length, on the heap for a
 /// tile.
-type Scratch<T> = SmallVec<[T; TILE_W]>;
+type Scratch<T> = SmallVec<[T; RUN_PIECE]>;
+
+/// The longest piece of a strided run handed to a slice loop at once (its
+/// gathered operands stay in scratch on the stack).
+const RUN_PIECE: usize = 512;
 
 /// Calls `f(offsets, w, h)` for blocks covering the plan: tiles of a tiled
 /// plan (`h` rows of `w` along dim 0, row `i` at `offsets[k] + i *
 /// plan.outer(k)`), else runs (`h == 1`), cut into pieces of at most
-/// [`TILE_W`] unless every operand is contiguous or one value along them.
+/// [`RUN_PIECE`] unless every operand is contiguous or one value along them.
 fn each_block<const N: usize>(
     plan: &Plan<N>,
     grain: usize,
@@ -153,7 +157,7 @@ fn each_block<const N: usize>(
         }
         let mut j = 0;
         while j < len {
-            let n = TILE_W.min(len - j);
+            let n = RUN_PIECE.min(len - j);
             f(std::array::from_fn(|k| offs[k] + j * inner[k]), n, 1);
             j += n;
         }
