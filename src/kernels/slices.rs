@@ -225,38 +225,43 @@ dispatched! {
         let n = vals.len();
         let first = taps[0];
         let mut c0 = 0;
-        while c0 < n {
-            let nb = B.min(n - c0);
-            let mut b = [plane[first * c + c0]; B];
+        // Full blocks: a loop of constant length over locals, vectorised.
+        while c0 + B <= n {
+            let mut b: [T; B] = plane[first * c + c0..first * c + c0 + B]
+                .try_into()
+                .expect("a block of B");
             let mut a = [first as i64; B];
-            b[..nb].copy_from_slice(&plane[first * c + c0..first * c + c0 + nb]);
             for &p in &taps[1..] {
-                let src = &plane[p * c + c0..p * c + c0 + nb];
-                if nb == B {
-                    // The full block: a loop of constant length, vectorised.
-                    let src: &[T; B] = src.try_into().expect("a block of B");
-                    for i in 0..B {
-                        let v = src[i];
-                        #[allow(clippy::eq_op)]
-                        let take = (v > b[i]) | (v != v);
-                        b[i] = if take { v } else { b[i] };
-                        a[i] = if take { p as i64 } else { a[i] };
-                    }
-                } else {
-                    for i in 0..nb {
-                        let v = src[i];
-                        #[allow(clippy::eq_op)]
-                        let take = (v > b[i]) | (v != v);
-                        b[i] = if take { v } else { b[i] };
-                        a[i] = if take { p as i64 } else { a[i] };
-                    }
+                let src: &[T; B] =
+                    plane[p * c + c0..p * c + c0 + B].try_into().expect("a block of B");
+                for i in 0..B {
+                    let v = src[i];
+                    #[allow(clippy::eq_op)]
+                    let take = (v > b[i]) | (v != v);
+                    b[i] = if take { v } else { b[i] };
+                    a[i] = if take { p as i64 } else { a[i] };
                 }
             }
-            vals[c0..c0 + nb].copy_from_slice(&b[..nb]);
+            vals[c0..c0 + B].copy_from_slice(&b);
             if !at.is_empty() {
-                at[c0..c0 + nb].copy_from_slice(&a[..nb]);
+                at[c0..c0 + B].copy_from_slice(&a);
             }
-            c0 += nb;
+            c0 += B;
+        }
+        // The rest, element by element.
+        for ch in c0..n {
+            let (mut b, mut a) = (plane[first * c + ch], first as i64);
+            for &p in &taps[1..] {
+                let v = plane[p * c + ch];
+                #[allow(clippy::eq_op)]
+                if (v > b) | (v != v) {
+                    (b, a) = (v, p as i64);
+                }
+            }
+            vals[ch] = b;
+            if !at.is_empty() {
+                at[ch] = a;
+            }
         }
     }
 }
