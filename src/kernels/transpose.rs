@@ -85,27 +85,20 @@ mod sse {
         h: usize,
         dst: *mut f32,
     ) {
-        let (w4, h4) = (w & !3, h & !3);
-        for j in (0..w4).step_by(4) {
-            for i in (0..h4).step_by(4) {
-                let p = src.add(off + j * s0 + i);
-                let r0 = _mm_loadu_ps(p);
-                let r1 = _mm_loadu_ps(p.add(s0));
-                let r2 = _mm_loadu_ps(p.add(2 * s0));
-                let r3 = _mm_loadu_ps(p.add(3 * s0));
-                let t0 = _mm_unpacklo_ps(r0, r1);
-                let t1 = _mm_unpacklo_ps(r2, r3);
-                let t2 = _mm_unpackhi_ps(r0, r1);
-                let t3 = _mm_unpackhi_ps(r2, r3);
-                let q = dst.add(i * w + j);
-                _mm_storeu_ps(q, _mm_movelh_ps(t0, t1));
-                _mm_storeu_ps(q.add(w), _mm_movehl_ps(t1, t0));
-                _mm_storeu_ps(q.add(2 * w), _mm_movelh_ps(t2, t3));
-                _mm_storeu_ps(q.add(3 * w), _mm_movehl_ps(t3, t2));
-            }
-            edge(src, off, s0, (j, j + 4), (h4, h), dst, w);
-        }
-        edge(src, off, s0, (w4, w), (0, h), dst, w);
+        in_blocks::<f32, 4>(src, off, s0, w, h, dst, |p, q| {
+            let r0 = _mm_loadu_ps(p);
+            let r1 = _mm_loadu_ps(p.add(s0));
+            let r2 = _mm_loadu_ps(p.add(2 * s0));
+            let r3 = _mm_loadu_ps(p.add(3 * s0));
+            let t0 = _mm_unpacklo_ps(r0, r1);
+            let t1 = _mm_unpacklo_ps(r2, r3);
+            let t2 = _mm_unpackhi_ps(r0, r1);
+            let t3 = _mm_unpackhi_ps(r2, r3);
+            _mm_storeu_ps(q, _mm_movelh_ps(t0, t1));
+            _mm_storeu_ps(q.add(w), _mm_movehl_ps(t1, t0));
+            _mm_storeu_ps(q.add(2 * w), _mm_movelh_ps(t2, t3));
+            _mm_storeu_ps(q.add(3 * w), _mm_movehl_ps(t3, t2));
+        })
     }
 
     /// 8-byte elements in 2 x 2 blocks, the edges one by one.
@@ -120,19 +113,39 @@ mod sse {
         h: usize,
         dst: *mut f64,
     ) {
-        let (w2, h2) = (w & !1, h & !1);
-        for j in (0..w2).step_by(2) {
-            for i in (0..h2).step_by(2) {
-                let p = src.add(off + j * s0 + i);
-                let r0 = _mm_loadu_pd(p);
-                let r1 = _mm_loadu_pd(p.add(s0));
-                let q = dst.add(i * w + j);
-                _mm_storeu_pd(q, _mm_unpacklo_pd(r0, r1));
-                _mm_storeu_pd(q.add(w), _mm_unpackhi_pd(r0, r1));
+        in_blocks::<f64, 2>(src, off, s0, w, h, dst, |p, q| {
+            let r0 = _mm_loadu_pd(p);
+            let r1 = _mm_loadu_pd(p.add(s0));
+            _mm_storeu_pd(q, _mm_unpacklo_pd(r0, r1));
+            _mm_storeu_pd(q.add(w), _mm_unpackhi_pd(r0, r1));
+        })
+    }
+
+    /// Walks the block in `B` x `B` register blocks, `block(p, q)` moving
+    /// the one read at `p` (rows `s0` apart) to `q` (rows `w` apart), and
+    /// the edges element by element.
+    ///
+    /// # Safety
+    /// As [`blocks4`]; `block` reads and writes only the `B` x `B` block it
+    /// is given.
+    #[inline(always)]
+    unsafe fn in_blocks<T: Copy, const B: usize>(
+        src: *const T,
+        off: usize,
+        s0: usize,
+        w: usize,
+        h: usize,
+        dst: *mut T,
+        block: impl Fn(*const T, *mut T),
+    ) {
+        let (wb, hb) = (w - w % B, h - h % B);
+        for j in (0..wb).step_by(B) {
+            for i in (0..hb).step_by(B) {
+                block(src.add(off + j * s0 + i), dst.add(i * w + j));
             }
-            edge(src, off, s0, (j, j + 2), (h2, h), dst, w);
+            edge(src, off, s0, (j, j + B), (hb, h), dst, w);
         }
-        edge(src, off, s0, (w2, w), (0, h), dst, w);
+        edge(src, off, s0, (wb, w), (0, h), dst, w);
     }
 
     /// Columns `j0..j1`, rows `i0..i1`, one element at a time.
