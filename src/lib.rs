@@ -9,6 +9,7 @@
 //! ```
 
 pub mod autograd;
+pub mod buffer;
 pub mod error;
 pub mod kernels;
 pub mod nn;

@@ -55,7 +55,7 @@ fn grad_for(param: &Tensor, g: Tensor) -> Result<Tensor> {
         contiguous_strides(&pl.shape)
     };
     let exclusive =
-        Arc::strong_count(&g.0) == 1 && Arc::strong_count(&g.0.storage) == 1 && !g.is_view();
+        Arc::strong_count(&g.0) == 1 && Arc::strong_count(&g.storage) == 1 && !g.is_view();
     if exclusive && g.storage_offset() == 0 && g.strides() == &strides[..] {
         return Ok(g.detach());
     }

@@ -559,8 +559,8 @@ pub fn delayed_error(msg: &str, tensors: &[Option<Tensor>]) -> Vec<Option<Tensor
     let meta = aliases
         .iter()
         .map(|t| InputMeta {
-            shape: t.as_ref().map(Tensor::dims).unwrap_or_default(),
-            dtype: t.as_ref().map_or(DType::F32, Tensor::dtype),
+            shape: t.as_ref().map(|t| t.dims()).unwrap_or_default(),
+            dtype: t.as_ref().map_or(DType::F32, |t| t.dtype()),
         })
         .collect();
     let node = Arc::new(Node::new(

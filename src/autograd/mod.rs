@@ -8,6 +8,7 @@ pub mod engine;
 pub mod forward;
 pub mod function;
 pub mod grad_mode;
+pub mod meta;
 pub mod multi_grad_hook;
 pub mod node;
 pub mod profiler;
@@ -17,6 +18,7 @@ pub mod saved_hooks;
 pub use accumulate::AccumulateGrad;
 pub use function::{record, BackwardCtx, Record};
 pub use grad_mode::{enable_grad, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard};
+pub use meta::{AutogradMeta, PostAccumulateHook, TensorHook};
 pub use node::{Backward, Edge, Node};
 
 use crate::tensor::Tensor;

@@ -127,7 +127,7 @@ pub fn register_multi_grad_hook(
     let mut hooks = Vec::with_capacity(n);
     for (i, t) in tensors.iter().enumerate() {
         let (nodes, state, f) = (nodes.clone(), state.clone(), f.clone());
-        let hook: crate::tensor::TensorHook = Arc::new(move |g: Option<&Tensor>| {
+        let hook: crate::autograd::TensorHook = Arc::new(move |g: Option<&Tensor>| {
             let Some(task) = current_task() else {
                 bail!(
                     runtime,

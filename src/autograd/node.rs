@@ -2,7 +2,8 @@
 //! produced its inputs. Nodes are immutable once built, except for hooks,
 //! metadata and the saved tensors their backward releases.
 
-use crate::tensor::{DType, Dims, Tensor, TensorHook, TensorImpl};
+use super::TensorHook;
+use crate::tensor::{DType, Dims, Tensor, TensorImpl};
 use crate::Result;
 use parking_lot::Mutex;
 use std::any::Any;

@@ -82,7 +82,6 @@ pub type StackCapture = fn() -> Vec<String>;
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static RECORD_SHAPES: AtomicBool = AtomicBool::new(false);
 static WITH_STACK: AtomicBool = AtomicBool::new(false);
-static PROFILE_MEMORY: AtomicBool = AtomicBool::new(false);
 static STACK_CAPTURE: OnceLock<StackCapture> = OnceLock::new();
 /// Incremented by every `start`; a range only reports into its own session.
 static SESSION: AtomicU64 = AtomicU64::new(0);
@@ -112,18 +111,14 @@ pub fn set_stack_capture(f: StackCapture) {
 }
 
 /// Accounts `bytes` of tensor storage allocated (positive) or freed
-/// (negative) to the innermost open range on this thread. One relaxed load
-/// unless a `profile_memory` session is on.
-#[inline]
-pub fn memory_event(bytes: impl FnOnce() -> i64) {
-    if PROFILE_MEMORY.load(Ordering::Relaxed) {
-        let b = bytes();
-        STACK.with(|s| {
-            if let Some(top) = s.borrow_mut().last_mut() {
-                top.self_mem += b;
-            }
-        });
-    }
+/// (negative) to the innermost open range on this thread; the storage layer
+/// calls it while a `profile_memory` session is on (`observe_memory`).
+fn memory_event(bytes: i64) {
+    STACK.with(|s| {
+        if let Some(top) = s.borrow_mut().last_mut() {
+            top.self_mem += bytes;
+        }
+    });
 }
 
 fn thread_id() -> u64 {
@@ -160,7 +155,7 @@ pub fn start_with(opts: Options) -> Result<()> {
     EVENTS.lock().clear();
     RECORD_SHAPES.store(opts.record_shapes, Ordering::Relaxed);
     WITH_STACK.store(opts.with_stack, Ordering::Relaxed);
-    PROFILE_MEMORY.store(opts.profile_memory, Ordering::Relaxed);
+    crate::buffer::storage::observe_memory(memory_event, opts.profile_memory);
     SESSION.fetch_add(1, Ordering::AcqRel);
     ENABLED.store(true, Ordering::Release);
     Ok(())
@@ -170,7 +165,7 @@ pub fn start_with(opts: Options) -> Result<()> {
 /// when no session is on).
 pub fn stop() -> Vec<Event> {
     ENABLED.store(false, Ordering::Release);
-    PROFILE_MEMORY.store(false, Ordering::Relaxed);
+    crate::buffer::storage::observe_memory(memory_event, false);
     WITH_STACK.store(false, Ordering::Relaxed);
     let mut ev = std::mem::take(&mut *EVENTS.lock());
     ev.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.dur_ns)));

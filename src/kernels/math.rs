@@ -1,6 +1,22 @@
 //! Scalar math the standard library lacks.
 
 use super::unary::vmath;
+use crate::buffer::Float;
+
+/// erf for the float element types (the scalar form of the `erf` kernel).
+pub trait Erf: Float {
+    fn erf(self) -> Self;
+}
+impl Erf for f32 {
+    fn erf(self) -> f32 {
+        erf_f32(self)
+    }
+}
+impl Erf for f64 {
+    fn erf(self) -> f64 {
+        erf_f64(self)
+    }
+}
 
 /// erf: the branch-free [`vmath::erf_f64`] (within 1 ulp), so a scalar call
 /// gives the same bits as the vectorised `erf` op.

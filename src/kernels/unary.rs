@@ -77,7 +77,8 @@ pub(crate) fn apply1_kernel<T: Element, K: elementwise::RowApply<T>>(
 /// Scalar functions of the pointwise ops, generic over the float type.
 /// Constants follow ATen's CPU kernels so values match torch's.
 pub mod f {
-    use crate::tensor::Float;
+    use crate::buffer::Float;
+    use crate::kernels::math::Erf;
 
     #[inline(always)]
     fn c<T: Float>(v: f64) -> T {
@@ -104,12 +105,12 @@ pub mod f {
     }
     /// `x * Φ(x)` with the exact normal CDF.
     #[inline(always)]
-    pub fn gelu<T: Float>(x: T) -> T {
+    pub fn gelu<T: Erf>(x: T) -> T {
         x * c(0.5) * (T::one() + (x * c(std::f64::consts::FRAC_1_SQRT_2)).erf())
     }
     /// d gelu / dx = Φ(x) + x φ(x).
     #[inline(always)]
-    pub fn gelu_grad<T: Float>(x: T) -> T {
+    pub fn gelu_grad<T: Erf>(x: T) -> T {
         let k_alpha: T =
             c(std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5);
         let cdf = c::<T>(0.5) * (T::one() + (x * c(std::f64::consts::FRAC_1_SQRT_2)).erf());

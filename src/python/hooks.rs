@@ -170,7 +170,7 @@ fn check_result(
 }
 
 /// A Python gradient hook as the engine stores it.
-fn tensor_hook(f: Py<PyAny>) -> crate::tensor::TensorHook {
+fn tensor_hook(f: Py<PyAny>) -> crate::autograd::TensorHook {
     Arc::new(move |g: Option<&Tensor>| {
         Python::attach(|py| {
             let run = || -> PyResult<Option<Tensor>> {

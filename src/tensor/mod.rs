@@ -1,21 +1,17 @@
 //! The tensor handle: an `Arc` around storage + layout + autograd metadata.
 
 pub mod create;
-pub mod dtype;
-pub mod layout;
-pub mod pool;
 pub mod random;
-pub mod storage;
 
-use crate::autograd::node::{Edge, Node};
-use crate::autograd::AccumulateGrad;
+pub use crate::buffer::{dtype, layout, pool, storage};
+pub use crate::buffer::{
+    DType, Dims, Element, Float, Layout, Scalar, Storage, StorageData, Strided,
+};
 use crate::{bail, Result};
-pub use dtype::{DType, Element, Float, Scalar};
-pub use layout::{Dims, Layout};
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
-pub use storage::{Storage, StorageData};
+use std::sync::Arc;
 
 /// Counts in-place modifications; shared by a tensor and all its views.
 #[derive(Default, Debug)]
@@ -30,41 +26,15 @@ impl VersionCounter {
     }
 }
 
-/// A hook on a tensor's gradient: may return a replacement gradient. As in
-/// torch it is also called when the gradient is undefined (`None`), and may
-/// not replace an undefined gradient.
-pub type TensorHook = Arc<dyn Fn(Option<&Tensor>) -> Result<Option<Tensor>> + Send + Sync>;
-
-/// A hook run after a leaf's `.grad` was updated.
-pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
-
-/// Autograd state of one tensor.
-#[derive(Default)]
-pub struct AutogradMeta {
-    /// Set on leaves by the user (`requires_grad_()`); non-leaves require
-    /// grad because they have a `grad_fn`.
-    pub requires_grad: bool,
-    pub grad: Option<Tensor>,
-    pub grad_fn: Option<Arc<Node>>,
-    pub output_nr: usize,
-    pub grad_accumulator: Weak<Node>,
-    pub retains_grad: bool,
-    /// Hooks of a leaf, run by its AccumulateGrad before accumulation.
-    pub hooks: Vec<(u64, TensorHook)>,
-    /// Hooks run after `.grad` has been accumulated into a leaf.
-    pub post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
-    /// Forward-AD tangents, by level id (see `autograd::forward`).
-    pub fw_grads: Vec<(u64, Tensor)>,
-}
-
 pub struct TensorImpl {
-    pub(crate) storage: Arc<Storage>,
-    pub(crate) layout: Layout,
-    pub(crate) dtype: DType,
+    pub(crate) data: Strided,
     pub(crate) version: Arc<VersionCounter>,
     /// For a view: the tensor that owns the memory (never itself a view).
     pub(crate) view_base: Option<Tensor>,
-    pub(crate) autograd: Mutex<AutogradMeta>,
+    /// Autograd state, made on first use by `crate::autograd::meta` (the
+    /// tensor layer does not know its type, as torch's TensorImpl holds an
+    /// `AutogradMetaInterface`): tensors that never meet autograd carry none.
+    pub(crate) autograd: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 #[derive(Clone)]
@@ -85,45 +55,61 @@ impl std::fmt::Debug for Tensor {
     }
 }
 
+impl std::ops::Deref for Tensor {
+    type Target = Strided;
+    /// A tensor is a handle around a strided array: its shape, dtype,
+    /// layout and storage are the array's, and kernels take it as one.
+    fn deref(&self) -> &Strided {
+        &self.0.data
+    }
+}
+
+impl From<Strided> for Tensor {
+    /// A fresh tensor (no history, not a view) around a kernel's output.
+    fn from(data: Strided) -> Tensor {
+        Tensor::with_parts(data, Arc::default(), None)
+    }
+}
+
 impl Tensor {
+    fn with_parts(
+        data: Strided,
+        version: Arc<VersionCounter>,
+        view_base: Option<Tensor>,
+    ) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            data,
+            version,
+            view_base,
+            autograd: Mutex::new(None),
+        }))
+    }
+
     /// A fresh tensor owning `storage` laid out by `layout`.
     pub fn from_storage(storage: Arc<Storage>, layout: Layout) -> Tensor {
-        let dtype = storage.dtype();
-        Tensor(Arc::new(TensorImpl {
-            storage,
-            layout,
-            dtype,
-            version: Arc::default(),
-            view_base: None,
-            autograd: Mutex::new(AutogradMeta::default()),
-        }))
+        Tensor::from(Strided::new(storage, layout))
     }
 
     /// A view of this tensor's memory with another layout. Shares storage and
     /// version counter; carries no autograd history (callers record it).
     pub fn alias_with_layout(&self, layout: Layout) -> Tensor {
         let base = self.0.view_base.clone().unwrap_or_else(|| self.clone());
-        Tensor(Arc::new(TensorImpl {
-            storage: self.0.storage.clone(),
+        let data = Strided {
+            storage: self.storage.clone(),
             layout,
-            dtype: self.0.dtype,
-            version: self.0.version.clone(),
-            view_base: Some(base),
-            autograd: Mutex::new(AutogradMeta::default()),
-        }))
+            dtype: self.dtype,
+        };
+        Tensor::with_parts(data, self.0.version.clone(), Some(base))
     }
 
     /// Same memory, same version counter, no history and not a view
     /// (torch's `detach()`).
     pub fn detach(&self) -> Tensor {
-        Tensor(Arc::new(TensorImpl {
-            storage: self.0.storage.clone(),
-            layout: self.0.layout.clone(),
-            dtype: self.0.dtype,
-            version: self.0.version.clone(),
-            view_base: self.0.view_base.clone(),
-            autograd: Mutex::new(AutogradMeta::default()),
-        }))
+        Tensor::with_parts(
+            self.0.data.clone(),
+            self.0.version.clone(),
+            self.0.view_base.clone(),
+        )
     }
 
     /// torch's `.data`: the same memory and layout as a tensor of its own:
@@ -131,46 +117,18 @@ impl Tensor {
     /// counter, so in-place writes through it escape autograd's checks.
     /// (Also how a fresh buffer laid out with custom strides becomes a base.)
     pub fn data(&self) -> Tensor {
-        Tensor(Arc::new(TensorImpl {
-            storage: self.0.storage.clone(),
-            layout: self.0.layout.clone(),
-            dtype: self.0.dtype,
-            version: Arc::default(),
-            view_base: None,
-            autograd: Mutex::new(AutogradMeta::default()),
-        }))
+        Tensor::from(self.0.data.clone())
     }
 
-    // ----- plain accessors -----
-    pub fn shape(&self) -> &[usize] {
-        &self.0.layout.shape
+    /// The tensor that takes this one's place under `.data = data` (see
+    /// `replace_data`): `data`'s array with this tensor's version counter.
+    pub(crate) fn with_data_of(&self, data: &Tensor) -> Tensor {
+        Tensor::with_parts(data.0.data.clone(), self.0.version.clone(), None)
     }
-    pub fn dims(&self) -> Dims {
-        self.0.layout.shape.clone()
-    }
-    pub fn ndim(&self) -> usize {
-        self.0.layout.ndim()
-    }
-    pub fn numel(&self) -> usize {
-        self.0.layout.numel()
-    }
-    pub fn dtype(&self) -> DType {
-        self.0.dtype
-    }
-    pub fn layout(&self) -> &Layout {
-        &self.0.layout
-    }
-    pub fn strides(&self) -> &[usize] {
-        &self.0.layout.strides
-    }
+
+    // ----- plain accessors (shape, dtype, layout, storage: see `Strided`) -----
     pub fn storage_offset(&self) -> usize {
-        self.0.layout.offset
-    }
-    pub fn storage(&self) -> &Arc<Storage> {
-        &self.0.storage
-    }
-    pub fn is_contiguous(&self) -> bool {
-        self.0.layout.is_contiguous()
+        self.layout.offset
     }
     pub fn is_view(&self) -> bool {
         self.0.view_base.is_some()
@@ -198,215 +156,7 @@ impl Tensor {
         Arc::as_ptr(&self.0) as usize
     }
     pub fn data_ptr(&self) -> usize {
-        self.0.storage.data_ptr() + self.0.layout.offset * self.dtype().itemsize()
-    }
-
-    // ----- autograd metadata -----
-    pub(crate) fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
-        self.0.autograd.lock()
-    }
-    pub fn requires_grad(&self) -> bool {
-        let m = self.meta();
-        m.requires_grad || m.grad_fn.is_some()
-    }
-    pub fn is_leaf(&self) -> bool {
-        self.meta().grad_fn.is_none()
-    }
-    pub fn grad_fn(&self) -> Option<Arc<Node>> {
-        self.meta().grad_fn.clone()
-    }
-    pub fn output_nr(&self) -> usize {
-        self.meta().output_nr
-    }
-    pub fn grad(&self) -> Option<Tensor> {
-        self.meta().grad.clone()
-    }
-    pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
-        if let Some(g) = &grad {
-            if g.dtype() != self.dtype() {
-                bail!(
-                    runtime,
-                    "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they match.",
-                    g.dtype().cpp_type_name(),
-                    self.dtype().scalar_type_name()
-                );
-            }
-            if g.shape() != self.shape() {
-                bail!(
-                    runtime,
-                    "attempting to assign a gradient of size '{:?}' to a tensor of size '{:?}'. Please ensure that the gradient and the tensor are the same size",
-                    g.shape(),
-                    self.shape()
-                );
-            }
-        }
-        self.meta().grad = grad;
-        Ok(())
-    }
-    /// torch's `requires_grad_()`: only on leaves, only for floating dtypes.
-    pub fn set_requires_grad(&self, requires_grad: bool) -> Result<&Tensor> {
-        let mut m = self.meta();
-        if m.grad_fn.is_some() {
-            if !requires_grad {
-                bail!(
-                    runtime,
-                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
-                );
-            }
-            return Ok(self);
-        }
-        if requires_grad && !self.dtype().is_floating() {
-            bail!(
-                runtime,
-                "only Tensors of floating point dtype can require gradients"
-            );
-        }
-        m.requires_grad = requires_grad;
-        Ok(self)
-    }
-    /// Builder form of `set_requires_grad(true)` for fresh leaves.
-    pub fn requires_grad_(self, requires_grad: bool) -> Result<Tensor> {
-        self.set_requires_grad(requires_grad)?;
-        Ok(self)
-    }
-    pub fn retain_grad(&self) -> Result<()> {
-        let mut m = self.meta();
-        if m.grad_fn.is_none() {
-            if !m.requires_grad {
-                bail!(
-                    runtime,
-                    "can't retain_grad on Tensor that has requires_grad=False"
-                );
-            }
-            return Ok(()); // leaves always keep their grad
-        }
-        if m.retains_grad {
-            return Ok(());
-        }
-        m.retains_grad = true;
-        let node = m.grad_fn.clone().unwrap();
-        let nr = m.output_nr;
-        drop(m);
-        node.add_retain_grad(nr, Arc::downgrade(&self.0));
-        Ok(())
-    }
-    pub fn retains_grad(&self) -> bool {
-        self.meta().retains_grad
-    }
-    /// Sets the history of a fresh op output.
-    pub(crate) fn set_history(&self, node: Arc<Node>, output_nr: usize) {
-        let mut m = self.meta();
-        m.grad_fn = Some(node);
-        m.output_nr = output_nr;
-    }
-    /// Drops history in place (`detach_()`).
-    pub fn detach_(&self) -> Result<()> {
-        if self.is_view() && self.requires_grad() && !self.is_leaf() {
-            bail!(
-                runtime,
-                "Can't detach views in-place. Use detach() instead."
-            );
-        }
-        let mut m = self.meta();
-        m.grad_fn = None;
-        m.output_nr = 0;
-        m.requires_grad = false;
-        Ok(())
-    }
-    /// torch's `.data = data`: the tensor that takes this one's place, with
-    /// `data`'s memory, layout and dtype and this tensor's version counter
-    /// and autograd state (grad, grad_fn, hooks). The state moves: this
-    /// handle is left a plain tensor, and the AccumulateGrad of graphs that
-    /// already end at it adds into the new one (unless shape or dtype
-    /// changed, as torch then starts a new accumulator). Those graphs keep
-    /// the values they saved.
-    pub fn replace_data(&self, data: &Tensor) -> Result<Tensor> {
-        let mut m = self.meta();
-        if (m.requires_grad || m.grad_fn.is_some()) && !data.dtype().is_floating() {
-            bail!(
-                runtime,
-                "data set to a tensor that requires gradients must be floating point or complex dtype"
-            );
-        }
-        let mut moved = std::mem::take(&mut *m);
-        drop(m);
-        let new = Tensor(Arc::new(TensorImpl {
-            storage: data.0.storage.clone(),
-            layout: data.0.layout.clone(),
-            dtype: data.0.dtype,
-            version: self.0.version.clone(),
-            view_base: None,
-            autograd: Mutex::new(AutogradMeta::default()),
-        }));
-        if let Some(acc) = moved.grad_accumulator.upgrade() {
-            let same_kind = data.shape() == self.shape() && data.dtype() == self.dtype();
-            match acc.as_any().downcast_ref::<AccumulateGrad>() {
-                Some(acc) if same_kind => acc.set_variable(new.clone()),
-                _ => moved.grad_accumulator = Weak::new(),
-            }
-        }
-        if let (true, Some(f)) = (moved.retains_grad, &moved.grad_fn) {
-            f.add_retain_grad(moved.output_nr, Arc::downgrade(&new.0));
-        }
-        *new.meta() = moved;
-        Ok(new)
-    }
-    /// The edge a gradient for this tensor flows along: its grad_fn, or its
-    /// AccumulateGrad if it is a leaf that requires grad.
-    pub fn gradient_edge(&self) -> Option<Edge> {
-        let mut m = self.meta();
-        if let Some(f) = &m.grad_fn {
-            return Some(Edge {
-                node: f.clone(),
-                input_nr: m.output_nr,
-            });
-        }
-        if !m.requires_grad {
-            return None;
-        }
-        if let Some(acc) = m.grad_accumulator.upgrade() {
-            return Some(Edge {
-                node: acc,
-                input_nr: 0,
-            });
-        }
-        let acc = AccumulateGrad::new_node(self);
-        m.grad_accumulator = Arc::downgrade(&acc);
-        Some(Edge {
-            node: acc,
-            input_nr: 0,
-        })
-    }
-    /// The AccumulateGrad node of a leaf that requires grad, if one exists.
-    pub fn grad_accumulator(&self) -> Option<Arc<Node>> {
-        if !self.is_leaf() || !self.requires_grad() {
-            return None;
-        }
-        self.gradient_edge().map(|e| e.node)
-    }
-    pub fn add_hook(&self, id: u64, hook: TensorHook) {
-        let m = self.meta();
-        match m.grad_fn.clone() {
-            Some(node) => {
-                let nr = m.output_nr;
-                drop(m);
-                node.add_tensor_pre_hook(id, nr, hook);
-            }
-            None => {
-                drop(m);
-                self.meta().hooks.push((id, hook));
-            }
-        }
-    }
-    pub fn remove_hook(&self, id: u64) -> bool {
-        let mut m = self.meta();
-        let before = m.hooks.len() + m.post_accumulate_hooks.len();
-        m.hooks.retain(|(i, _)| *i != id);
-        m.post_accumulate_hooks.retain(|(i, _)| *i != id);
-        let removed = before != m.hooks.len() + m.post_accumulate_hooks.len();
-        let node = m.grad_fn.clone();
-        drop(m);
-        removed || node.map(|n| n.remove_hook(id)).unwrap_or(false)
+        self.storage.data_ptr() + self.layout.offset * self.dtype().itemsize()
     }
 
     // ----- data access -----
@@ -427,8 +177,8 @@ impl Tensor {
                 self.numel()
             );
         }
-        let st = self.0.storage.read();
-        let o = self.0.layout.offset;
+        let st = self.storage.read();
+        let o = self.layout.offset;
         Ok(match &*st {
             StorageData::Bool(b) => Scalar::Bool(b[o]),
             StorageData::I64(b) => Scalar::Int(b[o]),

@@ -4,6 +4,8 @@ use super::dtype::{DType, Element};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// A buffer of `T`: owned by Rust, or borrowed from a foreign owner (a NumPy
 /// array) that is kept alive for as long as the buffer exists.
@@ -117,6 +119,26 @@ fn storage_bytes(d: &StorageData) -> i64 {
     (d.len() * d.dtype().itemsize()) as i64
 }
 
+/// Where allocations and frees are reported while someone (the profiler)
+/// listens: set once, switched on and off by [`observe_memory`].
+static MEMORY_OBSERVER: OnceLock<fn(i64)> = OnceLock::new();
+static OBSERVING: AtomicBool = AtomicBool::new(false);
+
+/// Reports every storage allocation (+bytes) and free (-bytes) to
+/// `observer` while `on`; one observer per process (the first one set).
+pub fn observe_memory(observer: fn(i64), on: bool) {
+    let _ = MEMORY_OBSERVER.set(observer);
+    OBSERVING.store(on, Ordering::Relaxed);
+}
+
+fn memory_event(bytes: impl FnOnce() -> i64) {
+    if OBSERVING.load(Ordering::Relaxed) {
+        if let Some(f) = MEMORY_OBSERVER.get() {
+            f(bytes());
+        }
+    }
+}
+
 /// Shared, lockable storage. Readers (kernels) take the read lock; in-place
 /// ops take the write lock.
 pub struct Storage {
@@ -125,7 +147,7 @@ pub struct Storage {
 
 impl Storage {
     pub fn new(data: StorageData) -> Self {
-        crate::autograd::profiler::memory_event(|| storage_bytes(&data));
+        memory_event(|| storage_bytes(&data));
         Storage {
             data: RwLock::new(data),
         }
@@ -163,7 +185,7 @@ impl Drop for Storage {
     /// (`super::pool`) for reuse.
     fn drop(&mut self) {
         let data = self.data.get_mut();
-        crate::autograd::profiler::memory_event(|| -storage_bytes(data));
+        memory_event(|| -storage_bytes(data));
         if super::pool::wants(data) {
             let empty = StorageData::Bool(Buf::Owned(Vec::new()));
             super::pool::give(std::mem::replace(data, empty));

@@ -319,7 +319,6 @@ pub trait Float:
     fn tan(self) -> Self;
     fn tanh(self) -> Self;
     fn powf(self, e: Self) -> Self;
-    fn erf(self) -> Self;
     fn is_nan(self) -> bool;
     fn is_finite(self) -> bool;
     fn max_val(self, o: Self) -> Self;
@@ -327,7 +326,7 @@ pub trait Float:
 }
 
 macro_rules! impl_float {
-    ($t:ty, $erf:path) => {
+    ($t:ty) => {
         impl Float for $t {
             #[inline(always)]
             fn exp(self) -> Self {
@@ -374,10 +373,6 @@ macro_rules! impl_float {
                 <$t>::powf(self, e)
             }
             #[inline(always)]
-            fn erf(self) -> Self {
-                $erf(self)
-            }
-            #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
@@ -409,5 +404,5 @@ macro_rules! impl_float {
         }
     };
 }
-impl_float!(f32, crate::kernels::math::erf_f32);
-impl_float!(f64, crate::kernels::math::erf_f64);
+impl_float!(f32);
+impl_float!(f64);
