@@ -272,7 +272,7 @@ fn checksum() {
             let mut line = format!("{dtype:?} [3,{m},{k}] @ [3,{k},{n}]:");
             for p in paths(dtype) {
                 force_gemm_path(Some(p));
-                let r = matmul(&a, &b).unwrap().to_f64_vec();
+                let r = ferrograd::Tensor::from(matmul(&a, &b).unwrap()).to_f64_vec();
                 // FNV-1a over the values' bits (float32 ones exact in f64).
                 let h = r.iter().fold(0xcbf29ce484222325u64, |h, v| {
                     (h ^ v.to_bits()).wrapping_mul(0x100000001b3)

@@ -155,16 +155,16 @@ fn one(r: Result<Tensor>) -> Result<Vec<Tensor>> {
 fn kernel_gather_and_scatter() {
     let x = t(&[0., 1., 2., 3., 4., 5.], &[2, 3]);
     let idx = ti(&[2, 0, 1, 1], &[2, 2]);
-    let g = k::gather(&x, 1, &idx).unwrap();
+    let g = Tensor::from(k::gather(&x, 1, &idx).unwrap());
     assert_eq!(g.to_f64_vec(), vec![2., 0., 4., 4.]);
     // non-contiguous source
     let xt = x.transpose(0, 1).unwrap(); // [[0,3],[1,4],[2,5]]
-    let g = k::gather(&xt, 0, &ti(&[2, 0], &[1, 2])).unwrap();
+    let g = Tensor::from(k::gather(&xt, 0, &ti(&[2, 0], &[1, 2])).unwrap());
     assert_eq!(g.to_f64_vec(), vec![2., 3.]);
 
     let dst = Tensor::zeros(&[2, 3], DType::F64);
     let src = t(&[1., 2., 3., 4.], &[2, 2]);
-    k::scatter(&dst, 1, &idx, k::ScatterSrc::Tensor(&src), true).unwrap();
+    k::scatter(&dst, 1, &idx, k::ScatterSrc::Array(&src), true).unwrap();
     assert_eq!(dst.to_f64_vec(), vec![2., 0., 1., 0., 7., 0.]);
     k::scatter(
         &dst,
@@ -178,14 +178,7 @@ fn kernel_gather_and_scatter() {
     // int64 accumulation is exact
     let di = Tensor::zeros(&[1], DType::I64);
     let big = ti(&[1 << 60, 1], &[2]);
-    k::scatter(
-        &di,
-        0,
-        &ti(&[0, 0], &[2]),
-        k::ScatterSrc::Tensor(&big),
-        true,
-    )
-    .unwrap();
+    k::scatter(&di, 0, &ti(&[0, 0], &[2]), k::ScatterSrc::Array(&big), true).unwrap();
     assert_eq!(di.to_vec::<i64>(), vec![(1 << 60) + 1]);
 }
 
@@ -204,7 +197,7 @@ fn kernel_errors_do_not_panic_or_write() {
         &dst,
         1,
         &ti(&[0, 7], &[1, 2]),
-        k::ScatterSrc::Tensor(&src),
+        k::ScatterSrc::Array(&src),
         true
     )
     .is_err());
@@ -230,7 +223,7 @@ fn kernel_index_plan_placement() {
     // non-adjacent: broadcast dims first
     let p = plan_indices(x.shape(), &[i(), None, i()]).unwrap();
     assert_eq!(p.out_shape(x.shape()).as_slice(), &[2, 3, 5]);
-    let r = k::index_gather(&x, &p).unwrap();
+    let r = Tensor::from(k::index_gather(&x, &p).unwrap());
     // r[b, j, l] = x[b, j, b, l]
     assert_eq!(r.to_f64_vec()[0..5], x.to_f64_vec()[0..5]);
     let want = 60.0 + 20.0 + 5.0; // x[1, 1, 1, 0]

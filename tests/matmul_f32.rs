@@ -13,12 +13,20 @@
 //! test takes `LOCK`.
 
 use ferrograd::kernels::matmul::{
-    crate_uses_avx512, force_gemm_path, gemm_path, matmul, matmul_reference, GemmPath,
+    self as kernel, crate_uses_avx512, force_gemm_path, gemm_path, GemmPath,
 };
-use ferrograd::{set_num_threads, DType, Tensor};
+use ferrograd::{set_num_threads, DType, Result, Tensor};
 use parking_lot::{Mutex, MutexGuard};
 
 static LOCK: Mutex<()> = Mutex::new(());
+
+fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    kernel::matmul(a, b).map(Tensor::from)
+}
+
+fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    kernel::matmul_reference(a, b).map(Tensor::from)
+}
 
 /// Holds `LOCK` with `path` forced; unforces it when dropped (a failed
 /// assertion included).

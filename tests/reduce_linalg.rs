@@ -2,8 +2,16 @@
 //! loops (odd shapes, strided, transposed and broadcast operands), values,
 //! gradients (numeric, first and second order) and error kinds.
 
-use ferrograd::kernels::matmul::{matmul, matmul_reference};
-use ferrograd::{autograd, DType, ErrorKind, Tensor};
+use ferrograd::kernels::matmul as kernel;
+use ferrograd::{autograd, DType, ErrorKind, Result, Tensor};
+
+fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    kernel::matmul(a, b).map(Tensor::from)
+}
+
+fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    kernel::matmul_reference(a, b).map(Tensor::from)
+}
 
 /// Deterministic pseudo-random values in [-1, 1).
 fn values(n: usize, seed: u64) -> Vec<f64> {

@@ -106,6 +106,14 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// The value as an element of `T`, converted as `full` converts it
+    /// (integers exactly into int64, everything else through float64).
+    pub fn cast<T: Element>(self) -> T {
+        match (T::DTYPE, self) {
+            (DType::I64, Scalar::Int(i)) => T::from_i64(i),
+            _ => T::from_f64(self.to_f64()),
+        }
+    }
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as i64 as f64,

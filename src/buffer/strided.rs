@@ -51,10 +51,27 @@ impl Strided {
     pub fn strides(&self) -> &[usize] {
         &self.layout.strides
     }
+    pub fn storage_offset(&self) -> usize {
+        self.layout.offset
+    }
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage
     }
     pub fn is_contiguous(&self) -> bool {
         self.layout.is_contiguous()
+    }
+    /// The same storage under another layout.
+    pub fn with_layout(&self, layout: Layout) -> Strided {
+        Strided {
+            storage: self.storage.clone(),
+            layout,
+            dtype: self.dtype,
+        }
+    }
+}
+
+impl std::fmt::Debug for Strided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Strided({:?}, {})", self.layout, self.dtype.name())
     }
 }

@@ -2,13 +2,13 @@
 
 use super::elementwise;
 use super::iter::output_layout;
-use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::{pool, Element, Layout, Storage, Tensor};
+use crate::buffer::layout::broadcast_shapes;
+use crate::buffer::{pool, Element, Layout, Strided};
 use crate::{bail, Result};
 use std::sync::Arc;
 
 /// The broadcast shape of `ts` and each one's layout expanded to it.
-fn broadcast<const N: usize>(ts: [&Tensor; N]) -> Result<(crate::tensor::Dims, [Layout; N])> {
+fn broadcast<const N: usize>(ts: [&Strided; N]) -> Result<(crate::buffer::Dims, [Layout; N])> {
     let mut shape = ts[0].dims();
     for t in &ts[1..] {
         if t.shape() != &shape[..] {
@@ -29,20 +29,20 @@ fn broadcast<const N: usize>(ts: [&Tensor; N]) -> Result<(crate::tensor::Dims, [
 /// out as torch lays it out (the inputs' memory order when they suggest
 /// one).
 pub fn map2<T: Element, U: Element>(
-    a: &Tensor,
-    b: &Tensor,
+    a: &Strided,
+    b: &Strided,
     f: impl Fn(T, T) -> U + Sync + Send,
-) -> Result<Tensor> {
+) -> Result<Strided> {
     map2_kernel(a, b, super::PAR_THRESHOLD, &elementwise::Each2(f))
 }
 
 /// [`map2`] with a kernel, split over the threads from `grain` elements.
 pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
-    a: &Tensor,
-    b: &Tensor,
+    a: &Strided,
+    b: &Strided,
     grain: usize,
     k: &K,
-) -> Result<Tensor> {
+) -> Result<Strided> {
     debug_assert!(a.dtype() == T::DTYPE && b.dtype() == T::DTYPE);
     let (l1, l2) = (a.layout(), b.layout());
     let n = l1.numel();
@@ -59,10 +59,7 @@ pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
             &db[l2.offset..l2.offset + n],
             &mut out,
         );
-        return Ok(Tensor::from_storage(
-            Arc::new(Storage::new(U::wrap(out))),
-            Layout::contiguous(&l1.shape),
-        ));
+        return Ok(Strided::fresh(U::wrap(out), Layout::contiguous(&l1.shape)));
     }
     let (shape, [la, lb]) = broadcast([a, b])?;
     let lo = output_layout(&shape, &[&la, &lb]);
@@ -73,23 +70,20 @@ pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
         let (da, db) = (sa.as_slice::<T>(), sb.as_slice::<T>());
         elementwise::zip_with(&mut out, &lo, (da, &la), (db, &lb), grain, k)?;
     }
-    Ok(Tensor::from_storage(
-        Arc::new(Storage::new(U::wrap(out))),
-        lo,
-    ))
+    Ok(Strided::fresh(U::wrap(out), lo))
 }
 
 /// `dst[i] = f(dst[i], src[i])` in place, `src` broadcast to `dst`'s shape.
 /// Both of dtype `T`. Does not bump the version.
 pub fn apply2_inplace<T: Element>(
-    dst: &Tensor,
-    src: &Tensor,
+    dst: &Strided,
+    src: &Strided,
     f: impl Fn(T, T) -> T + Sync + Send,
 ) -> Result<()> {
     let ls = src.layout().expand(dst.shape())?;
     // src may share dst's memory: read it into a buffer of its own first.
     if Arc::ptr_eq(dst.storage(), src.storage()) {
-        let vals = src.to_vec::<T>();
+        let vals = super::copy::to_vec_as::<T>(src);
         let lv = Layout::contiguous(src.shape()).expand(dst.shape())?;
         let mut d = dst.storage().write();
         let d = d.as_mut_slice::<T>();
@@ -108,7 +102,7 @@ pub fn apply2_inplace<T: Element>(
 }
 
 /// `dst += src` for gradient accumulation (same dtype, src broadcastable).
-pub fn add_assign(dst: &Tensor, src: &Tensor) -> Result<()> {
+pub fn add_assign(dst: &Strided, src: &Strided) -> Result<()> {
     if dst.dtype() != src.dtype() {
         bail!(
             runtime,
@@ -120,18 +114,18 @@ pub fn add_assign(dst: &Tensor, src: &Tensor) -> Result<()> {
     crate::dispatch_all!(dst.dtype(), T => add_assign_typed::<T>(dst, src))
 }
 
-fn add_assign_typed<T: Element>(dst: &Tensor, src: &Tensor) -> Result<()> {
+fn add_assign_typed<T: Element>(dst: &Strided, src: &Strided) -> Result<()> {
     apply2_inplace::<T>(dst, src, |x, y| T::from_f64(x.to_f64() + y.to_f64()))
 }
 
 /// `out[i] = f(a[i], b[i], c[i])` with broadcasting over all three; each
 /// operand has its own element type (e.g. a bool condition and two values).
 pub fn map3<A: Element, B: Element, C: Element, U: Element>(
-    a: &Tensor,
-    b: &Tensor,
-    c: &Tensor,
+    a: &Strided,
+    b: &Strided,
+    c: &Strided,
     f: impl Fn(A, B, C) -> U + Sync + Send,
-) -> Result<Tensor> {
+) -> Result<Strided> {
     debug_assert!(a.dtype() == A::DTYPE && b.dtype() == B::DTYPE && c.dtype() == C::DTYPE);
     let (shape, [la, lb, lc]) = broadcast([a, b, c])?;
     let lo = output_layout(&shape, &[&la, &lb, &lc]);
@@ -152,8 +146,5 @@ pub fn map3<A: Element, B: Element, C: Element, U: Element>(
             &f,
         )?;
     }
-    Ok(Tensor::from_storage(
-        Arc::new(Storage::new(U::wrap(out))),
-        lo,
-    ))
+    Ok(Strided::fresh(U::wrap(out), lo))
 }

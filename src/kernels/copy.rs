@@ -3,8 +3,8 @@
 
 use super::elementwise;
 use super::iter::has_internal_overlap;
-use crate::tensor::layout::for_each_offset;
-use crate::tensor::{pool, Element, Layout, Storage, StorageData, Tensor};
+use crate::buffer::layout::for_each_offset;
+use crate::buffer::{pool, DType, Element, Layout, Scalar, StorageData, Strided};
 use crate::{bail, dispatch_all, Result};
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ pub(crate) fn cast_into<U: Element>(
 }
 
 /// Reads `t`'s elements in row-major order as `U` (casting).
-pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
+pub fn to_vec_as<U: Element>(t: &Strided) -> Vec<U> {
     let l = t.layout();
     let mut out = pool::buffer::<U>(l.numel());
     let st = t.storage().read_recursive();
@@ -43,14 +43,14 @@ pub fn to_vec_as<U: Element>(t: &Tensor) -> Vec<U> {
 }
 
 /// A contiguous tensor with `t`'s values, cast to `U`'s dtype.
-pub fn contiguous_as<U: Element>(t: &Tensor) -> Tensor {
-    Tensor::from_data(U::wrap(to_vec_as::<U>(t)), t.shape())
+pub fn contiguous_as<U: Element>(t: &Strided) -> Strided {
+    Strided::contiguous(U::wrap(to_vec_as::<U>(t)), t.shape())
 }
 
 /// A copy of `t` cast to `U`'s dtype, laid out as torch's
 /// `preserve_format` lays it out: `t`'s strides when `t` is dense, else
 /// dense in `t`'s memory order.
-pub fn copy_as<U: Element>(t: &Tensor) -> Tensor {
+pub fn copy_as<U: Element>(t: &Strided) -> Strided {
     let l = t.layout();
     let lo = super::iter::output_layout(&l.shape, &[l]);
     let mut out = pool::buffer::<U>(lo.numel());
@@ -59,12 +59,12 @@ pub fn copy_as<U: Element>(t: &Tensor) -> Tensor {
         cast_into(&mut out, &lo, &st, l)
             .expect("a fresh dense output and an input inside its storage");
     }
-    Tensor::from_storage(Arc::new(Storage::new(U::wrap(out))), lo)
+    Strided::fresh(U::wrap(out), lo)
 }
 
 /// Writes `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`'s
 /// memory. Does not bump versions; callers do.
-pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+pub fn copy_into(dst: &Strided, src: &Strided) -> Result<()> {
     let ls = src.layout().expand(dst.shape())?;
     if Arc::ptr_eq(dst.storage(), src.storage()) {
         if *dst.layout() == ls {
@@ -81,8 +81,8 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 /// Fills `dst`'s elements with `v` (cast to its dtype). A broadcast `dst`
 /// (elements sharing memory) is allowed, as in torch.
-pub fn fill(dst: &Tensor, v: crate::Scalar) -> Result<()> {
-    fn go<T: Element>(dst: &Tensor, v: T) -> Result<()> {
+pub fn fill(dst: &Strided, v: Scalar) -> Result<()> {
+    fn go<T: Element>(dst: &Strided, v: T) -> Result<()> {
         let mut st = dst.storage().write();
         let d = st.as_mut_slice::<T>();
         let l = dst.layout();
@@ -92,22 +92,34 @@ pub fn fill(dst: &Tensor, v: crate::Scalar) -> Result<()> {
         }
         elementwise::apply(d, l, COPY_GRAIN, &|_| v)
     }
-    match dst.dtype() {
-        crate::DType::Bool => go::<bool>(dst, v.to_f64() != 0.0),
-        crate::DType::I64 => go::<i64>(
-            dst,
-            match v {
-                crate::Scalar::Int(i) => i,
-                other => other.to_f64() as i64,
-            },
-        ),
-        crate::DType::F32 => go::<f32>(dst, v.to_f64() as f32),
-        crate::DType::F64 => go::<f64>(dst, v.to_f64()),
+    dispatch_all!(dst.dtype(), T => go::<T>(dst, v.cast::<T>()))
+}
+
+/// Runs `f` on `t`'s elements (of dtype `T`) in row-major order as one
+/// slice: `t`'s own memory when it is contiguous, else a contiguous copy.
+pub fn with_slice<T: Element, R>(t: &Strided, f: impl FnOnce(&[T]) -> R) -> R {
+    let copy;
+    let t = if t.is_contiguous() {
+        t
+    } else {
+        copy = contiguous_as::<T>(t);
+        &copy
+    };
+    let st = t.storage().read_recursive();
+    let o = t.storage_offset();
+    f(&st.as_slice::<T>()[o..o + t.numel()])
+}
+
+/// `t`'s storage seen with its layout broadcast to `shape`.
+pub fn expanded(t: &Strided, shape: &[usize]) -> Result<Strided> {
+    if t.shape() == shape {
+        return Ok(t.clone());
     }
+    Ok(t.with_layout(t.layout().expand(shape)?))
 }
 
 /// Checks before writing into `dst` from something of dtype `src`.
-pub fn check_can_cast(src: crate::DType, dst: crate::DType) -> Result<()> {
+pub fn check_can_cast(src: DType, dst: DType) -> Result<()> {
     if src.category() > dst.category() {
         bail!(
             runtime,

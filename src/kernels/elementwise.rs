@@ -11,7 +11,7 @@ use super::iter::{has_internal_overlap, Plan};
 use super::shared_out::SharedOut;
 use super::slices;
 use super::transpose;
-use crate::tensor::layout::Layout;
+use crate::buffer::layout::Layout;
 use crate::{bail, Result};
 use smallvec::SmallVec;
 
@@ -571,7 +571,7 @@ mod tests {
     /// Row-major values of `l` in `d`.
     fn read(d: &[f32], l: &Layout) -> Vec<f32> {
         let mut v = Vec::new();
-        crate::tensor::layout::for_each_offset(&l.shape, &l.strides, l.offset, |o| v.push(d[o]));
+        crate::buffer::layout::for_each_offset(&l.shape, &l.strides, l.offset, |o| v.push(d[o]));
         v
     }
 

@@ -17,8 +17,8 @@
 
 use super::shared_out::SharedOut;
 use super::slices;
+use crate::buffer::layout::{contiguous_strides, Layout};
 use crate::parallel::{for_each_index, num_threads};
-use crate::tensor::layout::{contiguous_strides, Layout};
 use smallvec::SmallVec;
 
 /// A fold with a one-element accumulator of the element type.

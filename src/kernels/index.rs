@@ -6,11 +6,12 @@
 //! into a buffer before it takes the destination's write lock (a value may
 //! alias the destination).
 
+use super::copy::{expanded, to_vec_as, with_slice};
 use super::shared_out::SharedOut;
+use crate::buffer::layout::{for_each_offset, for_each_offset2, for_each_offset3};
+use crate::buffer::pool;
+use crate::buffer::{DType, Dims, Element, Layout, StorageData, Strided};
 use crate::parallel::{for_each_index, num_threads};
-use crate::tensor::layout::{for_each_offset, for_each_offset2, for_each_offset3};
-use crate::tensor::pool;
-use crate::tensor::{DType, Dims, Element, Layout, StorageData, Tensor};
 use crate::{bail, Result};
 
 /// Addition for accumulating kernels (wrapping for int64, `or` for bool).
@@ -85,7 +86,7 @@ pub fn wrap_index(i: i64, size: usize, dim: usize) -> Result<usize> {
 
 /// The number of true elements of a bool tensor and, per dim, the
 /// coordinate of each in row-major order (torch's nonzero).
-pub fn nonzero(mask: &Tensor) -> (usize, Vec<Vec<i64>>) {
+pub fn nonzero(mask: &Strided) -> (usize, Vec<Vec<i64>>) {
     let (n, rows) = nonzero_rows(mask);
     let nd = mask.ndim();
     let coords = (0..nd)
@@ -106,14 +107,14 @@ pub fn nonzero(mask: &Tensor) -> (usize, Vec<Vec<i64>>) {
 /// row-major order (the layout of torch's `nonzero()`). Counted per fixed
 /// piece in parallel; then each piece walks its elements with an odometer
 /// (no division per element) and writes its own rows.
-pub fn nonzero_rows(mask: &Tensor) -> (usize, Vec<i64>) {
+pub fn nonzero_rows(mask: &Strided) -> (usize, Vec<i64>) {
     const PIECE: usize = 1 << 16;
     let owned;
     let guard = mask.storage().read_recursive();
     let vals: &[bool] = match mask.layout().contiguous_range() {
         Some(r) => &guard.as_slice::<bool>()[r],
         None => {
-            owned = mask.to_vec::<bool>();
+            owned = to_vec_as::<bool>(mask);
             &owned
         }
     };
@@ -268,7 +269,7 @@ impl AdvPlan {
 /// (leading position, indexed offset), copied as a run (or a strided
 /// gather) when the trailing dims merge into one, split over the threads
 /// by whole pieces.
-pub fn index_gather(src: &Tensor, plan: &AdvPlan) -> Result<Tensor> {
+pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
     let l = src.layout();
     let offs = plan.offsets(l)?;
     let shape = plan.out_shape(src.shape());
@@ -285,17 +286,17 @@ pub fn index_gather(src: &Tensor, plan: &AdvPlan) -> Result<Tensor> {
     for_each_offset(&pre_s, &pre_st, l.offset, |p| pre.push(p));
     let step = run_stride(&post_s, &post_st);
     fn go<T: Element>(
-        src: &Tensor,
+        src: &Strided,
         shape: &[usize],
         pre: &[usize],
         offs: &[usize],
         (piece, step): (usize, Option<usize>),
         (post_s, post_st): (&[usize], &[usize]),
-    ) -> Tensor {
+    ) -> Strided {
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
         let n: usize = shape.iter().product();
-        let mut out = crate::tensor::pool::buffer::<T>(n);
+        let mut out = crate::buffer::pool::buffer::<T>(n);
         if n > 0 {
             let grain = (1 << 15) / piece + 1;
             crate::parallel::for_each_chunk_mut_aligned(
@@ -341,7 +342,7 @@ pub fn index_gather(src: &Tensor, plan: &AdvPlan) -> Result<Tensor> {
                 },
             );
         }
-        Tensor::from_data(T::wrap(out), shape)
+        Strided::contiguous(T::wrap(out), shape)
     }
     Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(
         src, &shape, &pre, &offs, (piece, step), (&post_s, &post_st)
@@ -372,7 +373,7 @@ fn run_stride(shape: &[usize], strides: &[usize]) -> Option<usize> {
 /// column blocks of the trailing ones when there are few leading
 /// positions; within a unit the slices are added in index order, so every
 /// element sums in the same order at any thread count.
-pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Tensor) -> Result<Tensor> {
+pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Strided) -> Result<Strided> {
     let outer: usize = shape[..dim].iter().product();
     let inner: usize = shape[dim + 1..].iter().product();
     let (size, n) = (shape[dim], index.len());
@@ -447,32 +448,32 @@ pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Tensor) -> 
         );
     }
     let data = dispatch_acc!(g.dtype(), T => {
-        let v = crate::ops::conv::with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims))?;
+        let v = with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims));
         T::wrap(v)
     });
-    Ok(Tensor::from_data(data, shape))
+    Ok(Strided::contiguous(data, shape))
 }
 
 /// `dst[indices] = values` (or `+=` with `accumulate`) in `dst`'s memory.
 /// `values` must have `dst`'s dtype and broadcast to the indexed shape.
 /// Does not bump versions.
 pub fn index_scatter(
-    dst: &Tensor,
+    dst: &Strided,
     plan: &AdvPlan,
-    values: &Tensor,
+    values: &Strided,
     accumulate: bool,
 ) -> Result<()> {
     let offs = plan.offsets(dst.layout())?;
     let shape = plan.out_shape(dst.shape());
-    let values = values.broadcast_to_raw(&shape)?;
+    let values = expanded(values, &shape)?;
     fn go<T: Accumulate>(
-        dst: &Tensor,
+        dst: &Strided,
         plan: &AdvPlan,
         offs: &[usize],
-        values: &Tensor,
+        values: &Strided,
         accumulate: bool,
     ) {
-        let vals: Vec<T> = values.to_vec::<T>();
+        let vals: Vec<T> = to_vec_as::<T>(values);
         let mut st = dst.storage().write();
         let d = st.as_mut_slice::<T>();
         let mut it = vals.into_iter();
@@ -492,7 +493,7 @@ fn check_gather_scatter(
     op: &str,
     self_shape: &[usize],
     dim: usize,
-    index: &Tensor,
+    index: &Strided,
     src_shape: Option<&[usize]>,
 ) -> Result<()> {
     if index.dtype() != DType::I64 {
@@ -638,18 +639,18 @@ const GATHER_UNIT: usize = 1 << 14;
 /// `out[p] = src[p with p[dim] = index[p]]`, of `index`'s shape. One pass:
 /// each element is read as its index is checked (nothing is written to a
 /// tensor anyone sees before all are valid).
-pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
+pub fn gather(src: &Strided, dim: usize, index: &Strided) -> Result<Strided> {
     check_gather_scatter("gather", src.shape(), dim, index, None)?;
     let size = src.shape().get(dim).copied().unwrap_or(1);
     let stride = src.strides().get(dim).copied().unwrap_or(0);
     let (_, sst) = strides_without(src.layout(), dim);
     let (ishape, istrides) = padded(index.layout());
     fn go<T: Element>(
-        src: &Tensor,
-        index: &Tensor,
+        src: &Strided,
+        index: &Strided,
         (ishape, istrides, sst): (&[usize], &[usize], &[usize]),
         (dim, size, stride): (usize, usize, usize),
-    ) -> Result<Tensor> {
+    ) -> Result<Strided> {
         let ist = index.storage().read_recursive();
         let iv = ist.as_slice::<i64>();
         let st = src.storage().read_recursive();
@@ -710,7 +711,7 @@ pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
         if let Some((_, i)) = bad.into_inner() {
             check_gs_index(i, size, dim)?;
         }
-        Ok(Tensor::from_data(T::wrap(out), index.shape()))
+        Ok(Strided::contiguous(T::wrap(out), index.shape()))
     }
     crate::dispatch_all!(src.dtype(), T => go::<T>(
         src, index, (&ishape, &istrides, &sst), (dim, size, stride)
@@ -720,26 +721,26 @@ pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
 /// What scatter writes: a tensor of values (read at the index's positions)
 /// or one scalar value (already of the destination's dtype).
 pub enum ScatterSrc<'a> {
-    Tensor(&'a Tensor),
-    Value(crate::Scalar),
+    Array(&'a Strided),
+    Value(crate::buffer::Scalar),
 }
 
 /// `dst[p with p[dim] = index[p]] = src[p]` (or `+=` with `accumulate`)
 /// for every position `p` of `index`, in `dst`'s memory.
 pub fn scatter(
-    dst: &Tensor,
+    dst: &Strided,
     dim: usize,
-    index: &Tensor,
+    index: &Strided,
     src: ScatterSrc<'_>,
     accumulate: bool,
 ) -> Result<()> {
     let op = if accumulate { "scatter_add" } else { "scatter" };
     let src_shape = match &src {
-        ScatterSrc::Tensor(s) => Some(s.shape()),
+        ScatterSrc::Array(s) => Some(s.shape()),
         ScatterSrc::Value(_) => None,
     };
     check_gather_scatter(op, dst.shape(), dim, index, src_shape)?;
-    if let ScatterSrc::Tensor(s) = &src {
+    if let ScatterSrc::Array(s) = &src {
         if s.dtype() != dst.dtype() {
             bail!(
                 runtime,
@@ -753,7 +754,7 @@ pub fn scatter(
     let (ishape, istrides) = padded(index.layout());
     let (_, dst_st) = strides_without(dst.layout(), dim);
     let src_st = match &src {
-        ScatterSrc::Tensor(s) => padded(s.layout()).1,
+        ScatterSrc::Array(s) => padded(s.layout()).1,
         ScatterSrc::Value(_) => smallvec::smallvec![0; ishape.len()],
     };
     // Every index is checked before anything is written.
@@ -806,7 +807,7 @@ pub fn scatter(
     let n = ishape.len();
     let split = if dim != 0 { 0 } else { n - 1 };
     let shares = match &src {
-        ScatterSrc::Tensor(s) => std::sync::Arc::ptr_eq(s.storage(), dst.storage()),
+        ScatterSrc::Array(s) => std::sync::Arc::ptr_eq(s.storage(), dst.storage()),
         ScatterSrc::Value(_) => false,
     };
     let parallel = split != dim
@@ -818,7 +819,7 @@ pub fn scatter(
     let bases = [
         index.storage_offset(),
         match &src {
-            ScatterSrc::Tensor(s) => s.storage_offset(),
+            ScatterSrc::Array(s) => s.storage_offset(),
             ScatterSrc::Value(_) => 0,
         },
         dst.storage_offset(),
@@ -835,8 +836,8 @@ pub fn scatter(
         ishape[split].div_ceil(4 * num_threads()).clamp(1, 32)
     };
     fn go<T: Accumulate>(
-        dst: &Tensor,
-        index: &Tensor,
+        dst: &Strided,
+        index: &Strided,
         src: &ScatterSrc<'_>,
         (shape, strides, bases): (&[usize], &[Dims; 3], [usize; 3]),
         (split, slab): (usize, usize),
@@ -847,15 +848,15 @@ pub fn scatter(
         let iv = ist.as_slice::<i64>();
         // A source sharing dst's storage is read from a copy.
         let (src_vals, value): (Option<Vec<T>>, T) = match src {
-            ScatterSrc::Tensor(s) if std::sync::Arc::ptr_eq(s.storage(), dst.storage()) => (
+            ScatterSrc::Array(s) if std::sync::Arc::ptr_eq(s.storage(), dst.storage()) => (
                 Some(s.storage().read_recursive().as_slice::<T>().to_vec()),
                 T::zero(),
             ),
-            ScatterSrc::Tensor(_) => (None, T::zero()),
-            ScatterSrc::Value(x) => (None, Tensor::scalar(*x, T::DTYPE).to_vec::<T>()[0]),
+            ScatterSrc::Array(_) => (None, T::zero()),
+            ScatterSrc::Value(x) => (None, x.cast::<T>()),
         };
         let src_guard = match src {
-            ScatterSrc::Tensor(s) if src_vals.is_none() => Some(s.storage().read_recursive()),
+            ScatterSrc::Array(s) if src_vals.is_none() => Some(s.storage().read_recursive()),
             _ => None,
         };
         let sv: &[T] = match (&src_vals, &src_guard) {
@@ -952,12 +953,10 @@ unsafe fn scatter_run<T: Accumulate, const ACC: bool>(
 
 /// Writes `value` into `dst` wherever `mask` (bool, broadcast to `dst`'s
 /// shape) is true. Does not bump versions.
-pub fn masked_fill(dst: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<()> {
-    let mask = mask.broadcast_to_raw(dst.shape())?;
-    let m: Vec<bool> = mask.to_vec::<bool>();
-    let v = Tensor::scalar(value, dst.dtype());
-    fn go<T: Element>(dst: &Tensor, m: &[bool], v: &Tensor) {
-        let x = v.to_vec::<T>()[0];
+pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) -> Result<()> {
+    let mask = expanded(mask, dst.shape())?;
+    let m: Vec<bool> = to_vec_as::<bool>(&mask);
+    fn go<T: Element>(dst: &Strided, m: &[bool], x: T) {
         let mut st = dst.storage().write();
         let d = st.as_mut_slice::<T>();
         let l = dst.layout();
@@ -969,15 +968,15 @@ pub fn masked_fill(dst: &Tensor, mask: &Tensor, value: crate::Scalar) -> Result<
             k += 1;
         });
     }
-    crate::dispatch_all!(dst.dtype(), T => go::<T>(dst, &m, &v));
+    crate::dispatch_all!(dst.dtype(), T => go::<T>(dst, &m, value.cast::<T>()));
     Ok(())
 }
 
 /// `!mask` for a bool tensor, contiguous.
-pub fn logical_not(mask: &Tensor) -> Tensor {
-    let v: Vec<bool> = mask.to_vec::<bool>().into_iter().map(|b| !b).collect();
-    Tensor::from_data(
-        StorageData::Bool(crate::tensor::storage::Buf::Owned(v)),
+pub fn logical_not(mask: &Strided) -> Strided {
+    let v: Vec<bool> = to_vec_as::<bool>(mask).into_iter().map(|b| !b).collect();
+    Strided::contiguous(
+        StorageData::Bool(crate::buffer::storage::Buf::Owned(v)),
         mask.shape(),
     )
 }

@@ -29,7 +29,7 @@
 // Loops over `0..N` index several per-operand arrays at once.
 #![allow(clippy::needless_range_loop)]
 
-use crate::tensor::layout::{Dims, Layout};
+use crate::buffer::layout::{Dims, Layout};
 use smallvec::SmallVec;
 
 /// Tile width along the innermost dim (the run length inside a tile).

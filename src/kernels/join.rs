@@ -11,9 +11,9 @@
 
 use super::copy::cast_into;
 use super::shared_out::SharedOut;
+use crate::buffer::layout::{contiguous_strides, numel};
+use crate::buffer::{pool, DType, Element, Layout, StorageData, Strided};
 use crate::parallel::{for_each_index, num_threads};
-use crate::tensor::layout::{contiguous_strides, numel};
-use crate::tensor::{pool, DType, Element, Layout, StorageData, Tensor};
 use crate::{dispatch_all, Result};
 
 /// Output elements per unit of work: a block of rows (or of one long row)
@@ -30,7 +30,7 @@ const SHORT: usize = 8;
 /// layout being the one to read it with (for `stack`, the tensor's layout
 /// with a size-1 dim inserted at `d`); its shape equals `shape` except
 /// along `d`, and the sizes along `d` add up to `shape[d]`.
-pub fn cat(srcs: &[(&Tensor, Layout)], d: usize, shape: &[usize], dt: DType) -> Result<Tensor> {
+pub fn cat(srcs: &[(&Strided, Layout)], d: usize, shape: &[usize], dt: DType) -> Result<Strided> {
     dispatch_all!(dt, U => cat_as::<U>(srcs, d, shape))
 }
 
@@ -42,7 +42,7 @@ struct Direct<'a, U> {
     col: usize,
 }
 
-fn cat_as<U: Element>(srcs: &[(&Tensor, Layout)], d: usize, shape: &[usize]) -> Result<Tensor> {
+fn cat_as<U: Element>(srcs: &[(&Strided, Layout)], d: usize, shape: &[usize]) -> Result<Strided> {
     let mut out = pool::buffer::<U>(numel(shape));
     let outer: usize = shape[..d].iter().product();
     let inner: usize = shape[d + 1..].iter().product();
@@ -80,7 +80,7 @@ fn cat_as<U: Element>(srcs: &[(&Tensor, Layout)], d: usize, shape: &[usize]) -> 
         cast_into(&mut out, &lo, g, l)?;
     }
     drop(guards);
-    Ok(Tensor::from_data(U::wrap(out), shape))
+    Ok(Strided::contiguous(U::wrap(out), shape))
 }
 
 /// Copies every direct source into its columns of `out` (`outer` rows of
@@ -143,12 +143,12 @@ fn copy_direct<U: Element>(out: &mut [U], direct: &[Direct<'_, U>], outer: usize
 mod tests {
     use super::*;
 
-    fn arange(n: usize, shape: &[usize]) -> Tensor {
-        Tensor::from_vec((0..n).map(|v| v as f32).collect::<Vec<_>>(), shape).unwrap()
+    fn arange(n: usize, shape: &[usize]) -> Strided {
+        Strided::contiguous(f32::wrap((0..n).map(|v| v as f32).collect()), shape)
     }
 
     /// The join written the slow, obvious way: element by element.
-    fn reference(srcs: &[Tensor], d: usize) -> Vec<f32> {
+    fn reference(srcs: &[Strided], d: usize) -> Vec<f32> {
         let mut shape = srcs[0].dims();
         shape[d] = srcs.iter().map(|t| t.shape()[d]).sum();
         let outer: usize = shape[..d].iter().product();
@@ -178,7 +178,7 @@ mod tests {
         for threads in [1, 2] {
             crate::parallel::set_num_threads(threads);
             for (shapes, d) in cases {
-                let srcs: Vec<Tensor> = shapes
+                let srcs: Vec<Strided> = shapes
                     .iter()
                     .enumerate()
                     .map(|(i, s)| {
@@ -186,20 +186,20 @@ mod tests {
                         // sources contiguous, of another dtype, or strided
                         match i % 3 {
                             0 => arange(n, s),
-                            1 => arange(n, s).to_dtype(DType::F64).unwrap(),
+                            1 => super::super::copy::copy_as::<f64>(&arange(n, s)),
                             _ => {
                                 let last = s.len() - 1;
                                 let mut wide = s.to_vec();
                                 wide[last] *= 2;
                                 let w = arange(2 * n, &wide);
-                                w.alias_with_layout(w.layout().slice(last, 0, wide[last], 2))
+                                w.with_layout(w.layout().slice(last, 0, wide[last], 2))
                             }
                         }
                     })
                     .collect();
                 let mut shape = srcs[0].dims();
                 shape[*d] = srcs.iter().map(|t| t.shape()[*d]).sum();
-                let with: Vec<(&Tensor, Layout)> =
+                let with: Vec<(&Strided, Layout)> =
                     srcs.iter().map(|t| (t, t.layout().clone())).collect();
                 let got = cat(&with, *d, &shape, DType::F32).unwrap();
                 assert_eq!(got.shape(), &shape[..]);

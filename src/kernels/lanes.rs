@@ -16,8 +16,8 @@ use super::fold::FoldElem;
 use super::shared_out::SharedOut;
 use super::slices;
 use super::unary::vmath;
+use crate::buffer::{Element, Float};
 use crate::parallel::{for_each_index, num_threads};
-use crate::tensor::{Element, Float};
 
 /// Lanes per block in the row loop (the accumulators stay in L1).
 const BLOCK_W: usize = 256;

@@ -30,8 +30,8 @@
 //! count or on which rows or columns a thread takes, so results are
 //! bitwise identical for every thread count.
 
-use crate::tensor::layout::for_each_offset2;
-use crate::tensor::{DType, Dims, Element, Tensor};
+use crate::buffer::layout::for_each_offset2;
+use crate::buffer::{DType, Dims, Element, Strided};
 use crate::{bail, Result};
 use gemm::Parallelism;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -197,7 +197,7 @@ pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
 /// batch shapes (callers broadcast them first; stride-0 batch or matrix dims
 /// are fine). Both of the same dtype; the result is a fresh contiguous
 /// `[batch.., m, n]` tensor.
-pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
     check(a, b)?;
     match a.dtype() {
         DType::F32 => Ok(matmul_typed::<f32>(a, b, false)),
@@ -209,7 +209,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// [`matmul`] with the plain loop for every dtype: the reference the tests
 /// check the kernels against.
-pub fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+pub fn matmul_reference(a: &Strided, b: &Strided) -> Result<Strided> {
     check(a, b)?;
     match a.dtype() {
         DType::F32 => Ok(matmul_typed::<f32>(a, b, true)),
@@ -219,7 +219,7 @@ pub fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
 }
 
-fn check(a: &Tensor, b: &Tensor) -> Result<()> {
+fn check(a: &Strided, b: &Strided) -> Result<()> {
     let (na, nb) = (a.ndim(), b.ndim());
     if na < 2 || nb < 2 || na != nb || a.shape()[..na - 2] != b.shape()[..nb - 2] {
         bail!(
@@ -648,7 +648,7 @@ fn row_split(path: Option<GemmPath>, [m, n, k]: [usize; 3], threads: usize) -> O
     }
 }
 
-fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
+fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Strided {
     let nd = a.ndim();
     let (la, lb) = (a.layout(), b.layout());
     let (m, k, n) = (la.shape[nd - 2], la.shape[nd - 1], lb.shape[nd - 1]);
@@ -662,10 +662,10 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
     let mut out = if reference {
         vec![T::zero(); nbatch * m * n]
     } else {
-        crate::tensor::pool::buffer::<T>(nbatch * m * n)
+        crate::buffer::pool::buffer::<T>(nbatch * m * n)
     };
     if out.is_empty() {
-        return Tensor::from_data(T::wrap(out), &out_shape);
+        return Strided::contiguous(T::wrap(out), &out_shape);
     }
     // Offsets of every matrix pair, in row-major batch order.
     let mut offs = Vec::with_capacity(nbatch);
@@ -677,7 +677,7 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
         lb.offset,
         |oa, ob| offs.push((oa, ob)),
     );
-    let mat = |off, l: &crate::tensor::Layout| Mat {
+    let mat = |off, l: &crate::buffer::Layout| Mat {
         off,
         rs: l.strides[nd - 2],
         cs: l.strides[nd - 1],
@@ -691,7 +691,7 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
             naive(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k]);
         }
         drop((sa, sb));
-        return Tensor::from_data(T::wrap(out), &out_shape);
+        return Strided::contiguous(T::wrap(out), &out_shape);
     }
     let mnk = [m, n, k];
     // One choice of kernel for the whole batch.
@@ -747,16 +747,13 @@ fn matmul_typed<T: MatElem>(a: &Tensor, b: &Tensor, reference: bool) -> Tensor {
         }
     }
     drop((sa, sb));
-    Tensor::from_data(T::wrap(out), &out_shape)
+    Strided::contiguous(T::wrap(out), &out_shape)
 }
 
 /// Dot product of two 1-D tensors of the same dtype and length.
-pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let a2 = a.alias_with_layout(a.layout().unsqueeze(0));
-    let b2 = b.alias_with_layout(b.layout().unsqueeze(1));
+pub fn dot(a: &Strided, b: &Strided) -> Result<Strided> {
+    let a2 = a.with_layout(a.layout().unsqueeze(0));
+    let b2 = b.with_layout(b.layout().unsqueeze(1));
     let r = matmul(&a2, &b2)?;
-    Ok(Tensor::from_storage(
-        r.storage().clone(),
-        crate::tensor::Layout::contiguous(&[]),
-    ))
+    Ok(r.with_layout(crate::buffer::Layout::contiguous(&[])))
 }

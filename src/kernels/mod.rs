@@ -30,11 +30,11 @@ pub const PAR_THRESHOLD: usize = 1 << 15;
 macro_rules! dispatch_float {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::DType::F32 => {
+            $crate::buffer::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::DType::F64 => {
+            $crate::buffer::DType::F64 => {
                 type $T = f64;
                 $body
             }
@@ -52,19 +52,19 @@ macro_rules! dispatch_float {
 macro_rules! dispatch_all {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::DType::Bool => {
+            $crate::buffer::DType::Bool => {
                 type $T = bool;
                 $body
             }
-            $crate::DType::I64 => {
+            $crate::buffer::DType::I64 => {
                 type $T = i64;
                 $body
             }
-            $crate::DType::F32 => {
+            $crate::buffer::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::DType::F64 => {
+            $crate::buffer::DType::F64 => {
                 type $T = f64;
                 $body
             }
@@ -78,19 +78,21 @@ macro_rules! dispatch_all {
 macro_rules! dispatch_numeric {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::DType::I64 => {
+            $crate::buffer::DType::I64 => {
                 type $T = i64;
                 $body
             }
-            $crate::DType::F32 => {
+            $crate::buffer::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::DType::F64 => {
+            $crate::buffer::DType::F64 => {
                 type $T = f64;
                 $body
             }
-            $crate::DType::Bool => $crate::bail!(runtime, "\"{}\" not implemented for 'Bool'", $op),
+            $crate::buffer::DType::Bool => {
+                $crate::bail!(runtime, "\"{}\" not implemented for 'Bool'", $op)
+            }
         }
     };
 }

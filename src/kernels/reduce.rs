@@ -3,8 +3,8 @@
 //! only along the reduced dims.
 
 use super::shared_out::SharedOut;
+use crate::buffer::{pool, Dims, Element, Float, Layout, Strided};
 use crate::parallel::{for_each_chunk_mut_aligned, map_collect};
-use crate::tensor::{pool, Dims, Element, Float, Layout, Tensor};
 
 /// The output shape of reducing `dims` (sorted, unique) of `shape`.
 pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
@@ -27,7 +27,7 @@ pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
 /// order of the kept index. Borrows the storage when it is already laid out
 /// that way, else gathers once into a buffer.
 pub fn with_lanes<T: Element, R>(
-    t: &Tensor,
+    t: &Strided,
     dims: &[usize],
     f: impl FnOnce(&[T], usize) -> R,
 ) -> R {
@@ -75,7 +75,7 @@ pub fn with_lanes<T: Element, R>(
 
 /// Folds `t` (dtype `T`) over `dims` (sorted, unique) with `f`: a tensor
 /// of the reduced shape.
-pub fn fold<T, F>(t: &Tensor, dims: &[usize], keepdim: bool, f: &F) -> Tensor
+pub fn fold<T, F>(t: &Strided, dims: &[usize], keepdim: bool, f: &F) -> Strided
 where
     T: Element + super::fold::FoldElem,
     F: super::fold::Fold<T>,
@@ -87,13 +87,13 @@ where
         let st = t.storage().read_recursive();
         super::fold::fold(&mut out, st.as_slice::<T>(), t.layout(), dims, f);
     }
-    Tensor::from_data(T::wrap(out), &out_shape)
+    Strided::contiguous(T::wrap(out), &out_shape)
 }
 
 /// `f(lane_k)` for every lane (see [`with_lanes`]), in order; rayon above
 /// the size threshold.
 pub fn reduce_lanes<T: Element, R: Send>(
-    t: &Tensor,
+    t: &Strided,
     dims: &[usize],
     f: impl Fn(&[T]) -> R + Sync + Send,
 ) -> Vec<R> {
@@ -113,27 +113,27 @@ pub fn reduce_lanes<T: Element, R: Send>(
 
 /// `out[k] = f(lane_k)`: a tensor of the reduced shape.
 pub fn reduce<T: Element, U: Element>(
-    t: &Tensor,
+    t: &Strided,
     dims: &[usize],
     keepdim: bool,
     f: impl Fn(&[T]) -> U + Sync + Send,
-) -> Tensor {
+) -> Strided {
     let out_shape = reduced_shape(t.shape(), dims, keepdim);
-    Tensor::from_data(U::wrap(reduce_lanes(t, dims, f)), &out_shape)
+    Strided::contiguous(U::wrap(reduce_lanes(t, dims, f)), &out_shape)
 }
 
 /// A scan along `dim`: `f(lane_in, lane_out)` fills each output lane from
 /// the matching input lane. The result has `t`'s shape and is contiguous.
 pub fn map_lanes<T: Element, U: Element>(
-    t: &Tensor,
+    t: &Strided,
     dim: usize,
     f: impl Fn(&[T], &mut [U]) + Sync + Send,
-) -> Tensor {
+) -> Strided {
     let nd = t.ndim();
     if nd == 0 {
         let mut out = [U::zero()];
         with_lanes::<T, _>(t, &[], |d, _| f(d, &mut out));
-        return Tensor::from_data(U::wrap(out.to_vec()), &[]);
+        return Strided::contiguous(U::wrap(out.to_vec()), &[]);
     }
     let out = with_lanes::<T, _>(t, &[dim], |data, lane| {
         let mut out = vec![U::zero(); data.len()];
@@ -148,14 +148,14 @@ pub fn map_lanes<T: Element, U: Element>(
         out
     });
     if dim == nd - 1 {
-        return Tensor::from_data(U::wrap(out), t.shape());
+        return Strided::contiguous(U::wrap(out), t.shape());
     }
     // `out` is laid out with `dim` last: view it back in `t`'s dim order and
     // make that contiguous.
     let mut perm: Vec<usize> = (0..nd).filter(|&i| i != dim).collect();
     perm.push(dim);
     let pshape: Dims = perm.iter().map(|&i| t.shape()[i]).collect();
-    let permuted = Tensor::from_data(U::wrap(out), &pshape);
+    let permuted = Strided::contiguous(U::wrap(out), &pshape);
     let mut inverse = vec![0usize; nd];
     for (i, &p) in perm.iter().enumerate() {
         inverse[p] = i;
@@ -164,14 +164,14 @@ pub fn map_lanes<T: Element, U: Element>(
         .layout()
         .permute(&inverse)
         .expect("valid permutation");
-    crate::kernels::copy::contiguous_as::<U>(&permuted.alias_with_layout(l))
+    super::copy::contiguous_as::<U>(&permuted.with_layout(l))
 }
 
 /// Runs `op` along `dim` of `t` (made contiguous first if it is not): the
 /// result has `t`'s shape with `dim` of length `op.out_len(n)`, or
 /// `out_shape` when given (the same elements in another shape, e.g. with a
 /// reduced dim dropped).
-pub fn along_dim<T, U, A>(t: &Tensor, dim: usize, op: &A, out_shape: Option<&[usize]>) -> Tensor
+pub fn along_dim<T, U, A>(t: &Strided, dim: usize, op: &A, out_shape: Option<&[usize]>) -> Strided
 where
     T: Element,
     U: Element,
@@ -206,7 +206,7 @@ where
         let data = &st.as_slice::<T>()[o..o + x.numel()];
         super::lanes::along(data, [outer, n, inner], &mut out, op);
     }
-    Tensor::from_data(U::wrap(out), out_shape_given.unwrap_or(&out_shape))
+    Strided::contiguous(U::wrap(out), out_shape_given.unwrap_or(&out_shape))
 }
 
 /// Sum of squares, accumulated in f64.

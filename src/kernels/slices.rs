@@ -10,7 +10,7 @@
 //! Both builds perform the same operations in the same order (Rust never
 //! fuses `a * b + c` on its own), so results are bitwise identical.
 
-use crate::tensor::Element;
+use crate::buffer::Element;
 use std::cell::Cell;
 
 /// A code path for the slice kernels.

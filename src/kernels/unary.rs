@@ -4,31 +4,30 @@ pub mod vmath;
 
 use super::elementwise;
 use super::iter::output_layout;
-use crate::tensor::{pool, Element, Storage, Tensor};
-use std::sync::Arc;
+use crate::buffer::{pool, Element, Strided};
 
 /// `out[i] = f(a[i])`; `a` must be of dtype `T`, `out` is of `U`. The
 /// result has the layout torch gives it (`a`'s memory order when `a` is
 /// dense: a transposed input gives a transposed output).
-pub fn map1<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
+pub fn map1<T: Element, U: Element>(a: &Strided, f: impl Fn(T) -> U + Sync + Send) -> Strided {
     map1_grain(a, super::PAR_THRESHOLD, f)
 }
 
 /// [`map1`] split over the threads from `grain` elements.
 pub(crate) fn map1_grain<T: Element, U: Element>(
-    a: &Tensor,
+    a: &Strided,
     grain: usize,
     f: impl Fn(T) -> U + Sync + Send,
-) -> Tensor {
+) -> Strided {
     map1_kernel(a, grain, &elementwise::Each(f))
 }
 
 /// [`map1`] with a kernel, split over the threads from `grain` elements.
 pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
-    a: &Tensor,
+    a: &Strided,
     grain: usize,
     k: &K,
-) -> Tensor {
+) -> Strided {
     debug_assert!(a.dtype() == T::DTYPE);
     let l = a.layout();
     let n = l.numel();
@@ -38,10 +37,7 @@ pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
         let mut out = pool::buffer::<U>(n);
         let st = a.storage().read_recursive();
         k.run(&st.as_slice::<T>()[l.offset..l.offset + n], &mut out);
-        return Tensor::from_storage(
-            Arc::new(Storage::new(U::wrap(out))),
-            crate::tensor::Layout::contiguous(&l.shape),
-        );
+        return Strided::fresh(U::wrap(out), crate::buffer::Layout::contiguous(&l.shape));
     }
     let lo = output_layout(&l.shape, &[l]);
     let mut out = pool::buffer::<U>(lo.numel());
@@ -50,22 +46,22 @@ pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
         elementwise::map_with(&mut out, &lo, st.as_slice::<T>(), l, grain, k)
             .expect("a fresh dense output and an input inside its storage");
     }
-    Tensor::from_storage(Arc::new(Storage::new(U::wrap(out))), lo)
+    Strided::fresh(U::wrap(out), lo)
 }
 
 /// `a[i] = f(a[i])` in place. Does not bump the version. `a` must not
 /// have two indices on one element (in-place ops check first).
-pub fn apply1_inplace<T: Element>(a: &Tensor, f: impl Fn(T) -> T + Sync + Send) {
+pub fn apply1_inplace<T: Element>(a: &Strided, f: impl Fn(T) -> T + Sync + Send) {
     apply1_grain(a, super::PAR_THRESHOLD, f)
 }
 
-fn apply1_grain<T: Element>(a: &Tensor, grain: usize, f: impl Fn(T) -> T + Sync + Send) {
+fn apply1_grain<T: Element>(a: &Strided, grain: usize, f: impl Fn(T) -> T + Sync + Send) {
     apply1_kernel(a, grain, &elementwise::Each(f))
 }
 
 /// [`apply1_inplace`] with a kernel.
 pub(crate) fn apply1_kernel<T: Element, K: elementwise::RowApply<T>>(
-    a: &Tensor,
+    a: &Strided,
     grain: usize,
     k: &K,
 ) {

@@ -1,4 +1,4 @@
-//! Tensor-level loops for the SIMD functions of [`super::unary::vmath`],
+//! Strided-level loops for the SIMD functions of [`super::unary::vmath`],
 //! through the iteration layer: contiguous runs go to the function's slice
 //! kernel (`Unary::map`, on the best SIMD path), broadcast and gathered
 //! elements to `Unary::exact`; results are the same bits either way.
@@ -6,7 +6,7 @@
 
 use super::elementwise::{RowApply, RowMap, RowZip};
 use super::unary::vmath::{Binary, Unary};
-use crate::tensor::{Element, Tensor};
+use crate::buffer::{Element, Strided};
 use crate::Result;
 use std::marker::PhantomData;
 
@@ -56,17 +56,17 @@ impl<T: Copy, K: Binary<T>> RowZip<T, T> for Kernel<K> {
 
 /// `out[i] = K(a[i])` for a tensor of dtype `T`, laid out as torch lays
 /// out a unary op's result.
-pub fn map1<T: Element, K: Unary<T>>(a: &Tensor) -> Tensor {
+pub fn map1<T: Element, K: Unary<T>>(a: &Strided) -> Strided {
     super::unary::map1_kernel(a, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }
 
 /// `a[i] = K(a[i])` in place for a tensor of dtype `T`. Does not bump the
 /// version.
-pub fn apply1<T: Element, K: Unary<T>>(a: &Tensor) {
+pub fn apply1<T: Element, K: Unary<T>>(a: &Strided) {
     super::unary::apply1_kernel(a, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }
 
 /// `out[i] = K(a[i], b[i])` with broadcasting, `a` and `b` of dtype `T`.
-pub fn map2_simd<T: Element, K: Binary<T>>(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+pub fn map2_simd<T: Element, K: Binary<T>>(a: &Strided, b: &Strided) -> Result<Strided> {
     super::binary::map2_kernel(a, b, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }

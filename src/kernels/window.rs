@@ -8,7 +8,7 @@
 //! window hangs over the padding. The table depends on the geometry only, so
 //! every plane shares it.
 
-use crate::tensor::{pool, Element};
+use crate::buffer::{pool, Element};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -247,7 +247,7 @@ impl Windows {
         // A reused buffer zeroed by the thread that sums into it: a fresh
         // zeroed allocation would fault twice per page (the zero page on
         // the first read, a copy on the first write).
-        let mut out = crate::tensor::pool::buffer::<T>(planes * self.plane);
+        let mut out = crate::buffer::pool::buffer::<T>(planes * self.plane);
         let min_len = (crate::kernels::PAR_THRESHOLD).max(self.plane);
         crate::parallel::for_each_chunk_mut_aligned(
             &mut out,
@@ -285,8 +285,8 @@ impl Windows {
     pub fn max<T: Element>(&self, x: &[T]) -> (Vec<T>, Vec<i64>) {
         let planes = x.len() / self.plane.max(1);
         let l = self.l.max(1);
-        let mut at = crate::tensor::pool::buffer::<i64>(planes * self.l);
-        let mut vals = crate::tensor::pool::buffer::<T>(planes * self.l);
+        let mut at = crate::buffer::pool::buffer::<i64>(planes * self.l);
+        let mut vals = crate::buffer::pool::buffer::<T>(planes * self.l);
         let vals_out = super::shared_out::SharedOut::new(&mut vals);
         let min_len = (crate::kernels::PAR_THRESHOLD / self.k.max(1)).max(l);
         crate::parallel::for_each_chunk_mut_aligned(&mut at, min_len, l, |start, chunk| {
@@ -347,8 +347,8 @@ impl ChannelsLast2d {
         assert_eq!(x.len(), n * h * w * c, "channels-last pool: input size");
         let row = (ow * c).max(1);
         let total = n * oh * ow * c;
-        let mut at = crate::tensor::pool::buffer::<i64>(if with_index { total } else { 0 });
-        let mut vals = crate::tensor::pool::buffer::<T>(total);
+        let mut at = crate::buffer::pool::buffer::<i64>(if with_index { total } else { 0 });
+        let mut vals = crate::buffer::pool::buffer::<T>(total);
         let at_out = super::shared_out::SharedOut::new(&mut at);
         let min_len =
             (crate::kernels::PAR_THRESHOLD / (self.kernel[0] * self.kernel[1]).max(1)).max(row);

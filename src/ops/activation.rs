@@ -68,9 +68,9 @@ fn float_params<const N: usize>(
     Ok(match x.dtype() {
         DType::F32 => {
             let p = p.map(|v| v as f32);
-            map1::<f32, f32>(x, move |v| f32f(v, p))
+            Tensor::from(map1::<f32, f32>(x, move |v| f32f(v, p)))
         }
-        DType::F64 => map1::<f64, f64>(x, move |v| f64f(v, p)),
+        DType::F64 => Tensor::from(map1::<f64, f64>(x, move |v| f64f(v, p))),
         dt => bail!(
             runtime,
             "\"{kernel}\" not implemented for '{}'",
@@ -200,8 +200,8 @@ impl Tensor {
     pub fn logsigmoid(&self) -> Result<Tensor> {
         let rec = record("LogSigmoidBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => vmap::map1::<f32, vmath::LogSigmoid>(self),
-            DType::F64 => vmap::map1::<f64, vmath::LogSigmoid>(self),
+            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::LogSigmoid>(self)),
+            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::LogSigmoid>(self)),
             dt => bail!(
                 runtime,
                 "\"log_sigmoid_forward\" not implemented for '{}'",

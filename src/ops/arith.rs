@@ -20,12 +20,15 @@ macro_rules! numeric2 {
     ($a:expr, $b:expr, $dt:expr, |$x:ident, $y:ident| $e:expr) => {{
         let dt: DType = $dt;
         match dt {
-            DType::F32 => map2::<f32, f32>($a, $b, |$x, $y| $e),
-            DType::F64 => map2::<f64, f64>($a, $b, |$x, $y| $e),
-            DType::I64 => map2::<i64, i64>($a, $b, |$x: i64, $y: i64| $e),
+            DType::F32 => map2::<f32, f32>($a, $b, |$x, $y| $e).map(Tensor::from),
+            DType::F64 => map2::<f64, f64>($a, $b, |$x, $y| $e).map(Tensor::from),
+            DType::I64 => map2::<i64, i64>($a, $b, |$x: i64, $y: i64| $e).map(Tensor::from),
             DType::Bool => {
                 let (a, b) = ($a.cast_raw(DType::I64), $b.cast_raw(DType::I64));
-                Ok(map2::<i64, i64>(&a, &b, |$x: i64, $y: i64| $e)?.cast_raw(DType::Bool))
+                Ok(
+                    Tensor::from(map2::<i64, i64>(&a, &b, |$x: i64, $y: i64| $e)?)
+                        .cast_raw(DType::Bool),
+                )
             }
         }
     }};
@@ -86,7 +89,8 @@ impl Tensor {
         let dt = self.result_type(other).to_floating();
         let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
         let rec = record("DivBackward0", &[self, other]);
-        let out = crate::dispatch_float!(dt, T => map2::<T, T>(&a, &b, |x, y| x / y)?);
+        let out =
+            crate::dispatch_float!(dt, T => Tensor::from(map2::<T, T>(&a, &b, |x, y| x / y)?));
         rec.save("self", self)
             .save("other", other)
             .finish(out, |c| {
@@ -109,9 +113,9 @@ impl Tensor {
     pub fn neg(&self) -> Result<Tensor> {
         let rec = record("NegBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => map1::<f32, f32>(self, |x| -x),
-            DType::F64 => map1::<f64, f64>(self, |x| -x),
-            DType::I64 => map1::<i64, i64>(self, |x| x.wrapping_neg()),
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, |x| -x)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, |x| -x)),
+            DType::I64 => Tensor::from(map1::<i64, i64>(self, |x| x.wrapping_neg())),
             DType::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
         };
         rec.finish(out, |c| Ok(vec![Some(c.grad().neg()?)]))

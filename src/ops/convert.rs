@@ -27,14 +27,14 @@ impl Tensor {
         if dtype == self.dtype() {
             return self.clone();
         }
-        dispatch_all!(dtype, T => copy_as::<T>(self))
+        dispatch_all!(dtype, T => Tensor::from(copy_as::<T>(self)))
     }
     /// A copy with its own memory (torch's `clone()`), laid out as torch's
     /// `preserve_format`: `self`'s strides when dense, else dense in
     /// `self`'s memory order.
     pub fn clone_tensor(&self) -> Result<Tensor> {
         let rec = record("CloneBackward0", &[self]);
-        let out = dispatch_all!(self.dtype(), T => copy_as::<T>(self));
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(copy_as::<T>(self)));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// `self` if contiguous, else a contiguous copy (recorded as torch
@@ -44,7 +44,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         let rec = record("CloneBackward0", &[self]);
-        let out = dispatch_all!(self.dtype(), T => contiguous_as::<T>(self));
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(contiguous_as::<T>(self)));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// A zero-copy broadcast view with no history (for kernels).

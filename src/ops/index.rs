@@ -221,7 +221,7 @@ impl Tensor {
 
     pub(crate) fn index_plan(&self, plan: Arc<AdvPlan>) -> Result<Tensor> {
         let rec = record("IndexBackward0", &[self]);
-        let out = k::index_gather(self, &plan)?;
+        let out = Tensor::from(k::index_gather(self, &plan)?);
         let shape = self.dims();
         rec.finish(out, move |c| {
             let g = c.grad();
@@ -250,8 +250,7 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<Tensor> {
         let rec = record("IndexPutBackward0", &[self, values]);
-        let out =
-            crate::dispatch_all!(self.dtype(), T => crate::kernels::copy::contiguous_as::<T>(self));
+        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
         let v = values.cast_raw(self.dtype());
         k::index_scatter(&out, &plan, &v, accumulate)?;
         rec.finish(out, move |c| {
@@ -455,14 +454,19 @@ impl Tensor {
         idx.push(Some(Tensor::from_vec(iv.clone(), &[n])?));
         let plan = Arc::new(plan_indices(self.shape(), &idx)?);
         let rec = record("IndexSelectBackward0", &[self]);
-        let out = k::index_gather(self, &plan)?;
+        let out = Tensor::from(k::index_gather(self, &plan)?);
         let shape = self.dims();
         let index_values = iv;
         rec.save("index", index).finish(out, move |c| {
             let g = c.grad();
             if !crate::autograd::is_grad_enabled() {
                 // No graph of the backward: one kernel.
-                return Ok(vec![Some(k::index_add_new(&shape, d, &index_values, g)?)]);
+                return Ok(vec![Some(Tensor::from(k::index_add_new(
+                    &shape,
+                    d,
+                    &index_values,
+                    g,
+                )?))]);
             }
             let z = Tensor::zeros(&shape, g.dtype());
             Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])
@@ -493,7 +497,7 @@ impl Tensor {
         let plan = Arc::new(plan_indices(&flat_shape, &[Some(index.clone())])?);
         let flat = self.detach().reshape(&[-1])?;
         let rec = record("TakeBackward0", &[self]);
-        let out = k::index_gather(&flat, &plan)?;
+        let out = Tensor::from(k::index_gather(&flat, &plan)?);
         let shape = to_i64(self.shape());
         rec.save("index", index).finish(out, move |c| {
             let g = c.grad();
@@ -514,7 +518,7 @@ impl Tensor {
         let m = mask.broadcast_to_raw(&shape)?;
         let plan = Arc::new(plan_indices(&shape, &[Some(m)])?);
         let rec = record("MaskedSelectBackward0", &[self]);
-        let out = k::index_gather(&self.broadcast_to_raw(&shape)?, &plan)?;
+        let out = Tensor::from(k::index_gather(&*self.broadcast_to_raw(&shape)?, &plan)?);
         rec.save("mask", mask).finish(out, move |c| {
             let g = c.grad();
             let z = Tensor::zeros(&shape, g.dtype());
@@ -538,7 +542,7 @@ impl Tensor {
         }
         let d = wrap_dim(dim, self.ndim())?;
         let rec = record("GatherBackward0", &[self]);
-        let out = k::gather(self, d, index)?;
+        let out = Tensor::from(k::gather(self, d, index)?);
         let shape = self.dims();
         rec.save("index", index).finish(out, move |c| {
             let g = c.grad();
@@ -592,10 +596,9 @@ impl Tensor {
             Some(src) if accumulate => record("ScatterAddBackward0", &[self, src]),
             Some(src) => record("ScatterBackward0", &[self, src]),
         };
-        let out =
-            crate::dispatch_all!(self.dtype(), T => crate::kernels::copy::contiguous_as::<T>(self));
+        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
         let ks = match (src, value) {
-            (Some(s), _) => ScatterSrc::Tensor(s),
+            (Some(s), _) => ScatterSrc::Array(s),
             (None, Some(v)) => ScatterSrc::Value(v),
             _ => unreachable!("scatter needs src or value"),
         };
@@ -682,7 +685,7 @@ impl Tensor {
         let others: Vec<&Tensor> = src.into_iter().collect();
         let direct = || {
             let ks = match (src, value) {
-                (Some(s), _) => ScatterSrc::Tensor(s),
+                (Some(s), _) => ScatterSrc::Array(s),
                 (None, Some(v)) => ScatterSrc::Value(v),
                 _ => unreachable!("scatter needs src or value"),
             };
@@ -711,7 +714,7 @@ impl Tensor {
         let shape = self.check_mask(mask)?;
         let rec = record("MaskedFillBackward0", &[self]);
         let out = crate::dispatch_all!(self.dtype(), T =>
-            crate::kernels::copy::contiguous_as::<T>(&self.broadcast_to_raw(&shape)?));
+            Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)));
         k::masked_fill(&out, mask, value)?;
         rec.save("mask", mask).finish(out, move |c| {
             let m = c.saved(0)?;
@@ -731,7 +734,7 @@ impl Tensor {
         let shape = self.check_mask(mask)?;
         let rec = record("MaskedFillBackward1", &[self, value]);
         let out = crate::dispatch_all!(self.dtype(), T =>
-            crate::kernels::copy::contiguous_as::<T>(&self.broadcast_to_raw(&shape)?));
+            Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)));
         k::masked_fill(&out, mask, value.item()?)?;
         rec.save("mask", mask).finish(out, move |c| {
             let (g, m) = (c.grad(), c.saved(0)?);
@@ -741,7 +744,7 @@ impl Tensor {
                 None
             };
             let dv = if c.needs(1) {
-                let not_m = k::logical_not(&m);
+                let not_m = Tensor::from(k::logical_not(&m));
                 Some(g.masked_fill_scalar(&not_m, Scalar::Int(0))?.sum()?)
             } else {
                 None

@@ -73,8 +73,7 @@ impl Tensor {
         }
         // A stand-in for self's current value with self's autograd identity,
         // so what the op saves survives the overwrite below.
-        let before =
-            crate::dispatch_all!(self.dtype(), T => crate::kernels::copy::contiguous_as::<T>(self));
+        let before = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
         {
             let m = self.meta();
             if let Some(node) = m.grad_fn.clone() {

@@ -97,11 +97,11 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
             continue;
         }
         let n = t.shape()[d];
-        srcs.push((t, t.layout().clone()));
+        srcs.push((&**t, t.layout().clone()));
         spans.push(Some((off, n)));
         off += n;
     }
-    let out = join::cat(&srcs, d, &shape, dt)?;
+    let out = Tensor::from(join::cat(&srcs, d, &shape, dt)?);
     rec.finish(out, move |c| {
         let g = c.grad();
         spans
@@ -138,9 +138,9 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let rec = record("StackBackward0", &tensors.iter().collect::<Vec<_>>());
     let srcs: Vec<_> = tensors
         .iter()
-        .map(|t| (t, t.layout().unsqueeze(d)))
+        .map(|t| (&**t, t.layout().unsqueeze(d)))
         .collect();
-    let out = join::cat(&srcs, d, &shape, dt)?;
+    let out = Tensor::from(join::cat(&srcs, d, &shape, dt)?);
     let n = tensors.len();
     rec.finish(out, move |c| {
         let g = c.grad();

@@ -59,7 +59,7 @@ impl Tensor {
             );
         }
         let rec = record("MmBackward0", &[self, mat2]);
-        let out = kernel::matmul(self, mat2)?;
+        let out = Tensor::from(kernel::matmul(self, mat2)?);
         rec.save("self", self).save("mat2", mat2).finish(out, |c| {
             // As torch: a column-major operand gets a column-major gradient
             // (computed as the transpose of a row-major product), so a
@@ -146,7 +146,7 @@ impl Tensor {
         let a = self.broadcast_to_raw(&with(m, k))?;
         let b = other.broadcast_to_raw(&with(k, n))?;
         let rec = record("BmmBackward0", &[self, other]);
-        let out = kernel::matmul(&a, &b)?;
+        let out = Tensor::from(kernel::matmul(&a, &b)?);
         rec.save("self", self).save("mat2", other).finish(out, |c| {
             let g = c.grad();
             let da = if c.needs(0) {
@@ -198,7 +198,7 @@ impl Tensor {
             );
         }
         let col = vec.alias_with_layout(vec.layout().unsqueeze(1));
-        let out = kernel::matmul(self, &col)?;
+        let out = Tensor::from(kernel::matmul(self, &col)?);
         let rec = record("MvBackward0", &[self, vec]);
         let out = Tensor::from_storage(
             out.storage().clone(),
@@ -243,7 +243,7 @@ impl Tensor {
             bail!(runtime, "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", n, m, n, m);
         }
         let rec = record("DotBackward0", &[self, other]);
-        let out = kernel::dot(self, other)?;
+        let out = Tensor::from(kernel::dot(self, other)?);
         rec.save("self", self)
             .save("tensor", other)
             .finish(out, |c| {

@@ -41,11 +41,11 @@ impl Tensor {
                     posinf.map_or(f32::MAX, |v| v as f32),
                     neginf.map_or(f32::MIN, |v| v as f32),
                 );
-                map1::<f32, f32>(self, move |v| replace!(v, n, p, m))
+                Tensor::from(map1::<f32, f32>(self, move |v| replace!(v, n, p, m)))
             }
             _ => {
                 let (p, m) = (posinf.unwrap_or(f64::MAX), neginf.unwrap_or(f64::MIN));
-                map1::<f64, f64>(self, move |v| replace!(v, nan, p, m))
+                Tensor::from(map1::<f64, f64>(self, move |v| replace!(v, nan, p, m)))
             }
         };
         let finite: Slope = Arc::new(|x: &Tensor| x.isfinite()?.to_dtype(x.dtype()));

@@ -72,14 +72,14 @@ fn scalar_i64(s: Scalar) -> i64 {
 fn max_min_raw(a: &Tensor, b: &Tensor, dt: DType, is_max: bool) -> Result<Tensor> {
     let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
     Ok(match (dt, is_max) {
-        (DType::F32, true) => map2::<f32, f32>(&a, &b, |x, y| x.max_val(y))?,
-        (DType::F32, false) => map2::<f32, f32>(&a, &b, |x, y| x.min_val(y))?,
-        (DType::F64, true) => map2::<f64, f64>(&a, &b, |x, y| x.max_val(y))?,
-        (DType::F64, false) => map2::<f64, f64>(&a, &b, |x, y| x.min_val(y))?,
-        (DType::I64, true) => map2::<i64, i64>(&a, &b, |x, y| x.max(y))?,
-        (DType::I64, false) => map2::<i64, i64>(&a, &b, |x, y| x.min(y))?,
-        (DType::Bool, true) => map2::<bool, bool>(&a, &b, |x, y| x | y)?,
-        (DType::Bool, false) => map2::<bool, bool>(&a, &b, |x, y| x & y)?,
+        (DType::F32, true) => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.max_val(y))?),
+        (DType::F32, false) => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.min_val(y))?),
+        (DType::F64, true) => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.max_val(y))?),
+        (DType::F64, false) => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.min_val(y))?),
+        (DType::I64, true) => Tensor::from(map2::<i64, i64>(&a, &b, |x, y| x.max(y))?),
+        (DType::I64, false) => Tensor::from(map2::<i64, i64>(&a, &b, |x, y| x.min(y))?),
+        (DType::Bool, true) => Tensor::from(map2::<bool, bool>(&a, &b, |x, y| x | y)?),
+        (DType::Bool, false) => Tensor::from(map2::<bool, bool>(&a, &b, |x, y| x & y)?),
     })
 }
 
@@ -104,8 +104,10 @@ fn max_min_share(a: &Tensor, b: &Tensor, is_max: bool, out: DType) -> Result<Ten
     }
     fn go<T: Element>(a: &Tensor, b: &Tensor, is_max: bool, out: DType) -> Result<Tensor> {
         match out {
-            DType::F32 => map2::<T, f32>(a, b, move |x, y| share(x, y, is_max) as f32),
-            _ => map2::<T, f64>(a, b, move |x, y| share(x, y, is_max)),
+            DType::F32 => {
+                map2::<T, f32>(a, b, move |x, y| share(x, y, is_max) as f32).map(Tensor::from)
+            }
+            _ => map2::<T, f64>(a, b, move |x, y| share(x, y, is_max)).map(Tensor::from),
         }
     }
     let dt = a.result_type(b);
@@ -123,7 +125,7 @@ macro_rules! compare_ops {
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
                     let dt = self.result_type(other);
                     let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
-                    dispatch_all!(dt, T => map2::<T, bool>(&a, &b, |$x: T, $y: T| $e))
+                    dispatch_all!(dt, T => map2::<T, bool>(&a, &b, |$x: T, $y: T| $e).map(Tensor::from))
                 }
                 /// Against a Python number (wrapped-number promotion).
                 pub fn $scalar(&self, other: impl Into<Scalar>) -> Result<Tensor> {
@@ -189,18 +191,22 @@ impl Tensor {
         match self.dtype() {
             DType::F32 => map2::<f32, bool>(self, other, move |x, y| {
                 close(x, y, r32, a32, equal_nan, tol)
-            }),
+            })
+            .map(Tensor::from),
             DType::F64 => map2::<f64, bool>(self, other, move |x, y| {
                 close(x, y, rtol, atol, equal_nan, tol)
-            }),
+            })
+            .map(Tensor::from),
             DType::I64 => map2::<i64, bool>(self, other, move |x, y| {
                 let err = x.wrapping_sub(y).wrapping_abs() as f32;
                 x == y || (tol && err <= a32 + (r32 * y as f32).abs())
-            }),
+            })
+            .map(Tensor::from),
             DType::Bool => map2::<bool, bool>(self, other, move |x, y| {
                 let f = |b: bool| if b { 1f32 } else { 0.0 };
                 close(f(x), f(y), r32, a32, equal_nan, tol)
-            }),
+            })
+            .map(Tensor::from),
         }
     }
 
@@ -234,7 +240,7 @@ macro_rules! logical_ops {
                 $(#[$doc])*
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
                     let (a, b) = (self.cast_raw(DType::Bool), other.cast_raw(DType::Bool));
-                    map2::<bool, bool>(&a, &b, |$x, $y| $e)
+                    map2::<bool, bool>(&a, &b, |$x, $y| $e).map(Tensor::from)
                 }
                 /// In place: self keeps its dtype and holds 0/1.
                 pub fn $inplace(&self, other: &Tensor) -> Result<()> {
@@ -260,8 +266,8 @@ macro_rules! bitwise_ops {
                     let dt = self.result_type(other);
                     let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
                     match dt {
-                        DType::Bool => map2::<bool, bool>(&a, &b, |$x, $y| $e),
-                        DType::I64 => map2::<i64, i64>(&a, &b, |$x, $y| $e),
+                        DType::Bool => map2::<bool, bool>(&a, &b, |$x, $y| $e).map(Tensor::from),
+                        DType::I64 => map2::<i64, i64>(&a, &b, |$x, $y| $e).map(Tensor::from),
                         _ => bail!(runtime, "\"{}\" not implemented for '{}'", $kernel, dt.scalar_type_name()),
                     }
                 }
@@ -290,9 +296,9 @@ impl Tensor {
         let (a, b) = (self.cast_raw(dt), exponent.cast_raw(dt));
         let rec = record("PowBackward1", &[self, exponent]);
         let out = match dt {
-            DType::F32 => map2::<f32, f32>(&a, &b, |x, y| x.powf(y))?,
-            DType::F64 => map2::<f64, f64>(&a, &b, |x, y| x.powf(y))?,
-            DType::I64 => map2::<i64, i64>(&a, &b, ipow)?,
+            DType::F32 => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.powf(y))?),
+            DType::F64 => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.powf(y))?),
+            DType::I64 => Tensor::from(map2::<i64, i64>(&a, &b, ipow)?),
             DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
         };
         rec.save("self", self)
@@ -328,11 +334,11 @@ impl Tensor {
         let out = match dt {
             DType::F32 => {
                 let ev = e.to_f64();
-                map1::<f32, f32>(&x, move |v| f::pow_scalar(v, ev))
+                Tensor::from(map1::<f32, f32>(&x, move |v| f::pow_scalar(v, ev)))
             }
             DType::F64 => {
                 let ev = e.to_f64();
-                map1::<f64, f64>(&x, move |v| f::pow_scalar(v, ev))
+                Tensor::from(map1::<f64, f64>(&x, move |v| f::pow_scalar(v, ev)))
             }
             DType::I64 | DType::Bool => {
                 let ei = scalar_i64(e);
@@ -342,7 +348,9 @@ impl Tensor {
                         "Integers to negative integer powers are not allowed."
                     );
                 }
-                let r = map1::<i64, i64>(&x.cast_raw(DType::I64), move |v| ipow(v, ei));
+                let r = Tensor::from(map1::<i64, i64>(&x.cast_raw(DType::I64), move |v| {
+                    ipow(v, ei)
+                }));
                 r.cast_raw(dt)
             }
         };
@@ -371,15 +379,15 @@ impl Tensor {
         let out = match dt {
             DType::F32 => {
                 let bv = b.to_f64() as f32;
-                map1::<f32, f32>(&e, move |v| bv.powf(v))
+                Tensor::from(map1::<f32, f32>(&e, move |v| bv.powf(v)))
             }
             DType::F64 => {
                 let bv = b.to_f64();
-                map1::<f64, f64>(&e, move |v| bv.powf(v))
+                Tensor::from(map1::<f64, f64>(&e, move |v| bv.powf(v)))
             }
             DType::I64 => {
                 let bv = scalar_i64(b);
-                map1::<i64, i64>(&e, move |v| ipow(bv, v))
+                Tensor::from(map1::<i64, i64>(&e, move |v| ipow(bv, v)))
             }
             DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
         };
@@ -490,17 +498,17 @@ impl Tensor {
             DType::F32 => {
                 let lo = min.map_or(f32::NEG_INFINITY, |m| m.to_f64() as f32);
                 let hi = max.map_or(f32::INFINITY, |m| m.to_f64() as f32);
-                map1::<f32, f32>(&x, move |v| f::clamp(v, lo, hi))
+                Tensor::from(map1::<f32, f32>(&x, move |v| f::clamp(v, lo, hi)))
             }
             DType::F64 => {
                 let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
                 let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
-                map1::<f64, f64>(&x, move |v| f::clamp(v, lo, hi))
+                Tensor::from(map1::<f64, f64>(&x, move |v| f::clamp(v, lo, hi)))
             }
             DType::I64 => {
                 let lo = min.map_or(i64::MIN, scalar_i64);
                 let hi = max.map_or(i64::MAX, scalar_i64);
-                map1::<i64, i64>(&x, move |v| v.max(lo).min(hi))
+                Tensor::from(map1::<i64, i64>(&x, move |v| v.max(lo).min(hi)))
             }
             DType::Bool => bail!(runtime, "\"clamp_scalar_cpu\" not implemented for 'Bool'"),
         };
@@ -511,9 +519,11 @@ impl Tensor {
             let inside = match x.dtype() {
                 DType::F32 => {
                     let (lo, hi) = (lo as f32, hi as f32);
-                    map1::<f32, bool>(&x, move |v| v >= lo && v <= hi)
+                    Tensor::from(map1::<f32, bool>(&x, move |v| v >= lo && v <= hi))
                 }
-                _ => map1::<f64, bool>(&x.cast_raw(DType::F64), move |v| v >= lo && v <= hi),
+                _ => Tensor::from(map1::<f64, bool>(&x.cast_raw(DType::F64), move |v| {
+                    v >= lo && v <= hi
+                })),
             };
             Ok(vec![Some(masked_grad(&inside, g)?)])
         })
@@ -663,7 +673,7 @@ impl Tensor {
         let dt = x.result_type(y);
         let (a, b) = (x.cast_raw(dt), y.cast_raw(dt));
         let rec = record("WhereBackward0", &[x, y]);
-        let out = dispatch_all!(dt, T => map3::<bool, T, T, T>(cond, &a, &b, |c, p, q| if c { p } else { q })?);
+        let out = dispatch_all!(dt, T => Tensor::from(map3::<bool, T, T, T>(cond, &a, &b, |c, p, q| if c { p } else { q })?));
         rec.save("condition", cond).finish(out, |c| {
             let (cond, g) = (c.saved(0)?, c.grad());
             let z = zero(g.dtype());
@@ -684,7 +694,10 @@ impl Tensor {
     // ----- logical / bitwise unary, classification -----
 
     pub fn logical_not(&self) -> Result<Tensor> {
-        Ok(map1::<bool, bool>(&self.cast_raw(DType::Bool), |v| !v))
+        Ok(Tensor::from(map1::<bool, bool>(
+            &self.cast_raw(DType::Bool),
+            |v| !v,
+        )))
     }
     pub fn logical_not_(&self) -> Result<()> {
         self.apply_inplace(&[], |s| s.logical_not())
@@ -692,8 +705,8 @@ impl Tensor {
     /// `~self`: logical not for bool, two's complement not for int64.
     pub fn bitwise_not(&self) -> Result<Tensor> {
         match self.dtype() {
-            DType::Bool => Ok(map1::<bool, bool>(self, |v| !v)),
-            DType::I64 => Ok(map1::<i64, i64>(self, |v| !v)),
+            DType::Bool => Ok(Tensor::from(map1::<bool, bool>(self, |v| !v))),
+            DType::I64 => Ok(Tensor::from(map1::<i64, i64>(self, |v| !v))),
             dt => bail!(
                 runtime,
                 "\"bitwise_not_cpu\" not implemented for '{}'",
@@ -706,22 +719,22 @@ impl Tensor {
     }
     pub fn isnan(&self) -> Result<Tensor> {
         Ok(match self.dtype() {
-            DType::F32 => map1::<f32, bool>(self, |v| v.is_nan()),
-            DType::F64 => map1::<f64, bool>(self, |v| v.is_nan()),
+            DType::F32 => Tensor::from(map1::<f32, bool>(self, |v| v.is_nan())),
+            DType::F64 => Tensor::from(map1::<f64, bool>(self, |v| v.is_nan())),
             _ => Tensor::full(self.shape(), Scalar::Bool(false), DType::Bool),
         })
     }
     pub fn isinf(&self) -> Result<Tensor> {
         Ok(match self.dtype() {
-            DType::F32 => map1::<f32, bool>(self, |v| v.is_infinite()),
-            DType::F64 => map1::<f64, bool>(self, |v| v.is_infinite()),
+            DType::F32 => Tensor::from(map1::<f32, bool>(self, |v| v.is_infinite())),
+            DType::F64 => Tensor::from(map1::<f64, bool>(self, |v| v.is_infinite())),
             _ => Tensor::full(self.shape(), Scalar::Bool(false), DType::Bool),
         })
     }
     pub fn isfinite(&self) -> Result<Tensor> {
         Ok(match self.dtype() {
-            DType::F32 => map1::<f32, bool>(self, |v| v.is_finite()),
-            DType::F64 => map1::<f64, bool>(self, |v| v.is_finite()),
+            DType::F32 => Tensor::from(map1::<f32, bool>(self, |v| v.is_finite())),
+            DType::F64 => Tensor::from(map1::<f64, bool>(self, |v| v.is_finite())),
             _ => Tensor::full(self.shape(), Scalar::Bool(true), DType::Bool),
         })
     }

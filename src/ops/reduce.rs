@@ -85,21 +85,23 @@ pub(crate) fn mask(a: &Tensor, b: &Tensor, pred: fn(f64, f64) -> bool) -> Result
     let b = b.cast_raw(a.dtype());
     dispatch_float!(a.dtype(), T => map2::<T, T>(a, &b, move |x, y| {
         if pred(x.to_f64(), y.to_f64()) { T::one() } else { T::zero() }
-    }))
+    }).map(Tensor::from))
 }
 
 /// `sign(t)` as a constant (its derivative is 0 almost everywhere).
 pub(crate) fn sign_const(t: &Tensor) -> Result<Tensor> {
-    Ok(dispatch_float!(t.dtype(), T => map1::<T, T>(t, |x| {
-        let v = x.to_f64();
-        T::from_f64(if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v })
-    })))
+    Ok(
+        dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, |x| {
+            let v = x.to_f64();
+            T::from_f64(if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v })
+        }))),
+    )
 }
 
 /// Differentiable `exp`, private to the reduction family (ExpBackward0).
 pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
     let rec = record("ExpBackward0", &[t]);
-    let out = dispatch_float!(t.dtype(), T => map1::<T, T>(t, |x| x.exp()));
+    let out = dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, |x| x.exp())));
     rec.save_output("result", 0)
         .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(0)?)?)]))
 }
@@ -107,7 +109,7 @@ pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
 /// Differentiable `t ** e` for a float exponent (PowBackward0).
 pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
     let rec = record("PowBackward0", &[t]);
-    let out = dispatch_float!(t.dtype(), T => map1::<T, T>(t, move |x| x.powf(T::from_f64(e))));
+    let out = dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, move |x| x.powf(T::from_f64(e)))));
     rec.save("self", t).finish(out, move |c| {
         if e == 0.0 {
             return Ok(vec![Some(c.grad().zeros_like())]);
@@ -215,10 +217,10 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let out = match dt {
-            DType::F32 => fold::<f32, _>(&x, &rd, keepdim, &Sum { scale: None }),
-            DType::F64 => fold::<f64, _>(&x, &rd, keepdim, &Sum { scale: None }),
-            DType::I64 => fold::<i64, _>(&x, &rd, keepdim, &Sum { scale: None }),
-            DType::Bool => fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None }),
+            DType::F32 => Tensor::from(fold::<f32, _>(&x, &rd, keepdim, &Sum { scale: None })),
+            DType::F64 => Tensor::from(fold::<f64, _>(&x, &rd, keepdim, &Sum { scale: None })),
+            DType::I64 => Tensor::from(fold::<i64, _>(&x, &rd, keepdim, &Sum { scale: None })),
+            DType::Bool => Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })),
         };
         let shape = to_i64(self.shape());
         rec.finish(out, move |c| {
@@ -251,7 +253,7 @@ impl Tensor {
         let rec = record(name, &[&x]);
         let out = dispatch_float!(dt, T => {
             let scale = Some(T::from_f64(1.0 / count as f64));
-            fold::<T, _>(&x, &rd, keepdim, &Sum { scale })
+            Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale }))
         });
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
@@ -288,10 +290,10 @@ impl Tensor {
         let x = self.to_dtype(dt)?;
         let rec = record(name, &[&x]);
         let out = match dt {
-            DType::F32 => fold::<f32, _>(&x, rd, keepdim, &Prod),
-            DType::F64 => fold::<f64, _>(&x, rd, keepdim, &Prod),
-            DType::I64 => fold::<i64, _>(&x, rd, keepdim, &Prod),
-            DType::Bool => fold::<bool, _>(&x, rd, keepdim, &Prod),
+            DType::F32 => Tensor::from(fold::<f32, _>(&x, rd, keepdim, &Prod)),
+            DType::F64 => Tensor::from(fold::<f64, _>(&x, rd, keepdim, &Prod)),
+            DType::I64 => Tensor::from(fold::<i64, _>(&x, rd, keepdim, &Prod)),
+            DType::Bool => Tensor::from(fold::<bool, _>(&x, rd, keepdim, &Prod)),
         };
         let rd = rd.to_vec();
         rec.save("self", &x)
@@ -339,9 +341,9 @@ impl Tensor {
         };
         let x = self.cast_raw(DType::Bool);
         Ok(if all {
-            fold::<bool, _>(&x, &rd, keepdim, &Prod)
+            Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Prod))
         } else {
-            fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })
+            Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None }))
         })
     }
 
@@ -376,7 +378,8 @@ impl Tensor {
         check_nonempty_dims(self, &rd, op)?;
         let rec = record(name, &[self]);
         let f = Extreme { max: want_max };
-        let out = dispatch_all!(self.dtype(), T => fold::<T, _>(self, &rd, keepdim, &f));
+        let out =
+            dispatch_all!(self.dtype(), T => Tensor::from(fold::<T, _>(self, &rd, keepdim, &f)));
         rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -493,10 +496,10 @@ impl Tensor {
         let n: usize = rd.iter().map(|&d| self.shape()[d]).product();
         let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
         let rec = record(name, &[self]);
-        let out = dispatch_float!(self.dtype(), T => reduce::<T, T>(self, &rd, keepdim, move |v| {
+        let out = dispatch_float!(self.dtype(), T => Tensor::from(reduce::<T, T>(self, &rd, keepdim, move |v| {
             let var = var_f64(v, correction);
             T::from_f64(if sqrt { var.sqrt() } else { var })
-        }));
+        })));
         rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -556,9 +559,9 @@ impl Tensor {
             }
         }
         let rec = record("LinalgVectorNormBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, move |v| {
+        let out = dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(&x, &rd, keepdim, move |v| {
             T::from_f64(vector_norm_f64(v, p))
-        }));
+        })));
         rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -592,9 +595,9 @@ impl Tensor {
         let rec = record("LogsumexpBackward0", &[&x]);
         let out = if rd.len() == 1 {
             let shape = reduced_shape(x.shape(), &rd, keepdim);
-            dispatch_float!(x.dtype(), T => along_dim::<T, T, _>(&x, rd[0], &LogSumExp, Some(&shape)))
+            dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, rd[0], &LogSumExp, Some(&shape))))
         } else {
-            dispatch_float!(x.dtype(), T => reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice))
+            dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice)))
         };
         rec.save("self", &x)
             .save_output("result", 0)
@@ -629,7 +632,8 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let f = CumSum { reverse };
-        let out = dispatch_all!(self.dtype(), T => along_dim::<T, T, _>(self, d, &f, None));
+        let out =
+            dispatch_all!(self.dtype(), T => Tensor::from(along_dim::<T, T, _>(self, d, &f, None)));
         rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
         })

@@ -134,13 +134,15 @@ fn divide(a: &Tensor, b: &Tensor, kind: DivKind) -> Result<Tensor> {
             DivKind::Fmod => p % q,
             DivKind::Floor => float_floor_div!(p, q),
             DivKind::Trunc => (p / q).trunc(),
-        }),
+        })
+        .map(Tensor::from),
         DType::F64 => map2::<f64, f64>(&x, &y, move |p, q| match kind {
             DivKind::Remainder => float_remainder!(p, q),
             DivKind::Fmod => p % q,
             DivKind::Floor => float_floor_div!(p, q),
             DivKind::Trunc => (p / q).trunc(),
-        }),
+        })
+        .map(Tensor::from),
         DType::I64 => {
             if y.eq_scalar(0)?.any(None, false)?.item()?.to_f64() != 0.0 {
                 bail!(runtime, "ZeroDivisionError");
@@ -151,6 +153,7 @@ fn divide(a: &Tensor, b: &Tensor, kind: DivKind) -> Result<Tensor> {
                 DivKind::Floor => int_floor_div(p, q),
                 DivKind::Trunc => p.wrapping_div(q),
             })
+            .map(Tensor::from)
         }
         DType::Bool => bail!(
             runtime,
@@ -165,9 +168,9 @@ macro_rules! round_like {
     ($x:expr, $name:literal, |$v:ident| $e:expr) => {{
         let x: &Tensor = $x;
         match x.dtype() {
-            DType::F32 => map1::<f32, f32>(x, |$v: f32| $e),
-            DType::F64 => map1::<f64, f64>(x, |$v: f64| $e),
-            DType::I64 => map1::<i64, i64>(x, |v| v),
+            DType::F32 => Tensor::from(map1::<f32, f32>(x, |$v: f32| $e)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(x, |$v: f64| $e)),
+            DType::I64 => Tensor::from(map1::<i64, i64>(x, |v| v)),
             DType::Bool => bail!(runtime, "\"{}\" not implemented for 'Bool'", $name),
         }
     }};
@@ -203,15 +206,15 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => {
                 let p = p as f32;
-                map1::<f32, f32>(self, move |v| match neg {
+                Tensor::from(map1::<f32, f32>(self, move |v| match neg {
                     false => (v * p).round_ties_even() / p,
                     true => (v / p).round_ties_even() * p,
-                })
+                }))
             }
-            DType::F64 => map1::<f64, f64>(self, move |v| match neg {
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, move |v| match neg {
                 false => (v * p).round_ties_even() / p,
                 true => (v / p).round_ties_even() * p,
-            }),
+            })),
             DType::I64 => bail!(runtime, "\"round_cpu\" not implemented for 'Long'"),
             DType::Bool => bail!(runtime, "\"round_cpu\" not implemented for 'Bool'"),
         };
@@ -220,8 +223,8 @@ impl Tensor {
     /// `self - trunc(self)`, keeping the sign; d/dself = grad.
     pub fn frac(&self) -> Result<Tensor> {
         let out = match self.dtype() {
-            DType::F32 => map1::<f32, f32>(self, |v| v - v.trunc()),
-            DType::F64 => map1::<f64, f64>(self, |v| v - v.trunc()),
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v - v.trunc())),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v - v.trunc())),
             DType::I64 => bail!(runtime, "\"frac_cpu\" not implemented for 'Long'"),
             DType::Bool => bail!(runtime, "\"frac_cpu\" not implemented for 'Bool'"),
         };

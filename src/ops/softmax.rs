@@ -37,7 +37,7 @@ impl Tensor {
         let x = self.softmax_input(dtype, "softmax_lastdim_kernel_impl")?;
         let d = wrap_dim(dim, x.ndim())?;
         let rec = record("SoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => along_dim::<T, T, _>(&x, d, &Softmax, None));
+        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &Softmax, None)));
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
@@ -54,7 +54,7 @@ impl Tensor {
         let x = self.softmax_input(dtype, "log_softmax_lastdim_kernel_impl")?;
         let d = wrap_dim(dim, x.ndim())?;
         let rec = record("LogSoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => along_dim::<T, T, _>(&x, d, &LogSoftmax, None));
+        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &LogSoftmax, None)));
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);

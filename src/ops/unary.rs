@@ -51,18 +51,22 @@ macro_rules! float_map {
     ($x:expr, |$v:ident| $e:expr) => {{
         let x: &$crate::tensor::Tensor = $x;
         match x.dtype() {
-            $crate::tensor::DType::F32 => $crate::kernels::unary::map1::<f32, f32>(x, |$v: f32| $e),
-            $crate::tensor::DType::F64 => $crate::kernels::unary::map1::<f64, f64>(x, |$v: f64| $e),
+            $crate::tensor::DType::F32 => {
+                Tensor::from($crate::kernels::unary::map1::<f32, f32>(x, |$v: f32| $e))
+            }
+            $crate::tensor::DType::F64 => {
+                Tensor::from($crate::kernels::unary::map1::<f64, f64>(x, |$v: f64| $e))
+            }
             _ if crate::tensor::dtype::default_float() == $crate::tensor::DType::F64 => {
-                $crate::kernels::unary::map1::<f64, f64>(
+                Tensor::from($crate::kernels::unary::map1::<f64, f64>(
                     &x.cast_raw($crate::tensor::DType::F64),
                     |$v: f64| $e,
-                )
+                ))
             }
-            _ => $crate::kernels::unary::map1::<f32, f32>(
+            _ => Tensor::from($crate::kernels::unary::map1::<f32, f32>(
                 &x.cast_raw($crate::tensor::DType::F32),
                 |$v: f32| $e,
-            ),
+            )),
         }
     }};
 }
@@ -76,12 +80,12 @@ macro_rules! float_map_simd {
         use $crate::kernels::vmap::map1;
         use $crate::tensor::DType;
         match x.dtype() {
-            DType::F32 => map1::<f32, $k>(x),
-            DType::F64 => map1::<f64, $k>(x),
+            DType::F32 => Tensor::from(map1::<f32, $k>(x)),
+            DType::F64 => Tensor::from(map1::<f64, $k>(x)),
             _ if $crate::tensor::dtype::default_float() == DType::F64 => {
-                map1::<f64, $k>(&x.cast_raw(DType::F64))
+                Tensor::from(map1::<f64, $k>(&x.cast_raw(DType::F64)))
             }
-            _ => map1::<f32, $k>(&x.cast_raw(DType::F32)),
+            _ => Tensor::from(map1::<f32, $k>(&x.cast_raw(DType::F32))),
         }
     }};
 }
@@ -106,8 +110,8 @@ macro_rules! float_map2_simd {
         let dt = a.result_type(b).to_floating();
         let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
         match dt {
-            DType::F32 => vmap::map2_simd::<f32, $k>(&a, &b)?,
-            _ => vmap::map2_simd::<f64, $k>(&a, &b)?,
+            DType::F32 => Tensor::from(vmap::map2_simd::<f32, $k>(&a, &b)?),
+            _ => Tensor::from(vmap::map2_simd::<f64, $k>(&a, &b)?),
         }
     }};
 }
@@ -119,10 +123,16 @@ macro_rules! float_map2 {
         let dt = a.result_type(b).to_floating();
         let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
         match dt {
-            $crate::tensor::DType::F32 => {
-                $crate::kernels::binary::map2::<f32, f32>(&a, &b, |$x: f32, $y: f32| $e)?
-            }
-            _ => $crate::kernels::binary::map2::<f64, f64>(&a, &b, |$x: f64, $y: f64| $e)?,
+            $crate::tensor::DType::F32 => Tensor::from($crate::kernels::binary::map2::<f32, f32>(
+                &a,
+                &b,
+                |$x: f32, $y: f32| $e,
+            )?),
+            _ => Tensor::from($crate::kernels::binary::map2::<f64, f64>(
+                &a,
+                &b,
+                |$x: f64, $y: f64| $e,
+            )?),
         }
     }};
 }
@@ -282,9 +292,9 @@ impl Tensor {
     pub fn abs(&self) -> Result<Tensor> {
         let rec = record("AbsBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => map1::<f32, f32>(self, |v| v.abs()),
-            DType::F64 => map1::<f64, f64>(self, |v| v.abs()),
-            DType::I64 => map1::<i64, i64>(self, |v| v.wrapping_abs()),
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v.abs())),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v.abs())),
+            DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.wrapping_abs())),
             DType::Bool => bail!(runtime, "\"abs_cpu\" not implemented for 'Bool'"),
         };
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
@@ -293,10 +303,10 @@ impl Tensor {
     pub fn sign(&self) -> Result<Tensor> {
         let rec = record("SignBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => map1::<f32, f32>(self, f::sign),
-            DType::F64 => map1::<f64, f64>(self, f::sign),
-            DType::I64 => map1::<i64, i64>(self, |v| v.signum()),
-            DType::Bool => map1::<bool, bool>(self, |v| v),
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, f::sign)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, f::sign)),
+            DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.signum())),
+            DType::Bool => Tensor::from(map1::<bool, bool>(self, |v| v)),
         };
         self.unary_record(rec, out, Saves::Nothing, |g, _| Ok(g.zeros_like()))
     }
@@ -356,9 +366,9 @@ impl Tensor {
     pub fn relu(&self) -> Result<Tensor> {
         let rec = record("ReluBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => map1::<f32, f32>(self, f::relu),
-            DType::F64 => map1::<f64, f64>(self, f::relu),
-            DType::I64 => map1::<i64, i64>(self, |v| v.max(0)),
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, f::relu)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, f::relu)),
+            DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.max(0))),
             DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
         };
         self.unary_record(rec, out, Saves::Output, |g, r| {
@@ -371,10 +381,10 @@ impl Tensor {
         let tanh = gelu_mode(approximate)?;
         let rec = record("GeluBackward0", &[self]);
         let out = match (self.dtype(), tanh) {
-            (DType::F32, false) => vmap::map1::<f32, vmath::Gelu>(self),
-            (DType::F64, false) => vmap::map1::<f64, vmath::Gelu>(self),
-            (DType::F32, true) => vmap::map1::<f32, vmath::GeluTanh>(self),
-            (DType::F64, true) => vmap::map1::<f64, vmath::GeluTanh>(self),
+            (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(self)),
+            (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(self)),
+            (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)),
+            (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)),
             (dt, _) => bail!(
                 runtime,
                 "\"GeluKernelImpl\" not implemented for '{}'",
@@ -389,8 +399,8 @@ impl Tensor {
     pub fn silu(&self) -> Result<Tensor> {
         let rec = record("SiluBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => vmap::map1::<f32, vmath::Silu>(self),
-            DType::F64 => vmap::map1::<f64, vmath::Silu>(self),
+            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)),
+            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)),
             dt => bail!(
                 runtime,
                 "\"silu_cpu\" not implemented for '{}'",
@@ -406,9 +416,11 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => {
                 let (b, t) = (beta as f32, threshold as f32);
-                map1::<f32, f32>(self, move |v| f::softplus(v, b, t))
+                Tensor::from(map1::<f32, f32>(self, move |v| f::softplus(v, b, t)))
             }
-            DType::F64 => map1::<f64, f64>(self, move |v| f::softplus(v, beta, threshold)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, move |v| {
+                f::softplus(v, beta, threshold)
+            })),
             dt => bail!(
                 runtime,
                 "\"softplus_cpu\" not implemented for '{}'",
@@ -473,15 +485,27 @@ impl Tensor {
         let (g, yy) = (self.cast_raw(dt), y.cast_raw(dt));
         let rec = record("ThresholdBackwardBackward0", &[self, y]);
         let out = match dt {
-            DType::F32 => map2::<f32, f32>(&g, &yy, |g, y| if y <= 0.0 { 0.0 } else { g })?,
-            DType::F64 => map2::<f64, f64>(&g, &yy, |g, y| if y <= 0.0 { 0.0 } else { g })?,
-            _ => map2::<i64, i64>(&g.cast_raw(DType::I64), &yy.cast_raw(DType::I64), |g, y| {
-                if y <= 0 {
-                    0
-                } else {
-                    g
-                }
-            })?
+            DType::F32 => Tensor::from(map2::<f32, f32>(
+                &g,
+                &yy,
+                |g, y| if y <= 0.0 { 0.0 } else { g },
+            )?),
+            DType::F64 => Tensor::from(map2::<f64, f64>(
+                &g,
+                &yy,
+                |g, y| if y <= 0.0 { 0.0 } else { g },
+            )?),
+            _ => Tensor::from(map2::<i64, i64>(
+                &g.cast_raw(DType::I64),
+                &yy.cast_raw(DType::I64),
+                |g, y| {
+                    if y <= 0 {
+                        0
+                    } else {
+                        g
+                    }
+                },
+            )?)
             .cast_raw(dt),
         };
         rec.save("self", y).finish(out, |c| {
@@ -555,11 +579,13 @@ impl Tensor {
         let out = match dt {
             DType::F32 => {
                 let (b, t) = (beta as f32, threshold as f32);
-                map2::<f32, f32>(&g, &xx, move |g, x| g * f::softplus_grad(x, b, t))?
+                Tensor::from(map2::<f32, f32>(&g, &xx, move |g, x| {
+                    g * f::softplus_grad(x, b, t)
+                })?)
             }
-            _ => map2::<f64, f64>(&g, &xx, move |g, x| {
+            _ => Tensor::from(map2::<f64, f64>(&g, &xx, move |g, x| {
                 g * f::softplus_grad(x, beta, threshold)
-            })?,
+            })?),
         };
         rec.save("grad_output", self)
             .save("self", x)

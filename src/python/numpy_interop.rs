@@ -338,7 +338,9 @@ pub fn tensor_from_ndarray(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyRe
     let view = borrow_array(&arr, mapped)?;
     let target = dtype.unwrap_or(mapped);
     // Copy out so the tensor owns its memory and the array can go.
-    Ok(crate::dispatch_all!(target, T => crate::kernels::copy::contiguous_as::<T>(&view)))
+    Ok(
+        crate::dispatch_all!(target, T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(&view))),
+    )
 }
 
 /// A tensor sharing `obj`'s memory if `obj` is a writeable NumPy array of an
