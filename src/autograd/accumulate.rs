@@ -126,12 +126,12 @@ impl Backward for AccumulateGrad {
         };
         let variable = self.variable();
         accumulate_into(&variable, g)?;
-        let post: Vec<_> = variable
-            .meta()
-            .post_accumulate_hooks
-            .iter()
-            .map(|(_, h)| h.clone())
-            .collect();
+        let post: Vec<_> = variable.peek_meta(|m| {
+            m.post_accumulate_hooks
+                .iter()
+                .map(|(_, h)| h.clone())
+                .collect()
+        });
         for h in post {
             h(&variable)?;
         }

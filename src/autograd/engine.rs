@@ -481,13 +481,8 @@ fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()>
         )
     };
     if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
-        hooks.extend(
-            acc.variable()
-                .meta()
-                .hooks
-                .iter()
-                .map(|(_, h)| (0, h.clone())),
-        );
+        acc.variable()
+            .peek_meta(|m| hooks.extend(m.hooks.iter().map(|(_, h)| (0, h.clone()))));
     }
     if hooks.is_empty() && retain.is_empty() {
         return Ok(());

@@ -166,11 +166,12 @@ impl Tensor {
         if !is_active() {
             return None;
         }
-        self.meta()
-            .fw_grads
-            .iter()
-            .find(|(l, _)| *l == level)
-            .map(|(_, t)| t.clone())
+        self.peek_meta(|m| {
+            m.fw_grads
+                .iter()
+                .find(|(l, _)| *l == level)
+                .map(|(_, t)| t.clone())
+        })
     }
 
     /// Sets (or, with `None`, removes) the tangent at `level`. The tangent
@@ -206,7 +207,7 @@ impl Tensor {
         if !is_active() {
             return;
         }
-        let fw = other.meta().fw_grads.clone();
+        let fw = other.peek_meta(|m| m.fw_grads.clone());
         if !fw.is_empty() {
             self.meta().fw_grads = fw;
         }
@@ -214,7 +215,7 @@ impl Tensor {
 
     /// True when this tensor has a tangent at a live level.
     pub fn has_fw_grad(&self) -> bool {
-        is_active() && !self.meta().fw_grads.is_empty()
+        is_active() && self.peek_meta(|m| !m.fw_grads.is_empty())
     }
 }
 

@@ -46,6 +46,17 @@ impl Tensor {
                 .expect("a tensor's autograd slot holds only AutogradMeta")
         })
     }
+    /// This tensor's autograd state if it has one (a tensor that never met
+    /// autograd has none: no grad, no history, no hooks).
+    pub(crate) fn existing_meta(&self) -> Option<MappedMutexGuard<'_, AutogradMeta>> {
+        MutexGuard::try_map(self.0.autograd.lock(), |slot| {
+            slot.as_mut().map(|m| {
+                m.downcast_mut::<AutogradMeta>()
+                    .expect("a tensor's autograd slot holds only AutogradMeta")
+            })
+        })
+        .ok()
+    }
     /// Reads this tensor's autograd state without making one (a tensor
     /// that never met autograd reads as the default state).
     pub(crate) fn peek_meta<R>(&self, f: impl FnOnce(&AutogradMeta) -> R) -> R {
@@ -158,10 +169,11 @@ impl Tensor {
                 "Can't detach views in-place. Use detach() instead."
             );
         }
-        let mut m = self.meta();
-        m.grad_fn = None;
-        m.output_nr = 0;
-        m.requires_grad = false;
+        if let Some(mut m) = self.existing_meta() {
+            m.grad_fn = None;
+            m.output_nr = 0;
+            m.requires_grad = false;
+        }
         Ok(())
     }
     /// torch's `.data = data`: the tensor that takes this one's place, with
@@ -198,7 +210,7 @@ impl Tensor {
     /// The edge a gradient for this tensor flows along: its grad_fn, or its
     /// AccumulateGrad if it is a leaf that requires grad.
     pub fn gradient_edge(&self) -> Option<Edge> {
-        let mut m = self.meta();
+        let mut m = self.existing_meta()?;
         if let Some(f) = &m.grad_fn {
             return Some(Edge {
                 node: f.clone(),
@@ -243,7 +255,9 @@ impl Tensor {
         }
     }
     pub fn remove_hook(&self, id: u64) -> bool {
-        let mut m = self.meta();
+        let Some(mut m) = self.existing_meta() else {
+            return false;
+        };
         let before = m.hooks.len() + m.post_accumulate_hooks.len();
         m.hooks.retain(|(i, _)| *i != id);
         m.post_accumulate_hooks.retain(|(i, _)| *i != id);

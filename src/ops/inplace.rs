@@ -74,13 +74,8 @@ impl Tensor {
         // A stand-in for self's current value with self's autograd identity,
         // so what the op saves survives the overwrite below.
         let before = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
-        {
-            let m = self.meta();
-            if let Some(node) = m.grad_fn.clone() {
-                let nr = m.output_nr;
-                drop(m);
-                before.set_history(node, nr);
-            }
+        if let Some(node) = self.grad_fn() {
+            before.set_history(node, self.output_nr());
         }
         before.copy_fw_grads_from(self);
         let r = f(&before)?;
