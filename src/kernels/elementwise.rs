@@ -186,7 +186,13 @@ enum In<'a, T> {
 #[inline(always)]
 fn scratch<T: Copy + Default>(buf: &mut Scratch<T>, n: usize) -> &mut [T] {
     if buf.len() < n {
-        buf.resize(n, T::default());
+        if n <= RUN_PIECE && !buf.spilled() {
+            // A whole inline buffer at once (a memset), not element by
+            // element as `resize` fills it.
+            *buf = Scratch::from_buf([T::default(); RUN_PIECE]);
+        } else {
+            buf.resize(n, T::default());
+        }
     }
     &mut buf[..n]
 }
@@ -221,6 +227,27 @@ fn input<'a, T: Copy + Default>(
         }
     }
 }
+
+/// Gathers one strided run of two inputs into their scratch buffers, in
+/// alternating pieces of [`PAIR_PIECE`], so both streams are read at once
+/// (one whole run after the other leaves the memory system half idle).
+fn gather_pair<'a, T: Copy + Default>(
+    (a, oa, sa, ba): (&[T], usize, usize, &mut Scratch<T>),
+    (b, ob, sb, bb): (&[T], usize, usize, &mut Scratch<T>),
+    w: usize,
+) -> (In<'a, T>, In<'a, T>) {
+    let (da, db) = (scratch(ba, w), scratch(bb, w));
+    for j in (0..w).step_by(PAIR_PIECE) {
+        let n = PAIR_PIECE.min(w - j);
+        let (xa, xb) = (oa + j * sa, ob + j * sb);
+        slices::gather(&a[xa..xa + (n - 1) * sa + 1], sa, &mut da[j..j + n]);
+        slices::gather(&b[xb..xb + (n - 1) * sb + 1], sb, &mut db[j..j + n]);
+    }
+    (In::Copied, In::Copied)
+}
+
+/// Elements of one input gathered before the other's in [`gather_pair`].
+const PAIR_PIECE: usize = 128;
 
 impl<'a, T: Copy> In<'a, T> {
     /// Row `i` (of length `w`) of the block.
@@ -386,8 +413,14 @@ where
     };
     each_block(&plan, grain, mem, |[oo, oa, ob], w, h| {
         let (mut ba, mut bb, mut tmp) = (Scratch::new(), Scratch::new(), Scratch::new());
-        let ia = input(a, oa, sa, sa1, w, h, &mut ba);
-        let ib = input(b, ob, sb, sb1, w, h, &mut bb);
+        let (ia, ib) = if h == 1 && sa > 1 && sb > 1 {
+            gather_pair((a, oa, sa, &mut ba), (b, ob, sb, &mut bb), w)
+        } else {
+            (
+                input(a, oa, sa, sa1, w, h, &mut ba),
+                input(b, ob, sb, sb1, w, h, &mut bb),
+            )
+        };
         for i in 0..h {
             let (x, y) = (ia.row(&ba, i, w), ib.row(&bb, i, w));
             write_row(out, oo + i * so1, so, w, &mut tmp, |o| run(x, y, o));
@@ -585,6 +618,10 @@ mod tests {
             layout(&[150, 200], &[0, 1], 5),
             layout(&[150, 200], &[1, 0], 5),
             layout(&[10, 15, 200], &[3000, 200, 1], 0),
+            // long strided runs: pieces of RUN_PIECE, gathered in pairs
+            layout(&[3, 1100], &[3300, 3], 2),
+            layout(&[3, 1100], &[2300, 2], 1),
+            layout(&[3, 1100], &[1100, 1], 0),
         ];
         for (i, la) in layouts.iter().enumerate() {
             for lb in &layouts {
