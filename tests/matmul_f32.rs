@@ -533,3 +533,37 @@ fn routing_by_size_and_cpu() {
         assert_eq!(gemm_path(DType::F64, [2, 2, 2]), Some(GemmPath::Crate));
     }
 }
+
+/// Matrix-vector products (`n == 1`, and `m == 1` as vector @ matrix) on
+/// their own path: rows as dot products or columns added in order, for a
+/// matrix with contiguous rows, contiguous columns (a transpose), a strided
+/// vector, lengths around the 32-lane blocks; against the float64 loop, and
+/// bitwise equal at 1 and 2 threads.
+#[test]
+fn matrix_vector_products_on_every_layout() {
+    let f = Forced::new();
+    f.set(None);
+    for (m, k) in [(1000, 1000), (1, 77), (300, 31), (33, 1), (640, 2049)] {
+        let a = rand(&[m, k], 11);
+        let at = rand(&[k, m], 12).t().unwrap();
+        let wide = rand(&[k, 3], 13);
+        let xs = [
+            rand(&[k, 1], 14),
+            wide.narrow(1, 1, 1).unwrap(), // a column: stride 3
+        ];
+        for mat in [&a, &at] {
+            for x in &xs {
+                set_num_threads(1);
+                let one = check(mat, x);
+                set_num_threads(2);
+                assert_eq!(check(mat, x), one, "{m}x{k} @ vector, 1 vs 2 threads");
+                // the transpose: vector @ matrix
+                let (xt, mt) = (x.t().unwrap(), mat.t().unwrap());
+                set_num_threads(1);
+                let one = check(&xt, &mt);
+                set_num_threads(2);
+                assert_eq!(check(&xt, &mt), one, "vector @ {k}x{m}, 1 vs 2 threads");
+            }
+        }
+    }
+}

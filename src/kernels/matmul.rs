@@ -693,6 +693,33 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Stride
         drop((sa, sb));
         return Strided::contiguous(T::wrap(out), &out_shape);
     }
+    if nbatch == 1 && (n == 1 || m == 1) && T::DTYPE.is_floating() && forced_gemm_path().is_none() {
+        // A matrix-vector product (or its transpose, vector @ matrix).
+        let (mat_a, x, rows) = if n == 1 {
+            (mat(offs[0].0, la), mat(offs[0].1, lb), m)
+        } else {
+            let (ab, xa) = (mat(offs[0].1, lb), mat(offs[0].0, la));
+            let bt = Mat {
+                off: ab.off,
+                rs: ab.cs,
+                cs: ab.rs,
+            };
+            (
+                bt,
+                Mat {
+                    off: xa.off,
+                    rs: xa.cs,
+                    cs: 0,
+                },
+                n,
+            )
+        };
+        let (src, xsrc) = if n == 1 { (da, db) } else { (db, da) };
+        if gemv(&mut out, src, mat_a, xsrc, x, [rows, k]) {
+            drop((sa, sb));
+            return Strided::contiguous(T::wrap(out), &out_shape);
+        }
+    }
     let mnk = [m, n, k];
     // One choice of kernel for the whole batch.
     let path = T::path(mnk);
@@ -748,6 +775,45 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Stride
     }
     drop((sa, sb));
     Strided::contiguous(T::wrap(out), &out_shape)
+}
+
+/// `dst[i] = sum_p a[i, p] * x[p]` (`m` x `k` matrix `am` in `a`, vector
+/// `x.off + p * x.rs` in `xs`) when the matrix has contiguous rows (one dot
+/// product per row) or contiguous columns (columns added in order into
+/// the output); false, nothing written, for other layouts. Memory-bound:
+/// output rows split over the threads in blocks, each element computed the
+/// same way whatever the split (bitwise equal across thread counts).
+fn gemv<T: MatElem>(dst: &mut [T], a: &[T], am: Mat, xs: &[T], x: Mat, [m, k]: [usize; 2]) -> bool {
+    if am.cs != 1 && am.rs != 1 {
+        return false;
+    }
+    let xv: Vec<T> = (0..k).map(|p| xs[x.off + p * x.rs]).collect();
+    let mul_add = |acc: T, u: T, v: T| acc + u * v;
+    let threads = crate::parallel::num_threads();
+    let by_rows = am.cs == 1 && (am.rs != 1 || k >= m);
+    let block = if threads == 1 || m * k < BATCH_PAR_THRESHOLD {
+        m
+    } else if by_rows {
+        m.div_ceil(4 * threads).max(16)
+    } else {
+        // Each block reads its stretch of every column: long stretches.
+        m.div_ceil(threads)
+    };
+    crate::parallel::for_each_block_mut(dst, block, |start, out| {
+        if by_rows {
+            for (i, o) in out.iter_mut().enumerate() {
+                let row = am.off + (start + i) * am.rs;
+                *o = super::slices::dot(&a[row..row + k], &xv, T::zero(), &mul_add, &|u, v| u + v);
+            }
+        } else {
+            out.fill(T::zero());
+            for (p, &c) in xv.iter().enumerate() {
+                let col = am.off + p * am.cs + start;
+                super::slices::update(out, &a[col..col + out.len()], &|d, v| d + c * v);
+            }
+        }
+    });
+    true
 }
 
 /// Dot product of two 1-D tensors of the same dtype and length.

@@ -290,6 +290,37 @@ dispatched! {
 }
 
 dispatched! {
+    /// `sum(a[i] * b[i])` over the shorter length, as `mul_add(acc, x, y)`
+    /// into 32 interleaved partial sums from `zero` (four SIMD accumulators,
+    /// as [`map_fold_wide`]), combined with `add`, then the last elements in
+    /// order. Same order for any caller, so same bits.
+    pub fn dot / dot_plain / dot_avx2<T: Copy, M, A>(a: &[T], b: &[T], zero: T, mul_add: &M, add: &A) -> T
+    where M: Fn(T, T, T) -> T, A: Fn(T, T) -> T
+    {
+        let n = a.len().min(b.len());
+        let (ac, bc) = (a[..n].chunks_exact(32), b[..n].chunks_exact(32));
+        let (ar, br) = (ac.remainder(), bc.remainder());
+        let mut acc = [[zero; 8]; 4];
+        for (x, y) in ac.zip(bc) {
+            for r in 0..4 {
+                for i in 0..8 {
+                    acc[r][i] = mul_add(acc[r][i], x[r * 8 + i], y[r * 8 + i]);
+                }
+            }
+        }
+        let mut lanes = [zero; 8];
+        for i in 0..8 {
+            lanes[i] = add(add(acc[0][i], acc[1][i]), add(acc[2][i], acc[3][i]));
+        }
+        let mut s = combine8_with(lanes, add);
+        for (&x, &y) in ar.iter().zip(br) {
+            s = mul_add(s, x, y);
+        }
+        s
+    }
+}
+
+dispatched! {
     /// `dst[i] = f(dst[i], src[i])` for `i < dst.len()` (`src` at least as long).
     pub fn update / update_plain / update_avx2<T: Copy, F>(dst: &mut [T], src: &[T], f: &F)
     where F: Fn(T, T) -> T
