@@ -186,9 +186,9 @@ enum In<'a, T> {
 #[inline(always)]
 fn scratch<T: Copy + Default>(buf: &mut Scratch<T>, n: usize) -> &mut [T] {
     if buf.len() < n {
-        if n <= RUN_PIECE && !buf.spilled() {
+        if n > RUN_PIECE / 4 && n <= RUN_PIECE && !buf.spilled() {
             // A whole inline buffer at once (a memset), not element by
-            // element as `resize` fills it.
+            // element as `resize` fills it (cheaper for all but short runs).
             *buf = Scratch::from_buf([T::default(); RUN_PIECE]);
         } else {
             buf.resize(n, T::default());
