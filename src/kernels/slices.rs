@@ -340,28 +340,35 @@ dispatched! {
     )
     where F: Fn(T, T) -> T
     {
-        // Blocks of C columns held in registers over all rows (each
-        // accumulator still folds its rows in order), then the rest.
+        // Groups of R rows; within a group, blocks of C columns held in
+        // registers over its rows, then the rest. Each accumulator still
+        // folds its rows in order; the group reads R rows side by side, so
+        // far-apart rows stay R sequential streams (all rows at once defeat
+        // the prefetcher, one at a time costs a load and store per element).
         const C: usize = 32;
+        const R: usize = 8;
         let w = acc.len();
         let blocked = w - w % C;
-        for (c0, block) in acc[..blocked].chunks_exact_mut(C).enumerate() {
-            let c0 = c0 * C;
-            let mut a: [T; C] = (&*block).try_into().expect("a block of C");
-            for r in 0..n {
-                let row: &[T; C] = x[r * stride + c0..r * stride + c0 + C]
-                    .try_into()
-                    .expect("a block of C");
-                for i in 0..C {
-                    a[i] = f(a[i], row[i]);
+        for r0 in (0..n).step_by(R) {
+            let rows = r0..(r0 + R).min(n);
+            for (c0, block) in acc[..blocked].chunks_exact_mut(C).enumerate() {
+                let c0 = c0 * C;
+                let mut a: [T; C] = (&*block).try_into().expect("a block of C");
+                for r in rows.clone() {
+                    let row: &[T; C] = x[r * stride + c0..r * stride + c0 + C]
+                        .try_into()
+                        .expect("a block of C");
+                    for i in 0..C {
+                        a[i] = f(a[i], row[i]);
+                    }
                 }
+                block.copy_from_slice(&a);
             }
-            block.copy_from_slice(&a);
-        }
-        for r in 0..n {
-            let row = &x[r * stride + blocked..r * stride + w];
-            for (a, &v) in acc[blocked..].iter_mut().zip(row) {
-                *a = f(*a, v);
+            for r in rows {
+                let row = &x[r * stride + blocked..r * stride + w];
+                for (a, &v) in acc[blocked..].iter_mut().zip(row) {
+                    *a = f(*a, v);
+                }
             }
         }
     }
