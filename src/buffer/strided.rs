@@ -4,12 +4,14 @@
 use super::{DType, Dims, Layout, Storage, StorageData};
 use std::sync::Arc;
 
-/// Storage + layout, and the dtype read once from the storage.
+/// Storage + layout, and the dtype read once from the storage (the fields
+/// are kept consistent by the constructors: `dtype` is always the
+/// storage's).
 #[derive(Clone)]
 pub struct Strided {
-    pub storage: Arc<Storage>,
-    pub layout: Layout,
-    pub dtype: DType,
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) layout: Layout,
+    pub(crate) dtype: DType,
 }
 
 impl Strided {

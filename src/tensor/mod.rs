@@ -94,11 +94,7 @@ impl Tensor {
     /// version counter; carries no autograd history (callers record it).
     pub fn alias_with_layout(&self, layout: Layout) -> Tensor {
         let base = self.0.view_base.clone().unwrap_or_else(|| self.clone());
-        let data = Strided {
-            storage: self.storage.clone(),
-            layout,
-            dtype: self.dtype,
-        };
+        let data = self.0.data.with_layout(layout);
         Tensor::with_parts(data, self.0.version.clone(), Some(base))
     }
 
