@@ -83,14 +83,6 @@ pub fn per_dim(name: &str, values: &[i64], s: usize, op: &str) -> Result<Vec<i64
     }
 }
 
-/// Runs `f` over `t`'s elements as a contiguous slice of `T`.
-pub(crate) fn with_slice<T: Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
-    let t = t.detach().contiguous()?;
-    let st = t.storage().read_recursive();
-    let o = t.storage_offset();
-    Ok(f(&st.as_slice::<T>()[o..o + t.numel()]))
-}
-
 impl Tensor {
     /// im2col: `self` is `[batch, channels, *input]`; the result
     /// `[batch, channels * K, L]` (K kernel positions, L windows), with
@@ -102,7 +94,7 @@ impl Tensor {
         let table = w.table(&input, out);
         let rec = record("Im2ColBackward0", &[self]);
         let data = crate::dispatch_numeric!(self.dtype(), "im2col", T => {
-            let v = with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)))?;
+            let v = crate::kernels::copy::with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)));
             T::wrap(v)
         });
         let shape = [batch, channels * table.k, table.l];
@@ -122,7 +114,7 @@ impl Tensor {
         let channels = self.shape()[1] / table.k.max(1);
         let rec = record("Col2ImBackward0", &[self]);
         let data = crate::dispatch_numeric!(self.dtype(), "col2im", T => {
-            T::wrap(with_slice::<T, _>(self, |x| table.scatter_add(x))?)
+            T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.scatter_add(x)))
         });
         let mut shape = vec![batch, channels];
         shape.extend_from_slice(input);

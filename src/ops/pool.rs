@@ -6,9 +6,10 @@
 //! - average: window sums (`unfold` then `sum`) over per-window divisors;
 //! - adaptive average: one averaging matrix per spatial dim (`matmul`).
 
-use super::conv::{join_x, with_slice, Window};
+use super::conv::{join_x, Window};
 use super::to_i64;
 use crate::autograd::record;
+use crate::kernels::copy::with_slice;
 use crate::tensor::Element;
 
 /// torch's names for max pooling's gradient node, by spatial rank.
@@ -59,8 +60,8 @@ fn window_max(
     let with_index = want_index || rec.active();
     let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
         let (v, i) = match &cl {
-            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d, with_index))?,
-            None => with_slice::<T, _>(x, |d| table.max(d))?,
+            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d, with_index)),
+            None => with_slice::<T, _>(x, |d| table.max(d)),
         };
         (T::wrap(v), i)
     });

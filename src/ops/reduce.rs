@@ -410,7 +410,7 @@ impl Tensor {
         let (values, idx) = dispatch_all!(self.dtype(), T => {
             let (v, i) = match extreme_rows_layout(self, &rd) {
                 // A non-last dim of a contiguous tensor: whole rows at a time.
-                Some(sizes) => super::conv::with_slice::<T, _>(self, |x| arg_extreme_rows(x, sizes, want_max))?,
+                Some(sizes) => crate::kernels::copy::with_slice::<T, _>(self, |x| arg_extreme_rows(x, sizes, want_max)),
                 None => reduce_lanes::<T, (T, i64)>(self, &rd, move |v| arg_extreme(v, want_max))
                     .into_iter()
                     .unzip(),

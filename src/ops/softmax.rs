@@ -71,16 +71,23 @@ impl Tensor {
 /// ([`softmax_backward_rows`]) when it runs along the last dim and records
 /// no graph; None otherwise (the formulas above then run as ops).
 fn backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<Tensor>> {
-    use crate::ops::conv::with_slice;
+    use crate::kernels::copy::with_slice;
     if crate::autograd::is_grad_enabled() || d + 1 != y.ndim() || g.dtype() != y.dtype() {
         return Ok(None);
     }
     let cols = y.shape()[d];
+    // One op event, as torch's `_softmax_backward_data` / `_log_softmax_backward_data`.
+    let name = if log {
+        "LogSoftmaxBackwardDataBackward0"
+    } else {
+        "SoftmaxBackwardDataBackward0"
+    };
+    let _event = crate::autograd::profiler::op_range(name, &[g, y]);
     let dx = dispatch_float!(y.dtype(), T => {
         let mut dx = crate::tensor::pool::buffer::<T>(y.numel());
         with_slice::<T, _>(g, |gs| {
             with_slice::<T, _>(y, |ys| softmax_backward_rows(gs, ys, cols, log, &mut dx))
-        })??;
+        });
         Tensor::from_vec(dx, y.shape())?
     });
     Ok(Some(dx))

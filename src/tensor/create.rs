@@ -1,6 +1,6 @@
 //! Tensor constructors.
 
-use super::{DType, Element, Layout, Scalar, Storage, StorageData, Tensor};
+use super::{DType, Element, Layout, Scalar, Storage, StorageData, Strided, Tensor};
 use crate::{bail, Result};
 use std::sync::Arc;
 
@@ -23,19 +23,11 @@ impl Tensor {
     }
     /// Contiguous tensor from already-typed storage data (length must match).
     pub fn from_data(data: StorageData, shape: &[usize]) -> Tensor {
-        debug_assert_eq!(data.len(), shape.iter().product::<usize>());
-        Self::from_storage(Arc::new(Storage::new(data)), Layout::contiguous(shape))
+        Tensor::from(Strided::contiguous(data, shape))
     }
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
         let n = shape.iter().product();
-        let data = match dtype {
-            DType::Bool => {
-                StorageData::Bool(super::storage::Buf::Owned(vec![value.to_f64() != 0.0; n]))
-            }
-            DType::I64 => i64::wrap(filled(n, scalar_as_i64(value))),
-            DType::F32 => f32::wrap(filled(n, value.to_f64() as f32)),
-            DType::F64 => f64::wrap(filled(n, value.to_f64())),
-        };
+        let data = crate::dispatch_all!(dtype, T => T::wrap(filled(n, value.cast::<T>())));
         Self::from_data(data, shape)
     }
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
