@@ -240,6 +240,76 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
     return res
 
 
+# Shared steps of vjp, jvp, vhp and hvp
+
+
+_V_NONE_FOR_INPUT_MSG = (
+    "The vector v can only be None if the input to the user-provided function "
+    "is a single Tensor with a single element."
+)
+
+
+def _preprocess_inputs(inputs, fn_name, create_graph):
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return is_inputs_tuple, _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+
+
+def _preprocess_v(v, fn_name, create_graph, other, is_other_tuple, none_msg):
+    # ``v`` checked against ``other`` (outputs for vjp, inputs otherwise); a
+    # missing ``v`` is allowed only when ``other`` is a single one-element Tensor.
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, other, is_other_tuple)
+    elif len(other) != 1 or other[0].nelement() != 1:
+        raise RuntimeError(none_msg)
+    return v
+
+
+def _call_func(func, inputs, fn_name, strict):
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _check_single_element(is_outputs_tuple, outputs, fn_name):
+    if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should contain a single "
+            "element"
+        )
+
+
+def _scalar_func_jacobian(func, inputs, v, create_graph, strict, fn_name):
+    # vhp and hvp: the preprocessed inputs and v, the single scalar output and
+    # its gradient built with create_graph=True. Call under enable_grad.
+    is_inputs_tuple, inputs = _preprocess_inputs(inputs, fn_name, create_graph)
+    v = _preprocess_v(v, fn_name, create_graph, inputs, is_inputs_tuple, _V_NONE_FOR_INPUT_MSG)
+    is_outputs_tuple, outputs = _call_func(func, inputs, fn_name, strict)
+    _check_single_element(is_outputs_tuple, outputs, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
+def _final_grad(outputs, inputs, v, refs, strict, create_graph, stage):
+    # The last backward, with graph only when create_graph asks for it.
+    enable_grad = True if create_graph else torch.is_grad_enabled()
+    with torch.set_grad_enabled(enable_grad):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        return _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+
+
+def _postprocess(outputs, is_outputs_tuple, res, is_res_tuple, create_graph):
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(res, is_res_tuple)
+
+
 # Public API
 
 
@@ -250,36 +320,20 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     Returns ``(func_output, vjp)``; ``vjp`` has the nesting of ``inputs``.
     """
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
+        is_inputs_tuple, inputs = _preprocess_inputs(inputs, "vjp", create_graph)
+        is_outputs_tuple, outputs = _call_func(func, inputs, "vjp", strict)
+        v = _preprocess_v(
+            v,
+            "vjp",
+            create_graph,
+            outputs,
+            is_outputs_tuple,
+            "The vector v can only be None if the user-provided function returns "
+            "a single Tensor with a single element.",
         )
-        _check_requires_grad(outputs, "outputs", strict=strict)
 
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        else:
-            if len(outputs) != 1 or outputs[0].nelement() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the "
-                    "user-provided function returns "
-                    "a single Tensor with a single element."
-                )
-
-    enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        vjp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-
-    outputs = _grad_postprocess(outputs, create_graph)
-    vjp = _grad_postprocess(vjp, create_graph)
-
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp, is_inputs_tuple)
+    vjp = _final_grad(outputs, inputs, v, inputs, strict, create_graph, "back")
+    return _postprocess(outputs, is_outputs_tuple, vjp, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -290,26 +344,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     Returns ``(func_output, jvp)``; ``jvp`` has the nesting of the outputs.
     """
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to "
-                    "the user-provided function is a single Tensor "
-                    "with a single element."
-                )
-
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs = _preprocess_inputs(inputs, "jvp", create_graph)
+        v = _preprocess_v(v, "jvp", create_graph, inputs, is_inputs_tuple, _V_NONE_FOR_INPUT_MSG)
+        is_outputs_tuple, outputs = _call_func(func, inputs, "jvp", strict)
         # The backward is linear in grad_outputs, whose value does not matter:
         # it only must not contain inf or nan.
         grad_outputs = tuple(torch.zeros_like(out, requires_grad=True) for out in outputs)
@@ -317,18 +354,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
 
-    if create_graph:
-        with torch.enable_grad():
-            grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-            jvp = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    else:
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        jvp = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-
-    outputs = _grad_postprocess(outputs, create_graph)
-    jvp = _grad_postprocess(jvp, create_graph)
-
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp, is_outputs_tuple)
+    jvp = _final_grad(grad_inputs, grad_outputs, v, outputs, strict, create_graph, "back_trick")
+    return _postprocess(outputs, is_outputs_tuple, jvp, is_outputs_tuple, create_graph)
 
 
 def _forward_ad():
@@ -437,14 +464,8 @@ def jacobian(
         return _jacfwd(func, inputs, strict, vectorize)
 
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs = _preprocess_inputs(inputs, "jacobian", create_graph)
+        is_outputs_tuple, outputs = _call_func(func, inputs, "jacobian", strict)
 
         if vectorize and strict:
             raise RuntimeError(
@@ -531,20 +552,9 @@ def hessian(
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-
-        if is_out_tuple or not isinstance(out, torch.Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-
-        if out.nelement() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
-            )
-
-        return out.squeeze()
+        is_out_tuple, t_out = _call_func(func, inp, "hessian", strict)
+        _check_single_element(is_out_tuple, t_out, "hessian")
+        return t_out[0].squeeze()
 
     def jac_func(*inp):
         if outer_jacobian_strategy == "forward-mode":
@@ -570,45 +580,12 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     r"""Compute the dot product between vector ``v`` and the Hessian of a given
     scalar function at a specified point. Returns ``(func_output, vhp)``."""
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vhp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to the user-provided function "
-                    "is a single Tensor with a single element."
-                )
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vhp"
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_func_jacobian(
+            func, inputs, v, create_graph, strict, "vhp"
         )
-        _check_requires_grad(outputs, "outputs", strict=strict)
 
-        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
-            raise RuntimeError("The function given to vhp should return a single Tensor")
-
-        if outputs[0].nelement() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to vhp should contain a single element"
-            )
-
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-
-    enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        vhp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-
-    outputs = _grad_postprocess(outputs, create_graph)
-    vhp = _grad_postprocess(vhp, create_graph)
-
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vhp, is_inputs_tuple)
+    vhp = _final_grad(jac, inputs, v, inputs, strict, create_graph, "double_back")
+    return _postprocess(outputs, is_outputs_tuple, vhp, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -616,47 +593,13 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     vector ``v`` at a specified point (double-backward trick, as torch does).
     Returns ``(func_output, hvp)``."""
     with torch.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-
-        if v is not None:
-            _, v = _as_tuple(v, "v", "hvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to the user-provided function "
-                    "is a single Tensor with a single element."
-                )
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "hvp"
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_func_jacobian(
+            func, inputs, v, create_graph, strict, "hvp"
         )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-
-        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
-            raise RuntimeError("The function given to hvp should return a single Tensor")
-
-        if outputs[0].nelement() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hvp should contain a single element"
-            )
-
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-
         grad_jac = tuple(torch.zeros_like(inp, requires_grad=True) for inp in inputs)
 
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
 
-    enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        hvp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-
-    outputs = _grad_postprocess(outputs, create_graph)
-    hvp = _grad_postprocess(hvp, create_graph)
-
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(hvp, is_inputs_tuple)
+    hvp = _final_grad(double_back, grad_jac, v, inputs, strict, create_graph, "double_back_trick")
+    return _postprocess(outputs, is_outputs_tuple, hvp, is_inputs_tuple, create_graph)
