@@ -203,6 +203,7 @@ def torch_port(name: str):
     engine. Lets the tests run code paths ferrograd cannot take yet (forward
     AD) against a real implementation of the API they are written for."""
     import os
+    import re
     import sys
     import types
 
@@ -218,6 +219,10 @@ def torch_port(name: str):
         ("from .function import Function", "from torch.autograd.function import Function"),
     ):
         src = src.replace(old, new)
+    # Sibling modules it imports (gradcheck's ``_gradcheck_jacobians``) are ported too.
+    for sibling in sorted(set(re.findall(r"^\s*from \.(\w+) import", src, re.M))):
+        torch_port(sibling)
+        src = src.replace(f"from .{sibling} import", f"from _ferrograd_torch_port_{sibling} import")
     assert "import ferrograd" not in src and "from ." not in src, "unported import"
     mod_name = f"_ferrograd_torch_port_{name}"
     mod = types.ModuleType(mod_name)

@@ -14,11 +14,35 @@ function must use the tensors it is given, as torch's docs require anyway.
 
 from __future__ import annotations
 
-import collections.abc
 import warnings
-from itertools import product
+from typing import Any, NamedTuple
 
 import ferrograd as torch
+
+# The Jacobians live in ``_gradcheck_jacobians``; GradcheckError and torch's
+# FAILED_NONDET_MSG are importable from here, as in torch.
+from ._gradcheck_jacobians import (
+    FAILED_NONDET_MSG,  # noqa: F401
+    GradcheckError,
+    _all,
+    _allclose,
+    _as_tuple,
+    _central_difference,
+    _check_analytical_jacobian_attributes,
+    _differentiable_outputs,
+    _dual_inputs,
+    _get_analytical_jacobian,
+    _get_analytical_jacobian_forward_ad,
+    _get_inp_tensors,
+    _get_numerical_jacobian,
+    _is_float_or_complex_tensor,
+    _is_tensor,
+    _iter_tensors,
+    _max_abs_diff,
+    _one_hots,
+    _require_forward_ad,
+    _vjp_jacobians,
+)
 
 __all__ = [
     "gradcheck",
@@ -29,195 +53,12 @@ __all__ = [
 ]
 
 
-class GradcheckError(RuntimeError):
-    r"""Error raised by :func:`gradcheck` and :func:`gradgradcheck`."""
-
-
-# ----------------------------------------------------------------------------
-# Small helpers
-# ----------------------------------------------------------------------------
-
-
-def _is_tensor(x):
-    return isinstance(x, torch.Tensor)
-
-
-def _is_float_or_complex_tensor(obj):
-    return _is_tensor(obj) and obj.is_floating_point()
-
-
-def _as_tuple(x):
-    if isinstance(x, tuple):
-        return x
-    elif isinstance(x, list):
-        return tuple(x)
-    else:
-        return (x,)
-
-
-def _differentiable_outputs(x):
-    return tuple(o for o in _as_tuple(x) if o.requires_grad)
-
-
-def _iter_tensors(x, only_requiring_grad=False):
-    if _is_tensor(x):
-        if x.requires_grad or not only_requiring_grad:
-            yield x
-    elif isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
-        for elem in x:
-            yield from _iter_tensors(elem, only_requiring_grad)
-
-
-def _get_inp_tensors(tupled_inputs):
-    pairs = [(i, t) for i, t in enumerate(tupled_inputs) if _is_tensor(t) and t.requires_grad]
-    return [p[0] for p in pairs], [p[1] for p in pairs]
-
-
-def _forward_ad():
-    """``ferrograd.autograd.forward_ad`` when it exists, else None."""
-    try:
-        from . import forward_ad
-    except ImportError:
-        return None
-    return forward_ad
-
-
-def _require_forward_ad(what):
-    fw = _forward_ad()
-    if fw is None:
-        raise NotImplementedError(
-            f"{what} requires forward-mode AD (ferrograd.autograd.forward_ad), "
-            "which is not available yet in ferrograd."
-        )
-    return fw
-
-
 def _vmap_unavailable(option):
     raise NotImplementedError(
         f"gradcheck: {option}=True needs vmap (batched gradients), which is not available "
         "yet in ferrograd. Call gradcheck with "
         f"{option}=False."
     )
-
-
-def _allclose(a, b, rtol, atol):
-    """torch.allclose: |a - b| <= atol + rtol * |b| everywhere."""
-    if a.numel() == 0:
-        return True
-    a = a.to(torch.float64)
-    b = b.to(torch.float64)
-    return _all((a - b).abs() <= atol + rtol * b.abs())
-
-
-def _all(mask):
-    """Tensor.all() of a bool tensor."""
-    return int(mask.sum()) == mask.numel()
-
-
-def _max_abs_diff(a, b):
-    if a.numel() == 0:
-        return 0.0
-    return float((a.to(torch.float64) - b.to(torch.float64)).abs().max())
-
-
-def _zeros(shape, like):
-    return torch.zeros(shape, dtype=like.dtype)
-
-
-def _stack_cols(cols, n_rows, like):
-    """(n_rows, len(cols)) from 1-d columns of length n_rows."""
-    if not cols or n_rows == 0:
-        return _zeros((n_rows, len(cols)), like)
-    return torch.stack(cols, 1)
-
-
-# ----------------------------------------------------------------------------
-# Numerical Jacobians (central differences)
-# ----------------------------------------------------------------------------
-
-
-def _perturbed(inputs, input_idx, delta):
-    """The inputs with ``inputs[input_idx]`` replaced by a copy plus ``delta``
-    (a tensor of its shape, or ``(index, value)`` for one element)."""
-    x = inputs[input_idx]
-    with torch.no_grad():
-        p = x.detach().clone()
-        if isinstance(delta, tuple):
-            idx, step = delta
-            if idx == ():
-                p.add_(step)
-            else:
-                p[idx] = p[idx] + step
-        else:
-            p.add_(delta.reshape(p.shape).to(p.dtype))
-    if x.requires_grad:
-        p.requires_grad_(True)
-    return tuple(p if i == input_idx else a for i, a in enumerate(inputs))
-
-
-def _run(fn, inputs):
-    return tuple(o.detach().clone() if _is_tensor(o) else o for o in _as_tuple(fn(*inputs)))
-
-
-def _check_outputs_same_dtype_and_shape(output1, output2, eps, idx=None):
-    on_index = f"on index {idx} " if idx is not None else ""
-    if output1.shape != output2.shape:
-        raise AssertionError(
-            f"Expected `func` to return outputs with the same shape"
-            f" when inputs are perturbed {on_index}by {eps}, but got:"
-            f" shapes {output1.shape} and {output2.shape}."
-        )
-    if output1.dtype != output2.dtype:
-        raise AssertionError(
-            f"Expected `func` to return outputs with the same dtype"
-            f" when inputs are perturbed {on_index}by {eps}, but got:"
-            f" dtypes {output1.dtype} and {output2.dtype}."
-        )
-
-
-def _central_difference(fn, inputs, input_idx, delta_minus, delta_plus, norm, eps, idx=None):
-    """(f(x + d) - f(x - d)) / (2 |d|), flattened, one per output."""
-    outa = _run(fn, _perturbed(inputs, input_idx, delta_minus))
-    outb = _run(fn, _perturbed(inputs, input_idx, delta_plus))
-    res = []
-    for a, b in zip(outa, outb):
-        if not _is_tensor(a):
-            res.append(None)
-            continue
-        _check_outputs_same_dtype_and_shape(a, b, eps, idx)
-        res.append(((b - a) / (2 * norm)).detach().reshape(-1))
-    return res
-
-
-def _numerical_jacobian_wrt_input(fn, inputs, input_idx, outputs, eps):
-    """One (input.numel(), output.numel()) Jacobian per float output."""
-    x = inputs[input_idx]
-    if not x.requires_grad:
-        raise AssertionError("Expected input to have requires_grad=True")
-    float_outs = [o for o in outputs if _is_float_or_complex_tensor(o)]
-    rows = []  # rows[k][j]: d output_j / d x_k, flattened
-    for idx in product(*[range(m) for m in x.shape]):
-        cols = _central_difference(fn, inputs, input_idx, (idx, -eps), (idx, eps), eps, eps, idx)
-        rows.append([c for c, o in zip(cols, outputs) if _is_float_or_complex_tensor(o)])
-    n_in = x.numel()
-    jacobians = []
-    for j, o in enumerate(float_outs):
-        if n_in == 0 or o.numel() == 0:
-            jacobians.append(torch.zeros((n_in, o.numel()), dtype=o.dtype))
-        else:
-            jacobians.append(torch.stack([r[j].to(o.dtype) for r in rows], 0))
-    return tuple(jacobians)
-
-
-def _get_numerical_jacobian(fn, inputs, outputs=None, eps=1e-3):
-    """Jacobians of ``fn`` per differentiable input (outer) and float output."""
-    if outputs is None:
-        outputs = _as_tuple(fn(*_as_tuple(inputs)))
-    return [
-        _numerical_jacobian_wrt_input(fn, inputs, i, outputs, eps)
-        for i, a in enumerate(inputs)
-        if _is_tensor(a) and a.requires_grad
-    ]
 
 
 def _deprecated(name):
@@ -251,100 +92,6 @@ def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
     return tuple(j[0] for j in jacobians)
 
 
-# ----------------------------------------------------------------------------
-# Analytical Jacobians (the engine's vector-Jacobian products)
-# ----------------------------------------------------------------------------
-
-FAILED_NONDET_MSG = """\n
-NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
-https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
-this failure might be expected.
-
-If you are adding a new operator, please file an issue and then use one of the
-workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
-If the test
-- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
-  with `nondet_tol=<tol>` as a keyword argument.
-- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
-  to have `gradcheck_nondet_tol=<tol>`.
-- is a Module test (e.g., in common_nn.py), then modify the corresponding
-  module_test entry to have `gradcheck_nondet_tol=<tol>`
-"""
-
-
-def _vjp_rows(output, diff_inputs, grad_outputs):
-    """For each grad_output, autograd.grad of ``output`` (graph retained):
-    rows[i][k] is the k-th VJP for input i (None when unused)."""
-    rows = [[] for _ in diff_inputs]
-    for g in grad_outputs:
-        grads = torch.autograd.grad(output, diff_inputs, g, retain_graph=True, allow_unused=True)
-        for i, d in enumerate(grads):
-            rows[i].append(d.clone() if _is_tensor(d) else None)
-    return rows
-
-
-def _one_hots(output):
-    n = output.numel()
-    for j in range(n):
-        e = torch.zeros(n, dtype=output.dtype)
-        e[j] = 1.0
-        yield e.reshape(output.shape)
-
-
-def _stack_and_check(rows, diff_inputs, n_cols):
-    """(jacobians (in_numel, n_cols) per input, sizes_ok, types_ok)."""
-    jacobians = []
-    sizes_ok = True
-    types_ok = True
-    for inp, vjps in zip(diff_inputs, rows):
-        cols = []
-        for t in vjps:
-            if t is not None and t.shape != inp.shape:
-                sizes_ok = False
-            elif t is not None and t.dtype != inp.dtype:
-                types_ok = False
-            if t is None:
-                cols.append(torch.zeros(inp.numel(), dtype=inp.dtype))
-            else:
-                if t.numel() != inp.numel():
-                    raise GradcheckError("Analytical gradient has incorrect size")
-                cols.append(t.detach().reshape(-1).to(inp.dtype))
-        jacobians.append(_stack_cols(cols, inp.numel(), inp))
-    return jacobians, sizes_ok, types_ok
-
-
-def _check_analytical_jacobian_attributes(
-    inputs, output, nondet_tol, check_grad_dtypes, fast_mode=False, v=None
-):
-    diff_inputs = list(_iter_tensors(inputs, True))
-    if fast_mode:
-        grads = [v.reshape(output.shape)]
-    else:
-        grads = list(_one_hots(output))
-    # Everything twice, to detect non-determinism ("reentrancy").
-    rows1 = _vjp_rows(output, diff_inputs, grads)
-    rows2 = _vjp_rows(output, diff_inputs, grads)
-    n_cols = 1 if fast_mode else output.numel()
-    jacobians1, sizes_ok, types_ok = _stack_and_check(rows1, diff_inputs, n_cols)
-    jacobians2, _, _ = _stack_and_check(rows2, diff_inputs, n_cols)
-    reentrant = all(
-        j1.numel() == 0 or _max_abs_diff(j1, j2) <= nondet_tol
-        for j1, j2 in zip(jacobians1, jacobians2)
-    )
-    if not types_ok and check_grad_dtypes:
-        raise GradcheckError("Gradient has dtype mismatch")
-    if not sizes_ok:
-        raise GradcheckError("Analytical gradient has incorrect size")
-    if not reentrant:
-        raise GradcheckError(
-            "Backward is not reentrant, i.e., running backward with "
-            "same input and grad_output multiple times gives different values, "
-            "although analytical gradient matches numerical gradient."
-            f"The tolerance for nondeterminism was {nondet_tol}." + FAILED_NONDET_MSG
-        )
-    return jacobians1
-
-
 def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
     """Deprecated torch API: (jacobians, reentrant, sizes_ok, types_ok)."""
     _deprecated("get_analytical_jacobian")
@@ -354,106 +101,24 @@ def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
             "supports values of grad_out != 1.0."
         )
     diff_inputs = list(_iter_tensors(inputs, True))
-    grads = list(_one_hots(output))
-    rows1 = _vjp_rows(output, diff_inputs, grads)
-    rows2 = _vjp_rows(output, diff_inputs, grads)
-    j1, sizes_ok, types_ok = _stack_and_check(rows1, diff_inputs, output.numel())
-    j2, _, _ = _stack_and_check(rows2, diff_inputs, output.numel())
-    reentrant = all(a.numel() == 0 or _max_abs_diff(a, b) <= nondet_tol for a, b in zip(j1, j2))
-    return tuple(j1), reentrant, sizes_ok, types_ok
-
-
-def _get_analytical_jacobian(inputs, outputs, input_idx, output_idx):
-    jacobians = _check_analytical_jacobian_attributes(
-        inputs, outputs[output_idx], nondet_tol=float("inf"), check_grad_dtypes=False
+    jacobians, reentrant, sizes_ok, types_ok = _vjp_jacobians(
+        output, diff_inputs, list(_one_hots(output)), nondet_tol
     )
-    return jacobians[input_idx]
+    return tuple(jacobians), reentrant, sizes_ok, types_ok
 
 
 # ----------------------------------------------------------------------------
-# Forward-mode Jacobians (used when ferrograd.autograd.forward_ad exists)
+# Checks
 # ----------------------------------------------------------------------------
-
-
-def _forward_ad_outputs(fwAD, fn, inputs, tangents, check_grad_dtypes):
-    """Runs ``fn`` on duals of the differentiable inputs with the given
-    tangents; returns the output tangents (flattened; zeros when None)."""
-    with fwAD.dual_level():
-        dual_inputs = []
-        k = 0
-        for inp in inputs:
-            if _is_tensor(inp) and inp.requires_grad:
-                inp = fwAD.make_dual(inp.detach(), tangents[k].reshape(inp.shape))
-                k += 1
-            dual_inputs.append(inp)
-        raw_outputs = _as_tuple(fn(*dual_inputs))
-        res = []
-        for d_o in raw_outputs:
-            if not _is_float_or_complex_tensor(d_o):
-                continue
-            val, tan = fwAD.unpack_dual(d_o)
-            if check_grad_dtypes and tan is not None and tan.dtype != val.dtype:
-                raise GradcheckError("Forward AD gradient has dtype mismatch.")
-            if tan is None:
-                res.append(torch.zeros(val.numel(), dtype=val.dtype))
-            else:
-                res.append(tan.detach().reshape(-1).clone())
-        return res
-
-
-def _get_analytical_jacobian_forward_ad(
-    fn, inputs, outputs, *, check_grad_dtypes=False, all_u=None
-):
-    """jacobians[i][j]: Jacobian of float output j w.r.t. differentiable input i,
-    shape (in_numel, out_numel), or (out_numel,) for ``J u`` when ``all_u``."""
-    fwAD = _require_forward_ad("check_forward_ad=True")
-    tensor_inputs = [i for i in inputs if _is_tensor(i) and i.requires_grad]
-    float_outs = [o for o in outputs if _is_float_or_complex_tensor(o)]
-    jacobians = []
-    for i, inp in enumerate(tensor_inputs):
-
-        def tangents_with(t, i=i):
-            return [
-                t if k == i else torch.zeros(x.numel(), dtype=x.dtype)
-                for k, x in enumerate(tensor_inputs)
-            ]
-
-        if all_u:
-            u = all_u[i].to(inp.dtype)
-            jacobians.append(
-                tuple(_forward_ad_outputs(fwAD, fn, inputs, tangents_with(u), check_grad_dtypes))
-            )
-            continue
-        cols = [[] for _ in float_outs]
-        for e in _one_hots(torch.zeros(inp.numel(), dtype=inp.dtype)):
-            outs = _forward_ad_outputs(fwAD, fn, inputs, tangents_with(e), check_grad_dtypes)
-            for j, t in enumerate(outs):
-                cols[j].append(t)
-        jacobians.append(
-            tuple(
-                torch.stack(c, 0)
-                if c and o.numel()
-                else torch.zeros((inp.numel(), o.numel()), dtype=o.dtype)
-                for c, o in zip(cols, float_outs)
-            )
-        )
-    return jacobians
 
 
 def _test_undefined_forward_mode(func, outputs, inputs):
     fwAD = _require_forward_ad("check_forward_ad=True")
     _, inp_tensors = _get_inp_tensors(inputs)
     _, all_u = _make_vectors(inp_tensors, outputs, use_forward_ad=True)
+    tangents = [u.to(inp.dtype) for u, inp in zip(all_u, inp_tensors)]
     with fwAD.dual_level():
-        dual_inputs = []
-        tensor_indices = []
-        k = 0
-        for i, inp in enumerate(inputs):
-            if _is_tensor(inp) and inp.requires_grad:
-                inp = fwAD.make_dual(inp.detach(), all_u[k].reshape(inp.shape).to(inp.dtype))
-                k += 1
-                tensor_indices.append(i)
-            dual_inputs.append(inp)
+        dual_inputs, tensor_indices = _dual_inputs(fwAD, inputs, tangents)
         for idx in tensor_indices:
             inp = inputs[idx]
             saved = dual_inputs[idx]
@@ -476,11 +141,6 @@ def _test_undefined_forward_mode(func, outputs, inputs):
     return True
 
 
-# ----------------------------------------------------------------------------
-# Checks
-# ----------------------------------------------------------------------------
-
-
 def _check_inputs(tupled_inputs):
     any_input_requiring_grad = False
     for idx, inp in enumerate(tupled_inputs):
@@ -491,7 +151,7 @@ def _check_inputs(tupled_inputs):
                     "is not a double precision floating point or complex. "
                     "This check will likely fail if all the inputs are "
                     "not of double precision floating point or complex. ",
-                    stacklevel=4,
+                    stacklevel=3,
                 )
             if not all(st > 0 or sz <= 1 for st, sz in zip(inp.stride(), inp.shape)):
                 raise RuntimeError(
@@ -645,20 +305,23 @@ def _transpose(matrix_of_tensors):
 # ----------------------------------------------------------------------------
 
 
-def _slow_gradcheck(
-    func,
-    func_out,
-    tupled_inputs,
-    outputs,
-    eps,
-    rtol,
-    atol,
-    check_grad_dtypes,
-    nondet_tol,
-    *,
-    use_forward_ad=False,
-    masked=False,
-):
+class _Check(NamedTuple):
+    """What the slow and fast modes compare: ``func`` at ``inputs`` (its result
+    ``func_out`` and differentiable ``outputs``) and the tolerances."""
+
+    func: Any
+    func_out: Any
+    inputs: tuple
+    outputs: tuple
+    eps: float
+    rtol: float
+    atol: float
+    check_grad_dtypes: bool
+    nondet_tol: float
+
+
+def _slow_gradcheck(check, *, use_forward_ad=False):
+    func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol = check
     func_out = _as_tuple(func_out)
     if not outputs:
         return _check_no_differentiable_outputs(func, tupled_inputs, func_out, eps)
@@ -797,20 +460,8 @@ def _run_slow_mode_and_get_error(
     return msg
 
 
-def _fast_gradcheck(
-    func,
-    func_out,
-    inputs,
-    outputs,
-    eps,
-    rtol,
-    atol,
-    check_grad_dtypes,
-    nondet_tol,
-    *,
-    use_forward_ad=False,
-    masked=False,
-):
+def _fast_gradcheck(check, *, use_forward_ad=False):
+    func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol = check
     # See https://github.com/pytorch/pytorch/issues/53876: v^T (J u) by finite
     # differences against (v^T J) u from the engine.
     inp_tensors_idx, inp_tensors = _get_inp_tensors(inputs)
@@ -887,76 +538,39 @@ def gradcheck(
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
-    args = dict(
-        func=func,
-        inputs=inputs,
-        eps=eps,
-        atol=atol,
-        rtol=rtol,
-        nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad,
-        check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad,
-        check_batched_forward_grad=check_batched_forward_grad,
-        check_forward_ad=check_forward_ad,
-        check_backward_ad=check_backward_ad,
-        fast_mode=fast_mode,
-        masked=masked,
-    )
-    if not raise_exception:
-        try:
-            return _gradcheck_helper(**args)
-        except GradcheckError:
-            return False
-    return _gradcheck_helper(**args)
+    try:
+        # Unsupported options fail before any work is done.
+        if check_batched_grad:
+            _vmap_unavailable("check_batched_grad")
+        if check_batched_forward_grad:
+            _vmap_unavailable("check_batched_forward_grad")
+        if check_forward_ad:
+            _require_forward_ad("gradcheck with check_forward_ad=True")
 
+        tupled_inputs = _as_tuple(inputs)
+        _check_inputs(tupled_inputs)
 
-def _gradcheck_helper(
-    func,
-    inputs,
-    eps,
-    atol,
-    rtol,
-    nondet_tol,
-    check_undefined_grad,
-    check_grad_dtypes,
-    check_batched_grad,
-    check_batched_forward_grad,
-    check_forward_ad,
-    check_backward_ad,
-    fast_mode,
-    masked,
-):
-    # Unsupported options fail before any work is done.
-    if check_batched_grad:
-        _vmap_unavailable("check_batched_grad")
-    if check_batched_forward_grad:
-        _vmap_unavailable("check_batched_forward_grad")
-    if check_forward_ad:
-        _require_forward_ad("gradcheck with check_forward_ad=True")
+        func_out = func(*tupled_inputs)
+        outputs = _differentiable_outputs(func_out)
 
-    tupled_inputs = _as_tuple(inputs)
-    _check_inputs(tupled_inputs)
-
-    func_out = func(*tupled_inputs)
-    outputs = _differentiable_outputs(func_out)
-
-    gradcheck_fn = _fast_gradcheck if fast_mode else _slow_gradcheck
-    common = (func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes)
-    if check_backward_ad:
-        gradcheck_fn(*common, nondet_tol, masked=bool(masked))
-    if check_forward_ad:
-        gradcheck_fn(*common, nondet_tol, use_forward_ad=True, masked=bool(masked))
-        if check_undefined_grad:
-            _test_undefined_forward_mode(func, outputs, tupled_inputs)
-
-    if not check_backward_ad:
-        return True
-
-    _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
-
-    if check_undefined_grad and check_backward_ad:
-        _test_undefined_backward_mode(func, outputs, tupled_inputs)
+        gradcheck_fn = _fast_gradcheck if fast_mode else _slow_gradcheck
+        check = _Check(
+            func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol
+        )
+        if check_backward_ad:
+            gradcheck_fn(check)
+        if check_forward_ad:
+            gradcheck_fn(check, use_forward_ad=True)
+            if check_undefined_grad:
+                _test_undefined_forward_mode(func, outputs, tupled_inputs)
+        if check_backward_ad:
+            _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
+            if check_undefined_grad:
+                _test_undefined_backward_mode(func, outputs, tupled_inputs)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
     return True
 
 
