@@ -7,6 +7,10 @@ from .optimizer import Optimizer
 
 class Adagrad(Optimizer):
     _rule = "adagrad"
+    _hyperparameters = (
+        "lr lr_decay eps weight_decay initial_accumulator_value foreach maximize "
+        "differentiable fused"
+    )
 
     def __init__(
         self,
@@ -22,18 +26,7 @@ class Adagrad(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        defaults = dict(
-            lr=lr,
-            lr_decay=lr_decay,
-            eps=eps,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))
         for group in self.param_groups:
             for p in group["params"]:
                 _C._optim.init_state(self._rule, p, self.state[p], group)

@@ -5,6 +5,10 @@ from .optimizer import Optimizer
 
 class Adam(Optimizer):
     _rule = "adam"
+    _hyperparameters = (
+        "lr betas eps weight_decay amsgrad maximize foreach capturable differentiable "
+        "fused decoupled_weight_decay"
+    )
 
     def __init__(
         self,
@@ -22,20 +26,7 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ):
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            foreach=foreach,
-            capturable=capturable,
-            differentiable=differentiable,
-            fused=fused,
-            decoupled_weight_decay=decoupled_weight_decay,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))
 
 
 class AdamW(Adam):

@@ -90,6 +90,13 @@ class Optimizer:
 
     # The name of the Rust update rule (`_C._optim`) a subclass runs.
     _rule = None
+    # The names of a subclass's hyperparameters (its __init__'s arguments but
+    # params), space-separated, in the order its param_groups list them.
+    _hyperparameters = ""
+
+    def _defaults(self, args):
+        """The defaults dict from a subclass __init__'s ``locals()``."""
+        return {name: args[name] for name in self._hyperparameters.split()}
 
     def _check_group(self, group):
         _C._optim.check(self._rule, group)

@@ -5,6 +5,9 @@ from .optimizer import Optimizer
 
 class RMSprop(Optimizer):
     _rule = "rmsprop"
+    _hyperparameters = (
+        "lr momentum alpha eps centered weight_decay capturable foreach maximize differentiable"
+    )
 
     def __init__(
         self,
@@ -20,16 +23,4 @@ class RMSprop(Optimizer):
         maximize=False,
         differentiable=False,
     ):
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            alpha=alpha,
-            eps=eps,
-            centered=centered,
-            weight_decay=weight_decay,
-            capturable=capturable,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))

@@ -5,6 +5,9 @@ from .optimizer import Optimizer
 
 class SGD(Optimizer):
     _rule = "sgd"
+    _hyperparameters = (
+        "lr momentum dampening weight_decay nesterov maximize foreach differentiable fused"
+    )
 
     def __init__(
         self,
@@ -20,15 +23,4 @@ class SGD(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-            foreach=foreach,
-            differentiable=differentiable,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))
