@@ -96,8 +96,7 @@ def test_nan_check_message_and_forward_traceback():
     )
 
 
-def test_nan_check_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_nan_check_matches_torch(torch):
     x = torch.tensor([0.0, 1.0], requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -10,12 +10,9 @@ import numpy as np
 import pytest
 
 import ferrograd as fg
+from helpers import vals
 
 NAN, INF = math.nan, math.inf
-
-
-def vals(t):
-    return t.tolist()
 
 
 # ----------------------------------------------------------------- all / any

@@ -9,18 +9,7 @@ import pytest
 
 import ferrograd
 from gradcheck_util import require, to_numpy
-
-
-def leaf(lib, values, requires_grad=True):
-    return lib.tensor(values, dtype=lib.float64, requires_grad=requires_grad)
-
-
-def close(t, expected):
-    if hasattr(expected, "detach"):
-        expected = to_numpy(expected)
-    if hasattr(t, "detach"):
-        t = to_numpy(t)
-    np.testing.assert_allclose(t, np.asarray(expected, dtype=np.float64), rtol=1e-12)
+from helpers import close, leaf
 
 
 X = [0.5, -1.25, 2.0]

@@ -17,14 +17,6 @@ import pytest
 import ferrograd as fg
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def vals(t):
-    return t.tolist()
-
-
 # ---------------------------------------------------------------------------
 # tensor(): dtype inference, shapes, values
 # ---------------------------------------------------------------------------
@@ -79,8 +71,7 @@ def test_tensor_dtype_inference(expr, dtype, shape):
 
 
 @pytest.mark.parametrize("expr,dtype,shape", INFERENCE)
-def test_tensor_dtype_inference_matches_torch(expr, dtype, shape):
-    torch = _torch()
+def test_tensor_dtype_inference_matches_torch(expr, dtype, shape, torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = eval(expr, {"T": torch, "np": np})
@@ -150,8 +141,7 @@ def test_tensor_bad_data(data, exc):
         fg.tensor(data)
 
 
-def test_tensor_bad_data_messages_match_torch():
-    torch = _torch()
+def test_tensor_bad_data_messages_match_torch(torch):
     for data in [[[1, 2], [3]], [[1, 2], 3], [1, "a"], None]:
         with pytest.raises(Exception) as ref:
             torch.tensor(data)
@@ -277,8 +267,7 @@ ARANGE_CASES = [
 
 @pytest.mark.parametrize("args", ARANGE_CASES)
 @pytest.mark.parametrize("dtype", [None, "float32", "float64", "int64"])
-def test_arange_matches_torch(args, dtype):
-    torch = _torch()
+def test_arange_matches_torch(args, dtype, torch):
     kw = f", dtype=T.{dtype})" if dtype else ")"
     try:
         ref = eval(f"T.arange({args}{kw}", {"T": torch})
@@ -309,8 +298,7 @@ def test_arange_matches_torch(args, dtype):
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_linspace_matches_torch(a, b, n, dtype):
-    torch = _torch()
+def test_linspace_matches_torch(a, b, n, dtype, torch):
     ref = torch.linspace(a, b, n, dtype=getattr(torch, dtype))
     t = fg.linspace(a, b, n, dtype=getattr(fg, dtype))
     assert t.dtype == getattr(fg, dtype)
@@ -509,8 +497,7 @@ def test_from_numpy_errors():
         fg.from_numpy(bad_bool)
 
 
-def test_from_numpy_errors_match_torch_types():
-    torch = _torch()
+def test_from_numpy_errors_match_torch_types(torch):
     arrays = [np.arange(4.0)[::-1], np.array([1.0], dtype=">f8"), np.array(["a"]), [1.0]]
     for a in arrays:
         with pytest.raises(Exception) as ref:
@@ -717,8 +704,7 @@ REPR_CASES = [
 
 
 @pytest.mark.parametrize("expr", REPR_CASES)
-def test_repr_matches_torch(expr):
-    torch = _torch()
+def test_repr_matches_torch(expr, torch):
     ref = repr(eval(expr, {"T": torch})).replace("torch.", "ferrograd.")
     got = repr(eval(expr, {"T": fg}))
     assert got == ref
@@ -793,8 +779,7 @@ def test_size():
         fg.Size([2.5])
 
 
-def test_size_repr_matches_torch():
-    torch = _torch()
+def test_size_repr_matches_torch(torch):
     for shape in [(), (0,), (2, 3), (1, 2, 3, 4)]:
         assert repr(fg.zeros(shape).shape) == repr(torch.zeros(shape).shape).replace(
             "torch.", "ferrograd."
@@ -872,8 +857,7 @@ def test_to_type_cpu():
     assert y.grad.dtype == fg.float32 and y.grad.tolist() == [1.0, 1.0]
 
 
-def test_shape_and_conversion_match_torch():
-    torch = _torch()
+def test_shape_and_conversion_match_torch(torch):
     for expr in [
         "T.zeros(2, 3).to(T.float64)",
         "T.zeros(2).to(T.zeros(1, dtype=T.int64))",

@@ -14,6 +14,7 @@ import pytest
 
 import ferrograd as torch
 from ferrograd.autograd import Function, InplaceFunction, Variable, once_differentiable
+from helpers import square_function
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FREED = "Trying to backward through the graph a second time"
@@ -46,16 +47,7 @@ def leaf(values, dtype=torch.float32):
     return torch.tensor(values, dtype=dtype, requires_grad=True)
 
 
-class Square(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 2 * x * g
+Square = square_function(torch)
 
 
 # ----- apply: the ctx is the node -------------------------------------------

@@ -336,8 +336,7 @@ SCENARIOS = [
 
 
 @pytest.mark.parametrize("code", SCENARIOS)
-def test_matches_torch(code):
-    torch = pytest.importorskip("torch")
+def test_matches_torch(code, torch):
     results = []
     for mod in (torch, fg):
         r = []

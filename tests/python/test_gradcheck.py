@@ -15,6 +15,7 @@ import pytest
 
 import ferrograd
 from gradcheck_util import to_numpy
+from helpers import square_function
 
 
 def gc_module(lib):
@@ -36,44 +37,13 @@ def rand_leaf(lib, *shape, seed=0, low=-1.0, high=1.0):
 
 def square_fns(lib):
     """(correct, wrong first derivative, wrong second derivative) squares."""
-
-    class Square(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2 * x
-
-    class BadSquare(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * x  # should be 2 x
-
-    class FlatSquare(lib.autograd.Function):
-        """First derivative right, but computed off the graph: its own
-        derivative (the second derivative of x^2) comes out wrong."""
-
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2 * x.detach()
-
-    return Square, BadSquare, FlatSquare
+    return (
+        square_function(lib),
+        square_function(lib, lambda x, g: g * x),  # should be 2 x
+        # First derivative right, but computed off the graph: its own
+        # derivative (the second derivative of x^2) comes out wrong.
+        square_function(lib, lambda x, g: g * 2 * x.detach()),
+    )
 
 
 # ---- API surface -----------------------------------------------------------
@@ -443,18 +413,7 @@ def test_gradgradcheck_catches_wrong_double_backward(lib):
 
 
 def test_gradgradcheck_once_differentiable(lib):
-    class Once(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        @lib.autograd.function.once_differentiable
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2 * x
-
+    Once = square_function(lib, once_differentiable=True)
     x = rand_leaf(lib, 3, seed=26)
     assert lib.autograd.gradcheck(Once.apply, (x,))
     # As torch: the backward's result has no graph to x, so the double

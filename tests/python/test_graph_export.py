@@ -116,8 +116,7 @@ def test_to_dot_sequence_and_errors():
     assert len(nodes) == 1 and edges == []
 
 
-def test_to_dot_like_torch_structure():
-    torch = pytest.importorskip("torch")
+def test_to_dot_like_torch_structure(torch):
 
     def names(lib):
         a = lib.tensor([1.0, 2.0], requires_grad=True)

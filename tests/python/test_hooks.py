@@ -16,21 +16,10 @@ import pytest
 
 import ferrograd
 from gradcheck_util import to_numpy, two_output_function
+from helpers import close, leaf, square_function
 
 X = [0.5, -1.25, 2.0]
 XA = np.array(X)
-
-
-def leaf(lib, values=X, requires_grad=True):
-    return lib.tensor(values, dtype=lib.float64, requires_grad=requires_grad)
-
-
-def close(t, expected):
-    if hasattr(expected, "detach"):
-        expected = to_numpy(expected)
-    if hasattr(t, "detach"):
-        t = to_numpy(t)
-    np.testing.assert_allclose(t, np.asarray(expected, dtype=np.float64), rtol=1e-12)
 
 
 def values(obj):
@@ -56,7 +45,7 @@ def raises(exc, fn, match=None):
 
 
 def test_metadata_is_a_persistent_dict(lib):
-    y = leaf(lib).exp()
+    y = leaf(lib, X).exp()
     m = y.grad_fn.metadata
     assert isinstance(m, dict) and m == {}
     m["tag"] = 1
@@ -67,7 +56,7 @@ def test_metadata_is_a_persistent_dict(lib):
 
 
 def test_metadata_on_accumulate_grad(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * 2
     acc = y.grad_fn.next_functions[0][0]
     acc.metadata["k"] = 2
@@ -75,31 +64,14 @@ def test_metadata_on_accumulate_grad(lib):
 
 
 def test_metadata_distinct_per_node(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     a, b = x.exp(), x.sin()
     a.grad_fn.metadata["a"] = 1
     assert b.grad_fn.metadata == {}
 
 
-class Square:
-    @staticmethod
-    def make(lib):
-        class Sq(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return 2 * x * g
-
-        return Sq
-
-
 def test_metadata_on_custom_function_node(lib):
-    y = Square.make(lib).apply(leaf(lib))
+    y = square_function(lib).apply(leaf(lib, X))
     m = y.grad_fn.metadata
     m["x"] = 3
     assert y.grad_fn.metadata is m
@@ -111,7 +83,7 @@ def test_metadata_on_custom_function_node(lib):
 
 
 def test_node_post_hook_arguments(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     c = leaf(lib, [1.0, 2.0, 3.0], requires_grad=False)
     y = x * c
     seen = []
@@ -126,7 +98,7 @@ def test_node_post_hook_arguments(lib):
 
 
 def test_node_prehook_arguments(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     seen = []
     y.grad_fn.register_prehook(lambda go: seen.append(go))
@@ -136,7 +108,7 @@ def test_node_prehook_arguments(lib):
 
 
 def test_node_hooks_see_none_for_undefined_grads(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     a, b, c = (x * 1).unbind()
     seen = []
     a.grad_fn.register_prehook(lambda go: seen.append(("pre", values(go))))
@@ -150,7 +122,7 @@ def test_node_hooks_see_none_for_undefined_grads(lib):
 
 def test_hook_order(lib):
     calls = []
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.register_hook(lambda g: calls.append("t1"))
     z.grad_fn.register_prehook(lambda g: calls.append("p1"))
@@ -163,7 +135,7 @@ def test_hook_order(lib):
 
 
 def test_prehook_replaces_grad_outputs_chained(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.grad_fn.register_prehook(lambda g: (g[0] * 2,))
     z.grad_fn.register_prehook(lambda g: (g[0] * 3,))
@@ -173,7 +145,7 @@ def test_prehook_replaces_grad_outputs_chained(lib):
 
 
 def test_post_hook_replaces_grad_inputs(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.grad_fn.register_hook(lambda gi, go: (gi[0] + 1,))
     z.grad_fn.register_hook(lambda gi, go: (gi[0] * 2,))
@@ -182,7 +154,7 @@ def test_post_hook_replaces_grad_inputs(lib):
 
 
 def test_prehook_returning_none_gradient(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.grad_fn.register_prehook(lambda g: (None,))
     z.sum().backward()
@@ -190,7 +162,7 @@ def test_prehook_returning_none_gradient(lib):
 
 
 def test_post_hook_returning_none_gradient(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.grad_fn.register_hook(lambda gi, go: (None,))
     z.sum().backward()
@@ -198,7 +170,7 @@ def test_post_hook_returning_none_gradient(lib):
 
 
 def test_hook_returning_none_keeps_grads(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.grad_fn.register_prehook(lambda g: None)
     z.grad_fn.register_hook(lambda gi, go: None)
@@ -209,7 +181,7 @@ def test_hook_returning_none_keeps_grads(lib):
 
 @pytest.mark.parametrize("kind", ["pre", "post"])
 def test_node_hook_wrong_number_of_values(lib, kind):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
 
     def my_hook(*args):
@@ -226,7 +198,7 @@ def test_node_hook_wrong_number_of_values(lib, kind):
 
 @pytest.mark.parametrize("kind", ["pre", "post"])
 def test_node_hook_not_a_tuple(lib, kind):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     hook = (lambda g: [g[0]]) if kind == "pre" else (lambda gi, go: gi[0])
     getattr(z.grad_fn, "register_prehook" if kind == "pre" else "register_hook")(hook)
@@ -236,7 +208,7 @@ def test_node_hook_not_a_tuple(lib, kind):
 
 
 def test_node_hook_non_tensor_value(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.grad_fn.register_prehook(lambda g: (5,))
     e = raises(TypeError, lambda: z.sum().backward())
@@ -244,7 +216,7 @@ def test_node_hook_non_tensor_value(lib):
 
 
 def test_node_hook_changed_size(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
 
     def grow(gi, go):
@@ -256,7 +228,7 @@ def test_node_hook_changed_size(lib):
 
 
 def test_node_hook_changed_type(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
 
     def cast(go):
@@ -271,8 +243,8 @@ def test_node_hook_changed_type(lib):
 
 
 def test_node_hook_cannot_replace_none(lib):
-    x = leaf(lib)
-    c = leaf(lib, requires_grad=False)
+    x = leaf(lib, X)
+    c = leaf(lib, X, requires_grad=False)
     z = x * c
     z.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
     e = raises(RuntimeError, lambda: z.sum().backward())
@@ -280,7 +252,7 @@ def test_node_hook_cannot_replace_none(lib):
 
 
 def test_node_hook_handle_remove(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     calls = []
     h1 = z.grad_fn.register_hook(lambda gi, go: calls.append("post"))
@@ -295,7 +267,7 @@ def test_node_hook_handle_remove(lib):
 
 
 def test_handle_as_context_manager(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     calls = []
     z = x.exp()
     with z.grad_fn.register_prehook(lambda g: calls.append("in")) as h:
@@ -310,7 +282,7 @@ def test_handle_as_context_manager(lib):
 
 def test_hooks_on_accumulate_grad(lib):
     calls = []
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * 2
     acc = y.grad_fn.next_functions[0][0]
     assert acc.name() == "torch::autograd::AccumulateGrad"
@@ -325,7 +297,7 @@ def test_hooks_on_accumulate_grad(lib):
 
 
 def test_accumulate_grad_prehook_replaces_grad(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * 2
     y.grad_fn.next_functions[0][0].register_prehook(lambda go: (go[0] * 10,))
     y.sum().backward()
@@ -333,7 +305,7 @@ def test_accumulate_grad_prehook_replaces_grad(lib):
 
 
 def test_accumulate_grad_variable(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     acc = (x * 2).grad_fn.next_functions[0][0]
     close(acc.variable, X)
     assert acc.variable.requires_grad and acc.variable.is_leaf
@@ -341,8 +313,8 @@ def test_accumulate_grad_variable(lib):
 
 
 def test_hooks_on_custom_function_node(lib):
-    x = leaf(lib)
-    y = Square.make(lib).apply(x)
+    x = leaf(lib, X)
+    y = square_function(lib).apply(x)
     calls = []
     y.grad_fn.register_prehook(lambda go: calls.append(("pre", values(go))))
     h = y.grad_fn.register_hook(lambda gi, go: (gi[0] * 10,))
@@ -351,12 +323,12 @@ def test_hooks_on_custom_function_node(lib):
     close(x.grad, 60 * XA)
     h.remove()
     x.grad = None
-    (Square.make(lib).apply(x) * 3).sum().backward()
+    (square_function(lib).apply(x) * 3).sum().backward()
     close(x.grad, 6 * XA)
 
 
 def test_custom_function_node_hook_error(lib):
-    y = Square.make(lib).apply(leaf(lib))
+    y = square_function(lib).apply(leaf(lib, X))
 
     def bad(gi, go):
         return (gi[0], gi[0])
@@ -372,7 +344,7 @@ def test_custom_function_node_hook_error(lib):
 
 
 def test_saved_self_other(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     w = leaf(lib, [1.0, 2.0, 3.0])
     y = x * w
     close(y.grad_fn._saved_self, X)
@@ -382,7 +354,7 @@ def test_saved_self_other(lib):
 
 @pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid"])
 def test_saved_result(lib, op):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = getattr(x, op)()
     r = y.grad_fn._saved_result
     close(r, y)
@@ -402,7 +374,7 @@ def test_saved_pow_tensor_exponent(lib):
 
 
 def test_saved_pow_scalar_exponent_self(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x**3
     assert y.grad_fn.name() == "PowBackward0"
     close(y.grad_fn._saved_self, X)
@@ -420,7 +392,7 @@ FREED = "Trying to backward through the graph a second time (or directly access 
 
 
 def test_saved_freed_after_backward(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     z = x * x
     (y.sum() + z.sum()).backward()
@@ -433,14 +405,14 @@ def test_saved_freed_after_backward(lib):
 
 
 def test_saved_kept_with_retain_graph(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     y.sum().backward(retain_graph=True)
     close(y.grad_fn._saved_result, np.exp(XA))
 
 
 def test_raw_saved(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * x
     raw = y.grad_fn._raw_saved_self
     assert raw is not None and not hasattr(raw, "detach")
@@ -451,7 +423,7 @@ def test_raw_saved(lib):
 
 
 def test_raw_saved_unpack_after_free_raises(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * x
     raw = y.grad_fn._raw_saved_self
     y.sum().backward()
@@ -460,17 +432,17 @@ def test_raw_saved_unpack_after_free_raises(lib):
 
 
 def test_unknown_saved_attribute(lib):
-    y = leaf(lib).exp()
+    y = leaf(lib, X).exp()
     e = raises(AttributeError, lambda: y.grad_fn._saved_self)
     assert str(e) == "'ExpBackward0' object has no attribute '_saved_self'"
     raises(AttributeError, lambda: y.grad_fn._raw_saved_other)
     e = raises(AttributeError, lambda: y.grad_fn.foo)
     assert str(e) == "'ExpBackward0' object has no attribute 'foo'"
-    assert not hasattr((leaf(lib) * 2).grad_fn.next_functions[0][0], "_saved_self")
+    assert not hasattr((leaf(lib, X) * 2).grad_fn.next_functions[0][0], "_saved_self")
 
 
 def test_saved_in_dir(lib):
-    fn = (leaf(lib) * leaf(lib)).grad_fn
+    fn = (leaf(lib, X) * leaf(lib, X)).grad_fn
     names = dir(fn)
     for n in (
         "_saved_self",
@@ -561,7 +533,7 @@ def test_saved_names_and_values_match_torch(torch, case):
 
 
 def test_tensor_hook_non_leaf(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * x
     seen = []
 
@@ -576,14 +548,14 @@ def test_tensor_hook_non_leaf(lib):
 
 
 def test_tensor_hook_leaf(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     x.register_hook(lambda g: g + 1)
     (x * 3).sum().backward()
     close(x.grad, [4.0, 4.0, 4.0])
 
 
 def test_tensor_hooks_run_in_registration_order(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     order = []
     y.register_hook(lambda g: (order.append(1), g * 2)[1])
@@ -600,7 +572,7 @@ def test_tensor_hook_requires_grad(lib):
 
 
 def test_tensor_hook_bad_return_type(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     y.register_hook(lambda g: (g,))
     e = raises(TypeError, lambda: y.sum().backward())
@@ -608,7 +580,7 @@ def test_tensor_hook_bad_return_type(lib):
 
 
 def test_tensor_hook_changed_size(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
 
     def shrink(g):
         return g[:2]
@@ -619,7 +591,7 @@ def test_tensor_hook_changed_size(lib):
 
 
 def test_tensor_hook_changed_type(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * 2
 
     def to_long(g):
@@ -634,7 +606,7 @@ def test_tensor_hook_changed_type(lib):
 
 
 def test_tensor_hook_remove(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * 2
     h1 = y.register_hook(lambda g: g * 100)
     h2 = x.register_hook(lambda g: g * 100)
@@ -645,7 +617,7 @@ def test_tensor_hook_remove(lib):
 
 
 def test_tensor_hook_stays_on_old_node_after_inplace(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x * 1
     seen = []
     h = y.register_hook(lambda g: seen.append(values(g)))
@@ -658,7 +630,7 @@ def test_tensor_hook_stays_on_old_node_after_inplace(lib):
 
 
 def test_retain_grad_sees_all_tensor_hooks(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x.exp()
     z.register_hook(lambda g: g * 2)
     z.retain_grad()
@@ -669,7 +641,7 @@ def test_retain_grad_sees_all_tensor_hooks(lib):
 
 
 def test_tensor_hook_applies_to_autograd_grad_of_leaf(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     x.register_hook(lambda g: g * 10)
     (gx,) = lib.autograd.grad((x * 2).sum(), x)
     close(gx, [20.0, 20.0, 20.0])
@@ -677,7 +649,7 @@ def test_tensor_hook_applies_to_autograd_grad_of_leaf(lib):
 
 
 def test_tensor_hook_and_autograd_grad_capture(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     z = x * 2
     z.register_hook(lambda g: g * 10)
     (gz,) = lib.autograd.grad(z.sum(), z, retain_graph=True)
@@ -695,7 +667,7 @@ def test_tensor_hook_and_autograd_grad_capture(lib):
 
 
 def test_post_accumulate_grad_hook(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     seen = []
 
     def hook(t):
@@ -712,7 +684,7 @@ def test_post_accumulate_grad_hook(lib):
 
 
 def test_post_accumulate_grad_hook_can_update_param(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
 
     def sgd(p):
         with lib.no_grad():
@@ -726,7 +698,7 @@ def test_post_accumulate_grad_hook_can_update_param(lib):
 
 
 def test_post_accumulate_grad_hook_non_leaf(lib):
-    y = leaf(lib) * 2
+    y = leaf(lib, X) * 2
     e = raises(RuntimeError, lambda: y.register_post_accumulate_grad_hook(lambda t: None))
     assert str(e) == "post accumulate grad hooks cannot be registered on non-leaf tensors"
 
@@ -738,7 +710,7 @@ def test_post_accumulate_grad_hook_requires_grad(lib):
 
 
 def test_post_accumulate_grad_hook_must_return_none(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     h = x.register_post_accumulate_grad_hook(lambda t: t)  # its argument back: allowed
     (x * 2).sum().backward()
     close(x.grad, [2.0, 2.0, 2.0])
@@ -764,7 +736,7 @@ def test_exception_in_hook_propagates_unchanged(lib, kind):
     def raising_hook(*args):
         raise err
 
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     if kind == "tensor":
         y.register_hook(raising_hook)
@@ -786,7 +758,7 @@ def test_exception_in_hook_propagates_unchanged(lib, kind):
 
 
 def test_graph_usable_after_hook_error(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x.exp()
     h = y.register_hook(lambda g: 1 / 0)
     with pytest.raises(ZeroDivisionError):
@@ -798,7 +770,7 @@ def test_graph_usable_after_hook_error(lib):
 
 
 def test_hook_calls_backward_reentrant(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     w = leaf(lib, [3.0])
     inner = {}
 
@@ -818,7 +790,7 @@ def test_hook_calls_backward_reentrant(lib):
 def test_reentrant_hooks_on_many_threads(restore_threads):
     for n in (1, 4):
         ferrograd.set_num_threads(n)
-        x = leaf(ferrograd)
+        x = leaf(ferrograd, X)
         seen = []
         lock = threading.Lock()
 
@@ -938,7 +910,7 @@ def test_hook_records_match_torch(torch):
 
 
 def test_double_backward_through_hooked_grad(lib):
-    x = leaf(lib)
+    x = leaf(lib, X)
     y = x**3
     y.register_hook(lambda g: g * 2)
     (gx,) = lib.autograd.grad(y.sum(), x, create_graph=True)

@@ -716,8 +716,7 @@ def test_errors(name):
 
 
 @pytest.mark.parametrize("name", sorted(set(ERRORS) - LOOSE_MESSAGES))
-def test_error_messages_match_torch(name):
-    torch = pytest.importorskip("torch")
+def test_error_messages_match_torch(name, torch):
     fn, exc = ERRORS[name]
     with pytest.raises(exc) as t_info:
         fn(torch)

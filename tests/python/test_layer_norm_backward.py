@@ -61,8 +61,7 @@ def test_fused_backward_of_x_alone_and_of_a_broadcast_gradient():
     )
 
 
-def test_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_matches_torch(torch):
     import numpy as np
 
     rng = np.random.default_rng(1)

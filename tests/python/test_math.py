@@ -10,21 +10,13 @@ import numpy as np
 import pytest
 
 import ferrograd as fg
+from helpers import same, vals
 
 NAN, INF = math.nan, math.inf
 UNARY = [
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
     "deg2rad", "rad2deg", "log2", "log10", "exp2", "erf", "erfc", "erfinv",
 ]  # fmt: skip
-
-
-def vals(t):
-    return t.tolist()
-
-
-def same(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
 
 
 def test_special_values(lib):

@@ -61,8 +61,7 @@ def test_unbatched_and_int_inputs_keep_working():
     assert F.max_pool2d(x, 2).tolist() == F.max_pool2d(x.contiguous(), 2).tolist()
 
 
-def test_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_matches_torch(torch):
     import numpy as np
 
     v = np.random.default_rng(0).standard_normal((2, 4, 8, 8))

@@ -81,8 +81,7 @@ def test_nested_profile_replaces_outer():
     assert not ferrograd._C._profiler_enabled()
 
 
-def test_nested_profile_like_torch():
-    torch = pytest.importorskip("torch")
+def test_nested_profile_like_torch(torch):
     assert _nested(ferrograd) == _nested(torch)
 
 
@@ -239,8 +238,7 @@ def test_unsupported_backends_raise():
         profiler.profile(use_cuda=True)
 
 
-def test_table_matches_torch_layout():
-    torch = pytest.importorskip("torch")
+def test_table_matches_torch_layout(torch):
     x = torch.randn(3, requires_grad=True)
     with torch.autograd.profiler.profile() as tprof:
         (x * 2).sum().backward()
@@ -256,8 +254,7 @@ def test_table_matches_torch_layout():
     assert o_lines[-1].split(":")[0] == t_lines[-1].split(":")[0]
 
 
-def test_op_and_node_names_match_torch():
-    torch = pytest.importorskip("torch")
+def test_op_and_node_names_match_torch(torch):
 
     def names(mod, prof_mod):
         x = mod.randn(3, 4, requires_grad=True)
@@ -462,8 +459,7 @@ def test_no_memory_by_default():
     assert "CPU Mem" not in prof.key_averages().table()
 
 
-def test_profile_memory_like_torch():
-    torch = pytest.importorskip("torch")
+def test_profile_memory_like_torch(torch):
 
     def summary(prof):
         keep = {"aten::exp", "aten::mul", "outer"}

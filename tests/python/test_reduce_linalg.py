@@ -230,14 +230,12 @@ def torch_case(torch, name, contiguous=True, dtype="float64"):
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
-def test_torch_oracle(name):
-    torch = pytest.importorskip("torch")
+def test_torch_oracle(name, torch):
     torch_case(torch, name)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
-def test_torch_oracle_noncontiguous(name):
-    torch = pytest.importorskip("torch")
+def test_torch_oracle_noncontiguous(name, torch):
     torch_case(torch, name, contiguous=False)
 
 
@@ -258,13 +256,11 @@ def test_torch_oracle_noncontiguous(name):
         "cumsum_neg",
     ],
 )
-def test_torch_oracle_float32(name):
-    torch = pytest.importorskip("torch")
+def test_torch_oracle_float32(name, torch):
     torch_case(torch, name, dtype="float32")
 
 
-def test_torch_grad_fn_names():
-    torch = pytest.importorskip("torch")
+def test_torch_grad_fn_names(torch):
     names = {
         "sum_all": None,
         "sum_dim": None,
@@ -299,8 +295,7 @@ def test_torch_grad_fn_names():
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_torch_random_matmul_shapes(seed):
-    torch = pytest.importorskip("torch")
+def test_torch_random_matmul_shapes(seed, torch):
     rng = np.random.default_rng(seed)
     for _ in range(8):
         k = int(rng.integers(1, 6))
@@ -333,8 +328,7 @@ def test_torch_random_matmul_shapes(seed):
 
 @pytest.mark.filterwarnings("ignore:std")
 @pytest.mark.parametrize("seed", range(4))
-def test_torch_random_reductions(seed):
-    torch = pytest.importorskip("torch")
+def test_torch_random_reductions(seed, torch):
     rng = np.random.default_rng(100 + seed)
     for _ in range(6):
         nd = int(rng.integers(1, 4))
@@ -378,8 +372,7 @@ def test_torch_random_reductions(seed):
             )
 
 
-def test_torch_ties_and_special_gradients():
-    torch = pytest.importorskip("torch")
+def test_torch_ties_and_special_gradients(torch):
     a = np.array([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 0.0]])
     cases = [
         lambda m, x: x.amax(1),
@@ -408,8 +401,7 @@ def test_torch_ties_and_special_gradients():
         np.testing.assert_allclose(to_np(fx.grad), tx.grad.numpy())
 
 
-def test_torch_stability_large_values():
-    torch = pytest.importorskip("torch")
+def test_torch_stability_large_values(torch):
     a = np.array([[1000.0, 999.0, -1000.0], [-1e4, -1e4, -1e4]])
     for name in ("softmax", "log_softmax"):
         fo = getattr(tensor(a, dtype=fg.float32), name)(1)
@@ -698,8 +690,7 @@ def test_softmax_output_saved_version_check():
         y.sum().backward()
 
 
-def test_matmul_large_parallel_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_matmul_large_parallel_matches_torch(torch):
     a, b = randn(3, 70, 90), randn(90, 65)
     fo = tensor(a, dtype=fg.float32) @ tensor(b, dtype=fg.float32)
     to = torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)

@@ -7,26 +7,20 @@ against torch covers dtypes and broadcasting. Gradients are checked in the
 op registry."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 
 import ferrograd as fg
+import helpers
+from helpers import vals
 
 NAN, INF = math.nan, math.inf
 
 
-def vals(t):
-    return t.tolist()
-
-
-def same(a, b):
-    """Lists equal elementwise, NaN equal to NaN and the sign of zero kept."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and all(
-        (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
-        for x, y in zip(a.ravel(), b.ravel())
-    )
+# Lists equal elementwise, NaN equal to NaN and the sign of zero kept.
+same = partial(helpers.same, signed_zero=True)
 
 
 # ------------------------------------------------------------------ rounding

@@ -181,8 +181,7 @@ def _pack_error_at_op(lib):
     return out
 
 
-def test_pack_error_raised_by_op_like_torch():
-    torch = pytest.importorskip("torch")
+def test_pack_error_raised_by_op_like_torch(torch):
     ours = _pack_error_at_op(fg)
     assert ours == ["Boom: no saving"] * 5 + ["add ok"]
     assert ours == _pack_error_at_op(torch)
@@ -261,8 +260,7 @@ def test_double_backward_through_hooks():
     np.testing.assert_allclose(gg.numpy(), [6.0, 12.0])
 
 
-def test_against_torch_hook_calls():
-    torch = pytest.importorskip("torch")
+def test_against_torch_hook_calls(torch):
 
     def run(lib, g):
         a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
@@ -289,8 +287,7 @@ def test_against_torch_hook_calls():
     np.testing.assert_allclose(gb1, gb2)
 
 
-def test_save_on_cpu():
-    torch = pytest.importorskip("torch")
+def test_save_on_cpu(torch):
 
     def run(lib):
         a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
@@ -326,8 +323,7 @@ def test_disable_saved_tensors_hooks():
                 pass
 
 
-def test_disable_saved_tensors_hooks_torch():
-    torch = pytest.importorskip("torch")
+def test_disable_saved_tensors_hooks_torch(torch):
     msgs = []
     for g in (graph, torch.autograd.graph):
         with g.disable_saved_tensors_hooks("nope"):
@@ -339,8 +335,7 @@ def test_disable_saved_tensors_hooks_torch():
     assert msgs[0] == msgs[1] == "nope"
 
 
-def test_increment_version():
-    torch = pytest.importorskip("torch")
+def test_increment_version(torch):
     for lib in (fg, torch):
         a = lib.tensor([1.0])
         v = a._version
@@ -374,8 +369,7 @@ def test_gradient_edge():
         graph.get_gradient_edge(fg.tensor([1.0]))
 
 
-def test_gradient_edge_torch():
-    torch = pytest.importorskip("torch")
+def test_gradient_edge_torch(torch):
     names = []
     for lib in (fg, torch):
         a = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -388,8 +382,7 @@ def test_gradient_edge_torch():
     assert names[0] == names[1]
 
 
-def test_allow_mutation_on_saved_tensors():
-    torch = pytest.importorskip("torch")
+def test_allow_mutation_on_saved_tensors(torch):
 
     def run(lib):
         with lib.autograd.graph.allow_mutation_on_saved_tensors():
@@ -481,8 +474,7 @@ def _mutation_errors(lib):
     return got
 
 
-def test_allow_mutation_errors_like_torch():
-    torch = pytest.importorskip("torch")
+def test_allow_mutation_errors_like_torch(torch):
     ours = _mutation_errors(fg)
     assert len(ours) == 3
     assert ours == _mutation_errors(torch)
@@ -530,8 +522,7 @@ def test_multi_grad_hook_any():
         graph.register_multi_grad_hook((a,), print, mode="x")
 
 
-def test_multi_grad_hook_vs_torch():
-    torch = pytest.importorskip("torch")
+def test_multi_grad_hook_vs_torch(torch):
 
     def run(lib):
         a = lib.tensor([1.0, 2.0], requires_grad=True)

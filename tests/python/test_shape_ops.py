@@ -4,9 +4,7 @@ the `lib` fixture) on torch. Gradients are checked in the op registry."""
 
 import pytest
 
-
-def vals(t):
-    return t.tolist()
+from helpers import vals
 
 
 def test_flip_and_roll(lib):

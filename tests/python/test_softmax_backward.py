@@ -36,8 +36,7 @@ def test_fused_backward_of_a_broadcast_gradient_and_gradcheck(op):
     assert fg.autograd.gradcheck(lambda t: getattr(t, op)(-1), (x2.detach().requires_grad_(),))
 
 
-def test_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_matches_torch(torch):
     import numpy as np
 
     rng = np.random.default_rng(2)

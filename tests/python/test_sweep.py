@@ -322,8 +322,7 @@ def test_cli_list(sweep, capsys):
 # With torch ----------------------------------------------------------------------------
 
 
-def test_ratios_against_torch(sweep, cases):
-    torch = pytest.importorskip("torch")
+def test_ratios_against_torch(sweep, cases, torch):
     picked = [_by_name(cases, n) for n in QUICK[:2]]
     wls = [c.workload() for c in picked] + [sweep.MODELS["per_example"]]
     libs = {"ferrograd": ferrograd, "torch": torch}
