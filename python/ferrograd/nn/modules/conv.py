@@ -2,10 +2,9 @@
 checks; the convolutions themselves are `nn.functional.conv{1,2,3}d` and
 `conv_transpose{1,2,3}d` (Rust)."""
 
-from ... import _C
 from .. import functional as F
-from ..parameter import Parameter
-from .module import Module
+from ._op_module import _OpModule
+from .linear import Linear, _weight_and_bias
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -16,10 +15,17 @@ def _ntuple(value, n):
     return (value,) * n
 
 
-class _ConvNd(Module):
+class _ConvNd(_OpModule):
+    """A subclass names its op and number of spatial dims in its class
+    statement: ``class Conv2d(_ConvNd, op=F.conv2d, dims=2): ...``."""
+
     _dims = 0
-    _conv = None
     _transposed = False
+
+    def __init_subclass__(cls, dims=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if dims is not None:
+            cls._dims = dims
 
     def __init__(
         self,
@@ -80,25 +86,15 @@ class _ConvNd(Module):
             if self.transposed
             else (out_channels, in_channels // groups)
         )
-        self.weight = Parameter(_C.empty((*shape, *self.kernel_size), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (*shape, *self.kernel_size), bias, out_channels, device, dtype)
 
-    def reset_parameters(self):
-        # torch's rule for Linear and convolutions alike: kaiming_uniform_
-        # with a = sqrt(5), the bias uniform in +-1/sqrt(fan_in).
-        _C._init._reset_linear_(self.weight, self.bias)
+    reset_parameters = Linear.reset_parameters
 
     def _conv_forward(self, input, weight, bias):
         if self.padding_mode != "zeros":
             input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return type(self)._conv(input, weight, bias, self.stride, 0, self.dilation, self.groups)
-        return type(self)._conv(
-            input, weight, bias, self.stride, self.padding, self.dilation, self.groups
-        )
+            return self._op(input, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return self._op(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
@@ -124,19 +120,13 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
-    _dims = 1
-    _conv = staticmethod(F.conv1d)
+class Conv1d(_ConvNd, op=F.conv1d, dims=1): ...
 
 
-class Conv2d(_ConvNd):
-    _dims = 2
-    _conv = staticmethod(F.conv2d)
+class Conv2d(_ConvNd, op=F.conv2d, dims=2): ...
 
 
-class Conv3d(_ConvNd):
-    _dims = 3
-    _conv = staticmethod(F.conv3d)
+class Conv3d(_ConvNd, op=F.conv3d, dims=3): ...
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -208,7 +198,7 @@ class _ConvTransposeNd(_ConvNd):
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
-        return type(self)._conv(
+        return self._op(
             input,
             self.weight,
             self.bias,
@@ -220,16 +210,10 @@ class _ConvTransposeNd(_ConvNd):
         )
 
 
-class ConvTranspose1d(_ConvTransposeNd):
-    _dims = 1
-    _conv = staticmethod(F.conv_transpose1d)
+class ConvTranspose1d(_ConvTransposeNd, op=F.conv_transpose1d, dims=1): ...
 
 
-class ConvTranspose2d(_ConvTransposeNd):
-    _dims = 2
-    _conv = staticmethod(F.conv_transpose2d)
+class ConvTranspose2d(_ConvTransposeNd, op=F.conv_transpose2d, dims=2): ...
 
 
-class ConvTranspose3d(_ConvTransposeNd):
-    _dims = 3
-    _conv = staticmethod(F.conv_transpose3d)
+class ConvTranspose3d(_ConvTransposeNd, op=F.conv_transpose3d, dims=3): ...

@@ -1,43 +1,33 @@
 """Unfold and Fold over `nn.functional.unfold`/`fold` (Rust)."""
 
 from .. import functional as F
-from .module import Module
+from ._op_module import _OpModule
 
 
-class Unfold(Module):
+def _window_repr(module):
+    return (
+        f"kernel_size={module.kernel_size}, dilation={module.dilation}, "
+        f"padding={module.padding}, stride={module.stride}"
+    )
+
+
+class Unfold(_OpModule, op=F.unfold):
+    _args = ("kernel_size", "dilation", "padding", "stride")
+
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
-
-    def forward(self, input):
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+        self._store(locals())
 
     def extra_repr(self):
-        return (
-            f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
-            f"stride={self.stride}"
-        )
+        return _window_repr(self)
 
 
-class Fold(Module):
+class Fold(_OpModule, op=F.fold):
+    _args = ("output_size", *Unfold._args)
+
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.output_size = output_size
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
-
-    def forward(self, input):
-        return F.fold(
-            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
-        )
+        self._store(locals())
 
     def extra_repr(self):
-        return (
-            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
-            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
-        )
+        return f"output_size={self.output_size}, {_window_repr(self)}"

@@ -14,6 +14,17 @@ class Identity(Module):
         return input
 
 
+def _weight_and_bias(module, weight_shape, bias, out_features, device, dtype):
+    """Linear's and the convolutions' parameters: ``weight`` and ``bias``
+    (``out_features`` long, or None), then ``module.reset_parameters()``."""
+    module.weight = Parameter(_C.empty(weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(_C.empty(out_features, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Linear(Module):
     """`y = x @ weight.T + bias`; weight and bias start uniform in
     (-1/sqrt(in_features), 1/sqrt(in_features)), as torch's."""
@@ -22,14 +33,12 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_C.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        shape = (out_features, in_features)
+        _weight_and_bias(self, shape, bias, out_features, device, dtype)
 
     def reset_parameters(self):
+        # torch's rule for Linear and convolutions alike: kaiming_uniform_
+        # with a = sqrt(5), the bias uniform in +-1/sqrt(fan_in).
         _C._init._reset_linear_(self.weight, self.bias)
 
     def forward(self, input):

@@ -16,14 +16,17 @@ def _affine(module, shape, affine, bias, device, dtype):
     module.register_parameter("bias", Parameter(_C.zeros(shape, **kw)) if affine and bias else None)
 
 
-def _reset_affine(module):
-    if module.weight is not None:
-        _C._init.ones_(module.weight)
-    if module.bias is not None:
-        _C._init.zeros_(module.bias)
+class _AffineNorm(Module):
+    """A normalization with an elementwise affine (weight and bias, or None)."""
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            _C._init.ones_(self.weight)
+        if self.bias is not None:
+            _C._init.zeros_(self.bias)
 
 
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     def __init__(
         self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
     ):
@@ -38,9 +41,6 @@ class GroupNorm(Module):
         self.affine = affine
         _affine(self, num_channels, affine, bias, device, dtype)
 
-    def reset_parameters(self):
-        _reset_affine(self)
-
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
@@ -51,7 +51,7 @@ class GroupNorm(Module):
         )
 
 
-class LayerNorm(Module):
+class LayerNorm(_AffineNorm):
     def __init__(
         self,
         normalized_shape,
@@ -69,9 +69,6 @@ class LayerNorm(Module):
         self.elementwise_affine = elementwise_affine
         _affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
-    def reset_parameters(self):
-        _reset_affine(self)
-
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -82,7 +79,7 @@ class LayerNorm(Module):
         )
 
 
-class _BatchNorm(Module):
+class _BatchNorm(_AffineNorm):
     _dims = ()
 
     def __init__(
@@ -104,15 +101,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_C.ones(num_features, **kw))
-            if bias:
-                self.bias = Parameter(_C.zeros(num_features, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _C.zeros(num_features, **kw))
             self.register_buffer("running_var", _C.ones(num_features, **kw))
@@ -130,10 +119,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            _C._init.ones_(self.weight)
-            if self.bias is not None:
-                _C._init.zeros_(self.bias)
+        super().reset_parameters()
 
     def forward(self, input):
         if input.dim() not in self._dims:

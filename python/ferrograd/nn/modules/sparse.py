@@ -3,10 +3,12 @@
 from ... import _C
 from .. import functional as F
 from ..parameter import Parameter
-from .module import Module
+from ._op_module import _OpModule
 
 
-class Embedding(Module):
+class Embedding(_OpModule, op=F.embedding):
+    _args = ("weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse")
+
     def __init__(
         self,
         num_embeddings,
@@ -29,11 +31,7 @@ class Embedding(Module):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             if padding_idx < 0:
                 padding_idx += num_embeddings
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
+        self._store(locals())  # padding_idx ... sparse (no weight yet)
         if _weight is None:
             weight = _C.empty((num_embeddings, embedding_dim), device=device, dtype=dtype)
             self.weight = Parameter(weight, requires_grad=not _freeze)
@@ -50,21 +48,19 @@ class Embedding(Module):
         if self.padding_idx is not None:
             _C._init.zeros_(self.weight.data[self.padding_idx])
 
-    def forward(self, input):
-        return F.embedding(
-            input,
-            self.weight,
-            self.padding_idx,
-            self.max_norm,
-            self.norm_type,
-            self.scale_grad_by_freq,
-            self.sparse,
-        )
-
     def extra_repr(self):
+        # torch's: the arguments that differ from their defaults.
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
         return s
 
     @classmethod

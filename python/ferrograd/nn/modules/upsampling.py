@@ -1,10 +1,12 @@
 """Upsample and its fixed-mode variants over `nn.functional.interpolate`."""
 
 from .. import functional as F
-from .module import Module
+from ._op_module import _OpModule
 
 
-class Upsample(Module):
+class Upsample(_OpModule, op=F.interpolate):
+    _args = ("size", "scale_factor", "mode", "align_corners", "recompute_scale_factor")
+
     def __init__(
         self,
         size=None,
@@ -15,24 +17,11 @@ class Upsample(Module):
     ):
         super().__init__()
         self.name = type(self).__name__
-        self.size = size
         if isinstance(scale_factor, tuple):
-            self.scale_factor = tuple(float(factor) for factor in scale_factor)
+            scale_factor = tuple(float(factor) for factor in scale_factor)
         else:
-            self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode = mode
-        self.align_corners = align_corners
-        self.recompute_scale_factor = recompute_scale_factor
-
-    def forward(self, input):
-        return F.interpolate(
-            input,
-            self.size,
-            self.scale_factor,
-            self.mode,
-            self.align_corners,
-            recompute_scale_factor=self.recompute_scale_factor,
-        )
+            scale_factor = float(scale_factor) if scale_factor else None
+        self._store(locals())
 
     def extra_repr(self):
         if self.scale_factor is not None:
