@@ -81,9 +81,9 @@ def page_of(dotted: str) -> str | None:
     ``PAGES``, or a name on one of them)."""
     best = None
     for path, name, _ in PAGES:
-        if dotted == name or dotted.startswith(name + "."):
-            if best is None or len(name) > len(best[1]):
-                best = (path, name)
+        inside = dotted == name or dotted.startswith(name + ".")
+        if inside and (best is None or len(name) > len(best[1])):
+            best = (path, name)
     return best[0] if best else None
 
 
@@ -156,9 +156,9 @@ def module_names(module) -> list[str]:
                 continue
         else:
             owner = getattr(obj, "__module__", None)
-            if isinstance(owner, str) and not owner.startswith("ferrograd"):
-                if not _is_ferrograd_builtin(obj):
-                    continue
+            foreign = isinstance(owner, str) and not owner.startswith("ferrograd")
+            if foreign and not _is_ferrograd_builtin(obj):
+                continue
         out.append(n)
     return sorted(out, key=_sort_key)
 
@@ -227,11 +227,11 @@ def _doc(obj, raw, stubs: Stubs, qual: str) -> str:
         raw = raw.__func__
     for cand in (raw, obj):
         d = getattr(cand, "__doc__", None)
-        if isinstance(d, str) and d.strip():
-            # A class's docstring, not its metaclass's or type's default.
-            if not inspect.isclass(cand) or "__doc__" in vars(cand):
-                doc = d
-                break
+        # A class's own docstring, not one inherited from its metaclass or type.
+        own = not inspect.isclass(cand) or "__doc__" in vars(cand)
+        if isinstance(d, str) and d.strip() and own:
+            doc = d
+            break
     if doc is None:
         doc = stubs.docs.get(qual)
     return inspect.cleandoc(doc) if doc else ""
@@ -301,9 +301,9 @@ def _ref(cls) -> str:
             mod = resolve(name)
         except (ImportError, AttributeError):
             continue
-        if isinstance(mod, types.ModuleType) and getattr(mod, cls.__name__, None) is cls:
-            if cls.__name__ in module_names(mod):
-                return f"[`{cls.__name__}`]({_link(path, name + '.' + cls.__name__)})"
+        exported = isinstance(mod, types.ModuleType) and getattr(mod, cls.__name__, None) is cls
+        if exported and cls.__name__ in module_names(mod):
+            return f"[`{cls.__name__}`]({_link(path, name + '.' + cls.__name__)})"
     return f"`{dotted}`"
 
 
