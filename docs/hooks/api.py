@@ -94,10 +94,7 @@ def _stub_path(module) -> str | None:
     f = getattr(module, "__file__", None)
     if not f:
         return None
-    base = os.path.splitext(f)[0]
-    if base.endswith("__init__") or os.path.basename(base) in ("_C",):
-        pass
-    cand = base + ".pyi"
+    cand = os.path.splitext(f)[0] + ".pyi"  # package/__init__.pyi, module.pyi
     return cand if os.path.exists(cand) else None
 
 
@@ -114,6 +111,10 @@ class Stubs:
                 tree = ast.parse(f.read(), filename=path)
             self._walk(tree.body, "")
 
+    @staticmethod
+    def _clean(text: str) -> str:
+        return text.replace("builtins.", "")
+
     def _walk(self, body, prefix):
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -121,11 +122,11 @@ class Stubs:
                 decorators = {ast.unparse(d) for d in node.decorator_list}
                 if "property" in decorators:
                     ret = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-                    self.sigs.setdefault(name, []).append(f"property{ret}")
+                    self.sigs.setdefault(name, []).append(self._clean(f"property{ret}"))
                 elif not any(d.endswith(".setter") for d in decorators):
                     args = ast.unparse(node.args)
                     ret = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-                    self.sigs.setdefault(name, []).append(f"({args}){ret}")
+                    self.sigs.setdefault(name, []).append(self._clean(f"({args}){ret}"))
                 doc = ast.get_docstring(node)
                 if doc:
                     self.docs.setdefault(name, doc)
@@ -273,7 +274,7 @@ def render_entry(level: int, dotted: str, short: str, obj, raw, stubs: Stubs, qu
         kind = "staticmethod"
     label = {"value": f"*{type(obj).__name__}*"}.get(kind, f"*{kind}*")
     if kind == "class":
-        bases = [b for b in obj.__bases__ if b is not object and not b.__name__.startswith("_")]
+        bases = _public_bases(obj)
         if bases:
             label += " — bases: " + ", ".join(_ref(b) for b in bases)
     lines.append(label + "\n")
@@ -290,6 +291,20 @@ def render_entry(level: int, dotted: str, short: str, obj, raw, stubs: Stubs, qu
     if doc and not _is_generic_doc(doc):
         lines.append(_doc_block(doc))
     return "\n".join(lines)
+
+
+def _public_bases(cls) -> list:
+    """The direct bases, each private one replaced by its nearest public
+    ancestors (``LogSoftmax(_OpModule)`` shows ``Module``)."""
+    out = []
+    for b in cls.__bases__:
+        if b is object:
+            continue
+        if b.__name__.startswith("_"):
+            out += _public_bases(b)
+        else:
+            out.append(b)
+    return list(dict.fromkeys(out))
 
 
 def _ref(cls) -> str:
