@@ -76,3 +76,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     finally:
         if owned:
             handle.close()
+
+
+__all__ = [
+    "save",
+    "load",
+]

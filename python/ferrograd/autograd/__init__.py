@@ -16,3 +16,29 @@ from .anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # no
 from . import profiler  # noqa: F401, E402
 from .._C import _profiler_enabled  # noqa: F401, E402
 from . import graph  # noqa: F401, E402
+
+__all__ = [
+    "backward",
+    "grad",
+    "grad_mode",
+    "enable_grad",
+    "inference_mode",
+    "no_grad",
+    "set_grad_enabled",
+    "function",
+    "Function",
+    "InplaceFunction",
+    "Variable",
+    "once_differentiable",
+    "forward_ad",
+    "functional",
+    "gradcheck",
+    "gradgradcheck",
+    "anomaly_mode",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "profiler",
+    "graph",
+]

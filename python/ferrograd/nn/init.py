@@ -16,3 +16,18 @@ kaiming_uniform_ = _C._init.kaiming_uniform_
 kaiming_normal_ = _C._init.kaiming_normal_
 calculate_gain = _C._init.calculate_gain
 _calculate_fan_in_and_fan_out = _C._init._calculate_fan_in_and_fan_out
+
+__all__ = [
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "calculate_gain",
+]

@@ -35,3 +35,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__
+
+
+__all__ = [
+    "Parameter",
+]

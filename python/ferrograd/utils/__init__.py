@@ -1,3 +1,7 @@
 """torch.utils: activation checkpointing."""
 
 from . import checkpoint  # noqa: F401
+
+__all__ = [
+    "checkpoint",
+]

@@ -151,3 +151,10 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
     return run(end + 1, len(functions) - 1)(input)
+
+
+__all__ = [
+    "checkpoint",
+    "checkpoint_sequential",
+    "CheckpointFunction",
+]
