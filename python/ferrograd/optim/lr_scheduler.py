@@ -36,6 +36,12 @@ class LRScheduler:
         self._step_count = 0
         self.step()
 
+    def _store(self, args):
+        """Sets the hyper-parameters from ``args``, the ``locals()`` of a
+        subclass's ``__init__``."""
+        for name in self._hyper_names:
+            setattr(self, name, args[name])
+
     def _hyper(self):
         return {name: getattr(self, name) for name in self._hyper_names}
 
@@ -87,8 +93,7 @@ class StepLR(LRScheduler):
     _hyper_names = ("step_size", "gamma")
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        self.step_size = step_size
-        self.gamma = gamma
+        self._store(locals())
         super().__init__(optimizer, last_epoch)
 
 
@@ -97,8 +102,8 @@ class MultiStepLR(LRScheduler):
     _hyper_names = ("milestones", "gamma")
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones = sorted(milestones)
-        self.gamma = gamma
+        milestones = sorted(milestones)
+        self._store(locals())
         super().__init__(optimizer, last_epoch)
 
 
@@ -107,7 +112,7 @@ class ExponentialLR(LRScheduler):
     _hyper_names = ("gamma",)
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
-        self.gamma = gamma
+        self._store(locals())
         super().__init__(optimizer, last_epoch)
 
 
@@ -116,8 +121,7 @@ class CosineAnnealingLR(LRScheduler):
     _hyper_names = ("T_max", "eta_min")
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        self.T_max = T_max
-        self.eta_min = eta_min
+        self._store(locals())
         super().__init__(optimizer, last_epoch)
 
 
@@ -128,9 +132,7 @@ class LinearLR(LRScheduler):
     def __init__(
         self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
     ):
-        self.start_factor = start_factor
-        self.end_factor = end_factor
-        self.total_iters = total_iters
+        self._store(locals())
         super().__init__(optimizer, last_epoch)
 
 
@@ -139,8 +141,7 @@ class ConstantLR(LRScheduler):
     _hyper_names = ("factor", "total_iters")
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
-        self.factor = factor
-        self.total_iters = total_iters
+        self._store(locals())
         super().__init__(optimizer, last_epoch)
 
 
