@@ -149,6 +149,29 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 _INTERP_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_SIZE_MISMATCH = (
+    "Input and output must have the same number of spatial dimensions, but got "
+    "input with spatial dimensions of {shape} and output size "
+    "of {value}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+    "and output size in (o1, o2, ...,oK) format."
+)
+_SCALE_MISMATCH = (
+    "Input and scale_factor must have the same number of spatial dimensions, "
+    "but got input with spatial dimensions of {shape} and "
+    "scale_factor of shape {value}. Please provide input tensor in "
+    "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+)
+
+
+def _per_spatial_dim(value, input, convert, mismatch):
+    """``value`` (one, or a list or tuple of one per spatial dim) as a list of
+    one converted value per spatial dim of ``input``."""
+    dim = input.dim() - 2
+    if isinstance(value, (list, tuple)):
+        if len(value) != dim:
+            raise ValueError(mismatch.format(shape=list(input.shape[2:]), value=value))
+        return [convert(v) for v in value]
+    return [convert(value)] * dim
 
 
 def interpolate(
@@ -176,30 +199,10 @@ def interpolate(
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
         scale_factors = None
-        if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
-                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
-                    "and output size in (o1, o2, ...,oK) format."
-                )
-            output_size = [int(s) for s in size]
-        else:
-            output_size = [int(size)] * dim
+        output_size = _per_spatial_dim(size, input, int, _SIZE_MISMATCH)
     elif scale_factor is not None:
         output_size = None
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != dim:
-                raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, "
-                    f"but got input with spatial dimensions of {list(input.shape[2:])} and "
-                    f"scale_factor of shape {scale_factor}. Please provide input tensor in "
-                    "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
-                )
-            scale_factors = [float(s) for s in scale_factor]
-        else:
-            scale_factors = [float(scale_factor)] * dim
+        scale_factors = _per_spatial_dim(scale_factor, input, float, _SCALE_MISMATCH)
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
