@@ -1,7 +1,7 @@
 """Shared pytest setup for ferrograd's Python tests.
 
 * Puts this directory on ``sys.path`` so tests can import ``op_registry`` and
-  ``gradcheck_util`` whatever pytest's import mode.
+  ``helpers`` whatever pytest's import mode.
 * ``lib`` fixture: the library under test, parametrized over ``ferrograd`` and
   (when installed) ``torch``. Engine and error tests run on both, so torch
   validates the tests themselves: a test that fails on torch is a wrong test.

@@ -1,7 +1,7 @@
 """The README's demo trains to >90% accuracy (python -m ferrograd.demo)."""
 
 import ferrograd
-from gradcheck_util import require
+from helpers import require
 
 DEMO_NEEDS = (
     "autograd.Function",

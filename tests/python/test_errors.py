@@ -11,7 +11,7 @@ expected types themselves. Cases using ops ferrograd lacks skip with
 import numpy as np
 import pytest
 
-from gradcheck_util import require, to_numpy
+from helpers import require, to_numpy
 
 
 def f64(lib, values, requires_grad=False):

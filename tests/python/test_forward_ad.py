@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ferrograd
-from gradcheck_util import to_numpy
+from helpers import to_numpy, wrong_jvp_square
 
 
 def fw(lib):
@@ -231,21 +231,7 @@ def test_custom_function_without_jvp_raises(lib):
 
 
 def test_wrong_jvp_fails_gradcheck_forward_ad():
-    class Bad(ferrograd.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_forward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            raise AssertionError("not used")
-
-        @staticmethod
-        def jvp(ctx, t):
-            (x,) = ctx.saved_tensors
-            return t * x  # should be 2 * x * t
-
+    Bad = wrong_jvp_square(ferrograd)
     x = f64(ferrograd, [0.5, 1.5], requires_grad=True)
     gc = ferrograd.autograd.gradcheck
     with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch"):

@@ -14,7 +14,7 @@ import pytest
 
 import ferrograd as torch
 from ferrograd.autograd import Function, InplaceFunction, Variable, once_differentiable
-from helpers import square_function
+from helpers import cube_function, square_function, two_output_function
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FREED = "Trying to backward through the graph a second time"
@@ -430,18 +430,21 @@ def test_needs_input_grad():
     assert seen[-1] == (True, False, False, True)
 
 
+class Double(Function):
+    """Doubles its input in place (marked dirty)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
 def test_mark_dirty_rebases_input_history():
-    class Double(Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = leaf([1.0, -2.0])
     a = x * 1
     v0 = a._version
@@ -456,17 +459,6 @@ def test_mark_dirty_rebases_input_history():
 
 
 def test_mark_dirty_on_view_rewrites_base_history():
-    class Double(Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = leaf([1.0, 2.0, 3.0, 4.0])
     base = x * 1
     view = base.narrow(0, 0, 2)
@@ -694,8 +686,10 @@ def test_save_for_forward_and_jvp_accepted():
 # ----- backward results -----------------------------------------------------
 
 
-def _scale_fn(bw):
-    class MyFn(Function):
+def _scale_fn(bw, lib=torch):
+    """x * k with the given backward (on ``lib``: ferrograd or torch)."""
+
+    class MyFn(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x, k):
             return x * k
@@ -936,17 +930,11 @@ def test_graph_usable_after_failed_backward():
 def test_create_graph_double_backward():
     modes = []
 
-    class Cube(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
+    def grad(x, g):
+        modes.append(torch.is_grad_enabled())
+        return 3 * x * x * g
 
-        @staticmethod
-        def backward(ctx, g):
-            modes.append(torch.is_grad_enabled())
-            (x,) = ctx.saved_tensors
-            return 3 * x * x * g
+    Cube = cube_function(torch, grad)
 
     x = leaf([1.0, 2.0], torch.float64)
     (g,) = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
@@ -986,22 +974,15 @@ def test_once_differentiable():
 
 
 def test_backward_calling_autograd_grad_inside():
-    class Recompute(Function):
+    def recompute(x, g):
         """Checkpoint-style: forward without a graph, backward recomputes."""
+        with torch.enable_grad():
+            xd = x.detach().requires_grad_()
+            y = xd * xd * xd
+        (gx,) = torch.autograd.grad(y, xd, g)
+        return gx
 
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            with torch.enable_grad():
-                xd = x.detach().requires_grad_()
-                y = xd * xd * xd
-            (gx,) = torch.autograd.grad(y, xd, g)
-            return gx
+    Recompute = cube_function(torch, recompute)
 
     x = leaf([1.0, 2.0])
     Recompute.apply(x).sum().backward()
@@ -1075,16 +1056,7 @@ def test_gradgradcheck_float64():
 
 @pytest.mark.parametrize("n", [5, 1 << 16])  # the second runs kernels on the pool
 def test_concurrent_backward_from_two_threads(n):
-    class Mul3(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 3 * x * x * g
+    Mul3 = cube_function(torch)
 
     errors, results = [], []
 
@@ -1280,19 +1252,7 @@ def _functions(T):
         def backward(ctx, g):
             return g * ctx.s, None
 
-    class Sparse(T.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.set_materialize_grads(False)
-            return x * 2, x * 3
-
-        @staticmethod
-        def backward(ctx, ga, gb):
-            out = ga * 2 if ga is not None else None
-            if gb is not None:
-                out = gb * 3 if out is None else out + gb * 3
-            return out
-
+    Sparse = two_output_function(T, materialize_grads=False)
     return MulAdd, SaveOut, Split, InplaceScale, Sparse
 
 
@@ -1353,16 +1313,6 @@ def test_oracle_errors_match_torch():
     def messages(T):
         out = []
 
-        def fn(bw):
-            class MyFn(T.autograd.Function):
-                @staticmethod
-                def forward(ctx, x, k):
-                    return x * k
-
-                backward = staticmethod(bw)
-
-            return MyFn
-
         for bw in (
             lambda ctx, g: (),
             lambda ctx, g: (g, g),
@@ -1371,7 +1321,7 @@ def test_oracle_errors_match_torch():
         ):
             x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
             try:
-                fn(bw).apply(x, 2.0).sum().backward()
+                _scale_fn(bw, T).apply(x, 2.0).sum().backward()
             except Exception as e:
                 out.append((type(e).__name__, str(e)))
         return out

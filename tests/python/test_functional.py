@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ferrograd
-from gradcheck_util import to_numpy
+from helpers import to_numpy
 
 EPS = 1e-6
 
@@ -496,7 +496,7 @@ def test_nesting_matches_torch(torch):
 
 
 def test_port_forward_mode_jacobian_and_hessian(torch):
-    from gradcheck_util import torch_port
+    from helpers import torch_port
 
     port = torch_port("functional")
     for fn, shapes in (

@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 import ferrograd
-from gradcheck_util import to_numpy
-from helpers import square_function
+from helpers import square_function, to_numpy, two_output_function, wrong_jvp_square
 
 
 def gc_module(lib):
@@ -256,39 +255,15 @@ def test_backward_not_multiplied_by_grad_output(lib):
         lib.autograd.gradcheck(Ignores.apply, (x,))
 
 
-def two_outputs_fn(lib, on_all_undefined):
-    class TwoOut(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.set_materialize_grads(False)
-            return x * 2, x * 3
-
-        @staticmethod
-        def backward(ctx, ga, gb):
-            if ga is None and gb is None:
-                if on_all_undefined == "raise":
-                    raise RuntimeError("undefined gradient")
-                if on_all_undefined == "ones":
-                    return lib.ones(3, dtype=lib.float64)
-                return None
-            out = None
-            for g, k in ((ga, 2), (gb, 3)):
-                if g is not None:
-                    out = g * k if out is None else out + g * k
-            return out
-
-    return TwoOut
-
-
 def test_check_undefined_grad(lib):
     x = rand_leaf(lib, 3, seed=15)
     GradcheckError = gc_module(lib).GradcheckError
-    bad = two_outputs_fn(lib, "raise")
+    bad = two_output_function(lib, False, "raise")
     with pytest.warns(UserWarning, match="Backwards compatibility: New undefined gradient"):
         with pytest.raises(GradcheckError, match="Expected backward function to handle undefined"):
             lib.autograd.gradcheck(bad.apply, (x,))
     assert lib.autograd.gradcheck(bad.apply, (x,), check_undefined_grad=False)
-    nonzero = two_outputs_fn(lib, "ones")
+    nonzero = two_output_function(lib, False, "ones")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(
@@ -296,7 +271,7 @@ def test_check_undefined_grad(lib):
         ):
             lib.autograd.gradcheck(nonzero.apply, (x,))
     assert lib.autograd.gradcheck(nonzero.apply, (x,), check_undefined_grad=False)
-    good = two_outputs_fn(lib, "none")
+    good = two_output_function(lib, False, "none")
     assert lib.autograd.gradcheck(good.apply, (x,))
 
 
@@ -399,30 +374,28 @@ def test_gradgradcheck_grad_outputs(lib):
     )
 
 
-def test_gradgradcheck_catches_wrong_double_backward(lib):
-    Square, _, FlatSquare = square_fns(lib)
-    x = rand_leaf(lib, 3, seed=25)
+@pytest.mark.parametrize(
+    "make,seed",
+    [
+        # First derivative computed off the graph: d(2 g x)/dx = 2 g is missing.
+        (lambda lib: square_fns(lib)[2], 25),
+        # As torch: a once_differentiable backward's result has no graph to
+        # x, so the double backward is seen as zero.
+        (lambda lib: square_function(lib, once_differentiable=True), 26),
+    ],
+    ids=["flat_square", "once_differentiable"],
+)
+def test_gradgradcheck_catches_wrong_double_backward(lib, make, seed):
+    fn = make(lib)
+    x = rand_leaf(lib, 3, seed=seed)
     # First order is right...
-    assert lib.autograd.gradcheck(FlatSquare.apply, (x,))
-    # ... the second is not: d(2 g x)/dx = 2 g is missing.
+    assert lib.autograd.gradcheck(fn.apply, (x,))
+    # ... the second is not.
     GradcheckError = gc_module(lib).GradcheckError
     with pytest.raises(
         GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"
     ):
-        lib.autograd.gradgradcheck(FlatSquare.apply, (x,))
-
-
-def test_gradgradcheck_once_differentiable(lib):
-    Once = square_function(lib, once_differentiable=True)
-    x = rand_leaf(lib, 3, seed=26)
-    assert lib.autograd.gradcheck(Once.apply, (x,))
-    # As torch: the backward's result has no graph to x, so the double
-    # backward is seen as zero.
-    GradcheckError = gc_module(lib).GradcheckError
-    with pytest.raises(
-        GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"
-    ):
-        lib.autograd.gradgradcheck(Once.apply, (x,))
+        lib.autograd.gradgradcheck(fn.apply, (x,))
 
 
 # ---- against torch: same verdicts on the same functions ---------------------------
@@ -456,7 +429,7 @@ def test_same_verdicts_as_torch(torch):
 
 @pytest.fixture
 def ported(torch):
-    from gradcheck_util import torch_port
+    from helpers import torch_port
 
     return torch_port("gradcheck")
 
@@ -477,21 +450,7 @@ def test_port_forward_ad(torch, ported, fast_mode):
 
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_port_forward_ad_catches_wrong_jvp(torch, ported, fast_mode):
-    class BadJvp(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_forward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            raise AssertionError("not used")
-
-        @staticmethod
-        def jvp(ctx, t):
-            (x,) = ctx.saved_tensors
-            return t * x  # should be 2 x t
-
+    BadJvp = wrong_jvp_square(torch)
     xa = np.array([0.5, -1.25, 2.0])
     with pytest.raises(ported.GradcheckError) as info:
         ported.gradcheck(

@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 import ferrograd
-from gradcheck_util import to_numpy, two_output_function
-from helpers import close, leaf, square_function
+from helpers import close, leaf, square_function, to_numpy, two_output_function
 
 X = [0.5, -1.25, 2.0]
 XA = np.array(X)

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import ferrograd as fg
-from gradcheck_util import dtype_name, to_numpy
-from helpers import same
+from helpers import dtype_name, same, to_numpy
 
 # ----------------------------------------------------------------------------
 # helpers

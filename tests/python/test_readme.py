@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 import ferrograd
-from gradcheck_util import require, to_numpy
+from helpers import require, to_numpy
 
 README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
 

@@ -3,7 +3,7 @@
 * ``test_all_registry_ops_exist`` -- the one coverage test: fails listing every
   registry op (and API alias) that ferrograd does not have yet;
 * ``test_gradcheck`` -- float64 central differences vs ferrograd's backward
-  (the plain, library-independent checker of ``gradcheck_util``);
+  (the plain, library-independent checker of ``helpers``);
 * ``test_gradgradcheck`` -- the same for the gradient itself (double backward);
 * ``test_autograd_gradcheck`` / ``test_autograd_gradgradcheck`` -- every
   sample through ``ferrograd.autograd.gradcheck`` (slow and fast mode) /
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import ferrograd
-from gradcheck_util import (
+from helpers import (
     analytical_vjp,
     autograd_gradcheck,
     dtype_name,

@@ -6,7 +6,7 @@ import pytest
 
 import ferrograd as fg
 from ferrograd.autograd import graph
-from gradcheck_util import two_output_function
+from helpers import two_output_function
 
 
 def leaf(vals, dtype=None):
