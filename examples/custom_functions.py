@@ -8,11 +8,12 @@ both ways and compares).
 """
 
 import math
+from typing import Any
 
 import ferrograd as torch
 
 
-def _std(t):
+def _std(t: torch.Tensor) -> float:
     """Unbiased standard deviation of all elements, as a Python float."""
     n = t.numel()
     centered = t - t.mean()
@@ -25,14 +26,16 @@ class ScaleTracker(torch.autograd.Function):
     the ``stats`` dict. Handy for spotting exploding or vanishing signals."""
 
     @staticmethod
-    def forward(ctx, x, name, stats):
+    def forward(
+        ctx: Any, x: torch.Tensor, name: str, stats: dict[str, dict[str, float]]
+    ) -> torch.Tensor:
         stats.setdefault(name, {})["forward_std"] = _std(x)
         ctx.tag = name
         ctx.stats = stats
         return x.view_as(x)
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         ctx.stats[ctx.tag]["backward_std"] = _std(grad)
         return grad, None, None
 
@@ -43,12 +46,12 @@ class GradFactor(torch.autograd.Function):
     adaptation; ``0 < factor < 1`` damps a branch's gradient)."""
 
     @staticmethod
-    def forward(ctx, x, factor):
+    def forward(ctx: Any, x: torch.Tensor, factor: float) -> torch.Tensor:
         ctx.factor = factor
         return x.view_as(x)
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
         return grad * ctx.factor, None
 
 
@@ -61,7 +64,7 @@ class AllGather(torch.autograd.Function):
     over ranks, then slice)."""
 
     @staticmethod
-    def forward(ctx, x, rank=0, world_size=1):
+    def forward(ctx: Any, x: torch.Tensor, rank: int = 0, world_size: int = 1) -> torch.Tensor:
         if world_size != 1 or rank != 0:
             raise ValueError("this single-process AllGather needs rank=0, world_size=1")
         ctx.rank = rank
@@ -69,21 +72,21 @@ class AllGather(torch.autograd.Function):
         return _stack(gathered)
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         return grad.select(0, ctx.rank), None, None
 
 
-def _stack(tensors):
+def _stack(tensors: list[torch.Tensor]) -> torch.Tensor:
     # torch.stack for a list of one tensor, with the ops every backend has.
     (only,) = tensors
     return only.unsqueeze(0).contiguous()
 
 
-def main():
+def main() -> None:
     torch.manual_seed(0)
     w = torch.randn(4, 3, requires_grad=True)
     x = torch.randn(4, 3)
-    stats = {}
+    stats: dict[str, dict[str, float]] = {}
 
     h = ScaleTracker.apply(w * x, "hidden", stats)
     h = GradFactor.apply(h, 0.25)
