@@ -145,8 +145,8 @@ def test_strict_build_fails_on_broken_references(tmp_path, broken):
         "validation": cfg["validation"],
     }
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(small))
-    ok = _build(str(tmp_path / "mkdocs.yml"), tmp_path / "good-site")
-    assert ok.returncode != 0, f"strict build passed with a broken reference:\n{ok.stderr}"
+    failed = _build(str(tmp_path / "mkdocs.yml"), tmp_path / "broken-site")
+    assert failed.returncode != 0, f"strict build passed with a broken reference:\n{failed.stderr}"
     # Fixed, the same site builds: the failure was the broken reference.
     (docs / "index.md").write_text("# Home\n\n[other](other.md#real)\n")
     if broken is None:
