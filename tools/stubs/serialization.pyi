@@ -1,8 +1,6 @@
 # Hand-written part of the generated stub (see tools/gen_stubs.py).
 
-def save(
-    obj: Any, f: Any, pickle_module: Any = ..., pickle_protocol: _int = ...
-) -> None: ...
+def save(obj: Any, f: Any, pickle_module: Any = ..., pickle_protocol: _int = ...) -> None: ...
 def load(
     f: Any,
     map_location: Any = ...,
