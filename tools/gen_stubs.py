@@ -344,8 +344,7 @@ NONE_RETURNS = {
     "__setattr__",
     "__delattr__",
 }
-# Extension namespaces' names that are not tensor ops (their Python-module
-# functions default to Any, a tensor op to Tensor).
+# The special methods a generated class stub shows (other dunders come from object).
 _DUNDER_METHODS = {
     "__init__", "__call__", "__enter__", "__exit__", "__iter__", "__next__", "__len__",
     "__getitem__", "__setitem__", "__delitem__", "__contains__", "__getattr__", "__setattr__",
@@ -800,8 +799,8 @@ def _assemble(stub, overlay, imports):
     if extra:
         out.append("\n".join(extra) + "\n")
     if stub.submodules:
-        rel = "." if stub.path.endswith("__init__.pyi") else ".."  # never the latter
-        out.append("".join(f"from {rel} import {n} as {n}\n" for n in stub.submodules))
+        # Only a package (an __init__.pyi) has submodules.
+        out.append("".join(f"from . import {n} as {n}\n" for n in stub.submodules))
     if stub.reexports:
         lines = []
         for mod in sorted(stub.reexports):
