@@ -5,23 +5,19 @@ use ferrograd::autograd::anomaly;
 use ferrograd::autograd::profiler::{self, EventKind};
 use ferrograd::Tensor;
 
-fn leaf(v: &[f64]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), &[v.len()])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
+mod common;
+use common::leaf1;
 
 #[test]
 fn anomaly_and_profiler() {
     // Off: NaN gradients pass, as in torch.
-    let x = leaf(&[0.0, 1.0]);
+    let x = leaf1(&[0.0, 1.0]);
     x.div(&x).unwrap().sum().unwrap().backward().unwrap();
 
     // On: torch's error, naming the node and the output index.
     anomaly::set_enabled(true, true);
     assert!(anomaly::is_enabled() && anomaly::check_nan_enabled());
-    let x = leaf(&[0.0, 1.0]);
+    let x = leaf1(&[0.0, 1.0]);
     let err = x.div(&x).unwrap().sum().unwrap().backward().unwrap_err();
     assert_eq!(
         err.msg,
@@ -29,14 +25,14 @@ fn anomaly_and_profiler() {
     );
     // check_nan off: no error.
     anomaly::set_enabled(true, false);
-    let x = leaf(&[0.0, 1.0]);
+    let x = leaf1(&[0.0, 1.0]);
     x.div(&x).unwrap().sum().unwrap().backward().unwrap();
     anomaly::set_enabled(false, true);
     assert!(!anomaly::is_enabled());
 
     // Profiler: forward ops and backward nodes, nested self times.
     assert!(!profiler::is_enabled());
-    let x = leaf(&[1.0, 2.0, 3.0]);
+    let x = leaf1(&[1.0, 2.0, 3.0]);
     profiler::start(false).unwrap();
     x.neg().unwrap();
     // A second start replaces the session (torch's nested profile()).

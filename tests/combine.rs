@@ -1,9 +1,8 @@
 use ferrograd::ops::combine::{meshgrid, stack_kind, StackKind};
 use ferrograd::Tensor;
 
-fn t(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
+mod common;
+use common::t;
 
 #[test]
 fn combining_ops() {

@@ -1,9 +1,8 @@
 use ferrograd::ops::conv::ConvPadding;
 use ferrograd::Tensor;
 
-fn t(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
+mod common;
+use common::t;
 
 fn arange(shape: &[usize]) -> Tensor {
     let n: usize = shape.iter().product();

@@ -6,12 +6,8 @@ use ferrograd::{ErrorKind, Result, Tensor};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-fn t(v: &[f64]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-}
-fn leaf(v: &[f64]) -> Tensor {
-    t(v).requires_grad_(true).unwrap()
-}
+mod common;
+use common::{assert_close, central_diff, grad1, leaf1, t1};
 fn g(x: &Option<Tensor>) -> &Tensor {
     x.as_ref().unwrap()
 }
@@ -35,7 +31,7 @@ impl Function for Square {
 
 #[test]
 fn forward_backward_and_node_name() {
-    let x = leaf(&[1.0, 2.0, 3.0]);
+    let x = leaf1(&[1.0, 2.0, 3.0]);
     let y = Square.apply(&[&x]).unwrap().remove(0);
     assert_eq!(y.to_f64_vec(), vec![1.0, 4.0, 9.0]);
     let node = y.grad_fn().unwrap();
@@ -47,13 +43,13 @@ fn forward_backward_and_node_name() {
 
 #[test]
 fn no_history_without_grad_mode_or_grad_inputs() {
-    let x = leaf(&[1.0]);
+    let x = leaf1(&[1.0]);
     let y = {
         let _g = no_grad();
         Square.apply(&[&x]).unwrap().remove(0)
     };
     assert!(!y.requires_grad());
-    let y = Square.apply(&[&t(&[1.0])]).unwrap().remove(0);
+    let y = Square.apply(&[&t1(&[1.0])]).unwrap().remove(0);
     assert!(!y.requires_grad());
 }
 
@@ -90,8 +86,8 @@ impl Function for MulK {
 #[test]
 fn needs_input_grad_and_custom_name() {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let a = leaf(&[1.0, 2.0]);
-    let b = t(&[3.0, 4.0]);
+    let a = leaf1(&[1.0, 2.0]);
+    let b = t1(&[3.0, 4.0]);
     let f = MulK {
         k: 2.0,
         seen: seen.clone(),
@@ -121,7 +117,7 @@ impl Function for Broken {
 
 #[test]
 fn wrong_number_of_gradients() {
-    let (a, b) = (leaf(&[1.0]), leaf(&[2.0]));
+    let (a, b) = (leaf1(&[1.0]), leaf1(&[2.0]));
     let y = Broken.apply(&[&a, &b]).unwrap().remove(0);
     let err = y.sum().unwrap().backward().unwrap_err();
     assert_eq!(err.kind, ErrorKind::Runtime);
@@ -158,7 +154,7 @@ impl Function for TwoOut {
 fn mark_non_differentiable_and_materialize_grads() {
     for materialize in [true, false] {
         let got = Arc::new(Mutex::new(Vec::new()));
-        let x = leaf(&[1.0, 1.0]);
+        let x = leaf1(&[1.0, 1.0]);
         let f = TwoOut {
             materialize,
             got: got.clone(),
@@ -181,7 +177,7 @@ fn mark_non_differentiable_and_materialize_grads() {
 struct DoubleInPlace;
 impl Function for DoubleInPlace {
     fn forward(&mut self, ctx: &FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-        inputs[0].mul_(&t(&[2.0]))?;
+        inputs[0].mul_(&t1(&[2.0]))?;
         ctx.mark_dirty(&[&inputs[0]]);
         Ok(vec![inputs[0].clone()])
     }
@@ -196,7 +192,7 @@ impl Function for DoubleInPlace {
 
 #[test]
 fn mark_dirty_rebases_history() {
-    let x = leaf(&[1.0, -2.0]);
+    let x = leaf1(&[1.0, -2.0]);
     let a = x.mul_scalar(1.0).unwrap();
     let v0 = a.version();
     let r = DoubleInPlace.apply(&[&a]).unwrap().remove(0);
@@ -216,7 +212,7 @@ fn mark_dirty_rebases_history() {
 
 #[test]
 fn mark_dirty_on_a_view() {
-    let x = leaf(&[1.0, 2.0, 3.0, 4.0]);
+    let x = leaf1(&[1.0, 2.0, 3.0, 4.0]);
     let base = x.mul_scalar(1.0).unwrap();
     let view = base.narrow(0, 1, 2).unwrap();
     DoubleInPlace.apply(&[&view]).unwrap();
@@ -249,7 +245,7 @@ impl Function for Spy {
 #[test]
 fn saved_tensors_freed_unless_retained() {
     let slot = Arc::new(Mutex::new(None));
-    let x = leaf(&[1.0]);
+    let x = leaf1(&[1.0]);
     let y = Spy(slot.clone()).apply(&[&x]).unwrap().remove(0);
     let ctx = slot.lock().unwrap().clone().unwrap();
     autograd::backward(std::slice::from_ref(&y), &[None], Some(true), false, None).unwrap();
@@ -267,7 +263,7 @@ fn saved_tensors_freed_unless_retained() {
 #[test]
 fn saved_output_makes_no_cycle() {
     let slot = Arc::new(Mutex::new(None));
-    let x = leaf(&[1.0]);
+    let x = leaf1(&[1.0]);
     let y = Spy(slot.clone()).apply(&[&x]).unwrap().remove(0);
     let node = Arc::downgrade(&y.grad_fn().unwrap());
     drop(y);
@@ -277,10 +273,10 @@ fn saved_output_makes_no_cycle() {
 
 #[test]
 fn saved_input_version_check() {
-    let x = leaf(&[1.0, 2.0]);
+    let x = leaf1(&[1.0, 2.0]);
     let a = x.mul_scalar(1.0).unwrap();
     let y = Square.apply(&[&a]).unwrap().remove(0);
-    a.add_(&t(&[1.0])).unwrap();
+    a.add_(&t1(&[1.0])).unwrap();
     let err = y.sum().unwrap().backward().unwrap_err();
     assert!(
         err.msg.starts_with(
@@ -293,34 +289,12 @@ fn saved_input_version_check() {
 
 #[test]
 fn double_backward_through_custom_backward() {
-    let x = leaf(&[1.0, 3.0]);
+    let x = leaf1(&[1.0, 3.0]);
     let y = Square.apply(&[&x]).unwrap().remove(0);
     let y = Square.apply(&[&y]).unwrap().remove(0); // x^4
-    let gx = autograd::grad(
-        &[y.sum().unwrap()],
-        std::slice::from_ref(&x),
-        &[None],
-        None,
-        true,
-        false,
-        false,
-    )
-    .unwrap()
-    .remove(0)
-    .unwrap();
+    let gx = grad1(&y.sum().unwrap(), &x, true);
     assert_eq!(gx.to_f64_vec(), vec![4.0, 108.0]);
-    let ggx = autograd::grad(
-        &[gx.sum().unwrap()],
-        std::slice::from_ref(&x),
-        &[None],
-        None,
-        false,
-        false,
-        false,
-    )
-    .unwrap()
-    .remove(0)
-    .unwrap();
+    let ggx = grad1(&gx.sum().unwrap(), &x, false);
     assert_eq!(ggx.to_f64_vec(), vec![12.0, 108.0]);
 }
 
@@ -341,7 +315,7 @@ impl Function for Fails {
 
 #[test]
 fn backward_error_propagates() {
-    let x = leaf(&[1.0]);
+    let x = leaf1(&[1.0]);
     let err = Fails.apply(&[&x]).unwrap()[0]
         .sum()
         .unwrap()
@@ -353,7 +327,7 @@ fn backward_error_propagates() {
 
 #[test]
 fn delayed_error_raises_on_backward() {
-    let x = leaf(&[1.0, 2.0]);
+    let x = leaf1(&[1.0, 2.0]);
     let out = delayed_error(
         "no second derivative",
         &[Some(x.mul_scalar(2.0).unwrap()), None],
@@ -370,7 +344,7 @@ fn delayed_error_raises_on_backward() {
 fn numeric_gradient_check() {
     // d/dx sum(x^2 * x^2) through two custom nodes vs central differences.
     let xs = [0.3, -1.7, 2.2];
-    let x = leaf(&xs);
+    let x = leaf1(&xs);
     let f = |x: &Tensor| -> f64 {
         let y = Square.apply(&[x]).unwrap().remove(0);
         Square.apply(&[&y]).unwrap()[0].sum().unwrap().to_f64_vec()[0]
@@ -382,17 +356,6 @@ fn numeric_gradient_check() {
         .backward()
         .unwrap();
     let grad = x.grad().unwrap().to_f64_vec();
-    let eps = 1e-6;
-    for i in 0..xs.len() {
-        let mut p = xs;
-        let mut m = xs;
-        p[i] += eps;
-        m[i] -= eps;
-        let num = (f(&t(&p)) - f(&t(&m))) / (2.0 * eps);
-        assert!(
-            (num - grad[i]).abs() < 1e-6 * (1.0 + grad[i].abs()),
-            "{num} vs {}",
-            grad[i]
-        );
-    }
+    let num = central_diff(&[xs.to_vec()], |v| f(&t1(&v[0])));
+    assert_close(&num[0], &grad, 1e-6, "numeric vs analytic gradient");
 }

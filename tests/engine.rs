@@ -1,11 +1,7 @@
 use ferrograd::{autograd, DType, Tensor};
 
-fn t(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
-fn leaf(v: &[f64], shape: &[usize]) -> Tensor {
-    t(v, shape).requires_grad_(true).unwrap()
-}
+mod common;
+use common::{assert_msg, grad1, leaf, t};
 
 #[test]
 fn mul_add_sum_backward() {
@@ -39,40 +35,17 @@ fn diamond_and_accumulation_over_two_calls() {
     y.backward().unwrap();
     assert_eq!(x.grad().unwrap().to_f64_vec(), vec![14.0]);
     let err = y.backward().unwrap_err();
-    assert!(
-        err.msg.contains("backward through the graph a second time"),
-        "{}",
-        err.msg
-    );
+    assert_msg(&err, "backward through the graph a second time");
 }
 
 #[test]
 fn grad_api_and_double_backward() {
     let x = leaf(&[3.0], &[1]);
     let y = x.mul(&x).unwrap().mul(&x).unwrap().sum().unwrap(); // x^3
-    let g = autograd::grad(
-        &[y],
-        std::slice::from_ref(&x),
-        &[None],
-        None,
-        true,
-        false,
-        false,
-    )
-    .unwrap();
-    let g = g[0].clone().unwrap();
+    let g = grad1(&y, &x, true);
     assert_eq!(g.to_f64_vec(), vec![27.0]);
-    let gg = autograd::grad(
-        &[g.sum().unwrap()],
-        std::slice::from_ref(&x),
-        &[None],
-        None,
-        false,
-        false,
-        false,
-    )
-    .unwrap();
-    assert_eq!(gg[0].as_ref().unwrap().to_f64_vec(), vec![18.0]);
+    let gg = grad1(&g.sum().unwrap(), &x, false);
+    assert_eq!(gg.to_f64_vec(), vec![18.0]);
     assert!(x.grad().is_none());
 }
 
@@ -83,16 +56,8 @@ fn inplace_modification_of_saved_tensor_errors() {
     let z = y.mul(&y).unwrap().sum().unwrap();
     y.add_(&Tensor::scalar(1.0.into(), DType::F64)).unwrap();
     let err = z.backward().unwrap_err();
-    assert!(
-        err.msg.contains("modified by an inplace operation"),
-        "{}",
-        err.msg
-    );
-    assert!(
-        err.msg.contains("is at version 1; expected version 0"),
-        "{}",
-        err.msg
-    );
+    assert_msg(&err, "modified by an inplace operation");
+    assert_msg(&err, "is at version 1; expected version 0");
 }
 
 #[test]
@@ -175,17 +140,8 @@ fn leaf_hooks_apply_to_captured_gradients() {
         Arc::new(|g: Option<&Tensor>| g.map(|g| g.mul_scalar(10.0)).transpose()),
     );
     let y = x.mul_scalar(2.0).unwrap().sum().unwrap();
-    let g = autograd::grad(
-        &[y],
-        std::slice::from_ref(&x),
-        &[None],
-        None,
-        false,
-        false,
-        false,
-    )
-    .unwrap();
-    assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![20.0, 20.0]);
+    let g = grad1(&y, &x, false);
+    assert_eq!(g.to_f64_vec(), vec![20.0, 20.0]);
     assert!(x.grad().is_none());
 }
 

@@ -3,46 +3,22 @@
 //! backward (a hook calling `autograd::grad`) neither deadlocks nor mixes up
 //! gradients.
 //!
-//! `set_num_threads` is process-global, so every test here takes `LOCK`.
+//! `set_num_threads` is process-global, so every test here takes
+//! `lock_threads()`.
 
 use ferrograd::{autograd, set_num_threads, DType, Tensor};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-static LOCK: Mutex<()> = Mutex::new(());
-
-/// Deterministic pseudo-random values in (-1, 1) (no global RNG involved).
-fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
-}
-
-fn leaf(v: Vec<f64>, shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v, shape)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
-
-fn bits(t: &Tensor) -> Vec<u64> {
-    t.to_vec::<f64>().iter().map(|v| v.to_bits()).collect()
-}
+mod common;
+use common::{bits, leaf, lock_threads, values};
 
 /// Many independent branches, each reading both leaves, summed into one
 /// loss: every leaf's AccumulateGrad receives one gradient per branch, in an
 /// order that depends on scheduling unless the engine sums slots in order.
 fn wide_graph_grads(branches: usize, width: usize) -> (Vec<u64>, Vec<u64>, Vec<f64>) {
-    let x = leaf(values(width, 1), &[4, width / 4]);
-    let w = leaf(values(width, 2), &[4, width / 4]);
+    let x = leaf(&values(width, 1), &[4, width / 4]);
+    let w = leaf(&values(width, 2), &[4, width / 4]);
     let coeffs = values(branches, 3);
     let mut total: Option<Tensor> = None;
     for &c in &coeffs {
@@ -62,7 +38,7 @@ fn wide_graph_grads(branches: usize, width: usize) -> (Vec<u64>, Vec<u64>, Vec<f
 
 #[test]
 fn wide_graph_grads_are_bitwise_equal_for_1_and_4_threads() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     set_num_threads(1);
     assert_eq!(ferrograd::num_threads(), 1);
     let (gx1, gw1, gx_vals) = wide_graph_grads(128, 256);
@@ -92,10 +68,10 @@ fn wide_graph_grads_are_bitwise_equal_for_1_and_4_threads() {
 
 #[test]
 fn deep_chain_with_4_threads() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     for n in [4, 1] {
         set_num_threads(n);
-        let x = leaf(vec![1.5, -2.0], &[2]);
+        let x = leaf(&[1.5, -2.0], &[2]);
         let mut y = x.clone();
         for i in 0..50_000 {
             y = if i % 2 == 0 {
@@ -112,10 +88,10 @@ fn deep_chain_with_4_threads() {
 
 #[test]
 fn deep_chain_feeding_wide_fan_in() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     set_num_threads(4);
     // 64 chains of 500 ops from one leaf, joined at the end.
-    let x = leaf(vec![0.25, 0.5, 1.0], &[3]);
+    let x = leaf(&[0.25, 0.5, 1.0], &[3]);
     let mut ends = Vec::new();
     for k in 0..64 {
         let mut y = x.clone();
@@ -133,7 +109,7 @@ fn deep_chain_feeding_wide_fan_in() {
 }
 
 fn reentrant_hook_run() -> (Vec<f64>, Vec<f64>) {
-    let x = leaf(vec![0.5, -1.0, 2.0], &[3]);
+    let x = leaf(&[0.5, -1.0, 2.0], &[3]);
     let inner_result: Arc<Mutex<Vec<f64>>> = Arc::new(Mutex::new(Vec::new()));
     let y = x.mul(&x).unwrap();
     let sink = inner_result.clone();
@@ -143,7 +119,7 @@ fn reentrant_hook_run() -> (Vec<f64>, Vec<f64>) {
             let Some(g) = g else { return Ok(None) };
             // A second backward pass, on its own graph, from inside a backward.
             let _on = autograd::enable_grad();
-            let w = leaf(vec![3.0], &[1]);
+            let w = leaf(&[3.0], &[1]);
             let cube = w.mul(&w).unwrap().mul(&w).unwrap().sum().unwrap();
             let gw = autograd::grad(&[cube], &[w], &[None], None, false, false, false)?;
             sink.lock().extend(gw[0].as_ref().unwrap().to_f64_vec());
@@ -164,7 +140,7 @@ fn reentrant_hook_run() -> (Vec<f64>, Vec<f64>) {
 
 #[test]
 fn reentrant_backward_in_hook_does_not_deadlock() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     for n in [1, 2, 4] {
         set_num_threads(n);
         let (gx, inner) = reentrant_hook_run();
@@ -176,12 +152,12 @@ fn reentrant_backward_in_hook_does_not_deadlock() {
 
 #[test]
 fn many_graphs_from_many_threads() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     set_num_threads(4);
     let handles: Vec<_> = (0..8)
         .map(|k| {
             std::thread::spawn(move || {
-                let x = leaf(vec![k as f64, 1.0], &[2]);
+                let x = leaf(&[k as f64, 1.0], &[2]);
                 let mut y = x.clone();
                 for _ in 0..200 {
                     y = y.mul_scalar(1.0).unwrap().add(&x).unwrap();
@@ -198,7 +174,7 @@ fn many_graphs_from_many_threads() {
 
 #[test]
 fn grads_keep_dtype_and_shape_under_threads() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     set_num_threads(4);
     let x = Tensor::ones(&[3, 4], DType::F32)
         .requires_grad_(true)
@@ -218,7 +194,7 @@ fn grads_keep_dtype_and_shape_under_threads() {
 /// Branches of float32 256x256 matmul + tanh layers (our own GEMM, with the
 /// engine queueing each next matmul's saved operands for prefetching):
 /// the weights' gradients for `threads` threads, as bits, and as values.
-fn matmul_chain_grads(dtype: DType, threads: usize) -> (Vec<Vec<u32>>, Vec<Vec<f64>>) {
+fn matmul_chain_grads(dtype: DType, threads: usize) -> (Vec<Vec<u64>>, Vec<Vec<f64>>) {
     set_num_threads(threads);
     let n = 256;
     let (branches, depth) = (3, 3);
@@ -252,16 +228,15 @@ fn matmul_chain_grads(dtype: DType, threads: usize) -> (Vec<Vec<u32>>, Vec<Vec<f
     }
     total.unwrap().backward().unwrap();
     let grads: Vec<Tensor> = ws.iter().flatten().map(|w| w.grad().unwrap()).collect();
-    let bits = grads
-        .iter()
-        .map(|g| g.to_vec::<f32>().iter().map(|v| v.to_bits()).collect())
-        .collect();
-    (bits, grads.iter().map(Tensor::to_f64_vec).collect())
+    (
+        grads.iter().map(bits).collect(),
+        grads.iter().map(Tensor::to_f64_vec).collect(),
+    )
 }
 
 #[test]
 fn float32_matmul_chains_are_bitwise_equal_for_1_and_2_threads_and_right() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     let (bits1, vals1) = matmul_chain_grads(DType::F32, 1);
     for _ in 0..2 {
         let (bits2, _) = matmul_chain_grads(DType::F32, 2);

@@ -7,41 +7,8 @@ use ferrograd::ops::index::{plan_indices, TensorIndex};
 use ferrograd::ops::join::{cat, stack};
 use ferrograd::{DType, ErrorKind, Result, Scalar, Tensor};
 
-fn t(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
-fn ti(v: &[i64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
-fn tb(v: &[bool], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
-fn seq(n: usize, seed: u64) -> Vec<f64> {
-    // a small LCG: deterministic, no dependencies
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0
-        })
-        .collect()
-}
-fn rnd(shape: &[usize], seed: u64) -> Tensor {
-    t(&seq(shape.iter().product(), seed), shape)
-}
-fn leaf(shape: &[usize], seed: u64) -> Tensor {
-    rnd(shape, seed).requires_grad_(true).unwrap()
-}
-fn close(a: &[f64], b: &[f64], tol: f64) {
-    assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
-    for (x, y) in a.iter().zip(b) {
-        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{a:?} vs {b:?}");
-    }
-}
+mod common;
+use common::{assert_close, assert_msg, central_diff, close, rand, rand_leaf, t, tb, ti, EPS};
 
 type Op<'a> = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + 'a;
 
@@ -50,7 +17,6 @@ type Op<'a> = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + 'a;
 /// respect to the output gradient must give the JVP (a directional
 /// finite difference).
 fn gradcheck(f: &Op, inputs: &[Tensor]) {
-    let eps = 1e-6;
     let tol = 1e-6;
     let fresh = |vals: &[Vec<f64>]| -> Vec<Tensor> {
         vals.iter()
@@ -63,7 +29,7 @@ fn gradcheck(f: &Op, inputs: &[Tensor]) {
     let ws: Vec<Tensor> = ys
         .iter()
         .enumerate()
-        .map(|(i, y)| rnd(y.shape(), 100 + i as u64))
+        .map(|(i, y)| rand(y.shape(), 100 + i as u64))
         .collect();
     let loss_val = |vals: &[Vec<f64>]| -> f64 {
         let _g = autograd::no_grad();
@@ -85,30 +51,24 @@ fn gradcheck(f: &Op, inputs: &[Tensor]) {
         loss = loss.add(&y.mul(w).unwrap().sum().unwrap()).unwrap();
     }
     let grads = autograd::grad(&[loss], inputs, &[None], None, false, true, true).unwrap();
+    let num = central_diff(&base, loss_val);
     for (j, g) in grads.iter().enumerate() {
-        let num: Vec<f64> = (0..base[j].len())
-            .map(|e| {
-                let (mut p, mut m) = (base.clone(), base.clone());
-                p[j][e] += eps;
-                m[j][e] -= eps;
-                (loss_val(&p) - loss_val(&m)) / (2.0 * eps)
-            })
-            .collect();
-        close(&g.as_ref().unwrap().to_f64_vec(), &num, tol);
+        let what = format!("gradient of input {j}");
+        assert_close(&g.as_ref().unwrap().to_f64_vec(), &num[j], tol, &what);
     }
     // second order
     let ys = f(inputs).unwrap();
     let gos: Vec<Tensor> = ys
         .iter()
         .enumerate()
-        .map(|(i, y)| leaf(y.shape(), 200 + i as u64))
+        .map(|(i, y)| rand_leaf(y.shape(), 200 + i as u64))
         .collect();
     let go_opts: Vec<Option<Tensor>> = gos.iter().cloned().map(Some).collect();
     let gs = autograd::grad(&ys, inputs, &go_opts, None, true, true, true).unwrap();
     let dirs: Vec<Tensor> = inputs
         .iter()
         .enumerate()
-        .map(|(j, x)| rnd(x.shape(), 300 + j as u64))
+        .map(|(j, x)| rand(x.shape(), 300 + j as u64))
         .collect();
     let mut s2: Option<Tensor> = None;
     for (g, d) in gs.iter().zip(&dirs) {
@@ -126,7 +86,7 @@ fn gradcheck(f: &Op, inputs: &[Tensor]) {
             .map(|(b, d)| {
                 b.iter()
                     .zip(d.to_f64_vec())
-                    .map(|(x, dx)| x + sign * eps * dx)
+                    .map(|(x, dx)| x + sign * EPS * dx)
                     .collect()
             })
             .collect();
@@ -139,7 +99,7 @@ fn gradcheck(f: &Op, inputs: &[Tensor]) {
             .to_f64_vec()
             .iter()
             .zip(minus[i].to_f64_vec())
-            .map(|(a, b)| (a - b) / (2.0 * eps))
+            .map(|(a, b)| (a - b) / (2.0 * EPS))
             .collect();
         close(&g.as_ref().unwrap().to_f64_vec(), &num, tol);
     }
@@ -263,7 +223,7 @@ fn sl(start: Option<i64>, stop: Option<i64>, step: i64) -> TensorIndex {
 
 #[test]
 fn getitem_basic_is_a_view() {
-    let x = rnd(&[4, 5], 1);
+    let x = rand(&[4, 5], 1);
     let y = x
         .getitem(&[TensorIndex::Int(-1), sl(None, None, 2)])
         .unwrap();
@@ -286,7 +246,7 @@ fn getitem_basic_is_a_view() {
 
 #[test]
 fn getitem_advanced_copies() {
-    let x = rnd(&[3, 4], 2);
+    let x = rand(&[3, 4], 2);
     let xv = x.to_f64_vec();
     let y = x
         .getitem(&[
@@ -318,7 +278,10 @@ fn getitem_gradcheck() {
             TensorIndex::Tensor(ti(&[1, 0, 1], &[3])),
         ])
     };
-    gradcheck(&|a: &[Tensor]| one(items(&a[0])), &[leaf(&[3, 4, 2], 3)]);
+    gradcheck(
+        &|a: &[Tensor]| one(items(&a[0])),
+        &[rand_leaf(&[3, 4, 2], 3)],
+    );
     gradcheck(
         &|a: &[Tensor]| {
             one(a[0].getitem(&[
@@ -326,14 +289,14 @@ fn getitem_gradcheck() {
                 TensorIndex::Int(1),
             ]))
         },
-        &[leaf(&[3, 4], 4)],
+        &[rand_leaf(&[3, 4], 4)],
     );
 }
 
 #[test]
 fn setitem_on_non_leaf_flows_to_base_and_value() {
-    let x = leaf(&[3, 4], 5);
-    let v = leaf(&[2], 6);
+    let x = rand_leaf(&[3, 4], 5);
+    let v = rand_leaf(&[2], 6);
     let a = x.mul_scalar(2.0).unwrap();
     a.setitem(
         &[
@@ -362,21 +325,17 @@ fn setitem_on_non_leaf_flows_to_base_and_value() {
             )?;
             Ok(vec![b])
         },
-        &[leaf(&[3, 4], 7), leaf(&[3, 2], 8)],
+        &[rand_leaf(&[3, 4], 7), rand_leaf(&[3, 2], 8)],
     );
 }
 
 #[test]
 fn setitem_errors_change_nothing() {
-    let x = leaf(&[3, 4], 9);
+    let x = rand_leaf(&[3, 4], 9);
     let e = x
         .setitem_scalar(&[TensorIndex::Int(0)], Scalar::Float(1.0))
         .unwrap_err();
-    assert!(
-        e.msg.contains("leaf Variable that requires grad"),
-        "{}",
-        e.msg
-    );
+    assert_msg(&e, "leaf Variable that requires grad");
     let y = Tensor::zeros(&[3, 4], DType::F32);
     let bad = [
         vec![TensorIndex::Int(3)],
@@ -438,105 +397,105 @@ fn ops_gradcheck() {
         (
             "gather",
             Box::new(move |a: &[Tensor]| one(a[0].gather(0, &ti(&[0, 2, 1, 0, 2, 2], &[2, 3])))),
-            vec![leaf(&[3, 3], 10)],
+            vec![rand_leaf(&[3, 3], 10)],
         ),
         (
             "gather_nc",
             Box::new(|a: &[Tensor]| one(a[0].transpose(0, 1)?.gather(1, &ti(&[1, 0], &[2, 1])))),
-            vec![leaf(&[2, 3], 11)],
+            vec![rand_leaf(&[2, 3], 11)],
         ),
         (
             "scatter_add",
             Box::new(move |a: &[Tensor]| one(a[0].scatter_add(0, &idx, &a[1]))),
-            vec![leaf(&[3, 3], 12), leaf(&[2, 3], 13)],
+            vec![rand_leaf(&[3, 3], 12), rand_leaf(&[2, 3], 13)],
         ),
         (
             "scatter_add_src_larger",
             Box::new(|a: &[Tensor]| one(a[0].scatter_add(1, &ti(&[2, 0], &[2, 1]), &a[1]))),
-            vec![leaf(&[3, 3], 14), leaf(&[3, 2], 15)],
+            vec![rand_leaf(&[3, 3], 14), rand_leaf(&[3, 2], 15)],
         ),
         (
             "scatter",
             Box::new(|a: &[Tensor]| one(a[0].scatter(1, &ti(&[2, 0, 1], &[3, 1]), &a[1]))),
-            vec![leaf(&[3, 3], 16), leaf(&[3, 1], 17)],
+            vec![rand_leaf(&[3, 3], 16), rand_leaf(&[3, 1], 17)],
         ),
         (
             "scatter_value",
             Box::new(|a: &[Tensor]| {
                 one(a[0].scatter_value(0, &ti(&[2, 0, 1], &[1, 3]), Scalar::Float(2.0)))
             }),
-            vec![leaf(&[3, 3], 18)],
+            vec![rand_leaf(&[3, 3], 18)],
         ),
         (
             "index_select",
             Box::new(|a: &[Tensor]| one(a[0].index_select(1, &ti(&[2, 2, 0], &[3])))),
-            vec![leaf(&[2, 3], 19)],
+            vec![rand_leaf(&[2, 3], 19)],
         ),
         (
             "take",
             Box::new(|a: &[Tensor]| one(a[0].t()?.take(&ti(&[1, 1, -1], &[3])))),
-            vec![leaf(&[2, 3], 20)],
+            vec![rand_leaf(&[2, 3], 20)],
         ),
         (
             "masked_fill",
             Box::new(|a: &[Tensor]| one(a[0].masked_fill(&tb(&[true, false, true], &[3]), &a[1]))),
-            vec![leaf(&[2, 3], 21), leaf(&[], 22)],
+            vec![rand_leaf(&[2, 3], 21), rand_leaf(&[], 22)],
         ),
         (
             "masked_fill_broadcast",
             Box::new(|a: &[Tensor]| {
                 one(a[0].masked_fill_scalar(&tb(&[true, false], &[2, 1, 1]), Scalar::Int(1)))
             }),
-            vec![leaf(&[2, 3], 23)],
+            vec![rand_leaf(&[2, 3], 23)],
         ),
         (
             "masked_select",
             Box::new(|a: &[Tensor]| one(a[0].masked_select(&tb(&[true, false, true], &[3])))),
-            vec![leaf(&[2, 3], 24)],
+            vec![rand_leaf(&[2, 3], 24)],
         ),
         (
             "index_put",
             Box::new(|a: &[Tensor]| {
                 one(a[0].index_put(&[None, Some(ti(&[2, 0], &[2]))], &a[1], false))
             }),
-            vec![leaf(&[2, 3], 25), leaf(&[2], 26)],
+            vec![rand_leaf(&[2, 3], 25), rand_leaf(&[2], 26)],
         ),
         (
             "index_put_acc",
             Box::new(|a: &[Tensor]| {
                 one(a[0].index_put(&[Some(ti(&[1, 1, 0], &[3]))], &a[1], true))
             }),
-            vec![leaf(&[2, 3], 27), leaf(&[3, 3], 28)],
+            vec![rand_leaf(&[2, 3], 27), rand_leaf(&[3, 3], 28)],
         ),
         (
             "cat",
             Box::new(|a: &[Tensor]| one(cat(&[a[0].clone(), a[1].t()?, a[0].clone()], 0))),
-            vec![leaf(&[1, 2], 29), leaf(&[2, 3], 30)],
+            vec![rand_leaf(&[1, 2], 29), rand_leaf(&[2, 3], 30)],
         ),
         (
             "stack",
             Box::new(|a: &[Tensor]| one(stack(&[a[0].clone(), a[1].clone()], 1))),
-            vec![leaf(&[2, 2], 31), leaf(&[2, 2], 32)],
+            vec![rand_leaf(&[2, 2], 31), rand_leaf(&[2, 2], 32)],
         ),
         (
             "split",
             Box::new(|a: &[Tensor]| a[0].split(2, 1)),
-            vec![leaf(&[2, 5], 33)],
+            vec![rand_leaf(&[2, 5], 33)],
         ),
         (
             "split_with_sizes",
             Box::new(|a: &[Tensor]| a[0].split_with_sizes(&[2, 0, 1], 0)),
-            vec![leaf(&[3, 2], 34)],
+            vec![rand_leaf(&[3, 2], 34)],
         ),
         (
             "chunk_partial",
             Box::new(|a: &[Tensor]| Ok(vec![a[0].chunk(3, -1)?[1].clone()])),
-            vec![leaf(&[2, 7], 35)],
+            vec![rand_leaf(&[2, 7], 35)],
         ),
         (
             "unbind",
             Box::new(|a: &[Tensor]| a[0].unbind(1)),
-            vec![leaf(&[2, 3], 36)],
+            vec![rand_leaf(&[2, 3], 36)],
         ),
     ];
     for (name, f, inputs) in cases {
@@ -594,8 +553,8 @@ fn join_errors() {
 
 #[test]
 fn inplace_ops_record_history_and_versions() {
-    let x = leaf(&[2, 3], 40);
-    let src = leaf(&[1, 3], 41);
+    let x = rand_leaf(&[2, 3], 40);
+    let src = rand_leaf(&[1, 3], 41);
     let a = x.mul_scalar(1.0).unwrap();
     a.scatter_add_(0, &ti(&[1, 0, 1], &[1, 3]), &src).unwrap();
     a.masked_fill_scalar_(&tb(&[false, false, true], &[3]), Scalar::Int(0))
@@ -611,6 +570,6 @@ fn inplace_ops_record_history_and_versions() {
     let e = x
         .masked_fill_scalar_(&tb(&[true, true, true], &[3]), Scalar::Int(0))
         .unwrap_err();
-    assert!(e.msg.contains("leaf Variable"));
+    assert_msg(&e, "leaf Variable");
     assert!(x.to_f64_vec().iter().any(|&v| v != 0.0));
 }

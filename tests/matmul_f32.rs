@@ -10,31 +10,21 @@
 //! own bits.
 //!
 //! `set_num_threads` and `force_gemm_path` are process-global, so each
-//! test takes `LOCK`.
+//! test takes `lock_threads()` (through `Forced` where it forces a path).
 
-use ferrograd::kernels::matmul::{
-    self as kernel, crate_uses_avx512, force_gemm_path, gemm_path, GemmPath,
-};
-use ferrograd::{set_num_threads, DType, Result, Tensor};
-use parking_lot::{Mutex, MutexGuard};
+use ferrograd::kernels::matmul::{crate_uses_avx512, force_gemm_path, gemm_path, GemmPath};
+use ferrograd::{set_num_threads, DType, Tensor};
 
-static LOCK: Mutex<()> = Mutex::new(());
+mod common;
+use common::{bits, lock_threads, matmul, matmul_reference, same_for_thread_counts, ThreadsLock};
 
-fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    kernel::matmul(a, b).map(Tensor::from)
-}
-
-fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    kernel::matmul_reference(a, b).map(Tensor::from)
-}
-
-/// Holds `LOCK` with `path` forced; unforces it when dropped (a failed
-/// assertion included).
-struct Forced(#[allow(dead_code)] MutexGuard<'static, ()>);
+/// Holds the thread-count lock with no path forced; unforces any path
+/// forced meanwhile when dropped (a failed assertion included).
+struct Forced(#[allow(dead_code)] ThreadsLock);
 
 impl Forced {
     fn new() -> Forced {
-        let g = LOCK.lock();
+        let g = lock_threads();
         force_gemm_path(None);
         Forced(g)
     }
@@ -46,11 +36,14 @@ impl Forced {
 impl Drop for Forced {
     fn drop(&mut self) {
         force_gemm_path(None);
-        set_num_threads(2);
     }
 }
 
-/// Deterministic pseudo-random float32 tensor with values in [-1, 1).
+/// Deterministic pseudo-random float32 tensor with values in [-1, 1), all
+/// multiples of 2^-23, so small products' float64 sums come out exact
+/// whatever their order. (Not `common::rand`: with its values, float64
+/// strided products on the sgemm path differed bitwise from contiguous ones
+/// in `every_path_reads_strided_operands_in_place`.)
 fn rand(shape: &[usize], seed: u64) -> Tensor {
     let n: usize = shape.iter().product();
     let mut s = seed.wrapping_mul(6364136223846793005) | 1;
@@ -65,13 +58,9 @@ fn rand(shape: &[usize], seed: u64) -> Tensor {
     Tensor::from_vec(v, shape).unwrap()
 }
 
-fn bits(t: &Tensor) -> Vec<u32> {
-    t.to_vec::<f32>().iter().map(|v| v.to_bits()).collect()
-}
-
 /// Checks `a @ b` against the float64 loop: each element within float32
 /// rounding of a k-term sum of terms below 1 in magnitude.
-fn check(a: &Tensor, b: &Tensor) -> Vec<u32> {
+fn check(a: &Tensor, b: &Tensor) -> Vec<u64> {
     let got = matmul(a, b).unwrap();
     let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
     assert_eq!(got.shape(), &[m, n]);
@@ -94,20 +83,9 @@ fn check(a: &Tensor, b: &Tensor) -> Vec<u32> {
     bits(&got)
 }
 
-/// Runs `f` with 1, 2 and 3 threads and checks it gives the same bits.
-fn same_for_thread_counts(f: impl Fn() -> Vec<u32>) {
-    set_num_threads(1);
-    let one = f();
-    for n in [2, 3] {
-        set_num_threads(n);
-        assert!(f() == one, "result differs between 1 and {n} threads");
-    }
-    set_num_threads(2);
-}
-
 #[test]
 fn odd_sizes_and_several_blocks() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     // (m, k, n): not multiples of the 6x16 tile; k above one depth block
     // (512); n above one column block (1024); rows above one row block.
     // With 2 and 3 threads the wide ones (n >= 64 per thread) are split
@@ -123,46 +101,51 @@ fn odd_sizes_and_several_blocks() {
     ] {
         let a = rand(&[m, k], 1);
         let b = rand(&[k, n], 2);
-        same_for_thread_counts(|| check(&a, &b));
+        same_for_thread_counts(&[2, 3], "product", || check(&a, &b));
     }
 }
 
-#[test]
-fn strided_operands_read_in_place() {
-    let _g = LOCK.lock();
-    let (m, k, n) = (150, 140, 170);
-    let a = rand(&[m, k], 3);
-    let b = rand(&[k, n], 4);
-    // Transposed: columns contiguous.
-    let a_t = rand(&[k, m], 5).t().unwrap();
-    let b_t = rand(&[n, k], 6).t().unwrap();
-    // Sliced at an offset, every other column.
-    let a_step = rand(&[m + 3, 2 * k], 7)
+/// `[m, k] @ [k, n]` operand pairs in `dtype`, at least one of each pair
+/// strided: transposed (columns contiguous), sliced at an offset with every
+/// other column, or broadcast (one row or one column repeated).
+fn strided_pairs(m: usize, k: usize, n: usize, dtype: DType) -> Vec<(Tensor, Tensor)> {
+    let r = |shape: &[usize], seed: u64| rand(shape, seed).to_dtype(dtype).unwrap();
+    let a = r(&[m, k], 3);
+    let b = r(&[k, n], 4);
+    let a_t = r(&[k, m], 5).t().unwrap();
+    let b_t = r(&[n, k], 6).t().unwrap();
+    let a_step = r(&[m + 3, 2 * k], 7)
         .slice(0, Some(2), Some(2 + m as i64), 1)
         .unwrap()
         .slice(1, Some(1), None, 2)
         .unwrap();
-    let b_step = rand(&[2 * k, n + 5], 8)
+    let b_step = r(&[2 * k, n + 5], 8)
         .slice(0, Some(0), None, 2)
         .unwrap()
         .narrow(1, 5, n)
         .unwrap();
-    // Broadcast: one row repeated (row stride 0), one column repeated.
-    let a_bcast = rand(&[1, k], 9).expand(&[m as i64, k as i64]).unwrap();
-    let b_bcast = rand(&[k, 1], 10).expand(&[k as i64, n as i64]).unwrap();
-    for (x, y) in [
-        (&a_t, &b),
-        (&a, &b_t),
-        (&a_t, &b_t),
-        (&a_step, &b_step),
-        (&a_step, &b_t),
-        (&a_bcast, &b),
-        (&a, &b_bcast),
-    ] {
+    let a_bcast = r(&[1, k], 9).expand(&[m as i64, k as i64]).unwrap();
+    let b_bcast = r(&[k, 1], 10).expand(&[k as i64, n as i64]).unwrap();
+    vec![
+        (a_t.clone(), b.clone()),
+        (a.clone(), b_t.clone()),
+        (a_t, b_t.clone()),
+        (a_step.clone(), b_step),
+        (a_step, b_t),
+        (a_bcast, b),
+        (a, b_bcast),
+    ]
+}
+
+#[test]
+fn strided_operands_read_in_place() {
+    let _g = lock_threads();
+    let (m, k, n) = (150, 140, 170);
+    for (x, y) in strided_pairs(m, k, n, DType::F32) {
         assert_eq!((x.shape(), y.shape()), (&[m, k][..], &[k, n][..]));
         let contiguous = check(&x.contiguous().unwrap(), &y.contiguous().unwrap());
-        same_for_thread_counts(|| {
-            let got = check(x, y);
+        same_for_thread_counts(&[2, 3], "strided product", || {
+            let got = check(&x, &y);
             // Strides change the packing, never the arithmetic.
             assert!(got == contiguous, "strided result differs from contiguous");
             got
@@ -172,11 +155,11 @@ fn strided_operands_read_in_place() {
 
 #[test]
 fn batched_products_each_on_the_kernel() {
-    let _g = LOCK.lock();
+    let _g = lock_threads();
     // Three products of 130x150x140, b broadcast over the batch.
     let a = rand(&[3, 130, 150], 11);
     let b = rand(&[1, 150, 140], 12).expand(&[3, 150, 140]).unwrap();
-    same_for_thread_counts(|| {
+    same_for_thread_counts(&[2, 3], "batched product", || {
         let got = matmul(&a, &b).unwrap();
         let mut all = Vec::new();
         for i in 0..3 {
@@ -232,14 +215,7 @@ fn check_against(a: &Tensor, b: &Tensor, want: &[f64], tol: f64, what: &str) -> 
     for (i, (x, y)) in v.iter().zip(want).enumerate() {
         assert!((x - y).abs() <= tol, "{what}: element {i}: {x} vs {y}");
     }
-    match got.dtype() {
-        DType::F32 => got
-            .to_vec::<f32>()
-            .iter()
-            .map(|v| v.to_bits() as u64)
-            .collect(),
-        _ => v.iter().map(|v| v.to_bits()).collect(),
-    }
+    bits(&got)
 }
 
 /// Tolerance for k-term sums of products below 1 in magnitude.
@@ -289,13 +265,9 @@ fn every_path_on_odd_sizes_and_block_edges() {
             for &p in &paths {
                 f.set(Some(p));
                 let what = format!("{dtype:?} [{m}x{k}] @ [{k}x{n}] on {}", p.name());
-                let mut first = None;
-                for threads in 1..=3 {
-                    set_num_threads(threads);
-                    let got = check_against(&a, &b, &want, tol(dtype, k), &what);
-                    let first = first.get_or_insert(got.clone());
-                    assert!(*first == got, "{what}: {threads} threads differ from 1");
-                }
+                same_for_thread_counts(&[2, 3], &what, || {
+                    check_against(&a, &b, &want, tol(dtype, k), &what)
+                });
             }
         }
     }
@@ -306,43 +278,8 @@ fn every_path_reads_strided_operands_in_place() {
     let f = Forced::new();
     for dtype in [DType::F32, DType::F64] {
         for (m, k, n) in [(13, 17, 9), (40, 24, 20), (150, 140, 170)] {
-            let a = rand(&[m, k], 3).to_dtype(dtype).unwrap();
-            let b = rand(&[k, n], 4).to_dtype(dtype).unwrap();
-            let a_t = rand(&[k, m], 5).to_dtype(dtype).unwrap().t().unwrap();
-            let b_t = rand(&[n, k], 6).to_dtype(dtype).unwrap().t().unwrap();
-            let a_step = rand(&[m + 3, 2 * k], 7)
-                .to_dtype(dtype)
-                .unwrap()
-                .slice(0, Some(2), Some(2 + m as i64), 1)
-                .unwrap()
-                .slice(1, Some(1), None, 2)
-                .unwrap();
-            let b_step = rand(&[2 * k, n + 5], 8)
-                .to_dtype(dtype)
-                .unwrap()
-                .slice(0, Some(0), None, 2)
-                .unwrap()
-                .narrow(1, 5, n)
-                .unwrap();
-            let a_bcast = rand(&[1, k], 9)
-                .to_dtype(dtype)
-                .unwrap()
-                .expand(&[m as i64, k as i64])
-                .unwrap();
-            let b_bcast = rand(&[k, 1], 10)
-                .to_dtype(dtype)
-                .unwrap()
-                .expand(&[k as i64, n as i64])
-                .unwrap();
-            for (x, y) in [
-                (&a_t, &b),
-                (&a, &b_t),
-                (&a_t, &b_t),
-                (&a_step, &b_step),
-                (&a_step, &b_t),
-                (&a_bcast, &b),
-                (&a, &b_bcast),
-            ] {
+            for (x, y) in strided_pairs(m, k, n, dtype) {
+                let (x, y) = (&x, &y);
                 let want = reference64(x, y);
                 for p in GemmPath::supported_paths() {
                     f.set(Some(p));
@@ -350,18 +287,15 @@ fn every_path_reads_strided_operands_in_place() {
                     let xc = x.contiguous().unwrap();
                     let yc = y.contiguous().unwrap();
                     let contiguous = check_against(&xc, &yc, &want, tol(dtype, k), &what);
-                    let mut first = None;
-                    for threads in 1..=3 {
-                        set_num_threads(threads);
+                    same_for_thread_counts(&[2, 3], &what, || {
                         let got = check_against(x, y, &want, tol(dtype, k), &what);
                         // Our kernels' strides change the packing, never the
                         // arithmetic (the crate's take other paths by layout).
                         if p != GemmPath::Crate {
                             assert!(got == contiguous, "{what}: strided differs from contiguous");
                         }
-                        let first = first.get_or_insert(got.clone());
-                        assert!(*first == got, "{what}: {threads} threads differ from 1");
-                    }
+                        got
+                    });
                 }
             }
         }
@@ -381,25 +315,20 @@ fn batched_case(f: &Forced, a: &Tensor, b: &Tensor, what: &str) {
     for p in paths {
         f.set(p);
         let what = format!("{what} ({dtype:?}, path {p:?})");
-        let mut first = None;
-        for threads in 1..=3 {
-            set_num_threads(threads);
-            let got = check_against(a, b, &want, tol(dtype, k), &what);
-            if threads == 1 {
-                // Each entry is its own product's bits.
-                let per = got.len() / nb;
-                for i in 0..nb {
-                    let (ai, bi) = (
-                        a.select(0, i as i64).unwrap(),
-                        b.select(0, i as i64).unwrap(),
-                    );
-                    let w = &want[i * per..(i + 1) * per];
-                    let one = check_against(&ai, &bi, w, tol(dtype, k), &what);
-                    assert!(one == got[i * per..(i + 1) * per], "{what}: entry {i}");
-                }
-            }
-            let first = first.get_or_insert(got.clone());
-            assert!(*first == got, "{what}: {threads} threads differ from 1");
+        let got = same_for_thread_counts(&[2, 3], &what, || {
+            check_against(a, b, &want, tol(dtype, k), &what)
+        });
+        // Each entry is its own product's bits (at 1 thread).
+        set_num_threads(1);
+        let per = got.len() / nb;
+        for i in 0..nb {
+            let (ai, bi) = (
+                a.select(0, i as i64).unwrap(),
+                b.select(0, i as i64).unwrap(),
+            );
+            let w = &want[i * per..(i + 1) * per];
+            let one = check_against(&ai, &bi, w, tol(dtype, k), &what);
+            assert!(one == got[i * per..(i + 1) * per], "{what}: entry {i}");
         }
     }
 }
@@ -489,13 +418,9 @@ fn single_products_split_without_changing_sums() {
             let b = rand(&[k, n], 62).to_dtype(dtype).unwrap();
             let want = reference64(&a, &b);
             let what = format!("{dtype:?} [{m}x{k}] @ [{k}x{n}]");
-            let mut first = None;
-            for threads in 1..=3 {
-                set_num_threads(threads);
-                let got = check_against(&a, &b, &want, tol(dtype, k), &what);
-                let first = first.get_or_insert(got.clone());
-                assert!(*first == got, "{what}: {threads} threads differ from 1");
-            }
+            same_for_thread_counts(&[2, 3], &what, || {
+                check_against(&a, &b, &want, tol(dtype, k), &what)
+            });
         }
     }
 }
@@ -553,16 +478,10 @@ fn matrix_vector_products_on_every_layout() {
         ];
         for mat in [&a, &at] {
             for x in &xs {
-                set_num_threads(1);
-                let one = check(mat, x);
-                set_num_threads(2);
-                assert_eq!(check(mat, x), one, "{m}x{k} @ vector, 1 vs 2 threads");
+                same_for_thread_counts(&[2], &format!("{m}x{k} @ vector"), || check(mat, x));
                 // the transpose: vector @ matrix
                 let (xt, mt) = (x.t().unwrap(), mat.t().unwrap());
-                set_num_threads(1);
-                let one = check(&xt, &mt);
-                set_num_threads(2);
-                assert_eq!(check(&xt, &mt), one, "vector @ {k}x{m}, 1 vs 2 threads");
+                same_for_thread_counts(&[2], &format!("vector @ {k}x{m}"), || check(&xt, &mt));
             }
         }
     }

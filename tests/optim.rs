@@ -1,12 +1,8 @@
 use ferrograd::optim::{Adam, AdamOptions, Sgd, SgdOptions};
 use ferrograd::Tensor;
 
-fn leaf(v: &[f64]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), &[v.len()])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
+mod common;
+use common::leaf1;
 
 /// Two steps of loss = sum(w^2) / 2 (gradient w).
 fn two_steps(step: &mut dyn FnMut() -> ferrograd::Result<()>, w: &Tensor) -> Vec<f64> {
@@ -27,7 +23,7 @@ fn two_steps(step: &mut dyn FnMut() -> ferrograd::Result<()>, w: &Tensor) -> Vec
 
 #[test]
 fn sgd_with_momentum() {
-    let w = leaf(&[1.0, -2.0]);
+    let w = leaf1(&[1.0, -2.0]);
     let opts = SgdOptions {
         lr: 0.1,
         momentum: 0.9,
@@ -46,7 +42,7 @@ fn sgd_with_momentum() {
 #[test]
 fn adam_first_steps_move_by_lr() {
     // With a constant-sign gradient, Adam's early steps are about lr each.
-    let w = leaf(&[1.0, -2.0]);
+    let w = leaf1(&[1.0, -2.0]);
     let opts = AdamOptions {
         lr: 0.01,
         ..Default::default()
@@ -70,7 +66,7 @@ fn adam_first_steps_move_by_lr() {
 #[test]
 fn adamw_decays_the_parameter() {
     // A zero gradient leaves only the decoupled decay: w * (1 - lr * wd).
-    let w = leaf(&[1.0, -2.0]);
+    let w = leaf1(&[1.0, -2.0]);
     let mut opt = Adam::new(vec![w.clone()], AdamOptions::adamw()).unwrap();
     w.set_grad(Some(Tensor::from_vec(vec![0.0, 0.0], &[2]).unwrap()))
         .unwrap();
@@ -84,7 +80,7 @@ fn rmsprop_and_adagrad_first_step() {
     use ferrograd::optim::*;
     // First step from zero state with gradient g: RMSprop moves by
     // lr * g / (sqrt(1 - alpha) |g| + eps); Adagrad by lr * sign(g).
-    let w = leaf(&[1.0, -2.0]);
+    let w = leaf1(&[1.0, -2.0]);
     let g = Tensor::from_vec(vec![0.5, -4.0], &[2]).unwrap();
     let o = RmspropOptions {
         lr: 0.01,
@@ -96,7 +92,7 @@ fn rmsprop_and_adagrad_first_step() {
     let got = w.to_f64_vec();
     assert!((got[0] - (1.0 - step(0.5))).abs() < 1e-12, "{got:?}");
     assert!((got[1] - (-2.0 - step(-4.0))).abs() < 1e-12, "{got:?}");
-    let w = leaf(&[1.0, -2.0]);
+    let w = leaf1(&[1.0, -2.0]);
     let o = AdagradOptions::default();
     let s = AdagradState::new(&w, &o).unwrap();
     adagrad_update(&w, &g, &s, &o).unwrap();

@@ -2,50 +2,13 @@
 //! loops (odd shapes, strided, transposed and broadcast operands), values,
 //! gradients (numeric, first and second order) and error kinds.
 
-use ferrograd::kernels::matmul as kernel;
-use ferrograd::{autograd, DType, ErrorKind, Result, Tensor};
+use ferrograd::{autograd, DType, ErrorKind, Tensor};
 
-fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    kernel::matmul(a, b).map(Tensor::from)
-}
-
-fn matmul_reference(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    kernel::matmul_reference(a, b).map(Tensor::from)
-}
-
-/// Deterministic pseudo-random values in [-1, 1).
-fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
-}
-
-fn rand(shape: &[usize], seed: u64) -> Tensor {
-    let n = shape.iter().product();
-    Tensor::from_vec(values(n, seed), shape).unwrap()
-}
-
-fn leaf(shape: &[usize], seed: u64) -> Tensor {
-    rand(shape, seed).requires_grad_(true).unwrap()
-}
-
-fn close(a: &[f64], b: &[f64], tol: f64) {
-    assert_eq!(a.len(), b.len());
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert!(
-            (x - y).abs() <= tol * (1.0 + y.abs()),
-            "element {i}: {x} vs {y}"
-        );
-    }
-}
+mod common;
+use common::{
+    assert_close, assert_msg, central_diff, close, grad1, leaf, matmul, matmul_reference, rand,
+    rand_leaf, t, values,
+};
 
 /// Plain triple loop over row-major copies: `[m, k] @ [k, n]`.
 fn naive_mm(a: &Tensor, b: &Tensor) -> Vec<f64> {
@@ -179,8 +142,8 @@ fn matmul_shape_rules() {
 
 #[test]
 fn matmul_broadcast_gradients_are_summed_over_batch() {
-    let a = leaf(&[2, 1, 2, 3], 8);
-    let b = leaf(&[4, 3, 5], 9);
+    let a = rand_leaf(&[2, 1, 2, 3], 8);
+    let b = rand_leaf(&[4, 3, 5], 9);
     let out = a.matmul(&b).unwrap();
     out.sum().unwrap().backward().unwrap();
     let (ga, gb) = (a.grad().unwrap(), b.grad().unwrap());
@@ -206,11 +169,11 @@ fn matmul_errors_have_torch_kinds_and_messages() {
         "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
     );
     let e = rand(&[3], 1).dot(&rand(&[4], 2)).unwrap_err();
-    assert!(e.msg.contains("inconsistent tensor size"), "{}", e.msg);
+    assert_msg(&e, "inconsistent tensor size");
     let e = Tensor::zeros(&[], DType::F64)
         .matmul(&rand(&[3], 1))
         .unwrap_err();
-    assert!(e.msg.contains("at least 1D"), "{}", e.msg);
+    assert_msg(&e, "at least 1D");
     let f32m = Tensor::zeros(&[2, 2], DType::F32);
     let e = f32m.mm(&rand(&[2, 2], 1)).unwrap_err();
     assert_eq!(
@@ -228,30 +191,15 @@ fn matmul_errors_have_torch_kinds_and_messages() {
 fn gradcheck(f: &dyn Fn(&Tensor) -> Tensor, shape: &[usize], seed: u64) {
     let n: usize = shape.iter().product();
     let x0 = values(n, seed);
-    let make = |v: &[f64]| Tensor::from_vec(v.to_vec(), shape).unwrap();
-    let out_shape = f(&make(&x0)).dims();
-    let w = Tensor::from_vec(values(out_shape.iter().product(), seed + 1), &out_shape).unwrap();
-    let v = Tensor::from_vec(values(n, seed + 2), shape).unwrap();
+    let w = rand(&f(&t(&x0, shape)).dims(), seed + 1);
+    let v = rand(shape, seed + 2);
     let scalar = |x: &Tensor| f(x).mul(&w).unwrap().sum().unwrap();
     let grad_at = |vals: &[f64], create: bool| {
-        let x = make(vals).requires_grad_(true).unwrap();
-        let g = autograd::grad(
-            &[scalar(&x)],
-            std::slice::from_ref(&x),
-            &[None],
-            None,
-            create,
-            false,
-            false,
-        )
-        .unwrap()[0]
-            .clone()
-            .unwrap();
+        let x = leaf(vals, shape);
+        let g = grad1(&scalar(&x), &x, create);
         (x, g)
     };
-    let eps = 1e-6;
     let (x, g) = grad_at(&x0, true);
-    let analytic = g.to_f64_vec();
     // second order: d/dx sum(g * v) (0 when g is constant in x)
     let gg = if g.requires_grad() {
         autograd::grad(
@@ -271,39 +219,14 @@ fn gradcheck(f: &dyn Fn(&Tensor) -> Tensor, shape: &[usize], seed: u64) {
         vec![0.0; n]
     };
     let vv = v.to_f64_vec();
-    for i in 0..n {
-        let (mut p, mut m) = (x0.clone(), x0.clone());
-        p[i] += eps;
-        m[i] -= eps;
-        let num = (scalar(&make(&p)).item().unwrap().to_f64()
-            - scalar(&make(&m)).item().unwrap().to_f64())
-            / (2.0 * eps);
-        assert!(
-            (num - analytic[i]).abs() < 1e-6 * (1.0 + num.abs()),
-            "grad[{i}]: numeric {num} vs analytic {}",
-            analytic[i]
-        );
-        let gp: f64 = grad_at(&p, false)
-            .1
-            .to_f64_vec()
-            .iter()
-            .zip(&vv)
-            .map(|(a, b)| a * b)
-            .sum();
-        let gm: f64 = grad_at(&m, false)
-            .1
-            .to_f64_vec()
-            .iter()
-            .zip(&vv)
-            .map(|(a, b)| a * b)
-            .sum();
-        let num2 = (gp - gm) / (2.0 * eps);
-        assert!(
-            (num2 - gg[i]).abs() < 1e-5 * (1.0 + num2.abs()),
-            "gradgrad[{i}]: numeric {num2} vs analytic {}",
-            gg[i]
-        );
-    }
+    let x0 = [x0];
+    let num = central_diff(&x0, |p| scalar(&t(&p[0], shape)).item().unwrap().to_f64());
+    assert_close(&g.to_f64_vec(), &num[0], 1e-6, "grad");
+    let num2 = central_diff(&x0, |p| {
+        let g = grad_at(&p[0], false).1.to_f64_vec();
+        g.iter().zip(&vv).map(|(a, b)| a * b).sum()
+    });
+    assert_close(&gg, &num2[0], 1e-5, "gradgrad");
 }
 
 #[test]
