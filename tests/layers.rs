@@ -123,3 +123,60 @@ fn the_checker_sees_paths_groups_and_root_items() {
         ["buffer", "ops"]
     );
 }
+
+/// The folders of `src/python` that a `crate::python::...` path in `line`
+/// names.
+fn named_binding_folders(line: &str) -> Vec<String> {
+    line.match_indices("crate::python::")
+        .map(|(i, m)| {
+            line[i + m.len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+/// Inside the bindings, every folder (`autograd/`, `ops/`, `create/`,
+/// `nn/`, and `optim.rs`) imports only `core/` and itself, and `core/`
+/// imports no other folder, so there is no cycle between the folders. The
+/// extension's root `mod.rs` registers them all.
+#[test]
+fn binding_folders_import_only_core() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/python");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut wrong = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap();
+        if rel == Path::new("mod.rs") {
+            continue;
+        }
+        let first = rel.components().next().unwrap().as_os_str();
+        let own = first.to_string_lossy().trim_end_matches(".rs").to_string();
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            for folder in named_binding_folders(code) {
+                if folder != own && folder != "core" || own == "core" && folder != "core" {
+                    wrong.insert(format!("{}:{}: {own} uses {folder}", rel.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(files.len() > 30, "only {} binding files found", files.len());
+    assert!(
+        wrong.is_empty(),
+        "binding folders that import each other:\n{wrong:#?}"
+    );
+}
+
+#[test]
+fn the_binding_checker_sees_folders() {
+    assert_eq!(
+        named_binding_folders(
+            "use crate::python::core::tensor::{wrap, PyTensor}; $crate::python::ops::x"
+        ),
+        ["core", "ops"]
+    );
+}

@@ -11,9 +11,10 @@
 //!
 //! relu6 is hardtanh(0, 6); selu and celu are elu with torch's constants.
 
-use super::unary::Saves;
+use super::unary::{float_kernel_inplace, float_map2, float_map2_simd, Saves};
 use crate::autograd::{no_grad, record};
-use crate::kernels::unary::{map1, vmath};
+use crate::kernels::binary::map2;
+use crate::kernels::unary::{f, map1, vmath};
 use crate::kernels::vmap;
 use crate::tensor::{DType, Element, Tensor};
 use crate::{bail, Result};
@@ -224,4 +225,303 @@ impl Tensor {
     pub fn elu_(&self, alpha: f64, scale: f64, input_scale: f64) -> Result<()> {
         self.apply_inplace(&[], |t| t.elu(alpha, scale, input_scale))
     }
+}
+
+/// `1 - t`.
+fn one_minus(t: &Tensor) -> Result<Tensor> {
+    t.neg()?.add_scalar(1.0)
+}
+
+impl Tensor {
+    /// GELU with `approximate` = "none" (exact, erf) or "tanh".
+    /// d/dself = gelu_backward(grad, self)
+    pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
+        let tanh = gelu_mode(approximate)?;
+        let rec = record("GeluBackward0", &[self]);
+        let out = match (self.dtype(), tanh) {
+            (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(self)),
+            (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(self)),
+            (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)),
+            (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)),
+            (dt, _) => bail!(
+                runtime,
+                "\"GeluKernelImpl\" not implemented for '{}'",
+                dt.scalar_type_name()
+            ),
+        };
+        self.unary_record(rec, out, Saves::Input, move |g, s| {
+            g.gelu_backward(&s.unwrap(), tanh)
+        })
+    }
+    /// `self * sigmoid(self)`; d/dself = silu_backward(grad, self)
+    pub fn silu(&self) -> Result<Tensor> {
+        let rec = record("SiluBackward0", &[self]);
+        let out = match self.dtype() {
+            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)),
+            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)),
+            dt => bail!(
+                runtime,
+                "\"silu_cpu\" not implemented for '{}'",
+                dt.scalar_type_name()
+            ),
+        };
+        self.unary_record(rec, out, Saves::Input, |g, s| g.silu_backward(&s.unwrap()))
+    }
+    /// `log(1 + exp(β self)) / β`, linear where `β self > threshold`.
+    /// d/dself = softplus_backward(grad, self, β, threshold)
+    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
+        let rec = record("SoftplusBackward0", &[self]);
+        let out = match self.dtype() {
+            DType::F32 => {
+                let (b, t) = (beta as f32, threshold as f32);
+                Tensor::from(map1::<f32, f32>(self, move |v| f::softplus(v, b, t)))
+            }
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, move |v| {
+                f::softplus(v, beta, threshold)
+            })),
+            dt => bail!(
+                runtime,
+                "\"softplus_cpu\" not implemented for '{}'",
+                dt.scalar_type_name()
+            ),
+        };
+        self.unary_record(rec, out, Saves::Input, move |g, s| {
+            g.softplus_backward(&s.unwrap(), beta, threshold)
+        })
+    }
+    // ----- derivative ops (self is the incoming gradient) -----
+
+    /// `self * (1 - y^2)`: tanh's derivative, `y` = tanh's output.
+    pub fn tanh_backward(&self, y: &Tensor) -> Result<Tensor> {
+        let rec = record("TanhBackwardBackward0", &[self, y]);
+        let out = float_map2!(self, y, |g, y| g * (1.0 - y * y));
+        rec.save("grad_output", self)
+            .save("output", y)
+            .finish(out, |c| {
+                let (g, y) = (c.saved(0)?, c.saved(1)?);
+                let gg = c.grad();
+                let dg = if c.needs(0) {
+                    Some(gg.tanh_backward(&y)?)
+                } else {
+                    None
+                };
+                let dy = if c.needs(1) {
+                    Some(gg.mul(&g)?.mul(&y)?.mul_scalar(-2.0)?)
+                } else {
+                    None
+                };
+                Ok(vec![dg, dy])
+            })
+    }
+    /// `self * y * (1 - y)`: sigmoid's derivative, `y` = sigmoid's output.
+    pub fn sigmoid_backward(&self, y: &Tensor) -> Result<Tensor> {
+        let rec = record("SigmoidBackwardBackward0", &[self, y]);
+        let out = float_map2!(self, y, |g, y| g * y * (1.0 - y));
+        rec.save("grad_output", self)
+            .save("output", y)
+            .finish(out, |c| {
+                let (g, y) = (c.saved(0)?, c.saved(1)?);
+                let gg = c.grad();
+                let dg = if c.needs(0) {
+                    Some(gg.sigmoid_backward(&y)?)
+                } else {
+                    None
+                };
+                let dy = if c.needs(1) {
+                    Some(gg.mul(&g)?.mul(&one_minus(&y.mul_scalar(2.0)?)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![dg, dy])
+            })
+    }
+    /// `self` where `y > 0`, else 0 (relu's derivative; `y` = relu's output,
+    /// so NaN outputs pass the gradient as in torch).
+    pub fn threshold_backward(&self, y: &Tensor) -> Result<Tensor> {
+        let dt = self.result_type(y);
+        let (g, yy) = (self.cast_raw(dt), y.cast_raw(dt));
+        let rec = record("ThresholdBackwardBackward0", &[self, y]);
+        let out = match dt {
+            DType::F32 => Tensor::from(map2::<f32, f32>(
+                &g,
+                &yy,
+                |g, y| if y <= 0.0 { 0.0 } else { g },
+            )?),
+            DType::F64 => Tensor::from(map2::<f64, f64>(
+                &g,
+                &yy,
+                |g, y| if y <= 0.0 { 0.0 } else { g },
+            )?),
+            _ => Tensor::from(map2::<i64, i64>(
+                &g.cast_raw(DType::I64),
+                &yy.cast_raw(DType::I64),
+                |g, y| {
+                    if y <= 0 {
+                        0
+                    } else {
+                        g
+                    }
+                },
+            )?)
+            .cast_raw(dt),
+        };
+        rec.save("self", y).finish(out, |c| {
+            let y = c.saved(0)?;
+            let dg = if c.needs(0) {
+                Some(c.grad().threshold_backward(&y)?)
+            } else {
+                None
+            };
+            Ok(vec![dg, None])
+        })
+    }
+    /// `self * gelu'(x)` (`tanh` selects the tanh approximation).
+    pub fn gelu_backward(&self, x: &Tensor, tanh: bool) -> Result<Tensor> {
+        let rec = record("GeluBackwardBackward0", &[self, x]);
+        let out = if tanh {
+            float_map2_simd!(self, x, vmath::GeluTanhBackward)
+        } else {
+            float_map2_simd!(self, x, vmath::GeluBackward)
+        };
+        rec.save("grad_output", self)
+            .save("self", x)
+            .finish(out, move |c| {
+                let (g, x) = (c.saved(0)?, c.saved(1)?);
+                let gg = c.grad();
+                let dg = if c.needs(0) {
+                    Some(gg.gelu_backward(&x, tanh)?)
+                } else {
+                    None
+                };
+                let dx = if c.needs(1) {
+                    Some(gg.mul(&g)?.mul(&gelu_second_derivative(&x, tanh)?)?)
+                } else {
+                    None
+                };
+                Ok(vec![dg, dx])
+            })
+    }
+    /// `self * silu'(x)`.
+    pub fn silu_backward(&self, x: &Tensor) -> Result<Tensor> {
+        let rec = record("SiluBackwardBackward0", &[self, x]);
+        let out = float_map2_simd!(self, x, vmath::SiluBackward);
+        rec.save("grad_output", self)
+            .save("self", x)
+            .finish(out, |c| {
+                let (g, x) = (c.saved(0)?, c.saved(1)?);
+                let gg = c.grad();
+                let dg = if c.needs(0) {
+                    Some(gg.silu_backward(&x)?)
+                } else {
+                    None
+                };
+                let dx = if c.needs(1) {
+                    // silu'' = s (1 - s) (2 + x (1 - 2s))
+                    let s = x.sigmoid()?;
+                    let d2 = s
+                        .mul(&one_minus(&s)?)?
+                        .mul(&x.mul(&one_minus(&s.mul_scalar(2.0)?)?)?.add_scalar(2.0)?)?;
+                    Some(gg.mul(&g)?.mul(&d2)?)
+                } else {
+                    None
+                };
+                Ok(vec![dg, dx])
+            })
+    }
+    /// `self * softplus'(x)`.
+    pub fn softplus_backward(&self, x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
+        let dt = self.result_type(x).to_floating();
+        let (g, xx) = (self.cast_raw(dt), x.cast_raw(dt));
+        let rec = record("SoftplusBackwardBackward0", &[self, x]);
+        let out = match dt {
+            DType::F32 => {
+                let (b, t) = (beta as f32, threshold as f32);
+                Tensor::from(map2::<f32, f32>(&g, &xx, move |g, x| {
+                    g * f::softplus_grad(x, b, t)
+                })?)
+            }
+            _ => Tensor::from(map2::<f64, f64>(&g, &xx, move |g, x| {
+                g * f::softplus_grad(x, beta, threshold)
+            })?),
+        };
+        rec.save("grad_output", self)
+            .save("self", x)
+            .finish(out, move |c| {
+                let (g, x) = (c.saved(0)?, c.saved(1)?);
+                let gg = c.grad();
+                let dg = if c.needs(0) {
+                    Some(gg.softplus_backward(&x, beta, threshold)?)
+                } else {
+                    None
+                };
+                let dx = if c.needs(1) {
+                    // softplus'' = β s (1 - s), s = sigmoid(β x); 0 past threshold
+                    let bx = x.mul_scalar(beta)?;
+                    let s = bx.sigmoid()?;
+                    let d2 = s.mul(&one_minus(&s)?)?.mul_scalar(beta)?;
+                    let past = bx.gt_scalar(threshold)?;
+                    let d2 = Tensor::where_cond(&past, &d2.zeros_like(), &d2)?;
+                    Some(gg.mul(&g)?.mul(&d2)?)
+                } else {
+                    None
+                };
+                Ok(vec![dg, dx])
+            })
+    }
+    pub fn gelu_(&self, approximate: &str) -> Result<()> {
+        let tanh = gelu_mode(approximate)?;
+        let fp = self.dtype().is_floating();
+        let done = self.try_fast_inplace(fp, |t| {
+            if tanh {
+                float_kernel_inplace!(simd, t, vmath::GeluTanh)
+            } else {
+                float_kernel_inplace!(simd, t, vmath::Gelu)
+            }
+        })?;
+        if done {
+            return Ok(());
+        }
+        self.apply_inplace(&[], |t| t.gelu(approximate))
+    }
+    pub fn silu_(&self) -> Result<()> {
+        let fp = self.dtype().is_floating();
+        if self.try_fast_inplace(fp, |t| float_kernel_inplace!(simd, t, vmath::Silu))? {
+            return Ok(());
+        }
+        self.apply_inplace(&[], |t| t.silu())
+    }
+}
+
+/// Parses gelu's `approximate`: true for "tanh".
+fn gelu_mode(approximate: &str) -> Result<bool> {
+    match approximate {
+        "none" => Ok(false),
+        "tanh" => Ok(true),
+        _ => bail!(runtime, "approximate argument must be either none or tanh."),
+    }
+}
+
+/// gelu''(x) written in differentiable ops.
+/// exact: φ(x) (2 - x²); tanh form, with u = β(x + κx³), t = tanh(u):
+/// (1 - t²) (u' - x t u'² + x u''/2), u' = β(1 + 3κx²), u'' = 6βκx.
+fn gelu_second_derivative(x: &Tensor, tanh: bool) -> Result<Tensor> {
+    let x2 = x.mul(x)?;
+    if !tanh {
+        let inv_sqrt_2pi = 0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2;
+        let pdf = x2.mul_scalar(-0.5)?.exp()?.mul_scalar(inv_sqrt_2pi)?;
+        return pdf.mul(&x2.neg()?.add_scalar(2.0)?);
+    }
+    let beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+    let kappa = 0.044715;
+    let u = x.add(&x2.mul(x)?.mul_scalar(kappa)?)?.mul_scalar(beta)?;
+    let t = u.tanh()?;
+    let up = x2
+        .mul_scalar(3.0 * kappa)?
+        .add_scalar(1.0)?
+        .mul_scalar(beta)?;
+    let half_x_upp = x.mul_scalar(3.0 * beta * kappa)?;
+    let inner = up
+        .sub(&x.mul(&t)?.mul(&up)?.mul(&up)?)?
+        .add(&x.mul(&half_x_upp)?)?;
+    one_minus(&t.mul(&t)?)?.mul(&inner)
 }

@@ -30,6 +30,7 @@ pub mod shape;
 pub mod softmax;
 pub mod sort;
 pub mod special;
+pub mod table;
 pub mod ternary;
 pub mod trig;
 pub mod unary;

@@ -14,7 +14,7 @@
 //! | logaddexp  | grad / (1 + exp(other - self))         | grad / (1 + exp(self - other)) | both  |
 //! | logaddexp2 | grad / (1 + 2^(other - self))          | grad / (1 + 2^(self - other)) | both   |
 
-use super::unary::{float_map, float_map2, float_map_simd, Saves};
+use super::unary::{define_unary_float_ops, float_map2};
 use crate::autograd::record;
 use crate::kernels::unary::vmath;
 use crate::tensor::{DType, Scalar, Tensor};
@@ -100,57 +100,38 @@ macro_rules! logaddexp {
     }};
 }
 
-impl Tensor {
-    /// d/dself = grad / (self * ln 2)
-    pub fn log2(&self) -> Result<Tensor> {
-        let rec = record("Log2Backward0", &[self]);
-        let out = float_map_simd!(self, vmath::Log2);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.div(&s.unwrap().mul_scalar(LN_2)?)
-        })
-    }
-    /// d/dself = grad / (self * ln 10)
-    pub fn log10(&self) -> Result<Tensor> {
-        let rec = record("Log10Backward0", &[self]);
-        let out = float_map_simd!(self, vmath::Log10);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.div(&s.unwrap().mul_scalar(LN_10)?)
-        })
-    }
-    /// d/dself = grad * result * ln 2
-    pub fn exp2(&self) -> Result<Tensor> {
-        let rec = record("Exp2Backward0", &[self]);
-        let out = float_map!(self, |v| v.exp2());
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            g.mul(&r.unwrap().mul_scalar(LN_2)?)
-        })
-    }
-    /// d/dself = grad * 2/sqrt(pi) * exp(-self^2)
-    pub fn erf(&self) -> Result<Tensor> {
-        let rec = record("ErfBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Erf);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.mul(&erf_slope(&s.unwrap())?)
-        })
-    }
-    /// `1 - erf(self)`, accurate where erf is near 1.
-    pub fn erfc(&self) -> Result<Tensor> {
-        let rec = record("ErfcBackward0", &[self]);
-        let out = float_map!(self, |v| erfc_of(v));
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.mul(&erf_slope(&s.unwrap())?)?.neg()
-        })
-    }
-    /// d/dself = grad * sqrt(pi)/2 * exp(result^2)
-    pub fn erfinv(&self) -> Result<Tensor> {
-        let rec = record("ErfinvBackward0", &[self]);
-        let out = float_map!(self, |v| erfinv_of(v));
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            let r = r.unwrap();
-            g.mul(&r.mul(&r)?.exp()?.mul_scalar(PI.sqrt() / 2.0)?)
-        })
-    }
+/// Logarithms and exponentials in other bases and the error functions (see
+/// `unary.rs` for the table's grammar).
+macro_rules! special_unary_ops {
+    ($then:ident) => {
+        $then! {
+            /// The base-2 logarithm of each element.
+            log2, log2_ []: "Log2Backward0", simd(vmath::Log2), Input, pos,
+                |g, x| g.div(&x.mul_scalar(LN_2)?);
+            /// The base-10 logarithm of each element.
+            log10, log10_ []: "Log10Backward0", simd(vmath::Log10), Input, pos,
+                |g, x| g.div(&x.mul_scalar(LN_10)?);
+            /// 2^x.
+            exp2, exp2_ []: "Exp2Backward0", each(|v| v.exp2()), Output, normal,
+                |g, r| g.mul(&r.mul_scalar(LN_2)?);
+            /// The error function.
+            erf, erf_ []: "ErfBackward0", simd(vmath::Erf), Input, normal,
+                |g, x| g.mul(&erf_slope(x)?);
+            /// 1 - erf(x), accurate where erf is near 1.
+            erfc, erfc_ []: "ErfcBackward0", each(|v| erfc_of(v)), Input, normal,
+                |g, x| g.mul(&erf_slope(x)?)?.neg();
+            /// The inverse error function (NaN outside [-1, 1]).
+            erfinv, erfinv_ []: "ErfinvBackward0", each(|v| erfinv_of(v)), Output, unit,
+                |g, r| g.mul(&r.mul(r)?.exp()?.mul_scalar(PI.sqrt() / 2.0)?);
+        }
+    };
+}
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use special_unary_ops;
 
+special_unary_ops!(define_unary_float_ops);
+
+impl Tensor {
     /// `self * log(other)`, 0 where self is 0 (unless other is NaN).
     pub fn xlogy(&self, other: &Tensor) -> Result<Tensor> {
         let rec = record("XlogyBackward0", &[self, other]);

@@ -19,7 +19,7 @@
 //! | atan2   | grad * other / (self^2 + other^2)   | -grad * self / (self^2 + other^2)    | both   |
 //! | hypot   | grad * self / result                | grad * other / result                | both, result |
 
-use super::unary::{float_map, float_map2, Saves};
+use super::unary::{define_unary_float_ops, float_map2, Saves};
 use crate::autograd::record;
 use crate::kernels::unary::map1;
 use crate::tensor::{DType, Tensor};
@@ -31,70 +31,47 @@ fn one_minus_square(x: &Tensor) -> Result<Tensor> {
     x.mul(x)?.neg()?.add_scalar(1.0)
 }
 
+/// Inverse trigonometric and hyperbolic functions (see `unary.rs` for the
+/// table's grammar).
+macro_rules! trig_ops {
+    ($then:ident) => {
+        $then! {
+            /// The arcsine of each element.
+            asin, asin_ [arcsin, arcsin_]: "AsinBackward0", each(|v| v.asin()), Input, unit,
+                |g, x| g.mul(&one_minus_square(x)?.rsqrt()?);
+            /// The arccosine of each element.
+            acos, acos_ [arccos, arccos_]: "AcosBackward0", each(|v| v.acos()), Input, unit,
+                |g, x| g.mul(&one_minus_square(x)?.rsqrt()?)?.neg();
+            /// The arctangent of each element.
+            atan, atan_ [arctan, arctan_]: "AtanBackward0", each(|v| v.atan()), Input, normal,
+                |g, x| g.div(&x.mul(x)?.add_scalar(1.0)?);
+            /// The hyperbolic sine of each element.
+            sinh, sinh_ []: "SinhBackward0", each(|v| v.sinh()), Input, normal,
+                |g, x| g.mul(&x.cosh()?);
+            /// The hyperbolic cosine of each element.
+            cosh, cosh_ []: "CoshBackward0", each(|v| v.cosh()), Input, normal,
+                |g, x| g.mul(&x.sinh()?);
+            /// The inverse hyperbolic sine of each element.
+            asinh, asinh_ [arcsinh, arcsinh_]: "AsinhBackward0",
+                each(|v| (v as f64).asinh() as _), Input, normal,
+                |g, x| g.mul(&x.mul(x)?.add_scalar(1.0)?.rsqrt()?);
+            /// The inverse hyperbolic cosine of each element.
+            acosh, acosh_ [arccosh, arccosh_]: "AcoshBackward0",
+                each(|v| (v as f64).acosh() as _), Input, gt1,
+                |g, x| g.mul(&x.mul(x)?.sub_scalar(1.0)?.rsqrt()?);
+            /// The inverse hyperbolic tangent of each element.
+            atanh, atanh_ [arctanh, arctanh_]: "AtanhBackward0",
+                each(|v| (v as f64).atanh() as _), Input, unit,
+                |g, x| g.div(&one_minus_square(x)?);
+        }
+    };
+}
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use trig_ops;
+
+trig_ops!(define_unary_float_ops);
+
 impl Tensor {
-    /// d/dself = grad / sqrt(1 - self^2)
-    pub fn asin(&self) -> Result<Tensor> {
-        let rec = record("AsinBackward0", &[self]);
-        let out = float_map!(self, |v| v.asin());
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.mul(&one_minus_square(&s.unwrap())?.rsqrt()?)
-        })
-    }
-    /// d/dself = -grad / sqrt(1 - self^2)
-    pub fn acos(&self) -> Result<Tensor> {
-        let rec = record("AcosBackward0", &[self]);
-        let out = float_map!(self, |v| v.acos());
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.mul(&one_minus_square(&s.unwrap())?.rsqrt()?)?.neg()
-        })
-    }
-    /// d/dself = grad / (1 + self^2)
-    pub fn atan(&self) -> Result<Tensor> {
-        let rec = record("AtanBackward0", &[self]);
-        let out = float_map!(self, |v| v.atan());
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            let s = s.unwrap();
-            g.div(&s.mul(&s)?.add_scalar(1.0)?)
-        })
-    }
-    /// d/dself = grad * cosh(self)
-    pub fn sinh(&self) -> Result<Tensor> {
-        let rec = record("SinhBackward0", &[self]);
-        let out = float_map!(self, |v| v.sinh());
-        self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().cosh()?))
-    }
-    /// d/dself = grad * sinh(self)
-    pub fn cosh(&self) -> Result<Tensor> {
-        let rec = record("CoshBackward0", &[self]);
-        let out = float_map!(self, |v| v.cosh());
-        self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sinh()?))
-    }
-    /// d/dself = grad / sqrt(self^2 + 1)
-    pub fn asinh(&self) -> Result<Tensor> {
-        let rec = record("AsinhBackward0", &[self]);
-        let out = float_map!(self, |v| (v as f64).asinh() as _);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            let s = s.unwrap();
-            g.mul(&s.mul(&s)?.add_scalar(1.0)?.rsqrt()?)
-        })
-    }
-    /// d/dself = grad / sqrt(self^2 - 1)
-    pub fn acosh(&self) -> Result<Tensor> {
-        let rec = record("AcoshBackward0", &[self]);
-        let out = float_map!(self, |v| (v as f64).acosh() as _);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            let s = s.unwrap();
-            g.mul(&s.mul(&s)?.sub_scalar(1.0)?.rsqrt()?)
-        })
-    }
-    /// d/dself = grad / (1 - self^2)
-    pub fn atanh(&self) -> Result<Tensor> {
-        let rec = record("AtanhBackward0", &[self]);
-        let out = float_map!(self, |v| (v as f64).atanh() as _);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.div(&one_minus_square(&s.unwrap())?)
-        })
-    }
     /// Degrees to radians: `self * (pi / 180)`.
     pub fn deg2rad(&self) -> Result<Tensor> {
         self.scaled_angle("Deg2RadBackward0", PI / 180.0)
@@ -102,6 +79,14 @@ impl Tensor {
     /// Radians to degrees: `self * (180 / pi)`.
     pub fn rad2deg(&self) -> Result<Tensor> {
         self.scaled_angle("Rad2DegBackward0", 180.0 / PI)
+    }
+    /// `deg2rad` in place.
+    pub fn deg2rad_(&self) -> Result<()> {
+        self.apply_inplace(&[], |t| t.deg2rad())
+    }
+    /// `rad2deg` in place.
+    pub fn rad2deg_(&self) -> Result<()> {
+        self.apply_inplace(&[], |t| t.rad2deg())
     }
     fn scaled_angle(&self, name: &'static str, c: f64) -> Result<Tensor> {
         let rec = record(name, &[self]);

@@ -1,47 +1,47 @@
-//! Unary pointwise ops and activations.
+//! Unary pointwise ops, declared once each in a table.
 //!
-//! Floating functions promote integer and bool inputs to float32, as torch.
-//! `result` is the op's output, `s = sigmoid`, `φ` the normal pdf.
+//! A table of floating unary ops (this file's `unary_ops!`, and the
+//! families in `trig.rs` and `special.rs`) states per op, in one entry:
+//!
+//! ```text
+//! /// docstring (shown in Python and the stubs)
+//! name, name_ [alias, alias_]: "NodeBackward0", kernel, saves, sample-domain,
+//!     |grad, saved| d/dself;
+//! ```
+//!
+//! - `kernel`: `simd(K)`, a branch-free function type of
+//!   `kernels::unary::vmath`, or `each(|v| expr)`, a scalar expression
+//!   instantiated for f32 and f64;
+//! - `saves`: `Input` (the derivative's `saved` is self) or `Output` (the
+//!   result);
+//! - `sample-domain`: where the op is smooth (`normal`, `pos`, `unit`,
+//!   `away` from 0, `gt1`), read by the op registry's tests;
+//! - the derivative: d/dself written in differentiable ops, so every order
+//!   of gradient follows.
+//!
+//! From it come `Tensor::name` (recorded for autograd), `Tensor::name_` (the
+//! same kernel on self's memory when no graph is recorded), the aliases, the
+//! Python method, in-place method and module function with `out=`
+//! (`python/ops/*.rs` pass the same table to `bind_unary_float_ops!`), and
+//! the row of `ops::table` that the stubs, docs and registry tests read.
+//! Integer and bool inputs compute in the default float dtype, as torch's.
+//! Each table op is elementwise, so its batching rule is `Elementwise`.
+//!
+//! Ops whose dtypes or arguments do not fit the table are written out:
 //!
 //! | op          | d/dself                                              | saves  |
 //! |-------------|------------------------------------------------------|--------|
-//! | exp         | grad * result                                        | result |
-//! | log         | grad / self                                          | self   |
-//! | log1p       | grad / (self + 1)                                    | self   |
-//! | expm1       | grad * (result + 1)                                  | result |
-//! | sqrt        | grad / (2 * result)                                  | result |
-//! | rsqrt       | -0.5 * grad * result^3                               | result |
 //! | abs         | grad * sign(self)                                    | self   |
 //! | sign        | 0                                                    |        |
-//! | sin         | grad * cos(self)                                     | self   |
-//! | cos         | grad * -sin(self)                                    | self   |
-//! | tan         | grad * (1 + result^2)                                | result |
-//! | tanh        | tanh_backward(grad, result) = grad * (1 - result^2)  | result |
-//! | sigmoid     | sigmoid_backward(grad, result) = grad*result*(1-result) | result |
 //! | relu        | threshold_backward(grad, result) = grad * (result > 0) | result |
-//! | gelu        | gelu_backward(grad, self) = grad * gelu'(self)       | self   |
-//! | silu        | silu_backward(grad, self) = grad * s (1 + self (1 - s)) | self |
-//! | softplus    | softplus_backward = grad * s(β self), or grad past threshold | self |
-//! | reciprocal  | -grad * result^2                                     | result |
 //! | square      | pow(self, 2): grad * 2 * self                        | self   |
 //!
-//! The `*_backward` functions are ops of their own (one fused kernel each)
-//! with their own derivatives, so double backward works:
-//!
-//! | op                 | d/dgrad                       | d/d(second input)                  |
-//! |--------------------|-------------------------------|------------------------------------|
-//! | tanh_backward      | tanh_backward(gg, y)          | -2 gg grad y                       |
-//! | sigmoid_backward   | sigmoid_backward(gg, y)       | gg grad (1 - 2y)                   |
-//! | threshold_backward | threshold_backward(gg, y)     | 0                                  |
-//! | gelu_backward      | gelu_backward(gg, x)          | gg grad gelu''(x)                  |
-//! | silu_backward      | silu_backward(gg, x)          | gg grad s(1-s)(2 + x(1-2s))        |
-//! | softplus_backward  | softplus_backward(gg, x)      | gg grad β s(1-s), 0 past threshold |
+//! (gelu, silu, softplus and the `*_backward` derivative ops live in
+//! `activation.rs`.)
 
 use crate::autograd::{is_grad_enabled, record, Record};
-use crate::kernels::binary::map2;
 use crate::kernels::unary::vmath;
 use crate::kernels::unary::{apply1_inplace, f, map1};
-use crate::kernels::vmap;
 use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, Result};
 
@@ -91,17 +91,6 @@ macro_rules! float_map_simd {
 }
 pub(crate) use float_map_simd;
 
-/// As `float_apply!`, with a SIMD function type of `vmath`.
-macro_rules! float_apply_simd {
-    ($x:expr, $k:ty) => {{
-        let x: &Tensor = $x;
-        match x.dtype() {
-            DType::F32 => vmap::apply1::<f32, $k>(x),
-            _ => vmap::apply1::<f64, $k>(x),
-        }
-    }};
-}
-
 /// `K(a, b)` elementwise with broadcasting, in the promoted floating dtype,
 /// for a two-argument SIMD function type of `vmath`.
 macro_rules! float_map2_simd {
@@ -115,6 +104,7 @@ macro_rules! float_map2_simd {
         }
     }};
 }
+pub(crate) use float_map2_simd;
 
 /// `f(a, b)` elementwise with broadcasting, in the promoted floating dtype.
 macro_rules! float_map2 {
@@ -155,11 +145,6 @@ fn has_internal_overlap(l: &Layout) -> bool {
         .iter()
         .zip(&l.strides)
         .any(|(&d, &s)| d > 1 && s == 0)
-}
-
-/// `1 - t`.
-fn one_minus(t: &Tensor) -> Result<Tensor> {
-    t.neg()?.add_scalar(1.0)
 }
 
 /// What a unary op's backward reads.
@@ -218,7 +203,7 @@ impl Tensor {
 
     /// An in-place unary op: `kernel` in place when no graph or tangent
     /// is involved (and `eligible`), else `op` through `apply_inplace`.
-    fn unary_inplace(
+    pub(crate) fn unary_inplace(
         &self,
         eligible: bool,
         kernel: impl FnOnce(&Tensor),
@@ -229,63 +214,172 @@ impl Tensor {
         }
         self.apply_inplace(&[], op)
     }
+}
 
-    // ----- exponentials and logarithms -----
+/// A table kernel's result: `simd(K)` or `each(|v| expr)` over `x`.
+macro_rules! float_kernel {
+    (simd, $x:expr, $k:ty) => {
+        $crate::ops::unary::float_map_simd!($x, $k)
+    };
+    (each, $x:expr, |$v:ident| $e:expr) => {
+        $crate::ops::unary::float_map!($x, |$v| $e)
+    };
+}
+pub(crate) use float_kernel;
 
-    /// d/dself = grad * result
-    pub fn exp(&self) -> Result<Tensor> {
-        let rec = record("ExpBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Exp);
-        self.unary_record(rec, out, Saves::Output, |g, r| g.mul(&r.unwrap()))
-    }
-    /// d/dself = grad / self
-    pub fn log(&self) -> Result<Tensor> {
-        let rec = record("LogBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Ln);
-        self.unary_record(rec, out, Saves::Input, |g, s| g.div(&s.unwrap()))
-    }
-    /// d/dself = grad / (self + 1)
-    pub fn log1p(&self) -> Result<Tensor> {
-        let rec = record("Log1PBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Ln1p);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.div(&s.unwrap().add_scalar(1.0)?)
-        })
-    }
-    /// d/dself = grad * (result + 1)
-    pub fn expm1(&self) -> Result<Tensor> {
-        let rec = record("Expm1Backward0", &[self]);
-        let out = float_map_simd!(self, vmath::ExpM1);
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            g.mul(&r.unwrap().add_scalar(1.0)?)
-        })
-    }
-    /// d/dself = grad / (2 * result)
-    pub fn sqrt(&self) -> Result<Tensor> {
-        let rec = record("SqrtBackward0", &[self]);
-        let out = float_map!(self, |v| v.sqrt());
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            g.div(&r.unwrap().mul_scalar(2.0)?)
-        })
-    }
-    /// d/dself = -0.5 * grad * result^3
-    pub fn rsqrt(&self) -> Result<Tensor> {
-        let rec = record("RsqrtBackward0", &[self]);
-        let out = float_map!(self, |v| 1.0 / v.sqrt());
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            g.mul(&r.unwrap().pow_scalar(3)?)?.mul_scalar(-0.5)
-        })
-    }
-    /// d/dself = -grad * result^2
-    pub fn reciprocal(&self) -> Result<Tensor> {
-        let rec = record("ReciprocalBackward0", &[self]);
-        let out = float_map!(self, |v| 1.0 / v);
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            let r = r.unwrap();
-            g.neg()?.mul(&r.mul(&r)?)
-        })
-    }
+/// A table kernel on a floating tensor's own memory.
+macro_rules! float_kernel_inplace {
+    (simd, $x:expr, $k:ty) => {{
+        let x: &Tensor = $x;
+        match x.dtype() {
+            DType::F32 => $crate::kernels::vmap::apply1::<f32, $k>(x),
+            _ => $crate::kernels::vmap::apply1::<f64, $k>(x),
+        }
+    }};
+    (each, $x:expr, |$v:ident| $e:expr) => {{
+        let x: &Tensor = $x;
+        match x.dtype() {
+            DType::F32 => $crate::kernels::unary::apply1_inplace::<f32>(x, |$v: f32| $e),
+            _ => $crate::kernels::unary::apply1_inplace::<f64>(x, |$v: f64| $e),
+        }
+    }};
+}
+pub(crate) use float_kernel_inplace;
 
+/// Makes the Rust ops of a floating unary table (see the module docs):
+/// `Tensor::name`, `Tensor::name_` and the aliases, and the table's rows
+/// (`ROWS`, read by `ops::table`).
+macro_rules! define_unary_float_ops {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident, $inplace:ident [$($alias:ident, $alias_:ident),*]: $node:literal,
+            $kind:ident($($k:tt)*), $saves:ident, $domain:ident,
+            |$g:ident, $s:ident| $d:expr;
+    )*) => {
+        impl Tensor {
+            $(
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!("d/dself = `", stringify!($d), "`")]
+                pub fn $name(&self) -> Result<Tensor> {
+                    let rec = record($node, &[self]);
+                    let out = $crate::ops::unary::float_kernel!($kind, self, $($k)*);
+                    self.unary_record(rec, out, $crate::ops::unary::Saves::$saves, |$g, saved| {
+                        let $s = &saved.expect("a table op saves one tensor");
+                        $d
+                    })
+                }
+                #[doc = concat!("`", stringify!($name), "` in place.")]
+                pub fn $inplace(&self) -> Result<()> {
+                    self.unary_inplace(
+                        self.dtype().is_floating(),
+                        |t| $crate::ops::unary::float_kernel_inplace!($kind, t, $($k)*),
+                        |t| t.$name(),
+                    )
+                }
+                $(
+                    #[doc = concat!("Alias of `", stringify!($name), "`.")]
+                    pub fn $alias(&self) -> Result<Tensor> {
+                        self.$name()
+                    }
+                    #[doc = concat!("Alias of `", stringify!($inplace), "`.")]
+                    pub fn $alias_(&self) -> Result<()> {
+                        self.$inplace()
+                    }
+                )*
+            )*
+        }
+
+        /// This family's rows of the op table.
+        pub(crate) const ROWS: &[$crate::ops::table::OpRow] = &[$(
+            $crate::ops::table::OpRow {
+                name: stringify!($name),
+                inplace: stringify!($inplace),
+                aliases: &[$(stringify!($alias)),*],
+                node: $node,
+                doc: concat!($($doc, "\n"),*),
+                domain: stringify!($domain),
+                kind: $crate::ops::table::OpKind::UnaryFloat,
+                batch: $crate::ops::table::BatchRule::Elementwise,
+            },
+        )*];
+    };
+}
+pub(crate) use define_unary_float_ops;
+
+/// Exponentials, logarithms, roots, sin/cos/tan and the smooth activations.
+macro_rules! unary_ops {
+    ($then:ident) => {
+        $then! {
+            /// The exponential of each element, e^x.
+            exp, exp_ []: "ExpBackward0", simd(vmath::Exp), Output, normal,
+                |g, r| g.mul(r);
+            /// The natural logarithm of each element.
+            log, log_ []: "LogBackward0", simd(vmath::Ln), Input, pos,
+                |g, x| g.div(x);
+            /// log(1 + x), accurate for small x.
+            log1p, log1p_ []: "Log1PBackward0", simd(vmath::Ln1p), Input, pos,
+                |g, x| g.div(&x.add_scalar(1.0)?);
+            /// e^x - 1, accurate for small x.
+            expm1, expm1_ []: "Expm1Backward0", simd(vmath::ExpM1), Output, normal,
+                |g, r| g.mul(&r.add_scalar(1.0)?);
+            /// The square root of each element.
+            sqrt, sqrt_ []: "SqrtBackward0", each(|v| v.sqrt()), Output, pos,
+                |g, r| g.div(&r.mul_scalar(2.0)?);
+            /// 1 / sqrt(x).
+            rsqrt, rsqrt_ []: "RsqrtBackward0", each(|v| 1.0 / v.sqrt()), Output, pos,
+                |g, r| g.mul(&r.pow_scalar(3)?)?.mul_scalar(-0.5);
+            /// 1 / x.
+            reciprocal, reciprocal_ []: "ReciprocalBackward0", each(|v| 1.0 / v), Output, away,
+                |g, r| g.neg()?.mul(&r.mul(r)?);
+            /// The sine of each element (radians).
+            sin, sin_ []: "SinBackward0", simd(vmath::Sin), Input, normal,
+                |g, x| g.mul(&x.cos()?);
+            /// The cosine of each element (radians).
+            cos, cos_ []: "CosBackward0", simd(vmath::Cos), Input, normal,
+                |g, x| g.mul(&x.sin()?.neg()?);
+            /// The tangent of each element (radians).
+            tan, tan_ []: "TanBackward0", simd(vmath::Tan), Output, unit,
+                |g, r| g.mul(&r.mul(r)?.add_scalar(1.0)?);
+            /// The hyperbolic tangent of each element.
+            tanh, tanh_ []: "TanhBackward0", simd(vmath::Tanh), Output, normal,
+                |g, r| g.tanh_backward(r);
+            /// The logistic sigmoid, 1 / (1 + e^-x).
+            sigmoid, sigmoid_ []: "SigmoidBackward0", simd(vmath::Sigmoid), Output, normal,
+                |g, r| g.sigmoid_backward(r);
+            /// The normalized sinc, sin(pi x) / (pi x), 1 at 0.
+            sinc, sinc_ []: "SincBackward0", each(|v| sinc_of(v as f64) as _), Input, away,
+                |g, x| g.mul(&sinc_slope(x)?);
+        }
+    };
+}
+// The Python bindings pass this table to their own macro.
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use unary_ops;
+
+unary_ops!(define_unary_float_ops);
+
+/// sin(pi v) / (pi v), 1 at 0 (computed in float64).
+fn sinc_of(v: f64) -> f64 {
+    if v == 0.0 {
+        return 1.0;
+    }
+    let p = v * std::f64::consts::PI;
+    p.sin() / p
+}
+
+/// sinc'(x) = (cos(pi x) - sinc(x)) / x, 0 at 0 (torch's formula).
+fn sinc_slope(x: &Tensor) -> Result<Tensor> {
+    let slope = x
+        .mul_scalar(std::f64::consts::PI)?
+        .cos()?
+        .sub(&x.sinc()?)?
+        .div(x)?;
+    let zero = x.eq_scalar(0.0)?;
+    Tensor::where_cond(&zero, &slope.zeros_like(), &slope)
+}
+
+impl Tensor {
     // ----- sign-like -----
 
     /// d/dself = grad * sign(self). Integers stay integers; bool is an error.
@@ -318,49 +412,6 @@ impl Tensor {
     pub fn square(&self) -> Result<Tensor> {
         self.pow_scalar(2)
     }
-
-    // ----- trigonometric -----
-
-    /// d/dself = grad * cos(self)
-    pub fn sin(&self) -> Result<Tensor> {
-        let rec = record("SinBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Sin);
-        self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().cos()?))
-    }
-    /// d/dself = grad * -sin(self)
-    pub fn cos(&self) -> Result<Tensor> {
-        let rec = record("CosBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Cos);
-        self.unary_record(rec, out, Saves::Input, |g, s| {
-            g.mul(&s.unwrap().sin()?.neg()?)
-        })
-    }
-    /// d/dself = grad * (1 + result^2)
-    pub fn tan(&self) -> Result<Tensor> {
-        let rec = record("TanBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Tan);
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            let r = r.unwrap();
-            g.mul(&r.mul(&r)?.add_scalar(1.0)?)
-        })
-    }
-    /// d/dself = tanh_backward(grad, result)
-    pub fn tanh(&self) -> Result<Tensor> {
-        let rec = record("TanhBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Tanh);
-        self.unary_record(rec, out, Saves::Output, |g, r| g.tanh_backward(&r.unwrap()))
-    }
-
-    // ----- activations -----
-
-    /// d/dself = sigmoid_backward(grad, result)
-    pub fn sigmoid(&self) -> Result<Tensor> {
-        let rec = record("SigmoidBackward0", &[self]);
-        let out = float_map_simd!(self, vmath::Sigmoid);
-        self.unary_record(rec, out, Saves::Output, |g, r| {
-            g.sigmoid_backward(&r.unwrap())
-        })
-    }
     /// `max(self, 0)` (NaN stays NaN); d/dself = threshold_backward(grad,
     /// result). Integers stay integers; bool is an error.
     pub fn relu(&self) -> Result<Tensor> {
@@ -375,294 +426,9 @@ impl Tensor {
             g.threshold_backward(&r.unwrap())
         })
     }
-    /// GELU with `approximate` = "none" (exact, erf) or "tanh".
-    /// d/dself = gelu_backward(grad, self)
-    pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
-        let tanh = gelu_mode(approximate)?;
-        let rec = record("GeluBackward0", &[self]);
-        let out = match (self.dtype(), tanh) {
-            (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(self)),
-            (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(self)),
-            (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)),
-            (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)),
-            (dt, _) => bail!(
-                runtime,
-                "\"GeluKernelImpl\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
-        self.unary_record(rec, out, Saves::Input, move |g, s| {
-            g.gelu_backward(&s.unwrap(), tanh)
-        })
-    }
-    /// `self * sigmoid(self)`; d/dself = silu_backward(grad, self)
-    pub fn silu(&self) -> Result<Tensor> {
-        let rec = record("SiluBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)),
-            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)),
-            dt => bail!(
-                runtime,
-                "\"silu_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
-        self.unary_record(rec, out, Saves::Input, |g, s| g.silu_backward(&s.unwrap()))
-    }
-    /// `log(1 + exp(β self)) / β`, linear where `β self > threshold`.
-    /// d/dself = softplus_backward(grad, self, β, threshold)
-    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
-        let rec = record("SoftplusBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => {
-                let (b, t) = (beta as f32, threshold as f32);
-                Tensor::from(map1::<f32, f32>(self, move |v| f::softplus(v, b, t)))
-            }
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, move |v| {
-                f::softplus(v, beta, threshold)
-            })),
-            dt => bail!(
-                runtime,
-                "\"softplus_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
-        self.unary_record(rec, out, Saves::Input, move |g, s| {
-            g.softplus_backward(&s.unwrap(), beta, threshold)
-        })
-    }
-
-    // ----- derivative ops (self is the incoming gradient) -----
-
-    /// `self * (1 - y^2)`: tanh's derivative, `y` = tanh's output.
-    pub fn tanh_backward(&self, y: &Tensor) -> Result<Tensor> {
-        let rec = record("TanhBackwardBackward0", &[self, y]);
-        let out = float_map2!(self, y, |g, y| g * (1.0 - y * y));
-        rec.save("grad_output", self)
-            .save("output", y)
-            .finish(out, |c| {
-                let (g, y) = (c.saved(0)?, c.saved(1)?);
-                let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.tanh_backward(&y)?)
-                } else {
-                    None
-                };
-                let dy = if c.needs(1) {
-                    Some(gg.mul(&g)?.mul(&y)?.mul_scalar(-2.0)?)
-                } else {
-                    None
-                };
-                Ok(vec![dg, dy])
-            })
-    }
-    /// `self * y * (1 - y)`: sigmoid's derivative, `y` = sigmoid's output.
-    pub fn sigmoid_backward(&self, y: &Tensor) -> Result<Tensor> {
-        let rec = record("SigmoidBackwardBackward0", &[self, y]);
-        let out = float_map2!(self, y, |g, y| g * y * (1.0 - y));
-        rec.save("grad_output", self)
-            .save("output", y)
-            .finish(out, |c| {
-                let (g, y) = (c.saved(0)?, c.saved(1)?);
-                let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.sigmoid_backward(&y)?)
-                } else {
-                    None
-                };
-                let dy = if c.needs(1) {
-                    Some(gg.mul(&g)?.mul(&one_minus(&y.mul_scalar(2.0)?)?)?)
-                } else {
-                    None
-                };
-                Ok(vec![dg, dy])
-            })
-    }
-    /// `self` where `y > 0`, else 0 (relu's derivative; `y` = relu's output,
-    /// so NaN outputs pass the gradient as in torch).
-    pub fn threshold_backward(&self, y: &Tensor) -> Result<Tensor> {
-        let dt = self.result_type(y);
-        let (g, yy) = (self.cast_raw(dt), y.cast_raw(dt));
-        let rec = record("ThresholdBackwardBackward0", &[self, y]);
-        let out = match dt {
-            DType::F32 => Tensor::from(map2::<f32, f32>(
-                &g,
-                &yy,
-                |g, y| if y <= 0.0 { 0.0 } else { g },
-            )?),
-            DType::F64 => Tensor::from(map2::<f64, f64>(
-                &g,
-                &yy,
-                |g, y| if y <= 0.0 { 0.0 } else { g },
-            )?),
-            _ => Tensor::from(map2::<i64, i64>(
-                &g.cast_raw(DType::I64),
-                &yy.cast_raw(DType::I64),
-                |g, y| {
-                    if y <= 0 {
-                        0
-                    } else {
-                        g
-                    }
-                },
-            )?)
-            .cast_raw(dt),
-        };
-        rec.save("self", y).finish(out, |c| {
-            let y = c.saved(0)?;
-            let dg = if c.needs(0) {
-                Some(c.grad().threshold_backward(&y)?)
-            } else {
-                None
-            };
-            Ok(vec![dg, None])
-        })
-    }
-    /// `self * gelu'(x)` (`tanh` selects the tanh approximation).
-    pub fn gelu_backward(&self, x: &Tensor, tanh: bool) -> Result<Tensor> {
-        let rec = record("GeluBackwardBackward0", &[self, x]);
-        let out = if tanh {
-            float_map2_simd!(self, x, vmath::GeluTanhBackward)
-        } else {
-            float_map2_simd!(self, x, vmath::GeluBackward)
-        };
-        rec.save("grad_output", self)
-            .save("self", x)
-            .finish(out, move |c| {
-                let (g, x) = (c.saved(0)?, c.saved(1)?);
-                let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.gelu_backward(&x, tanh)?)
-                } else {
-                    None
-                };
-                let dx = if c.needs(1) {
-                    Some(gg.mul(&g)?.mul(&gelu_second_derivative(&x, tanh)?)?)
-                } else {
-                    None
-                };
-                Ok(vec![dg, dx])
-            })
-    }
-    /// `self * silu'(x)`.
-    pub fn silu_backward(&self, x: &Tensor) -> Result<Tensor> {
-        let rec = record("SiluBackwardBackward0", &[self, x]);
-        let out = float_map2_simd!(self, x, vmath::SiluBackward);
-        rec.save("grad_output", self)
-            .save("self", x)
-            .finish(out, |c| {
-                let (g, x) = (c.saved(0)?, c.saved(1)?);
-                let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.silu_backward(&x)?)
-                } else {
-                    None
-                };
-                let dx = if c.needs(1) {
-                    // silu'' = s (1 - s) (2 + x (1 - 2s))
-                    let s = x.sigmoid()?;
-                    let d2 = s
-                        .mul(&one_minus(&s)?)?
-                        .mul(&x.mul(&one_minus(&s.mul_scalar(2.0)?)?)?.add_scalar(2.0)?)?;
-                    Some(gg.mul(&g)?.mul(&d2)?)
-                } else {
-                    None
-                };
-                Ok(vec![dg, dx])
-            })
-    }
-    /// `self * softplus'(x)`.
-    pub fn softplus_backward(&self, x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
-        let dt = self.result_type(x).to_floating();
-        let (g, xx) = (self.cast_raw(dt), x.cast_raw(dt));
-        let rec = record("SoftplusBackwardBackward0", &[self, x]);
-        let out = match dt {
-            DType::F32 => {
-                let (b, t) = (beta as f32, threshold as f32);
-                Tensor::from(map2::<f32, f32>(&g, &xx, move |g, x| {
-                    g * f::softplus_grad(x, b, t)
-                })?)
-            }
-            _ => Tensor::from(map2::<f64, f64>(&g, &xx, move |g, x| {
-                g * f::softplus_grad(x, beta, threshold)
-            })?),
-        };
-        rec.save("grad_output", self)
-            .save("self", x)
-            .finish(out, move |c| {
-                let (g, x) = (c.saved(0)?, c.saved(1)?);
-                let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.softplus_backward(&x, beta, threshold)?)
-                } else {
-                    None
-                };
-                let dx = if c.needs(1) {
-                    // softplus'' = β s (1 - s), s = sigmoid(β x); 0 past threshold
-                    let bx = x.mul_scalar(beta)?;
-                    let s = bx.sigmoid()?;
-                    let d2 = s.mul(&one_minus(&s)?)?.mul_scalar(beta)?;
-                    let past = bx.gt_scalar(threshold)?;
-                    let d2 = Tensor::where_cond(&past, &d2.zeros_like(), &d2)?;
-                    Some(gg.mul(&g)?.mul(&d2)?)
-                } else {
-                    None
-                };
-                Ok(vec![dg, dx])
-            })
-    }
 
     // ----- in-place variants -----
 
-    pub fn exp_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Exp),
-            |t| t.exp(),
-        )
-    }
-    pub fn log_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Ln),
-            |t| t.log(),
-        )
-    }
-    pub fn log1p_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Ln1p),
-            |t| t.log1p(),
-        )
-    }
-    pub fn expm1_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::ExpM1),
-            |t| t.expm1(),
-        )
-    }
-    pub fn sqrt_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply!(t, |v| v.sqrt()),
-            |t| t.sqrt(),
-        )
-    }
-    pub fn rsqrt_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply!(t, |v| 1.0 / v.sqrt()),
-            |t| t.rsqrt(),
-        )
-    }
-    pub fn reciprocal_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply!(t, |v| 1.0 / v),
-            |t| t.reciprocal(),
-        )
-    }
     pub fn abs_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype() != DType::Bool,
@@ -699,41 +465,6 @@ impl Tensor {
     pub fn square_(&self) -> Result<()> {
         self.pow_scalar_(2)
     }
-    pub fn sin_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Sin),
-            |t| t.sin(),
-        )
-    }
-    pub fn cos_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Cos),
-            |t| t.cos(),
-        )
-    }
-    pub fn tan_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Tan),
-            |t| t.tan(),
-        )
-    }
-    pub fn tanh_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Tanh),
-            |t| t.tanh(),
-        )
-    }
-    pub fn sigmoid_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Sigmoid),
-            |t| t.sigmoid(),
-        )
-    }
     pub fn relu_(&self) -> Result<()> {
         self.unary_inplace(
             self.dtype() != DType::Bool,
@@ -744,60 +475,4 @@ impl Tensor {
             |t| t.relu(),
         )
     }
-    pub fn gelu_(&self, approximate: &str) -> Result<()> {
-        let tanh = gelu_mode(approximate)?;
-        let fp = self.dtype().is_floating();
-        let done = self.try_fast_inplace(fp, |t| {
-            if tanh {
-                float_apply_simd!(t, vmath::GeluTanh)
-            } else {
-                float_apply_simd!(t, vmath::Gelu)
-            }
-        })?;
-        if done {
-            return Ok(());
-        }
-        self.apply_inplace(&[], |t| t.gelu(approximate))
-    }
-    pub fn silu_(&self) -> Result<()> {
-        self.unary_inplace(
-            self.dtype().is_floating(),
-            |t| float_apply_simd!(t, vmath::Silu),
-            |t| t.silu(),
-        )
-    }
-}
-
-/// Parses gelu's `approximate`: true for "tanh".
-fn gelu_mode(approximate: &str) -> Result<bool> {
-    match approximate {
-        "none" => Ok(false),
-        "tanh" => Ok(true),
-        _ => bail!(runtime, "approximate argument must be either none or tanh."),
-    }
-}
-
-/// gelu''(x) written in differentiable ops.
-/// exact: φ(x) (2 - x²); tanh form, with u = β(x + κx³), t = tanh(u):
-/// (1 - t²) (u' - x t u'² + x u''/2), u' = β(1 + 3κx²), u'' = 6βκx.
-fn gelu_second_derivative(x: &Tensor, tanh: bool) -> Result<Tensor> {
-    let x2 = x.mul(x)?;
-    if !tanh {
-        let inv_sqrt_2pi = 0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2;
-        let pdf = x2.mul_scalar(-0.5)?.exp()?.mul_scalar(inv_sqrt_2pi)?;
-        return pdf.mul(&x2.neg()?.add_scalar(2.0)?);
-    }
-    let beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
-    let kappa = 0.044715;
-    let u = x.add(&x2.mul(x)?.mul_scalar(kappa)?)?.mul_scalar(beta)?;
-    let t = u.tanh()?;
-    let up = x2
-        .mul_scalar(3.0 * kappa)?
-        .add_scalar(1.0)?
-        .mul_scalar(beta)?;
-    let half_x_upp = x.mul_scalar(3.0 * beta * kappa)?;
-    let inner = up
-        .sub(&x.mul(&t)?.mul(&up)?.mul(&up)?)?
-        .add(&x.mul(&half_x_upp)?)?;
-    one_minus(&t.mul(&t)?)?.mul(&inner)
 }

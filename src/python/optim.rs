@@ -4,8 +4,8 @@
 //! parameter's state in that parameter's state dict (torch's keys), so
 //! `state_dict()` holds what torch's does.
 
-use super::tensor::{wrap, PyTensor};
 use crate::optim::*;
+use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;

@@ -1,0 +1,155 @@
+//! autograd entry points and global switches exposed to Python.
+
+use crate::autograd::grad_mode;
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::Tensor;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A tensor or a sequence of tensors, as torch accepts for `tensors=`/`inputs=`.
+pub fn tensor_seq(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(vec![t.borrow().inner.clone()]);
+    }
+    obj.try_iter()?
+        .map(|item| Ok(item?.cast::<PyTensor>()?.borrow().inner.clone()))
+        .collect()
+}
+
+/// Like `tensor_seq`, but entries may be None.
+fn opt_tensor_seq(obj: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<Option<Tensor>>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(vec![None; n]);
+    };
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(vec![Some(t.borrow().inner.clone())]);
+    }
+    obj.try_iter()?
+        .map(|item| {
+            let item = item?;
+            if item.is_none() {
+                Ok(None)
+            } else {
+                Ok(Some(item.cast::<PyTensor>()?.borrow().inner.clone()))
+            }
+        })
+        .collect()
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, grad_tensors=None, retain_graph=None, create_graph=false, grad_variables=None, inputs=None))]
+fn backward(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    grad_tensors: Option<&Bound<'_, PyAny>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    grad_variables: Option<&Bound<'_, PyAny>>,
+    inputs: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let tensors = tensor_seq(tensors)?;
+    let grads = opt_tensor_seq(grad_tensors.or(grad_variables), tensors.len())?;
+    let inputs = inputs.map(tensor_seq).transpose()?;
+    py.detach(|| {
+        crate::autograd::backward(
+            &tensors,
+            &grads,
+            retain_graph,
+            create_graph,
+            inputs.as_deref(),
+        )
+    })?;
+    Ok(())
+}
+
+#[pyfunction]
+#[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, only_inputs=true, allow_unused=None, is_grads_batched=false, materialize_grads=false))]
+#[allow(clippy::too_many_arguments)]
+fn grad<'py>(
+    py: Python<'py>,
+    outputs: &Bound<'_, PyAny>,
+    inputs: &Bound<'_, PyAny>,
+    grad_outputs: Option<&Bound<'_, PyAny>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    only_inputs: bool,
+    allow_unused: Option<bool>,
+    is_grads_batched: bool,
+    materialize_grads: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let _ = only_inputs;
+    if is_grads_batched {
+        return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+            "is_grads_batched=True needs vmap, which ferrograd does not have yet",
+        ));
+    }
+    if materialize_grads && allow_unused == Some(false) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.",
+        ));
+    }
+    let outputs = tensor_seq(outputs)?;
+    let inputs = tensor_seq(inputs)?;
+    let grads = opt_tensor_seq(grad_outputs, outputs.len())?;
+    let result = py.detach(|| {
+        crate::autograd::grad(
+            &outputs,
+            &inputs,
+            &grads,
+            retain_graph,
+            create_graph,
+            allow_unused.unwrap_or(false),
+            materialize_grads,
+        )
+    })?;
+    // A tuple, as torch.autograd.grad returns.
+    PyTuple::new(py, result.into_iter().map(|g| g.map(wrap)))
+}
+
+#[pyfunction]
+fn is_grad_enabled() -> bool {
+    grad_mode::is_grad_enabled()
+}
+
+#[pyfunction]
+fn _set_grad_enabled(enabled: bool) {
+    grad_mode::set_grad_enabled(enabled)
+}
+
+#[pyfunction]
+fn is_inference_mode_enabled() -> bool {
+    grad_mode::is_inference_mode_enabled()
+}
+
+#[pyfunction]
+fn _set_inference_mode(enabled: bool) {
+    grad_mode::set_inference_mode(enabled)
+}
+
+#[pyfunction]
+fn set_num_threads(n: usize) {
+    crate::parallel::set_num_threads(n)
+}
+
+#[pyfunction]
+fn get_num_threads() -> usize {
+    crate::parallel::num_threads()
+}
+
+#[pyfunction]
+fn manual_seed(seed: i64) {
+    crate::manual_seed(seed as u64)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(backward, m)?)?;
+    m.add_function(wrap_pyfunction!(grad, m)?)?;
+    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_inference_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
+    Ok(())
+}

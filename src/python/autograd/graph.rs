@@ -1,0 +1,354 @@
+//! `ferrograd.autograd.graph` internals: saved-tensor hooks with Python
+//! callables, gradient edges, version bumps and the DOT export of a
+//! backward graph (the graph walk is here, in Rust).
+
+use crate::autograd::multi_grad_hook::{
+    register_multi_grad_hook, MultiGradFn, MultiGradHandle, MultiGradMode,
+};
+use crate::autograd::saved_hooks::{self, Packed, SavedTensorHooks};
+use crate::autograd::{AccumulateGrad, Node};
+use crate::python::autograd::function::{error_from_py, node_to_py};
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::tensor::Tensor;
+use crate::{Error, Result};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// A (pack, unpack) pair of Python callables. The GIL is taken only to
+/// call them.
+struct PyHooks {
+    pack: Py<PyAny>,
+    unpack: Py<PyAny>,
+}
+
+impl SavedTensorHooks for PyHooks {
+    fn pack(&self, t: &Tensor) -> Result<Packed> {
+        Python::attach(|py| {
+            let r = self
+                .pack
+                .call1(py, (wrap(t.clone()),))
+                .map_err(|e| error_from_py(py, e))?;
+            Ok(Box::new(r) as Packed)
+        })
+    }
+    fn unpack(&self, packed: &Packed) -> Result<Tensor> {
+        let p = packed
+            .downcast_ref::<Py<PyAny>>()
+            .ok_or_else(|| Error::runtime("saved tensor hooks: bad packed value"))?;
+        Python::attach(|py| {
+            let r = self
+                .unpack
+                .call1(py, (p.clone_ref(py),))
+                .map_err(|e| error_from_py(py, e))?;
+            let r = r.bind(py);
+            match r.cast::<PyTensor>() {
+                Ok(t) => Ok(t.borrow().inner.clone()),
+                Err(_) => Err(Error::type_error(format!(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}",
+                    r.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))),
+            }
+        })
+    }
+}
+
+#[pyfunction]
+fn _push_saved_tensors_hooks(pack_hook: Py<PyAny>, unpack_hook: Py<PyAny>) -> PyResult<()> {
+    saved_hooks::push_hooks(Arc::new(PyHooks {
+        pack: pack_hook,
+        unpack: unpack_hook,
+    }))?;
+    Ok(())
+}
+
+#[pyfunction]
+fn _push_save_on_cpu_hooks() -> PyResult<()> {
+    saved_hooks::push_hooks(Arc::new(saved_hooks::SaveOnCpu))?;
+    Ok(())
+}
+
+#[pyfunction]
+fn _pop_saved_tensors_hooks() {
+    saved_hooks::pop_hooks();
+}
+
+/// Re-raises the first error a pack hook raised under a built-in op since
+/// the last call (built-in ops cannot fail at record time).
+#[pyfunction]
+fn _take_saved_tensors_pack_error() -> PyResult<()> {
+    match saved_hooks::take_pack_error() {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (message))]
+fn _saved_tensors_hooks_disable(message: Option<String>) -> PyResult<()> {
+    saved_hooks::set_disabled(message)?;
+    Ok(())
+}
+
+#[pyfunction]
+fn _saved_tensors_hooks_get_disabled_error_message() -> Option<String> {
+    saved_hooks::disabled_message()
+}
+
+#[pyfunction]
+fn _enter_allow_mutation_on_saved_tensors() -> PyResult<()> {
+    saved_hooks::enter_allow_mutation()?;
+    Ok(())
+}
+
+#[pyfunction]
+fn _exit_allow_mutation_on_saved_tensors() {
+    saved_hooks::exit_allow_mutation();
+}
+
+#[pyfunction]
+fn _increment_version(t: PyRef<'_, PyTensor>) {
+    t.inner.bump_version();
+}
+
+/// (node, output_nr) of the edge a gradient for `t` flows along.
+#[pyfunction]
+fn _get_gradient_edge<'py>(
+    py: Python<'py>,
+    t: PyRef<'_, PyTensor>,
+) -> PyResult<(Bound<'py, PyAny>, usize)> {
+    if !t.inner.requires_grad() {
+        return Err(PyRuntimeError::new_err(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients",
+        ));
+    }
+    let e = t
+        .inner
+        .gradient_edge()
+        .ok_or_else(|| PyRuntimeError::new_err("tensor has no gradient edge"))?;
+    Ok((node_to_py(py, e.node)?, e.input_nr))
+}
+
+/// Handle of `register_multi_grad_hook`.
+#[pyclass(
+    name = "_MultiGradHookHandle",
+    module = "ferrograd.autograd.graph",
+    frozen
+)]
+struct PyMultiGradHandle(MultiGradHandle);
+
+#[pymethods]
+impl PyMultiGradHandle {
+    fn remove(&self) {
+        self.0.remove();
+    }
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) {
+        self.0.remove();
+    }
+}
+
+#[pyfunction]
+fn _register_multi_grad_hook(
+    tensors: Vec<PyRef<'_, PyTensor>>,
+    f: Py<PyAny>,
+    mode: &str,
+) -> PyResult<PyMultiGradHandle> {
+    let mode = match mode {
+        "all" => MultiGradMode::All,
+        "any" => MultiGradMode::Any,
+        m => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "Expects mode to be one of ('all', 'any') but got {m}"
+            )))
+        }
+    };
+    let ts: Vec<Tensor> = tensors.iter().map(|t| t.inner.clone()).collect();
+    let call: MultiGradFn = Arc::new(move |grads: Vec<Option<Tensor>>| {
+        Python::attach(|py| {
+            let r = match mode {
+                MultiGradMode::Any => {
+                    let g = grads.into_iter().next().flatten().map(wrap);
+                    f.call1(py, (g,))
+                }
+                MultiGradMode::All => {
+                    let items: Vec<Option<PyTensor>> =
+                        grads.into_iter().map(|g| g.map(wrap)).collect();
+                    let list =
+                        pyo3::types::PyList::new(py, items).map_err(|e| error_from_py(py, e))?;
+                    f.call1(py, (list,))
+                }
+            };
+            r.map(|_| ()).map_err(|e| error_from_py(py, e))
+        })
+    });
+    Ok(PyMultiGradHandle(register_multi_grad_hook(
+        &ts, call, mode,
+    )?))
+}
+
+fn shape_str(s: &[usize]) -> String {
+    let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
+    if parts.len() == 1 {
+        format!("({},)", parts[0])
+    } else {
+        format!("({})", parts.join(", "))
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn key(n: &Arc<Node>) -> usize {
+    Arc::as_ptr(n) as usize
+}
+
+/// The DOT text of the backward graph of `roots` (torchviz's `make_dot`
+/// layout: roots in green, leaves in blue with their `params` name and
+/// shape, saved tensors in orange with dashed edges when `show_saved`).
+pub fn graph_to_dot(
+    roots: &[(Tensor, Option<String>)],
+    params: &HashMap<usize, String>,
+    show_saved: bool,
+) -> String {
+    let mut out = String::from(
+        "digraph {\n\tgraph [size=\"12,12\"]\n\tnode [align=left fontname=monospace fontsize=10 height=0.2 ranksep=0.1 shape=box style=filled]\n",
+    );
+    let mut seen: HashMap<usize, ()> = HashMap::new();
+    let mut stack: Vec<Arc<Node>> = Vec::new();
+    for (i, (t, name)) in roots.iter().enumerate() {
+        let id = format!("out{i}");
+        let label = match name {
+            Some(n) => format!("{}\n{}", n, shape_str(t.shape())),
+            None => shape_str(t.shape()),
+        };
+        let _ = writeln!(
+            out,
+            "\t{id} [label=\"{}\" fillcolor=darkolivegreen1]",
+            esc(&label)
+        );
+        if let Some(f) = t.grad_fn() {
+            let _ = writeln!(out, "\tn{} -> {id}", key(&f));
+            stack.push(f);
+        }
+    }
+    while let Some(n) = stack.pop() {
+        let k = key(&n);
+        if seen.insert(k, ()).is_some() {
+            continue;
+        }
+        match n.backward().as_any().downcast_ref::<AccumulateGrad>() {
+            Some(acc) => {
+                let v = &acc.variable();
+                let name = params.get(&(Arc::as_ptr(&v.0) as usize));
+                let label = match name {
+                    Some(nm) => format!("{}\n{}", nm, shape_str(v.shape())),
+                    None => shape_str(v.shape()),
+                };
+                let _ = writeln!(
+                    out,
+                    "\tn{k} [label=\"{}\" fillcolor=lightblue]",
+                    esc(&label)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "\tn{k} [label=\"{}\"]", esc(&n.name()));
+                if show_saved {
+                    for (si, sname) in n.backward().saved_names().into_iter().enumerate() {
+                        if let Some(Ok(t)) = n.backward().saved(sname, &n) {
+                            let label = format!("{}\n{}", sname, shape_str(t.shape()));
+                            let _ = writeln!(
+                                out,
+                                "\ts{k}_{si} [label=\"{}\" fillcolor=orange]",
+                                esc(&label)
+                            );
+                            let _ = writeln!(out, "\ts{k}_{si} -> n{k} [dir=none style=dashed]");
+                        }
+                    }
+                }
+            }
+        }
+        for e in n.next_edges().iter().flatten() {
+            let _ = writeln!(out, "\tn{} -> n{k}", key(&e.node));
+            if !seen.contains_key(&key(&e.node)) {
+                stack.push(e.node.clone());
+            }
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// `to_dot(tensor_or_tensors, params, show_saved)`.
+#[pyfunction]
+#[pyo3(signature = (tensor, params=None, show_saved=false))]
+fn _to_dot(
+    tensor: &Bound<'_, PyAny>,
+    params: Option<&Bound<'_, PyDict>>,
+    show_saved: bool,
+) -> PyResult<String> {
+    let mut names: HashMap<usize, String> = HashMap::new();
+    if let Some(p) = params {
+        for (k, v) in p.iter() {
+            let t = v.cast::<PyTensor>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err("to_dot: params values must be tensors")
+            })?;
+            names.insert(
+                Arc::as_ptr(&t.borrow().inner.0) as usize,
+                k.str()?.to_string(),
+            );
+        }
+    }
+    let mut roots = Vec::new();
+    let items: Vec<Bound<'_, PyAny>> = match tensor.cast::<PyTensor>() {
+        Ok(t) => vec![t.clone().into_any()],
+        Err(_) => tensor
+            .try_iter()
+            .map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "to_dot: expected a Tensor or a sequence of Tensors",
+                )
+            })?
+            .collect::<PyResult<_>>()?,
+    };
+    for it in items {
+        let t = it.cast::<PyTensor>().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "to_dot: expected a Tensor or a sequence of Tensors",
+            )
+        })?;
+        let inner = t.borrow().inner.clone();
+        let name = names.get(&(Arc::as_ptr(&inner.0) as usize)).cloned();
+        roots.push((inner, name));
+    }
+    Ok(graph_to_dot(&roots, &names, show_saved))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_push_saved_tensors_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(_push_save_on_cpu_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(_pop_saved_tensors_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(_take_saved_tensors_pack_error, m)?)?;
+    m.add_function(wrap_pyfunction!(_saved_tensors_hooks_disable, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        _saved_tensors_hooks_get_disabled_error_message,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(_enter_allow_mutation_on_saved_tensors, m)?)?;
+    m.add_function(wrap_pyfunction!(_exit_allow_mutation_on_saved_tensors, m)?)?;
+    m.add_function(wrap_pyfunction!(_increment_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_gradient_edge, m)?)?;
+    m.add_function(wrap_pyfunction!(_to_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(_register_multi_grad_hook, m)?)?;
+    m.add_class::<PyMultiGradHandle>()?;
+    Ok(())
+}

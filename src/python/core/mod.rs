@@ -1,0 +1,10 @@
+//! The Tensor class and what every binding file shares.
+
+pub(crate) mod args;
+pub(crate) mod bind;
+pub(crate) mod dtype;
+pub(crate) mod errors;
+pub(crate) mod identity;
+pub(crate) mod numpy;
+pub(crate) mod repr;
+pub(crate) mod tensor;

@@ -1,0 +1,509 @@
+//! `repr(tensor)` / `str(tensor)`, a port of torch's `_tensor_str.py`:
+//! same number formatting (4 decimals, scientific notation for wide or
+//! extreme ranges, `1.` for integer-valued floats), line wrapping at 80
+//! columns, summarization with `...` above 1000 elements, and the
+//! `dtype=`, `size=`, `grad_fn=`/`requires_grad=` suffixes. Options are set
+//! with `ferrograd.set_printoptions` as in torch.
+
+use crate::python::core::tensor::PyTensor;
+use crate::tensor::StorageData;
+use crate::{DType, Tensor};
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PrintOpts {
+    precision: usize,
+    threshold: f64,
+    edgeitems: usize,
+    linewidth: usize,
+    sci_mode: Option<bool>,
+}
+
+const DEFAULT_OPTS: PrintOpts = PrintOpts {
+    precision: 4,
+    threshold: 1000.0,
+    edgeitems: 3,
+    linewidth: 80,
+    sci_mode: None,
+};
+
+static PRINT_OPTS: Mutex<PrintOpts> = Mutex::new(DEFAULT_OPTS);
+
+/// One element, read from storage.
+#[derive(Clone, Copy)]
+enum El {
+    B(bool),
+    I(i64),
+    F(f64),
+}
+
+/// Read access to a tensor's elements by storage offset.
+enum Data<'a> {
+    B(&'a [bool]),
+    I(&'a [i64]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+impl Data<'_> {
+    fn get(&self, off: usize) -> El {
+        match self {
+            Data::B(s) => El::B(s[off]),
+            Data::I(s) => El::I(s[off]),
+            Data::F32(s) => El::F(s[off] as f64),
+            Data::F64(s) => El::F(s[off]),
+        }
+    }
+}
+
+/// A strided n-d region of the storage.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    shape: &'a [usize],
+    strides: &'a [usize],
+    offset: usize,
+}
+
+impl View<'_> {
+    fn sub(&self, i: usize) -> View<'_> {
+        View {
+            shape: &self.shape[1..],
+            strides: &self.strides[1..],
+            offset: self.offset + i * self.strides[0],
+        }
+    }
+}
+
+/// The element offsets torch's `get_summarized_data` keeps: only the
+/// `edgeitems` leading and trailing entries of long dims.
+fn summarized(v: View<'_>, opts: &PrintOpts, summarize: bool, out: &mut Vec<usize>) {
+    let e = opts.edgeitems;
+    match v.shape.len() {
+        0 => out.push(v.offset),
+        1 => {
+            let n = v.shape[0];
+            let idx: Vec<usize> = if summarize && n > 2 * e {
+                // self[:e] + self[-e:] (with e == 0, self[-0:] is everything)
+                let tail = if e == 0 { 0..n } else { n - e..n };
+                (0..e).chain(tail).collect()
+            } else {
+                (0..n).collect()
+            };
+            out.extend(idx.into_iter().map(|i| v.offset + i * v.strides[0]));
+        }
+        _ => {
+            let n = v.shape[0];
+            if summarize && e == 0 {
+                return;
+            }
+            let rows: Vec<usize> = if summarize && n > 2 * e {
+                (0..e).chain(n - e..n).collect()
+            } else {
+                (0..n).collect()
+            };
+            for i in rows {
+                summarized(v.sub(i), opts, summarize, out);
+            }
+        }
+    }
+}
+
+/// Python's `"{:.{p}f}".format(v)`.
+fn py_fixed(v: f64, p: usize) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        format!("{v:.p$}")
+    }
+}
+
+/// Python's `"{:.{p}e}".format(v)`: at least two exponent digits, signed.
+fn py_sci(v: f64, p: usize) -> String {
+    if !v.is_finite() {
+        return py_fixed(v, p);
+    }
+    let s = format!("{v:.p$e}");
+    let (mant, exp) = s.split_once('e').expect("{:e} output has an exponent");
+    let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
+    format!(
+        "{mant}e{}{:02}",
+        if exp < 0 { '-' } else { '+' },
+        exp.unsigned_abs()
+    )
+}
+
+/// torch's `_Formatter`: decides int mode / scientific mode and the column
+/// width from the (summarized) values.
+struct Formatter {
+    floating: bool,
+    int_mode: bool,
+    sci_mode: bool,
+    max_width: usize,
+    precision: usize,
+}
+
+impl Formatter {
+    fn new(vals: &[El], floating: bool, opts: &PrintOpts) -> Formatter {
+        let mut f = Formatter {
+            floating,
+            int_mode: true,
+            sci_mode: false,
+            max_width: 1,
+            precision: opts.precision,
+        };
+        if !floating {
+            for &v in vals {
+                f.max_width = f.max_width.max(plain(v).len());
+            }
+            return f;
+        }
+        let nz: Vec<f64> = vals
+            .iter()
+            .filter_map(|v| match *v {
+                El::F(x) if x.is_finite() && x != 0.0 => Some(x),
+                _ => None,
+            })
+            .collect();
+        if nz.is_empty() {
+            return f;
+        }
+        let min = nz.iter().fold(f64::INFINITY, |m, x| m.min(x.abs()));
+        let max = nz.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        f.int_mode = nz.iter().all(|x| *x == x.ceil());
+        f.sci_mode = opts
+            .sci_mode
+            .unwrap_or(max / min > 1000.0 || max > 1.0e8 || min < 1.0e-4);
+        let p = f.precision;
+        for &x in &nz {
+            let w = if f.sci_mode {
+                py_sci(x, p).len()
+            } else if f.int_mode {
+                py_fixed(x, 0).len() + 1
+            } else {
+                py_fixed(x, p).len()
+            };
+            f.max_width = f.max_width.max(w);
+        }
+        f
+    }
+
+    fn format(&self, v: El) -> String {
+        let s = match v {
+            El::F(x) if self.floating => {
+                if self.sci_mode {
+                    py_sci(x, self.precision)
+                } else if self.int_mode {
+                    let mut s = py_fixed(x, 0);
+                    if x.is_finite() {
+                        s.push('.');
+                    }
+                    s
+                } else {
+                    py_fixed(x, self.precision)
+                }
+            }
+            other => plain(other),
+        };
+        pad(s, self.max_width)
+    }
+}
+
+fn pad(s: String, width: usize) -> String {
+    if s.len() >= width {
+        s
+    } else {
+        format!("{}{}", " ".repeat(width - s.len()), s)
+    }
+}
+
+/// Python's `f"{value}"` for a bool or int element.
+fn plain(v: El) -> String {
+    match v {
+        El::B(true) => "True".into(),
+        El::B(false) => "False".into(),
+        El::I(i) => i.to_string(),
+        El::F(x) => x.to_string(),
+    }
+}
+
+fn vector_str(
+    v: View<'_>,
+    data: &Data<'_>,
+    indent: usize,
+    summarize: bool,
+    fmt: &Formatter,
+    opts: &PrintOpts,
+) -> String {
+    let element_length = (fmt.max_width + 2) as i64;
+    let per_line =
+        ((opts.linewidth as i64 - indent as i64).div_euclid(element_length)).max(1) as usize;
+    let n = v.shape[0];
+    let e = opts.edgeitems;
+    let at = |i: usize| fmt.format(data.get(v.offset + i * v.strides[0]));
+    let items: Vec<String> = if summarize && e == 0 {
+        vec!["...".into()]
+    } else if summarize && n > 2 * e {
+        (0..e)
+            .map(at)
+            .chain(std::iter::once(" ...".to_string()))
+            .chain((n - e..n).map(at))
+            .collect()
+    } else {
+        (0..n).map(at).collect()
+    };
+    let lines: Vec<String> = items.chunks(per_line).map(|c| c.join(", ")).collect();
+    format!(
+        "[{}]",
+        lines.join(&format!(",\n{}", " ".repeat(indent + 1)))
+    )
+}
+
+fn tensor_str_rec(
+    v: View<'_>,
+    data: &Data<'_>,
+    indent: usize,
+    summarize: bool,
+    fmt: &Formatter,
+    opts: &PrintOpts,
+) -> String {
+    match v.shape.len() {
+        0 => fmt.format(data.get(v.offset)),
+        1 => vector_str(v, data, indent, summarize, fmt, opts),
+        dim => {
+            let n = v.shape[0];
+            let e = opts.edgeitems;
+            let rec = |i: usize| tensor_str_rec(v.sub(i), data, indent + 1, summarize, fmt, opts);
+            let slices: Vec<String> = if summarize && n > 2 * e {
+                (0..e)
+                    .map(rec)
+                    .chain(std::iter::once("...".to_string()))
+                    .chain((n - e..n).map(rec))
+                    .collect()
+            } else {
+                (0..n).map(rec).collect()
+            };
+            let sep = format!(",{}{}", "\n".repeat(dim - 1), " ".repeat(indent + 1));
+            format!("[{}]", slices.join(&sep))
+        }
+    }
+}
+
+/// torch's `_tensor_str`: the bracketed values.
+fn tensor_str(t: &Tensor, indent: usize, opts: &PrintOpts) -> String {
+    if t.numel() == 0 {
+        return "[]".into();
+    }
+    let summarize = t.numel() as f64 > opts.threshold;
+    let st = t.storage().read();
+    let data = match &*st {
+        StorageData::Bool(b) => Data::B(b),
+        StorageData::I64(b) => Data::I(b),
+        StorageData::F32(b) => Data::F32(b),
+        StorageData::F64(b) => Data::F64(b),
+    };
+    let view = View {
+        shape: t.shape(),
+        strides: t.strides(),
+        offset: t.storage_offset(),
+    };
+    let mut offs = Vec::new();
+    summarized(view, opts, summarize, &mut offs);
+    let vals: Vec<El> = offs.iter().map(|&o| data.get(o)).collect();
+    let fmt = Formatter::new(&vals, t.dtype().is_floating(), opts);
+    tensor_str_rec(view, &data, indent, summarize, &fmt, opts)
+}
+
+/// Python's `str(tuple(shape))`.
+fn tuple_str(shape: &[usize]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// torch's `_add_suffixes`.
+fn add_suffixes(s: String, suffixes: &[String], indent: usize, linewidth: usize) -> String {
+    let mut out = s;
+    // torch: len(tensor_str) - tensor_str.rfind("\n") + 1 (rfind is -1 when
+    // there is no newline).
+    let mut last_line_len = out.len() as i64 - out.rfind('\n').map_or(-1, |p| p as i64) + 1;
+    for suffix in suffixes {
+        let l = suffix.len() as i64;
+        if last_line_len + l + 2 > linewidth as i64 {
+            out.push_str(&format!(",\n{}{}", " ".repeat(indent), suffix));
+            last_line_len = (indent as i64) + l;
+        } else {
+            out.push_str(", ");
+            out.push_str(suffix);
+            last_line_len += l + 2;
+        }
+    }
+    out.push(')');
+    out
+}
+
+/// The full repr, with `prefix` ("tensor(" or "MySubclass(").
+pub fn repr_tensor(t: &Tensor, prefix: &str) -> String {
+    let opts = *PRINT_OPTS.lock();
+    let indent = prefix.chars().count();
+    let mut suffixes = Vec::new();
+    let default_float = crate::tensor::dtype::default_float();
+    let body = if t.numel() == 0 {
+        if t.ndim() != 1 {
+            suffixes.push(format!("size={}", tuple_str(t.shape())));
+        }
+        if t.dtype() != default_float {
+            suffixes.push(format!("dtype=ferrograd.{}", t.dtype().name()));
+        }
+        "[]".to_string()
+    } else {
+        if opts.edgeitems == 0 {
+            suffixes.push(format!("size={}", tuple_str(t.shape())));
+        }
+        let has_default =
+            matches!(t.dtype(), DType::I64 | DType::Bool) || t.dtype() == default_float;
+        if !has_default {
+            suffixes.push(format!("dtype=ferrograd.{}", t.dtype().name()));
+        }
+        tensor_str(t, indent, &opts)
+    };
+    if let Some(node) = t.grad_fn() {
+        suffixes.push(format!("grad_fn=<{}>", node.name()));
+    } else if t.requires_grad() {
+        suffixes.push("requires_grad=True".into());
+    }
+    add_suffixes(format!("{prefix}{body}"), &suffixes, indent, opts.linewidth)
+}
+
+fn prefix_for(slf: &Bound<'_, PyTensor>) -> PyResult<String> {
+    let ty = slf.get_type();
+    if ty.is(slf.py().get_type::<PyTensor>()) {
+        return Ok("tensor(".into());
+    }
+    let name = ty.name()?.to_string();
+    Ok(if name == "Parameter" {
+        "tensor(".into()
+    } else {
+        format!("{name}(")
+    })
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let prefix = prefix_for(slf)?;
+        let t = slf.borrow().inner.clone();
+        // Formatting reads the storage only; let other threads run.
+        Ok(slf.py().detach(|| repr_tensor(&t, &prefix)))
+    }
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        Self::__repr__(slf)
+    }
+    /// `f"{t:.2f}"` formats the value of a 0-dim tensor, like torch.
+    fn __format__(slf: &Bound<'_, Self>, format_spec: &str) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let t = slf.borrow().inner.clone();
+        if t.ndim() == 0 {
+            let v = crate::python::core::args::scalar_to_py(py, t.item()?)?;
+            return Ok(v.call_method1("__format__", (format_spec,))?.unbind());
+        }
+        if !format_spec.is_empty() {
+            return Err(PyTypeError::new_err(
+                "unsupported format string passed to Tensor.__format__",
+            ));
+        }
+        Ok(Self::__repr__(slf)?.into_pyobject(py)?.into_any().unbind())
+    }
+}
+
+/// torch.set_printoptions.
+#[pyfunction]
+#[pyo3(signature = (precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None))]
+fn set_printoptions(
+    precision: Option<usize>,
+    threshold: Option<f64>,
+    edgeitems: Option<usize>,
+    linewidth: Option<usize>,
+    profile: Option<&str>,
+    sci_mode: Option<bool>,
+) -> PyResult<()> {
+    let mut o = PRINT_OPTS.lock();
+    match profile {
+        None => {}
+        Some("default") => {
+            *o = PrintOpts {
+                sci_mode: o.sci_mode,
+                ..DEFAULT_OPTS
+            }
+        }
+        Some("short") => {
+            *o = PrintOpts {
+                precision: 2,
+                edgeitems: 2,
+                sci_mode: o.sci_mode,
+                ..DEFAULT_OPTS
+            }
+        }
+        Some("full") => {
+            *o = PrintOpts {
+                threshold: f64::INFINITY,
+                sci_mode: o.sci_mode,
+                ..DEFAULT_OPTS
+            }
+        }
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown print profile '{other}': expected 'default', 'short' or 'full'"
+            )))
+        }
+    }
+    if let Some(p) = precision {
+        o.precision = p;
+    }
+    if let Some(t) = threshold {
+        o.threshold = t;
+    }
+    if let Some(e) = edgeitems {
+        o.edgeitems = e;
+    }
+    if let Some(l) = linewidth {
+        o.linewidth = l;
+    }
+    o.sci_mode = sci_mode;
+    Ok(())
+}
+
+/// torch.get_printoptions: a dict usable as `set_printoptions(**opts)`.
+#[pyfunction]
+fn get_printoptions(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let o = *PRINT_OPTS.lock();
+    let d = PyDict::new(py);
+    d.set_item("precision", o.precision)?;
+    if o.threshold.is_finite() && o.threshold.fract() == 0.0 {
+        d.set_item("threshold", o.threshold as i64)?;
+    } else {
+        d.set_item("threshold", o.threshold)?;
+    }
+    d.set_item("edgeitems", o.edgeitems)?;
+    d.set_item("linewidth", o.linewidth)?;
+    d.set_item("sci_mode", o.sci_mode)?;
+    Ok(d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(set_printoptions, m)?)?;
+    m.add_function(wrap_pyfunction!(get_printoptions, m)?)?;
+    Ok(())
+}

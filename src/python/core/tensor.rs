@@ -1,0 +1,561 @@
+//! The Python `Tensor` class: core properties and autograd methods. Op
+//! methods live in one `#[pymethods]` block per op family (ops_*.rs).
+
+use crate::python::core::dtype::PyDType;
+use crate::tensor::Scalar;
+use crate::{DType, Tensor};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+
+#[pyclass(name = "Tensor", module = "ferrograd", subclass, weakref, dict)]
+#[derive(Clone)]
+pub struct PyTensor {
+    pub inner: Tensor,
+}
+
+impl From<Tensor> for PyTensor {
+    fn from(inner: Tensor) -> Self {
+        PyTensor { inner }
+    }
+}
+
+/// A Python number, or a NumPy scalar (`np.float32(2)`, `np.int64(3)`,
+/// `np.bool_(True)`), as a Scalar, if it is one. NumPy scalars count as
+/// Python numbers, as in torch (`t + np.float32(1)` keeps t's dtype): ints
+/// as ints, floats and (as torch reads them) bools as floats. 0-d arrays are
+/// not scalars here.
+pub fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
+    if obj.is_instance_of::<PyBool>() {
+        return obj.extract::<bool>().ok().map(Scalar::Bool);
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i64>().ok().map(Scalar::Int);
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return obj.extract::<f64>().ok().map(Scalar::Float);
+    }
+    if obj.is_instance_of::<PyTensor>() || crate::python::core::numpy::is_ndarray(obj) {
+        return None;
+    }
+    use crate::python::create::Val;
+    let numpy = crate::python::core::numpy::numpy_loaded(obj.py());
+    match crate::python::core::numpy::numpy_scalar(obj, numpy).ok()?? {
+        // torch reads np.bool_ as a float number (`int_t + np.bool_(True)`
+        // is float32)
+        (Val::B(b), _) => Some(Scalar::Float(if b { 1.0 } else { 0.0 })),
+        (Val::I(i), _) => Some(Scalar::Int(i)),
+        (Val::F(f), _) => Some(Scalar::Float(f)),
+    }
+}
+
+/// A tensor argument, or a Python number wrapped against `like` (torch's
+/// wrapped-number promotion).
+pub fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResult<Tensor> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(t.borrow().inner.clone());
+    }
+    if let Some(s) = as_scalar(obj) {
+        return Ok(like.wrap_scalar(s));
+    }
+    Err(not_an_operand(obj))
+}
+
+/// The TypeError for an argument that is neither a tensor nor a number.
+pub fn not_an_operand(obj: &Bound<'_, PyAny>) -> PyErr {
+    match obj.get_type().name() {
+        Ok(name) => PyTypeError::new_err(format!("expected Tensor or number, but got {name}")),
+        Err(e) => e,
+    }
+}
+
+/// The right-hand operand of an operator: a tensor or a Python number, or
+/// None for anything else (the operator then returns NotImplemented, so
+/// Python asks the other operand, as it does for torch tensors).
+fn operator_operand(other: &Bound<'_, PyAny>, like: &Tensor) -> Option<Tensor> {
+    if let Ok(t) = other.cast::<PyTensor>() {
+        return Some(t.borrow().inner.clone());
+    }
+    as_scalar(other).map(|s| like.wrap_scalar(s))
+}
+
+/// `op(self, other)` for a binary operator, NotImplemented for a foreign
+/// operand.
+pub fn operator(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+    op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
+) -> PyResult<Py<PyAny>> {
+    let Some(b) = operator_operand(other, a) else {
+        return Ok(py.NotImplemented());
+    };
+    let r = if reflected { op(&b, a)? } else { op(a, &b)? };
+    Ok(Py::new(py, wrap(r))?.into_any())
+}
+
+/// `op(self, alpha * other)` for `add_`/`sub_` with torch's `alpha=`.
+fn scaled_inplace<'py>(
+    slf: PyRef<'py, PyTensor>,
+    other: &Bound<'py, PyAny>,
+    alpha: Option<&Bound<'py, PyAny>>,
+    op: fn(&Tensor, &Tensor) -> crate::Result<()>,
+) -> PyResult<PyRef<'py, PyTensor>> {
+    let o = crate::python::ops::view::scaled(other, &slf.inner, alpha)?;
+    op(&slf.inner, &o)?;
+    Ok(slf)
+}
+
+/// A shape given either as varargs ints or as one tuple/list/Size.
+pub fn shape_arg(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
+    if args.len() == 1 {
+        let a = args.get_item(0)?;
+        if let Ok(v) = a.extract::<Vec<i64>>() {
+            return Ok(v);
+        }
+    }
+    args.extract::<Vec<i64>>()
+}
+
+pub fn dims_usize(shape: &[i64]) -> PyResult<Vec<usize>> {
+    shape
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "Trying to create tensor with negative dimension {}: {:?}",
+                    d, shape
+                ))
+            })
+        })
+        .collect()
+}
+
+pub fn wrap(t: Tensor) -> PyTensor {
+    PyTensor { inner: t }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::python::core::args::size(py, self.inner.shape())
+    }
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            Some(d) => Ok(self.inner.size(d)?.into_pyobject(py)?.into_any()),
+            None => crate::python::core::args::size(py, self.inner.shape()),
+        }
+    }
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        self.inner.dtype().into()
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+    fn dim(&self) -> usize {
+        self.inner.ndim()
+    }
+    fn numel(&self) -> usize {
+        self.inner.numel()
+    }
+    fn nelement(&self) -> usize {
+        self.inner.numel()
+    }
+    fn __len__(&self) -> PyResult<usize> {
+        if self.inner.ndim() == 0 {
+            return Err(PyTypeError::new_err("len() of a 0-d tensor"));
+        }
+        Ok(self.inner.shape()[0])
+    }
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            Some(d) => {
+                let d = crate::tensor::layout::wrap_dim(d, self.inner.ndim())?;
+                Ok(self.inner.strides()[d].into_pyobject(py)?.into_any())
+            }
+            None => Ok(PyTuple::new(py, self.inner.strides())?.into_any()),
+        }
+    }
+    fn storage_offset(&self) -> usize {
+        self.inner.storage_offset()
+    }
+    fn is_contiguous(&self) -> bool {
+        self.inner.is_contiguous()
+    }
+    fn is_floating_point(&self) -> bool {
+        self.inner.dtype().is_floating()
+    }
+    fn data_ptr(&self) -> usize {
+        self.inner.data_ptr()
+    }
+    fn element_size(&self) -> usize {
+        self.inner.dtype().itemsize()
+    }
+    #[getter]
+    fn device(&self) -> crate::python::create::PyDevice {
+        crate::python::create::PyDevice::cpu()
+    }
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        false
+    }
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.inner.version()
+    }
+    fn _is_view(&self) -> bool {
+        self.inner.is_view()
+    }
+    #[getter]
+    fn _base(&self) -> Option<PyTensor> {
+        self.inner.view_base().cloned().map(wrap)
+    }
+
+    // ----- autograd -----
+    #[getter]
+    fn get_requires_grad(&self) -> bool {
+        self.inner.requires_grad()
+    }
+    #[setter]
+    fn set_requires_grad(&self, value: bool) -> PyResult<()> {
+        self.inner.set_requires_grad(value)?;
+        Ok(())
+    }
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_(slf: PyRef<'_, Self>, requires_grad: bool) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.set_requires_grad(requires_grad)?;
+        Ok(slf)
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.inner.is_leaf()
+    }
+    /// The same object on every access while it lives (see `identity`).
+    #[getter]
+    fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .grad()
+            .map(|g| crate::python::core::identity::object(py, g))
+            .transpose()
+    }
+    #[setter]
+    fn set_grad(&self, value: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let value = match value.filter(|v| !v.is_none()) {
+            None => None,
+            Some(v) => Some(v.cast_into::<PyTensor>().map_err(|e| {
+                PyTypeError::new_err(format!(
+                    "assigned grad expected to be a Tensor or None but got grad of type {}",
+                    e.into_inner()
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
+                ))
+            })?),
+        };
+        self.inner
+            .set_grad(value.as_ref().map(|v| v.borrow().inner.clone()))?;
+        if let Some(v) = &value {
+            crate::python::core::identity::remember(v)?;
+        }
+        Ok(())
+    }
+    /// A new tensor on every access: the same memory, no history, and its
+    /// own version counter (see `Tensor::data`).
+    #[getter]
+    fn get_data(&self) -> PyTensor {
+        wrap(self.inner.data())
+    }
+    /// Swaps in another tensor's memory, keeping this object, its version
+    /// counter and its autograd state (see `Tensor::replace_data`).
+    #[setter]
+    fn set_data(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = match value.cast::<PyTensor>() {
+            Ok(t) => t.borrow().inner.clone(),
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!(
+                    "Variable data has to be a tensor, but got {}",
+                    value.get_type().name()?
+                )))
+            }
+        };
+        let new = slf.borrow().inner.replace_data(&data)?;
+        slf.borrow_mut().inner = new;
+        crate::python::core::identity::remember(slf)
+    }
+    #[deleter]
+    fn delete_data(&self) -> PyResult<()> {
+        Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Deleting tensor data is not allowed. Delete tensor instead!",
+        ))
+    }
+    /// `del t.grad` clears it, as in torch.
+    #[deleter]
+    fn delete_grad(&self) -> PyResult<()> {
+        self.inner.set_grad(None)?;
+        Ok(())
+    }
+    #[getter]
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .grad_fn()
+            .map(|node| crate::python::autograd::function::node_to_py(py, node))
+            .transpose()
+    }
+    #[getter]
+    fn output_nr(&self) -> usize {
+        self.inner.output_nr()
+    }
+    fn retain_grad(&self) -> PyResult<()> {
+        Ok(self.inner.retain_grad()?)
+    }
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.inner.retains_grad()
+    }
+    fn detach(&self) -> PyTensor {
+        wrap(self.inner.detach())
+    }
+    fn detach_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.detach_()?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        gradient: Option<PyRef<'_, PyTensor>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let inputs = inputs
+            .map(crate::python::autograd::engine::tensor_seq)
+            .transpose()?;
+        let t = self.inner.clone();
+        let g = gradient.map(|g| g.inner.clone());
+        py.detach(|| {
+            crate::autograd::backward(&[t], &[g], retain_graph, create_graph, inputs.as_deref())
+        })?;
+        Ok(())
+    }
+
+    // ----- values -----
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::python::core::args::scalar_to_py(py, self.inner.item()?)
+    }
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(self.python_scalar()?.to_f64())
+    }
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(match self.python_scalar()? {
+            Scalar::Int(i) => i,
+            other => other.to_f64() as i64,
+        })
+    }
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.inner.numel() != 1 {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "Boolean value of Tensor with more than one value is ambiguous",
+            ));
+        }
+        Ok(self.inner.item()?.to_f64() != 0.0)
+    }
+
+    // ----- dtype conversions -----
+    fn float(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.to_dtype(DType::F32)?))
+    }
+    fn double(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.to_dtype(DType::F64)?))
+    }
+    fn long(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.to_dtype(DType::I64)?))
+    }
+    fn bool(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.to_dtype(DType::Bool)?))
+    }
+    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.to_dtype(other.inner.dtype())?))
+    }
+    fn clone(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.clone_tensor()?))
+    }
+    fn contiguous(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.contiguous()?))
+    }
+
+    // ----- arithmetic operators (the pattern every op family follows) -----
+    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::add)
+    }
+    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::add)
+    }
+    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::sub)
+    }
+    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::sub)
+    }
+    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::mul)
+    }
+    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::mul)
+    }
+    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::div)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::div)
+    }
+    fn __neg__(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.neg()?))
+    }
+    fn __iadd__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(self.inner.add_(&o)?)
+    }
+    fn __isub__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(self.inner.sub_(&o)?)
+    }
+    fn __imul__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(self.inner.mul_(&o)?)
+    }
+    fn __itruediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(self.inner.div_(&o)?)
+    }
+    /// `self += alpha * other` (torch's `add_(other, *, alpha=1)`).
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        scaled_inplace(slf, other, alpha, Tensor::add_)
+    }
+    /// `self -= alpha * other` (torch's `sub_(other, *, alpha=1)`).
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        scaled_inplace(slf, other, alpha, Tensor::sub_)
+    }
+    fn mul_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        slf.__imul__(other)?;
+        Ok(slf)
+    }
+    fn zero_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.zero_()?;
+        Ok(slf)
+    }
+    fn fill_<'py>(slf: PyRef<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        let v = match as_scalar(value) {
+            Some(s) => s,
+            None => slf_item(value)?,
+        };
+        slf.inner.fill_(v)?;
+        Ok(slf)
+    }
+    fn copy_<'py>(slf: PyRef<'py, Self>, src: PyRef<'py, PyTensor>) -> PyResult<PyRef<'py, Self>> {
+        slf.inner.copy_(&src.inner)?;
+        Ok(slf)
+    }
+
+    // ----- shape (views) -----
+    #[pyo3(signature = (*shape))]
+    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.view(&shape_arg(shape)?)?))
+    }
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.reshape(&shape_arg(shape)?)?))
+    }
+    fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.inner.shape().iter().map(|&d| d as i64).collect();
+        Ok(wrap(self.inner.view(&s)?))
+    }
+    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.inner.shape().iter().map(|&d| d as i64).collect();
+        Ok(wrap(self.inner.reshape(&s)?))
+    }
+    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.transpose(dim0, dim1)?))
+    }
+    fn t(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.t()?))
+    }
+    #[getter(T)]
+    fn big_t(&self) -> PyResult<PyTensor> {
+        let n = self.inner.ndim() as i64;
+        let dims: Vec<i64> = (0..n).rev().collect();
+        Ok(wrap(self.inner.permute(&dims)?))
+    }
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.transpose(-2, -1)?))
+    }
+    #[pyo3(signature = (*dims))]
+    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.permute(&shape_arg(dims)?)?))
+    }
+    #[pyo3(signature = (*sizes))]
+    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.expand(&shape_arg(sizes)?)?))
+    }
+    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.expand_as(&other.inner)?))
+    }
+    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.unsqueeze(dim)?))
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dims: Option<Vec<i64>> = match dim {
+            None => None,
+            Some(d) => Some(match d.extract::<i64>() {
+                Ok(i) => vec![i],
+                Err(_) => d.extract::<Vec<i64>>()?,
+            }),
+        };
+        Ok(wrap(self.inner.squeeze(dims.as_deref())?))
+    }
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.flatten(start_dim, end_dim)?))
+    }
+    fn narrow(&self, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.narrow(dim, start, length)?))
+    }
+    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.select(dim, index)?))
+    }
+}
+
+impl PyTensor {
+    /// The value of a one-element tensor for float()/int() (ValueError otherwise, as torch).
+    fn python_scalar(&self) -> PyResult<Scalar> {
+        if self.inner.numel() != 1 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "only one element tensors can be converted to Python scalars",
+            ));
+        }
+        Ok(self.inner.item()?)
+    }
+}
+
+fn slf_item(value: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    let t = value.cast::<PyTensor>()?;
+    Ok(t.borrow().inner.item()?)
+}

@@ -1,0 +1,102 @@
+//! addmm, addmv, baddbmm, addbmm (methods, in-place forms, module
+//! functions), inner and vdot.
+
+use crate::python::core::tensor::{as_scalar, wrap, PyTensor};
+use crate::tensor::Scalar;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// A `beta=`/`alpha=` argument (default 1).
+fn coefficient(v: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scalar> {
+    match v {
+        None => Ok(Scalar::Int(1)),
+        Some(v) => as_scalar(v)
+            .ok_or_else(|| PyTypeError::new_err(format!("argument '{name}' must be Number"))),
+    }
+}
+
+/// `name(self, a, b, *, beta=1, alpha=1)`, its in-place form and the module
+/// function `name(input, a, b, *, beta=1, alpha=1)`.
+macro_rules! add_product {
+    ($($name:ident, $inplace:ident, $function:ident, $pyname:literal);*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                fn $name(
+                    &self,
+                    a: PyRef<'_, PyTensor>,
+                    b: PyRef<'_, PyTensor>,
+                    beta: Option<&Bound<'_, PyAny>>,
+                    alpha: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<PyTensor> {
+                    let (be, al) = (coefficient(beta, "beta")?, coefficient(alpha, "alpha")?);
+                    Ok(wrap(self.inner.$name(&a.inner, &b.inner, be, al)?))
+                }
+                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                fn $inplace<'py>(
+                    slf: PyRef<'py, Self>,
+                    a: PyRef<'py, PyTensor>,
+                    b: PyRef<'py, PyTensor>,
+                    beta: Option<&Bound<'py, PyAny>>,
+                    alpha: Option<&Bound<'py, PyAny>>,
+                ) -> PyResult<PyRef<'py, Self>> {
+                    let (be, al) = (coefficient(beta, "beta")?, coefficient(alpha, "alpha")?);
+                    let (x, y) = (a.inner.clone(), b.inner.clone());
+                    slf.inner.apply_inplace(&[&x, &y], |s| s.$name(&x, &y, be, al))?;
+                    Ok(slf)
+                }
+            )*
+        }
+        $(
+            #[pyfunction]
+            #[pyo3(name = $pyname, signature = (input, a, b, *, beta=None, alpha=None))]
+            fn $function(
+                input: PyRef<'_, PyTensor>,
+                a: PyRef<'_, PyTensor>,
+                b: PyRef<'_, PyTensor>,
+                beta: Option<&Bound<'_, PyAny>>,
+                alpha: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<PyTensor> {
+                input.$name(a, b, beta, alpha)
+            }
+        )*
+    };
+}
+
+add_product!(
+    addmm, addmm_, addmm_fn, "addmm";
+    addmv, addmv_, addmv_fn, "addmv";
+    baddbmm, baddbmm_, baddbmm_fn, "baddbmm";
+    addbmm, addbmm_, addbmm_fn, "addbmm"
+);
+
+#[pymethods]
+impl PyTensor {
+    fn inner(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.inner(&other.inner)?))
+    }
+    fn vdot(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.vdot(&other.inner)?))
+    }
+}
+
+#[pyfunction]
+fn inner(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    input.inner(other)
+}
+
+#[pyfunction]
+fn vdot(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    input.vdot(other)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(addmm_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(addmv_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(baddbmm_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(addbmm_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(inner, m)?)?;
+    m.add_function(wrap_pyfunction!(vdot, m)?)?;
+    Ok(())
+}

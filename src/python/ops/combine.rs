@@ -1,0 +1,432 @@
+//! meshgrid, atleast_nd, the *stack family, tensordot, kron, cross,
+//! diff, take_along_dim, rot90 (`crate::ops::combine`) and nan_to_num,
+//! nansum, nanmean, count_nonzero (`crate::ops::nan`): Tensor methods,
+//! module functions and `_C._linalg.cross` / `vector_norm`.
+
+use crate::ops::combine::{self, StackKind};
+use crate::python::core::dtype::PyDType;
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::python::ops::index::tensor_list;
+use crate::python::ops::reduce::dims;
+use crate::Tensor;
+use pyo3::exceptions::{PyRuntimeError, PyUserWarning};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// Tensors given as varargs or as one list/tuple.
+fn tensor_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Tensor>> {
+    let list: Vec<PyRef<'_, PyTensor>> = match args.len() {
+        1 if !args.get_item(0)?.is_instance_of::<PyTensor>() => args.get_item(0)?.extract()?,
+        _ => args.extract()?,
+    };
+    Ok(list.iter().map(|t| t.inner.clone()).collect())
+}
+
+/// torch.cross's dim when none is given: the first of size 3 (deprecated).
+fn cross_dim(py: Python<'_>, a: &Tensor, b: &Tensor, dim: Option<i64>) -> PyResult<i64> {
+    if let Some(d) = dim {
+        return Ok(d);
+    }
+    PyErr::warn(
+        py,
+        &py.get_type::<PyUserWarning>(),
+        c"Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree with that of linalg.cross in a future release.",
+        1,
+    )?;
+    let shape = crate::tensor::layout::broadcast_shapes(a.shape(), b.shape())?;
+    match shape.iter().position(|&s| s == 3) {
+        Some(d) => Ok(d as i64),
+        None => Err(PyRuntimeError::new_err(format!(
+            "no dimension of size 3 in input; shapes {:?} and {:?}",
+            a.shape(),
+            b.shape()
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    fn kron(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.kron(&other.inner)?))
+    }
+    #[pyo3(signature = (other, dim=None))]
+    fn cross(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        dim: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let d = cross_dim(py, &self.inner, &other.inner, dim)?;
+        Ok(wrap(self.inner.cross(&other.inner, d)?))
+    }
+    #[pyo3(signature = (n=1, dim=-1, prepend=None, append=None))]
+    fn diff(
+        &self,
+        n: i64,
+        dim: i64,
+        prepend: Option<PyRef<'_, PyTensor>>,
+        append: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<PyTensor> {
+        let (p, a) = (
+            prepend.as_ref().map(|t| &t.inner),
+            append.as_ref().map(|t| &t.inner),
+        );
+        Ok(wrap(self.inner.diff(n, dim, p, a)?))
+    }
+    #[pyo3(signature = (indices, dim=None))]
+    fn take_along_dim(&self, indices: PyRef<'_, PyTensor>, dim: Option<i64>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.take_along_dim(&indices.inner, dim)?))
+    }
+    #[pyo3(signature = (k=1, dims=vec![0, 1]))]
+    fn rot90(&self, k: i64, dims: Vec<i64>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.rot90(k, &dims)?))
+    }
+    #[pyo3(signature = (repeats, dim=None, *, output_size=None))]
+    fn repeat_interleave(
+        &self,
+        repeats: &Bound<'_, PyAny>,
+        dim: Option<i64>,
+        output_size: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let _ = output_size;
+        let counts = match repeats.cast::<PyTensor>() {
+            Ok(t) => t.borrow().inner.to_vec::<i64>(),
+            Err(_) => vec![repeats.extract::<i64>()?],
+        };
+        Ok(wrap(self.inner.repeat_interleave(&counts, dim)?))
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.nan_to_num(nan, posinf, neginf)?))
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num_(
+        slf: PyRef<'_, Self>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<PyRef<'_, Self>> {
+        slf.inner
+            .apply_inplace(&[], |t| t.nan_to_num(nan, posinf, neginf))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn nansum(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.nansum(
+            &dims(dim)?,
+            keepdim,
+            dtype.map(|d| d.dtype),
+        )?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn nanmean(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.nanmean(&dims(dim)?, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None))]
+    fn count_nonzero(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.count_nonzero(&dims(dim)?)?))
+    }
+}
+
+mod functions {
+    use super::*;
+
+    #[pyfunction]
+    #[pyo3(signature = (*tensors, indexing=None))]
+    pub fn meshgrid<'py>(
+        py: Python<'py>,
+        tensors: &Bound<'py, PyTuple>,
+        indexing: Option<&str>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let xy = match indexing {
+            None => {
+                PyErr::warn(
+                    py,
+                    &py.get_type::<PyUserWarning>(),
+                    c"torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                    1,
+                )?;
+                false
+            }
+            Some("ij") => false,
+            Some("xy") => true,
+            Some(other) => {
+                return Err(PyRuntimeError::new_err(format!(
+                "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {other}"
+            )))
+            }
+        };
+        let grids = combine::meshgrid(&tensor_args(tensors)?, xy)?;
+        PyTuple::new(py, grids.into_iter().map(wrap))
+    }
+
+    /// atleast_nd of one tensor (a tensor back) or several (a tuple).
+    fn atleast<'py>(
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        n: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if args.len() == 1 && args.get_item(0)?.is_instance_of::<PyTensor>() {
+            let t = args
+                .get_item(0)?
+                .extract::<PyRef<'_, PyTensor>>()?
+                .inner
+                .atleast(n)?;
+            return Ok(Bound::new(py, wrap(t))?.into_any());
+        }
+        let out: Vec<PyTensor> = tensor_args(args)?
+            .iter()
+            .map(|t| t.atleast(n).map(wrap))
+            .collect::<crate::Result<_>>()?;
+        Ok(PyTuple::new(py, out)?.into_any())
+    }
+
+    #[pyfunction]
+    #[pyo3(signature = (*tensors))]
+    pub fn atleast_1d<'py>(
+        py: Python<'py>,
+        tensors: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        atleast(py, tensors, 1)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (*tensors))]
+    pub fn atleast_2d<'py>(
+        py: Python<'py>,
+        tensors: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        atleast(py, tensors, 2)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (*tensors))]
+    pub fn atleast_3d<'py>(
+        py: Python<'py>,
+        tensors: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        atleast(py, tensors, 3)
+    }
+
+    #[pyfunction]
+    pub fn vstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "vstack")?,
+            StackKind::V,
+        )?))
+    }
+    #[pyfunction]
+    pub fn hstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "hstack")?,
+            StackKind::H,
+        )?))
+    }
+    #[pyfunction]
+    pub fn dstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "dstack")?,
+            StackKind::D,
+        )?))
+    }
+    #[pyfunction]
+    pub fn column_stack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(combine::stack_kind(
+            &tensor_list(tensors, "column_stack")?,
+            StackKind::Column,
+        )?))
+    }
+
+    #[pyfunction]
+    pub fn broadcast_to(input: PyRef<'_, PyTensor>, size: Vec<i64>) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.broadcast_to(&size)?))
+    }
+
+    /// `dims`: an int n (the last n dims of a with the first n of b), or a
+    /// pair of dim lists.
+    #[pyfunction]
+    #[pyo3(signature = (a, b, dims=None))]
+    pub fn tensordot(
+        a: PyRef<'_, PyTensor>,
+        b: PyRef<'_, PyTensor>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (da, db): (Vec<i64>, Vec<i64>) = match dims {
+            None => tail_head(&a.inner, 2)?,
+            Some(d) => match d.extract::<i64>() {
+                Ok(n) => tail_head(&a.inner, n)?,
+                Err(_) => {
+                    let (x, y): (Bound<'_, PyAny>, Bound<'_, PyAny>) = d.extract()?;
+                    let list = |o: &Bound<'_, PyAny>| match o.extract::<i64>() {
+                        Ok(i) => Ok(vec![i]),
+                        Err(_) => o.extract::<Vec<i64>>(),
+                    };
+                    (list(&x)?, list(&y)?)
+                }
+            },
+        };
+        Ok(wrap(a.inner.tensordot(&b.inner, &da, &db)?))
+    }
+
+    fn tail_head(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
+        if n < 0 {
+            return Err(PyRuntimeError::new_err(format!(
+                "tensordot expects dims >= 0, but got dims={n}"
+            )));
+        }
+        let nd = a.ndim() as i64;
+        Ok(((nd - n..nd).collect(), (0..n).collect()))
+    }
+
+    #[pyfunction]
+    pub fn kron(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        input.kron(other)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, other, dim=None))]
+    pub fn cross(
+        py: Python<'_>,
+        input: PyRef<'_, PyTensor>,
+        other: PyRef<'_, PyTensor>,
+        dim: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        input.cross(py, other, dim)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, n=1, dim=-1, prepend=None, append=None))]
+    pub fn diff(
+        input: PyRef<'_, PyTensor>,
+        n: i64,
+        dim: i64,
+        prepend: Option<PyRef<'_, PyTensor>>,
+        append: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<PyTensor> {
+        input.diff(n, dim, prepend, append)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, indices, dim=None))]
+    pub fn take_along_dim(
+        input: PyRef<'_, PyTensor>,
+        indices: PyRef<'_, PyTensor>,
+        dim: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        input.take_along_dim(indices, dim)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, k=1, dims=vec![0, 1]))]
+    pub fn rot90(input: PyRef<'_, PyTensor>, k: i64, dims: Vec<i64>) -> PyResult<PyTensor> {
+        input.rot90(k, dims)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, repeats, dim=None, *, output_size=None))]
+    pub fn repeat_interleave(
+        input: PyRef<'_, PyTensor>,
+        repeats: &Bound<'_, PyAny>,
+        dim: Option<i64>,
+        output_size: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        input.repeat_interleave(repeats, dim, output_size)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, nan=0.0, posinf=None, neginf=None))]
+    pub fn nan_to_num(
+        input: PyRef<'_, PyTensor>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        input.nan_to_num(nan, posinf, neginf)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
+    pub fn nansum(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        input.nansum(dim, keepdim, dtype)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, dim=None, keepdim=false))]
+    pub fn nanmean(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        input.nanmean(dim, keepdim)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, dim=None))]
+    pub fn count_nonzero(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        input.count_nonzero(dim)
+    }
+
+    /// `torch.linalg.cross` (dim -1 by default).
+    #[pyfunction(name = "cross")]
+    #[pyo3(signature = (input, other, *, dim=-1))]
+    pub fn linalg_cross(
+        input: PyRef<'_, PyTensor>,
+        other: PyRef<'_, PyTensor>,
+        dim: i64,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.cross(&other.inner, dim)?))
+    }
+    /// `torch.linalg.vector_norm`.
+    #[pyfunction]
+    #[pyo3(signature = (x, ord=2.0, dim=None, keepdim=false, *, dtype=None))]
+    pub fn vector_norm(
+        x: PyRef<'_, PyTensor>,
+        ord: f64,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(x.inner.norm(
+            ord,
+            &dims(dim)?,
+            keepdim,
+            dtype.map(|d| d.dtype),
+        )?))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use functions::*;
+    for f in [
+        wrap_pyfunction!(meshgrid, m)?,
+        wrap_pyfunction!(atleast_1d, m)?,
+        wrap_pyfunction!(atleast_2d, m)?,
+        wrap_pyfunction!(atleast_3d, m)?,
+        wrap_pyfunction!(vstack, m)?,
+        wrap_pyfunction!(hstack, m)?,
+        wrap_pyfunction!(dstack, m)?,
+        wrap_pyfunction!(column_stack, m)?,
+        wrap_pyfunction!(broadcast_to, m)?,
+        wrap_pyfunction!(tensordot, m)?,
+        wrap_pyfunction!(kron, m)?,
+        wrap_pyfunction!(cross, m)?,
+        wrap_pyfunction!(diff, m)?,
+        wrap_pyfunction!(take_along_dim, m)?,
+        wrap_pyfunction!(rot90, m)?,
+        wrap_pyfunction!(repeat_interleave, m)?,
+        wrap_pyfunction!(nan_to_num, m)?,
+        wrap_pyfunction!(nansum, m)?,
+        wrap_pyfunction!(nanmean, m)?,
+        wrap_pyfunction!(count_nonzero, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    m.add("row_stack", m.getattr("vstack")?)?;
+    let linalg = PyModule::new(m.py(), "_linalg")?;
+    linalg.add_function(wrap_pyfunction!(linalg_cross, &linalg)?)?;
+    linalg.add_function(wrap_pyfunction!(vector_norm, &linalg)?)?;
+    m.add_submodule(&linalg)?;
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! `_C._nn`'s spatial ops: unfold/fold, convolutions, pooling and
+//! interpolation's resampling (the ops are `crate::ops::{conv, pool,
+//! interpolate}`). Sizes are an int or a sequence.
+
+use crate::ops::conv::ConvPadding;
+use crate::ops::interpolate::InterpMode;
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::python::ops::shape::ints;
+use pyo3::prelude::*;
+
+/// An int or a sequence of ints; `None` or `[]` (a pool's default stride)
+/// gives an empty list.
+fn sizes(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+    match obj {
+        None => Ok(vec![]),
+        Some(o) if o.is_none() => Ok(vec![]),
+        Some(o) => ints(o),
+    }
+}
+
+/// [`sizes`], with `default` when not given.
+fn sizes_or(obj: Option<&Bound<'_, PyAny>>, default: i64) -> PyResult<Vec<i64>> {
+    let v = sizes(obj)?;
+    Ok(if v.is_empty() { vec![default] } else { v })
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
+fn unfold(
+    input: PyRef<'_, PyTensor>,
+    kernel_size: &Bound<'_, PyAny>,
+    dilation: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    stride: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.unfold_blocks(
+        &ints(kernel_size)?,
+        &sizes_or(dilation, 1)?,
+        &sizes_or(padding, 0)?,
+        &sizes_or(stride, 1)?,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, output_size, kernel_size, dilation=None, padding=None, stride=None))]
+fn fold(
+    input: PyRef<'_, PyTensor>,
+    output_size: &Bound<'_, PyAny>,
+    kernel_size: &Bound<'_, PyAny>,
+    dilation: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    stride: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let out = match ints(output_size)? {
+        v if v.len() == 1 => vec![v[0]; 2],
+        v => v,
+    };
+    Ok(wrap(input.inner.fold_blocks(
+        &out,
+        &ints(kernel_size)?,
+        &sizes_or(dilation, 1)?,
+        &sizes_or(padding, 0)?,
+        &sizes_or(stride, 1)?,
+    )?))
+}
+
+/// conv{s}d's arguments after `input` and `weight`.
+#[allow(clippy::too_many_arguments)]
+fn conv(
+    s: usize,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    dilation: Option<&Bound<'_, PyAny>>,
+    groups: i64,
+) -> PyResult<PyTensor> {
+    let padding = match padding.map(|p| p.extract::<String>()) {
+        Some(Ok(p)) => ConvPadding::parse(&p)?,
+        _ => ConvPadding::Explicit(sizes_or(padding, 0)?),
+    };
+    Ok(wrap(input.inner.conv(
+        &weight.inner,
+        bias.as_ref().map(|b| &b.inner),
+        &sizes_or(stride, 1)?,
+        &padding,
+        &sizes_or(dilation, 1)?,
+        groups,
+        s,
+    )?))
+}
+
+macro_rules! conv_fn {
+    ($name:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, dilation=None, groups=1))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(
+            input: PyRef<'_, PyTensor>,
+            weight: PyRef<'_, PyTensor>,
+            bias: Option<PyRef<'_, PyTensor>>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            dilation: Option<&Bound<'_, PyAny>>,
+            groups: i64,
+        ) -> PyResult<PyTensor> {
+            conv($s, input, weight, bias, stride, padding, dilation, groups)
+        }
+    };
+}
+conv_fn!(conv1d, 1);
+conv_fn!(conv2d, 2);
+conv_fn!(conv3d, 3);
+
+macro_rules! conv_transpose_fn {
+    ($name:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(
+            input: PyRef<'_, PyTensor>,
+            weight: PyRef<'_, PyTensor>,
+            bias: Option<PyRef<'_, PyTensor>>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            output_padding: Option<&Bound<'_, PyAny>>,
+            groups: i64,
+            dilation: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<PyTensor> {
+            Ok(wrap(input.inner.conv_transpose(
+                &weight.inner,
+                bias.as_ref().map(|b| &b.inner),
+                &sizes_or(stride, 1)?,
+                &sizes_or(padding, 0)?,
+                &sizes_or(output_padding, 0)?,
+                groups,
+                &sizes_or(dilation, 1)?,
+                $s,
+            )?))
+        }
+    };
+}
+conv_transpose_fn!(conv_transpose1d, 1);
+conv_transpose_fn!(conv_transpose2d, 2);
+conv_transpose_fn!(conv_transpose3d, 3);
+
+/// A max pool's result: the values, or (values, indices).
+fn pooled(
+    py: Python<'_>,
+    values: crate::Tensor,
+    indices: crate::Tensor,
+    return_indices: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let values = Bound::new(py, wrap(values))?.into_any();
+    if !return_indices {
+        return Ok(values);
+    }
+    let indices = Bound::new(py, wrap(indices))?.into_any();
+    Ok(pyo3::types::PyTuple::new(py, [values, indices])?.into_any())
+}
+
+macro_rules! max_pool_fn {
+    ($name:ident, $with_indices:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false, return_indices=false))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name<'py>(
+            py: Python<'py>,
+            input: PyRef<'py, PyTensor>,
+            kernel_size: &Bound<'py, PyAny>,
+            stride: Option<&Bound<'py, PyAny>>,
+            padding: Option<&Bound<'py, PyAny>>,
+            dilation: Option<&Bound<'py, PyAny>>,
+            ceil_mode: bool,
+            return_indices: bool,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let (kernel, stride) = (ints(kernel_size)?, sizes(stride)?);
+            let (padding, dilation) = (sizes_or(padding, 0)?, sizes_or(dilation, 1)?);
+            if !return_indices {
+                let geometry = [&kernel[..], &stride, &padding, &dilation];
+                let values = input.inner.max_pool_values($s, geometry, ceil_mode)?;
+                return Ok(Bound::new(py, wrap(values))?.into_any());
+            }
+            let (values, indices) =
+                input.inner.max_pool($s, &kernel, &stride, &padding, &dilation, ceil_mode)?;
+            pooled(py, values, indices, true)
+        }
+
+        #[pyfunction]
+        #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false))]
+        #[allow(clippy::too_many_arguments)]
+        fn $with_indices<'py>(
+            py: Python<'py>,
+            input: PyRef<'py, PyTensor>,
+            kernel_size: &Bound<'py, PyAny>,
+            stride: Option<&Bound<'py, PyAny>>,
+            padding: Option<&Bound<'py, PyAny>>,
+            dilation: Option<&Bound<'py, PyAny>>,
+            ceil_mode: bool,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            $name(py, input, kernel_size, stride, padding, dilation, ceil_mode, true)
+        }
+    };
+}
+max_pool_fn!(max_pool1d, max_pool1d_with_indices, 1);
+max_pool_fn!(max_pool2d, max_pool2d_with_indices, 2);
+max_pool_fn!(max_pool3d, max_pool3d_with_indices, 3);
+
+#[pyfunction]
+#[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true))]
+fn avg_pool1d(
+    input: PyRef<'_, PyTensor>,
+    kernel_size: &Bound<'_, PyAny>,
+    stride: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> PyResult<PyTensor> {
+    avg_pool(
+        1,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        None,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn avg_pool(
+    s: usize,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: &Bound<'_, PyAny>,
+    stride: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> PyResult<PyTensor> {
+    let padding = sizes_or(padding, 0)?;
+    Ok(wrap(input.inner.avg_pool(
+        s,
+        &ints(kernel_size)?,
+        &sizes(stride)?,
+        &padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )?))
+}
+
+macro_rules! avg_pool_fn {
+    ($name:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true, divisor_override=None))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(
+            input: PyRef<'_, PyTensor>,
+            kernel_size: &Bound<'_, PyAny>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            ceil_mode: bool,
+            count_include_pad: bool,
+            divisor_override: Option<i64>,
+        ) -> PyResult<PyTensor> {
+            avg_pool(
+                $s,
+                input,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        }
+    };
+}
+avg_pool_fn!(avg_pool2d, 2);
+avg_pool_fn!(avg_pool3d, 3);
+
+macro_rules! adaptive_avg_pool_fn {
+    ($name:ident, $s:expr) => {
+        #[pyfunction]
+        fn $name(input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+            Ok(wrap(
+                input
+                    .inner
+                    .adaptive_avg_pool($s, &adaptive_size(output_size)?)?,
+            ))
+        }
+    };
+}
+/// An adaptive pool's output size: an int, or a sequence of ints or None.
+fn adaptive_size(output_size: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
+    match output_size.extract::<i64>() {
+        Ok(v) => Ok(vec![Some(v)]),
+        Err(_) => output_size.extract(),
+    }
+}
+
+macro_rules! adaptive_max_pool_fn {
+    ($name:ident, $with_indices:ident, $s:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, output_size, return_indices=false))]
+        fn $name<'py>(
+            py: Python<'py>,
+            input: PyRef<'py, PyTensor>,
+            output_size: &Bound<'py, PyAny>,
+            return_indices: bool,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let (values, indices) = input
+                .inner
+                .adaptive_max_pool($s, &adaptive_size(output_size)?)?;
+            pooled(py, values, indices, return_indices)
+        }
+
+        #[pyfunction]
+        fn $with_indices<'py>(
+            py: Python<'py>,
+            input: PyRef<'py, PyTensor>,
+            output_size: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            $name(py, input, output_size, true)
+        }
+    };
+}
+adaptive_max_pool_fn!(adaptive_max_pool1d, adaptive_max_pool1d_with_indices, 1);
+adaptive_max_pool_fn!(adaptive_max_pool2d, adaptive_max_pool2d_with_indices, 2);
+adaptive_max_pool_fn!(adaptive_max_pool3d, adaptive_max_pool3d_with_indices, 3);
+
+adaptive_avg_pool_fn!(adaptive_avg_pool1d, 1);
+adaptive_avg_pool_fn!(adaptive_avg_pool2d, 2);
+adaptive_avg_pool_fn!(adaptive_avg_pool3d, 3);
+
+/// `interpolate`'s resampling, once `nn.functional.interpolate` has worked
+/// out the output sizes (and kept the scale factors they came from).
+#[pyfunction]
+fn _interpolate(
+    input: PyRef<'_, PyTensor>,
+    output_size: Vec<usize>,
+    scale_factors: Option<Vec<f64>>,
+    mode: &str,
+    align_corners: bool,
+) -> PyResult<PyTensor> {
+    let mode = match mode {
+        "nearest" => InterpMode::Nearest,
+        "nearest-exact" => InterpMode::NearestExact,
+        "linear" | "bilinear" | "trilinear" => InterpMode::Linear,
+        "area" => InterpMode::Area,
+        other => {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+                "ferrograd: interpolate mode '{other}' is not supported"
+            )))
+        }
+    };
+    Ok(wrap(input.inner.interpolate(
+        &output_size,
+        scale_factors.as_deref(),
+        mode,
+        align_corners,
+    )?))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
+    for f in [
+        wrap_pyfunction!(unfold, &nn)?,
+        wrap_pyfunction!(fold, &nn)?,
+        wrap_pyfunction!(conv1d, &nn)?,
+        wrap_pyfunction!(conv2d, &nn)?,
+        wrap_pyfunction!(conv3d, &nn)?,
+        wrap_pyfunction!(conv_transpose1d, &nn)?,
+        wrap_pyfunction!(conv_transpose2d, &nn)?,
+        wrap_pyfunction!(conv_transpose3d, &nn)?,
+        wrap_pyfunction!(max_pool1d, &nn)?,
+        wrap_pyfunction!(max_pool2d, &nn)?,
+        wrap_pyfunction!(max_pool3d, &nn)?,
+        wrap_pyfunction!(max_pool1d_with_indices, &nn)?,
+        wrap_pyfunction!(max_pool2d_with_indices, &nn)?,
+        wrap_pyfunction!(max_pool3d_with_indices, &nn)?,
+        wrap_pyfunction!(avg_pool1d, &nn)?,
+        wrap_pyfunction!(avg_pool2d, &nn)?,
+        wrap_pyfunction!(avg_pool3d, &nn)?,
+        wrap_pyfunction!(adaptive_avg_pool1d, &nn)?,
+        wrap_pyfunction!(adaptive_avg_pool2d, &nn)?,
+        wrap_pyfunction!(adaptive_avg_pool3d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool1d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool2d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool3d, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool1d_with_indices, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool2d_with_indices, &nn)?,
+        wrap_pyfunction!(adaptive_max_pool3d_with_indices, &nn)?,
+        wrap_pyfunction!(_interpolate, &nn)?,
+    ] {
+        nn.add_function(f)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,665 @@
+//! Indexing and joining from Python: `x[...]`, `x[...] = v`, gather /
+//! scatter / index_select / masked_fill / take / index_put, and the module
+//! functions `cat` (`concat`, `concatenate`), `stack`, `split`, `chunk`,
+//! `unbind`. Argument parsing only; the semantics live in `src/ops/`.
+
+use crate::ops::index::TensorIndex;
+use crate::ops::join;
+use crate::python::core::tensor::{as_scalar, wrap, PyTensor};
+use crate::python::create::tensor_from_py;
+use crate::tensor::Scalar;
+use crate::{DType, Tensor};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
+
+/// The short type name torch's argument parser prints ("Tensor", "int").
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
+/// The type's `tp_name` ("int", "numpy.ndarray"), as torch's indexing
+/// messages print it.
+fn qual_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .fully_qualified_name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
+/// A slice bound: None, an int (clamped to i64), or a 1-element int tensor.
+fn slice_bound(obj: Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return match t.borrow().inner.item()? {
+            Scalar::Int(i) => Ok(Some(i)),
+            _ => Err(PyTypeError::new_err(
+                "slice indices must be integers or None or have an __index__ method",
+            )),
+        };
+    }
+    match obj.extract::<i64>() {
+        Ok(i) => Ok(Some(i)),
+        Err(e) => {
+            // Python ints beyond i64 clamp (the slice is clamped anyway)
+            if obj.is_instance_of::<PyInt>() {
+                Ok(Some(if obj.lt(0)? { i64::MIN } else { i64::MAX }))
+            } else if obj.hasattr("__index__")? {
+                Err(e)
+            } else {
+                Err(PyTypeError::new_err(
+                    "slice indices must be integers or None or have an __index__ method",
+                ))
+            }
+        }
+    }
+}
+
+/// A Python sequence used as an index tensor (`x[[0, 2]]`, `x[[True, False]]`).
+fn sequence_index(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let obj = if obj.hasattr("tolist")? && !obj.is_instance_of::<PyList>() {
+        obj.call_method0("tolist")?
+    } else {
+        obj.clone()
+    };
+    let t = tensor_from_py(&obj, None)?;
+    if t.numel() == 0 && t.dtype().is_floating() {
+        return Ok(t.cast_raw(DType::I64));
+    }
+    Ok(t)
+}
+
+fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
+    if obj.is_none() {
+        return Ok(TensorIndex::None);
+    }
+    if obj.is_instance_of::<PyEllipsis>() {
+        return Ok(TensorIndex::Ellipsis);
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(TensorIndex::Bool(obj.extract::<bool>()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return match obj.extract::<i64>() {
+            Ok(i) => Ok(TensorIndex::Int(i)),
+            Err(_) => Err(PyIndexError::new_err(format!(
+                "index {} is out of bounds",
+                obj.str()?
+            ))),
+        };
+    }
+    if let Ok(s) = obj.cast::<PySlice>() {
+        let step = slice_bound(s.getattr("step")?)?.unwrap_or(1);
+        if step == 0 {
+            return Err(PyValueError::new_err("slice step cannot be zero"));
+        }
+        return Ok(TensorIndex::Slice {
+            start: slice_bound(s.getattr("start")?)?,
+            stop: slice_bound(s.getattr("stop")?)?,
+            step,
+        });
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(TensorIndex::Tensor(t.borrow().inner.clone()));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!(
+            "new(): invalid data type '{}'",
+            type_name(obj)
+        )));
+    }
+    if !obj.is_instance_of::<PyFloat>() {
+        if obj.cast::<pyo3::types::PySequence>().is_ok() || obj.hasattr("__array__")? {
+            return Ok(TensorIndex::Tensor(sequence_index(obj)?));
+        }
+        if obj.hasattr("__index__")? {
+            return Ok(TensorIndex::Int(obj.extract::<i64>()?));
+        }
+    }
+    Err(PyIndexError::new_err(format!(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})",
+        qual_name(obj)
+    )))
+}
+
+/// torch's treatSequenceAsTuple: a short list holding slices, Ellipsis,
+/// None, tensors or sequences is a tuple of indices (numpy's legacy rule).
+fn sequence_as_tuple(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(list) = obj.cast::<PyList>() else {
+        return Ok(false);
+    };
+    if list.len() >= 32 {
+        return Ok(false);
+    }
+    for it in list.iter() {
+        if it.is_none()
+            || it.is_instance_of::<PyEllipsis>()
+            || it.is_instance_of::<PySlice>()
+            || it.is_instance_of::<PyTensor>()
+            || it.is_instance_of::<PyList>()
+            || it.is_instance_of::<PyTuple>()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// A whole `x[...]` index as a list of items.
+fn parse_index(obj: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t.iter().map(|i| parse_item(&i)).collect();
+    }
+    if sequence_as_tuple(obj)? {
+        return obj.try_iter()?.map(|i| parse_item(&i?)).collect();
+    }
+    Ok(vec![parse_item(obj)?])
+}
+
+/// A tuple/list of tensors (`tensors` argument of cat/stack).
+pub(crate) fn tensor_list(obj: &Bound<'_, PyAny>, fname: &str) -> PyResult<Vec<Tensor>> {
+    if obj.is_instance_of::<PyTensor>()
+        || !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>())
+    {
+        return Err(PyTypeError::new_err(format!(
+            "{}(): argument 'tensors' (position 1) must be tuple of Tensors, not {}",
+            fname,
+            type_name(obj)
+        )));
+    }
+    obj.try_iter()?
+        .enumerate()
+        .map(|(i, it)| {
+            let it = it?;
+            match it.cast::<PyTensor>() {
+                Ok(t) => Ok(t.borrow().inner.clone()),
+                Err(_) => Err(PyTypeError::new_err(format!(
+                    "expected Tensor as element {} in argument 0, but got {}",
+                    i,
+                    type_name(&it)
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// The `indices` argument of index_put: a tuple/list of tensors or None.
+fn index_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Tensor>>> {
+    if obj.is_instance_of::<PyTensor>() {
+        return Err(PyTypeError::new_err(
+            "index_put(): argument 'indices' must be tuple of Tensors, not Tensor",
+        ));
+    }
+    obj.try_iter()?
+        .map(|it| {
+            let it = it?;
+            if it.is_none() {
+                return Ok(None);
+            }
+            match it.cast::<PyTensor>() {
+                Ok(t) => Ok(Some(t.borrow().inner.clone())),
+                Err(_) => Ok(Some(sequence_index(&it)?)),
+            }
+        })
+        .collect()
+}
+
+fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(py, ts.into_iter().map(wrap))
+}
+
+/// `split_size_or_sections`: an int or a sequence of ints.
+fn split_impl(t: &Tensor, arg: &Bound<'_, PyAny>, dim: i64) -> PyResult<Vec<Tensor>> {
+    if let Ok(n) = arg.extract::<i64>() {
+        return Ok(t.split(n, dim)?);
+    }
+    let sizes: Vec<i64> = arg.extract()?;
+    Ok(t.split_with_sizes(&sizes, dim)?)
+}
+
+/// The value of scatter/masked_fill: a tensor or a Python number.
+enum TensorOrScalar {
+    T(Tensor),
+    S(Scalar),
+}
+
+fn tensor_or_number(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<TensorOrScalar> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(TensorOrScalar::T(t.borrow().inner.clone()));
+    }
+    if let Some(s) = as_scalar(obj) {
+        return Ok(TensorOrScalar::S(s));
+    }
+    if let Ok(f) = obj.extract::<f64>() {
+        return Ok(TensorOrScalar::S(Scalar::Float(f)));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{}(): argument 'value' must be Number or Tensor, not {}",
+        what,
+        type_name(obj)
+    )))
+}
+
+fn scatter_args<'a>(
+    src: Option<&Bound<'a, PyAny>>,
+    value: Option<&Bound<'a, PyAny>>,
+    reduce: Option<&str>,
+) -> PyResult<TensorOrScalar> {
+    if let Some(r) = reduce {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "scatter(): reduce='{}' is not supported; use scatter_add or scatter_reduce",
+            r
+        )));
+    }
+    match (src, value) {
+        (Some(s), None) => tensor_or_number(s, "scatter"),
+        (None, Some(v)) => match tensor_or_number(v, "scatter")? {
+            TensorOrScalar::T(t) if t.ndim() == 0 => Ok(TensorOrScalar::S(t.item()?)),
+            TensorOrScalar::T(_) => Err(PyTypeError::new_err(
+                "scatter(): argument 'value' must be Number, not Tensor",
+            )),
+            s => Ok(s),
+        },
+        _ => Err(PyTypeError::new_err(
+            "scatter() expects exactly one of 'src' and 'value'",
+        )),
+    }
+}
+
+fn scatter_out(t: &Tensor, dim: i64, index: &Tensor, v: TensorOrScalar) -> crate::Result<Tensor> {
+    match v {
+        TensorOrScalar::T(s) => t.scatter(dim, index, &s),
+        TensorOrScalar::S(s) => t.scatter_value(dim, index, s),
+    }
+}
+
+fn masked_fill_out(t: &Tensor, mask: &Tensor, v: TensorOrScalar) -> crate::Result<Tensor> {
+    match v {
+        TensorOrScalar::T(s) => t.masked_fill(mask, &s),
+        TensorOrScalar::S(s) => t.masked_fill_scalar(mask, s),
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __getitem__(&self, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let items = parse_index(index)?;
+        Ok(wrap(self.inner.getitem(&items)?))
+    }
+
+    fn __setitem__(&self, index: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let items = parse_index(index)?;
+        if let Ok(v) = value.cast::<PyTensor>() {
+            let v = v.borrow().inner.clone();
+            return Ok(self.inner.setitem(&items, &v)?);
+        }
+        if let Some(s) = as_scalar(value) {
+            return Ok(self.inner.setitem_scalar(&items, s)?);
+        }
+        if !value.is_instance_of::<PyString>() {
+            if let Ok(f) = value.extract::<f64>() {
+                return Ok(self.inner.setitem_scalar(&items, Scalar::Float(f))?);
+            }
+        }
+        Err(PyTypeError::new_err(format!(
+            "can't assign a {} to a torch.{}Tensor",
+            qual_name(value),
+            self.inner.dtype().scalar_type_name()
+        )))
+    }
+
+    fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.index_select(dim, &index.inner)?))
+    }
+
+    #[pyo3(signature = (dim, index, *, sparse_grad=false))]
+    fn gather(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        sparse_grad: bool,
+    ) -> PyResult<PyTensor> {
+        let _ = sparse_grad;
+        Ok(wrap(self.inner.gather(dim, &index.inner)?))
+    }
+
+    fn scatter_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.scatter_add(
+            dim,
+            &index.inner,
+            &src.inner,
+        )?))
+    }
+
+    fn scatter_add_<'py>(
+        slf: PyRef<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        src: PyRef<'py, PyTensor>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        slf.inner.scatter_add_(dim, &index.inner, &src.inner)?;
+        Ok(slf)
+    }
+
+    #[pyo3(signature = (dim, index, src=None, value=None, *, reduce=None))]
+    fn scatter(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+        reduce: Option<&str>,
+    ) -> PyResult<PyTensor> {
+        let v = scatter_args(src, value, reduce)?;
+        Ok(wrap(scatter_out(&self.inner, dim, &index.inner, v)?))
+    }
+
+    #[pyo3(signature = (dim, index, src=None, value=None, *, reduce=None))]
+    fn scatter_<'py>(
+        slf: PyRef<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        src: Option<&Bound<'py, PyAny>>,
+        value: Option<&Bound<'py, PyAny>>,
+        reduce: Option<&str>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        match scatter_args(src, value, reduce)? {
+            TensorOrScalar::T(s) => slf.inner.scatter_(dim, &index.inner, &s)?,
+            TensorOrScalar::S(s) => slf.inner.scatter_value_(dim, &index.inner, s)?,
+        }
+        Ok(slf)
+    }
+
+    fn masked_fill(
+        &self,
+        mask: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let v = tensor_or_number(value, "masked_fill")?;
+        Ok(wrap(masked_fill_out(&self.inner, &mask.inner, v)?))
+    }
+
+    fn masked_fill_<'py>(
+        slf: PyRef<'py, Self>,
+        mask: PyRef<'py, PyTensor>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        match tensor_or_number(value, "masked_fill_")? {
+            TensorOrScalar::T(v) => slf.inner.masked_fill_(&mask.inner, &v)?,
+            TensorOrScalar::S(s) => slf.inner.masked_fill_scalar_(&mask.inner, s)?,
+        }
+        Ok(slf)
+    }
+
+    fn masked_select(&self, mask: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.masked_select(&mask.inner)?))
+    }
+
+    fn take(&self, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.take(&index.inner)?))
+    }
+
+    #[pyo3(signature = (indices, values, accumulate=false))]
+    fn index_put(
+        &self,
+        indices: &Bound<'_, PyAny>,
+        values: PyRef<'_, PyTensor>,
+        accumulate: bool,
+    ) -> PyResult<PyTensor> {
+        let idx = index_list(indices)?;
+        Ok(wrap(self.inner.index_put(
+            &idx,
+            &values.inner,
+            accumulate,
+        )?))
+    }
+
+    #[pyo3(signature = (indices, values, accumulate=false))]
+    fn index_put_<'py>(
+        slf: PyRef<'py, Self>,
+        indices: &Bound<'py, PyAny>,
+        values: PyRef<'py, PyTensor>,
+        accumulate: bool,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let idx = index_list(indices)?;
+        slf.inner.index_put_(&idx, &values.inner, accumulate)?;
+        Ok(slf)
+    }
+
+    #[pyo3(signature = (*, as_tuple=false))]
+    fn nonzero<'py>(&self, py: Python<'py>, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
+        nonzero_impl(py, &self.inner, as_tuple)
+    }
+
+    #[pyo3(signature = (split_size, dim=0))]
+    fn split<'py>(
+        &self,
+        py: Python<'py>,
+        split_size: &Bound<'py, PyAny>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        tuple_of(py, split_impl(&self.inner, split_size, dim)?)
+    }
+
+    #[pyo3(signature = (split_sizes, dim=0))]
+    fn split_with_sizes<'py>(
+        &self,
+        py: Python<'py>,
+        split_sizes: Vec<i64>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        tuple_of(py, self.inner.split_with_sizes(&split_sizes, dim)?)
+    }
+
+    #[pyo3(signature = (chunks, dim=0))]
+    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        tuple_of(py, self.inner.chunk(chunks, dim)?)
+    }
+
+    #[pyo3(signature = (dim=0))]
+    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        tuple_of(py, self.inner.unbind(dim)?)
+    }
+}
+
+fn nonzero_impl<'py>(py: Python<'py>, t: &Tensor, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
+    let nz = t.nonzero()?;
+    if !as_tuple {
+        return Ok(wrap(nz).into_pyobject(py)?.into_any());
+    }
+    if t.ndim() == 0 {
+        let n = nz.shape()[0];
+        let z = Tensor::zeros(&[n], DType::I64);
+        return Ok(tuple_of(py, vec![z])?.into_any());
+    }
+    let cols: Vec<Tensor> = nz
+        .unbind(1)?
+        .into_iter()
+        .map(|c| c.contiguous())
+        .collect::<crate::Result<_>>()?;
+    Ok(tuple_of(py, cols)?.into_any())
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn cat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    Ok(wrap(join::cat(&tensor_list(tensors, "cat")?, dim)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn concat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    Ok(wrap(join::cat(&tensor_list(tensors, "concat")?, dim)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, axis=0))]
+fn concatenate(tensors: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+    Ok(wrap(join::cat(
+        &tensor_list(tensors, "concatenate")?,
+        axis,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    Ok(wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensor, split_size_or_sections, dim=0))]
+fn split<'py>(
+    py: Python<'py>,
+    tensor: PyRef<'py, PyTensor>,
+    split_size_or_sections: &Bound<'py, PyAny>,
+    dim: i64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    tuple_of(py, split_impl(&tensor.inner, split_size_or_sections, dim)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, chunks, dim=0))]
+fn chunk<'py>(
+    py: Python<'py>,
+    input: PyRef<'py, PyTensor>,
+    chunks: i64,
+    dim: i64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    tuple_of(py, input.inner.chunk(chunks, dim)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim=0))]
+fn unbind<'py>(
+    py: Python<'py>,
+    input: PyRef<'py, PyTensor>,
+    dim: i64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    tuple_of(py, input.inner.unbind(dim)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim, index, *, sparse_grad=false))]
+fn gather(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    sparse_grad: bool,
+) -> PyResult<PyTensor> {
+    let _ = sparse_grad;
+    Ok(wrap(input.inner.gather(dim, &index.inner)?))
+}
+
+#[pyfunction]
+fn index_select(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.index_select(dim, &index.inner)?))
+}
+
+#[pyfunction]
+fn scatter_add(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    src: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.scatter_add(
+        dim,
+        &index.inner,
+        &src.inner,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim, index, src=None, value=None, *, reduce=None))]
+fn scatter(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    src: Option<&Bound<'_, PyAny>>,
+    value: Option<&Bound<'_, PyAny>>,
+    reduce: Option<&str>,
+) -> PyResult<PyTensor> {
+    let v = scatter_args(src, value, reduce)?;
+    Ok(wrap(scatter_out(&input.inner, dim, &index.inner, v)?))
+}
+
+#[pyfunction]
+fn masked_fill(
+    input: PyRef<'_, PyTensor>,
+    mask: PyRef<'_, PyTensor>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
+    let v = tensor_or_number(value, "masked_fill")?;
+    Ok(wrap(masked_fill_out(&input.inner, &mask.inner, v)?))
+}
+
+#[pyfunction]
+fn masked_select(input: PyRef<'_, PyTensor>, mask: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.masked_select(&mask.inner)?))
+}
+
+#[pyfunction]
+fn take(input: PyRef<'_, PyTensor>, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.take(&index.inner)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, indices, values, accumulate=false))]
+fn index_put(
+    input: PyRef<'_, PyTensor>,
+    indices: &Bound<'_, PyAny>,
+    values: PyRef<'_, PyTensor>,
+    accumulate: bool,
+) -> PyResult<PyTensor> {
+    let idx = index_list(indices)?;
+    Ok(wrap(input.inner.index_put(
+        &idx,
+        &values.inner,
+        accumulate,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, as_tuple=false))]
+fn nonzero<'py>(
+    py: Python<'py>,
+    input: PyRef<'py, PyTensor>,
+    as_tuple: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    nonzero_impl(py, &input.inner, as_tuple)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cat, m)?)?;
+    m.add_function(wrap_pyfunction!(concat, m)?)?;
+    m.add_function(wrap_pyfunction!(concatenate, m)?)?;
+    m.add_function(wrap_pyfunction!(stack, m)?)?;
+    m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk, m)?)?;
+    m.add_function(wrap_pyfunction!(unbind, m)?)?;
+    m.add_function(wrap_pyfunction!(gather, m)?)?;
+    m.add_function(wrap_pyfunction!(index_select, m)?)?;
+    m.add_function(wrap_pyfunction!(scatter_add, m)?)?;
+    m.add_function(wrap_pyfunction!(scatter, m)?)?;
+    m.add_function(wrap_pyfunction!(masked_fill, m)?)?;
+    m.add_function(wrap_pyfunction!(masked_select, m)?)?;
+    m.add_function(wrap_pyfunction!(take, m)?)?;
+    m.add_function(wrap_pyfunction!(index_put, m)?)?;
+    m.add_function(wrap_pyfunction!(nonzero, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! `nn.functional.linear` and the losses, in `_C._nn` with torch's
+//! signatures (legacy `size_average`/`reduce` included).
+
+use crate::ops::loss::{self, Reduction};
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::Tensor;
+use pyo3::prelude::*;
+
+/// The reduction, from `reduction=` or torch's legacy `size_average` and
+/// `reduce` flags (which win when either is given).
+fn reduction(
+    size_average: Option<bool>,
+    reduce: Option<bool>,
+    reduction: &str,
+) -> PyResult<Reduction> {
+    if size_average.is_none() && reduce.is_none() {
+        return Ok(Reduction::parse(reduction)?);
+    }
+    Ok(
+        match (reduce.unwrap_or(true), size_average.unwrap_or(true)) {
+            (false, _) => Reduction::None,
+            (true, true) => Reduction::Mean,
+            (true, false) => Reduction::Sum,
+        },
+    )
+}
+
+fn opt(t: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
+    t.as_ref().map(|t| t.inner.clone())
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias=None))]
+fn linear(
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+) -> PyResult<PyTensor> {
+    Ok(wrap(loss::linear(
+        &input.inner,
+        &weight.inner,
+        opt(&bias).as_ref(),
+    )?))
+}
+
+/// Losses of (input, target, size_average, reduce, reduction).
+macro_rules! pointwise_losses {
+    ($($name:ident),*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean"))]
+        fn $name(
+            input: PyRef<'_, PyTensor>,
+            target: PyRef<'_, PyTensor>,
+            size_average: Option<bool>,
+            reduce: Option<bool>,
+            reduction: &str,
+        ) -> PyResult<PyTensor> {
+            let r = self::reduction(size_average, reduce, reduction)?;
+            Ok(wrap(loss::$name(&input.inner, &target.inner, r)?))
+        }
+    )*};
+}
+pointwise_losses!(mse_loss, l1_loss);
+
+#[pyfunction]
+#[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean", beta=1.0))]
+fn smooth_l1_loss(
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    size_average: Option<bool>,
+    reduce: Option<bool>,
+    reduction: &str,
+    beta: f64,
+) -> PyResult<PyTensor> {
+    let r = self::reduction(size_average, reduce, reduction)?;
+    Ok(wrap(loss::smooth_l1_loss(
+        &input.inner,
+        &target.inner,
+        r,
+        beta,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, target, reduction="mean", delta=1.0))]
+fn huber_loss(
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    reduction: &str,
+    delta: f64,
+) -> PyResult<PyTensor> {
+    let r = Reduction::parse(reduction)?;
+    Ok(wrap(loss::huber_loss(
+        &input.inner,
+        &target.inner,
+        r,
+        delta,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean"))]
+fn binary_cross_entropy(
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    size_average: Option<bool>,
+    reduce: Option<bool>,
+    reduction: &str,
+) -> PyResult<PyTensor> {
+    let r = self::reduction(size_average, reduce, reduction)?;
+    let w = opt(&weight);
+    Ok(wrap(loss::binary_cross_entropy(
+        &input.inner,
+        &target.inner,
+        w.as_ref(),
+        r,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None))]
+#[allow(clippy::too_many_arguments)]
+fn binary_cross_entropy_with_logits(
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    size_average: Option<bool>,
+    reduce: Option<bool>,
+    reduction: &str,
+    pos_weight: Option<PyRef<'_, PyTensor>>,
+) -> PyResult<PyTensor> {
+    let r = self::reduction(size_average, reduce, reduction)?;
+    let (w, p) = (opt(&weight), opt(&pos_weight));
+    Ok(wrap(loss::binary_cross_entropy_with_logits(
+        &input.inner,
+        &target.inner,
+        w.as_ref(),
+        r,
+        p.as_ref(),
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"))]
+#[allow(clippy::too_many_arguments)]
+fn nll_loss(
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    size_average: Option<bool>,
+    ignore_index: i64,
+    reduce: Option<bool>,
+    reduction: &str,
+) -> PyResult<PyTensor> {
+    let r = self::reduction(size_average, reduce, reduction)?;
+    let w = opt(&weight);
+    Ok(wrap(loss::nll_loss(
+        &input.inner,
+        &target.inner,
+        w.as_ref(),
+        ignore_index,
+        r,
+    )?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0))]
+#[allow(clippy::too_many_arguments)]
+fn cross_entropy(
+    input: PyRef<'_, PyTensor>,
+    target: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    size_average: Option<bool>,
+    ignore_index: i64,
+    reduce: Option<bool>,
+    reduction: &str,
+    label_smoothing: f64,
+) -> PyResult<PyTensor> {
+    let r = self::reduction(size_average, reduce, reduction)?;
+    let w = opt(&weight);
+    Ok(wrap(loss::cross_entropy(
+        &input.inner,
+        &target.inner,
+        w.as_ref(),
+        ignore_index,
+        r,
+        label_smoothing,
+    )?))
+}
+
+/// Adds the functions to `_C._nn` (made by `ops_pointwise::register`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
+    for f in [
+        wrap_pyfunction!(linear, &nn)?,
+        wrap_pyfunction!(mse_loss, &nn)?,
+        wrap_pyfunction!(l1_loss, &nn)?,
+        wrap_pyfunction!(smooth_l1_loss, &nn)?,
+        wrap_pyfunction!(huber_loss, &nn)?,
+        wrap_pyfunction!(binary_cross_entropy, &nn)?,
+        wrap_pyfunction!(binary_cross_entropy_with_logits, &nn)?,
+        wrap_pyfunction!(nll_loss, &nn)?,
+        wrap_pyfunction!(cross_entropy, &nn)?,
+    ] {
+        nn.add_function(f)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! `_C._nn.layer_norm`, `batch_norm`, `embedding` and the BatchNorm
+//! module's forward (`crate::ops::normalization`).
+
+use crate::ops::normalization::batch_norm_module;
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::Tensor;
+use pyo3::exceptions::PyNotImplementedError;
+use pyo3::prelude::*;
+
+type Opt<'py> = Option<PyRef<'py, PyTensor>>;
+
+fn inner<'a>(t: &'a Opt<'_>) -> Option<&'a Tensor> {
+    t.as_ref().map(|t| &t.inner)
+}
+
+/// A shape given as an int or a sequence of ints.
+fn shape_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    match obj.extract::<usize>() {
+        Ok(n) => Ok(vec![n]),
+        Err(_) => obj.extract(),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
+fn layer_norm(
+    input: PyRef<'_, PyTensor>,
+    normalized_shape: &Bound<'_, PyAny>,
+    weight: Opt<'_>,
+    bias: Opt<'_>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let shape = shape_of(normalized_shape)?;
+    let y = input
+        .inner
+        .layer_norm(&shape, inner(&weight), inner(&bias), eps)?;
+    Ok(wrap(y))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, num_groups, weight=None, bias=None, eps=1e-5))]
+fn group_norm(
+    input: PyRef<'_, PyTensor>,
+    num_groups: i64,
+    weight: Opt<'_>,
+    bias: Opt<'_>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let y = input
+        .inner
+        .group_norm(num_groups, inner(&weight), inner(&bias), eps)?;
+    Ok(wrap(y))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, running_mean, running_var, weight=None, bias=None, training=false, momentum=0.1, eps=1e-5))]
+#[allow(clippy::too_many_arguments)]
+fn batch_norm(
+    input: PyRef<'_, PyTensor>,
+    running_mean: Opt<'_>,
+    running_var: Opt<'_>,
+    weight: Opt<'_>,
+    bias: Opt<'_>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let y = input.inner.batch_norm(
+        inner(&running_mean),
+        inner(&running_var),
+        inner(&weight),
+        inner(&bias),
+        training,
+        momentum,
+        eps,
+    )?;
+    Ok(wrap(y))
+}
+
+/// nn.BatchNorm's forward (see `batch_norm_module`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _batch_norm_module(
+    input: PyRef<'_, PyTensor>,
+    running_mean: Opt<'_>,
+    running_var: Opt<'_>,
+    num_batches_tracked: Opt<'_>,
+    weight: Opt<'_>,
+    bias: Opt<'_>,
+    training: bool,
+    track_running_stats: bool,
+    momentum: Option<f64>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let y = batch_norm_module(
+        &input.inner,
+        inner(&running_mean),
+        inner(&running_var),
+        inner(&num_batches_tracked),
+        inner(&weight),
+        inner(&bias),
+        training,
+        track_running_stats,
+        momentum,
+        eps,
+    )?;
+    Ok(wrap(y))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=false, sparse=false))]
+fn embedding(
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    padding_idx: Option<i64>,
+    max_norm: Option<f64>,
+    norm_type: f64,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> PyResult<PyTensor> {
+    let _ = norm_type;
+    if max_norm.is_some() || scale_grad_by_freq || sparse {
+        return Err(PyNotImplementedError::new_err(
+            "ferrograd: embedding's max_norm, scale_grad_by_freq and sparse are not supported",
+        ));
+    }
+    Ok(wrap(input.inner.embedding(&weight.inner, padding_idx)?))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
+    nn.add_function(wrap_pyfunction!(layer_norm, &nn)?)?;
+    nn.add_function(wrap_pyfunction!(group_norm, &nn)?)?;
+    nn.add_function(wrap_pyfunction!(batch_norm, &nn)?)?;
+    nn.add_function(wrap_pyfunction!(_batch_norm_module, &nn)?)?;
+    nn.add_function(wrap_pyfunction!(embedding, &nn)?)
+}

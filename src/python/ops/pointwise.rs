@@ -1,0 +1,565 @@
+//! Pointwise ops from Python: Tensor methods, operators (`**`, `abs()`,
+//! comparisons, `& | ^ ~`) and module functions (`ferrograd.exp(x)`, ...).
+
+use crate::python::core::bind::bind_unary;
+use crate::python::core::tensor::{as_scalar, operator, tensor_or_scalar, wrap, PyTensor};
+use crate::tensor::Scalar;
+use crate::{DType, Tensor};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// A clamp bound: absent, a Python number or a tensor.
+enum ClampBound {
+    None,
+    Scalar(Scalar),
+    Tensor(Tensor),
+}
+
+fn bound_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<ClampBound> {
+    let Some(o) = obj else {
+        return Ok(ClampBound::None);
+    };
+    if o.is_none() {
+        return Ok(ClampBound::None);
+    }
+    if let Ok(t) = o.cast::<PyTensor>() {
+        return Ok(ClampBound::Tensor(t.borrow().inner.clone()));
+    }
+    if let Some(s) = as_scalar(o) {
+        return Ok(ClampBound::Scalar(s));
+    }
+    Err(PyTypeError::new_err(format!(
+        "clamp(): argument '{}' must be Number or Tensor, not {}",
+        name,
+        o.get_type().name()?
+    )))
+}
+
+/// torch.clamp's dispatch: all-number bounds use the scalar overload, any
+/// tensor bound the tensor overload (numbers wrapped against `x`).
+fn clamp_impl(
+    x: &Tensor,
+    min: Option<&Bound<'_, PyAny>>,
+    max: Option<&Bound<'_, PyAny>>,
+    inplace: bool,
+) -> PyResult<Option<Tensor>> {
+    let (lo, hi) = (bound_arg(min, "min")?, bound_arg(max, "max")?);
+    let scalar = |b: &ClampBound| match b {
+        ClampBound::Scalar(s) => Some(*s),
+        _ => None,
+    };
+    let any_tensor = matches!(lo, ClampBound::Tensor(_)) || matches!(hi, ClampBound::Tensor(_));
+    if !any_tensor {
+        let (lo, hi) = (scalar(&lo), scalar(&hi));
+        return Ok(if inplace {
+            x.clamp_(lo, hi)?;
+            None
+        } else {
+            Some(x.clamp(lo, hi)?)
+        });
+    }
+    let as_tensor = |b: ClampBound| match b {
+        ClampBound::None => None,
+        ClampBound::Scalar(s) => Some(x.wrap_scalar(s)),
+        ClampBound::Tensor(t) => Some(t),
+    };
+    let (lo, hi) = (as_tensor(lo), as_tensor(hi));
+    Ok(if inplace {
+        x.clamp_tensor_(lo.as_ref(), hi.as_ref())?;
+        None
+    } else {
+        Some(x.clamp_tensor(lo.as_ref(), hi.as_ref())?)
+    })
+}
+
+/// `base ** exponent` where either side may be a Python number.
+fn pow_any(base: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(b) = base.cast::<PyTensor>() {
+        let b = b.borrow().inner.clone();
+        if let Some(e) = as_scalar(exponent) {
+            return Ok(b.pow_scalar(e)?);
+        }
+        return Ok(b.pow(&tensor_or_scalar(exponent, &b)?)?);
+    }
+    let e = exponent
+        .cast::<PyTensor>()
+        .map_err(|_| PyTypeError::new_err("pow() received an invalid combination of arguments"))?;
+    let e = e.borrow().inner.clone();
+    match as_scalar(base) {
+        Some(b) => Ok(Tensor::scalar_pow(b, &e)?),
+        None => Err(PyTypeError::new_err(format!(
+            "pow(): argument 'self' must be Number or Tensor, not {}",
+            base.get_type().name()?
+        ))),
+    }
+}
+
+/// Whether an operator takes `obj` as its other operand (a tensor or a
+/// Python number); for anything else it returns NotImplemented.
+fn is_operand(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyTensor>() || as_scalar(obj).is_some()
+}
+
+/// A tensor argument that must be a Tensor (torch's `Tensor other`).
+fn tensor_arg(obj: &Bound<'_, PyAny>, fname: &str, arg: &str, pos: usize) -> PyResult<Tensor> {
+    match obj.cast::<PyTensor>() {
+        Ok(t) => Ok(t.borrow().inner.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{}(): argument '{}' (position {}) must be Tensor, not {}",
+            fname,
+            arg,
+            pos,
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+/// torch.where's operands: tensors, or numbers wrapped against the other
+/// operand (two numbers give their own default dtype).
+fn where_impl(cond: &Tensor, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let tx = x.cast::<PyTensor>().ok().map(|t| t.borrow().inner.clone());
+    let ty = y.cast::<PyTensor>().ok().map(|t| t.borrow().inner.clone());
+    let (a, b) = match (tx, ty) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) => {
+            let b = tensor_or_scalar(y, &a)?;
+            (a, b)
+        }
+        (None, Some(b)) => (tensor_or_scalar(x, &b)?, b),
+        (None, None) => {
+            let (sx, sy) = match (as_scalar(x), as_scalar(y)) {
+                (Some(sx), Some(sy)) => (sx, sy),
+                _ => {
+                    return Err(PyTypeError::new_err(
+                        "where(): argument 'input' and 'other' must be Tensor or Number",
+                    ))
+                }
+            };
+            let dt = DType::promote(sx.dtype(), sy.dtype());
+            (Tensor::scalar(sx, dt), Tensor::scalar(sy, dt))
+        }
+    };
+    Ok(Tensor::where_cond(cond, &a, &b)?)
+}
+
+bind_unary! { logical_fns, register_logical:
+    /// Elementwise logical NOT (a bool tensor).
+    logical_not, logical_not_ => logical_not, logical_not_;
+    /// Elementwise bitwise NOT of an integer or bool tensor.
+    bitwise_not, bitwise_not_ => bitwise_not, bitwise_not_;
+}
+
+/// Methods and module functions with no argument and no in-place form.
+macro_rules! predicates {
+    ($($name:ident),*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(fn $name(&self) -> PyResult<PyTensor> {
+                Ok(wrap(self.inner.$name()?))
+            })*
+        }
+        mod predicate_fns {
+            use super::*;
+            $(#[pyfunction]
+            pub fn $name(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+                input.$name()
+            })*
+        }
+        fn register_predicates(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add_function(wrap_pyfunction!(predicate_fns::$name, m)?)?;)*
+            Ok(())
+        }
+    };
+}
+predicates!(isnan, isinf, isfinite);
+
+/// Methods taking one operand (tensor or number), and in-place forms.
+macro_rules! binary_methods {
+    ($($name:ident => $op:ident),* ; $($iname:ident => $iop:ident),*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    Ok(wrap(self.inner.$op(&tensor_or_scalar(other, &self.inner)?)?))
+                }
+            )*
+            $(
+                fn $iname<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+                    let o = tensor_or_scalar(other, &slf.inner)?;
+                    slf.inner.$iop(&o)?;
+                    Ok(slf)
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    eq => eq, ne => ne, lt => lt, le => le, gt => gt, ge => ge,
+    greater => gt, greater_equal => ge, less => lt, less_equal => le, not_equal => ne,
+    logical_and => logical_and, logical_or => logical_or, logical_xor => logical_xor,
+    bitwise_and => bitwise_and, bitwise_or => bitwise_or, bitwise_xor => bitwise_xor;
+    eq_ => eq_, ne_ => ne_, lt_ => lt_, le_ => le_, gt_ => gt_, ge_ => ge_,
+    greater_ => gt_, greater_equal_ => ge_, less_ => lt_, less_equal_ => le_, not_equal_ => ne_,
+    logical_and_ => logical_and_, logical_or_ => logical_or_, logical_xor_ => logical_xor_,
+    bitwise_and_ => bitwise_and_, bitwise_or_ => bitwise_or_, bitwise_xor_ => bitwise_xor_
+}
+
+#[pymethods]
+impl PyTensor {
+    fn pow(slf: &Bound<'_, Self>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(pow_any(slf.as_any(), exponent)?))
+    }
+    fn pow_<'py>(
+        slf: PyRef<'py, Self>,
+        exponent: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        match as_scalar(exponent) {
+            Some(e) => slf.inner.pow_scalar_(e)?,
+            None => {
+                let e = tensor_or_scalar(exponent, &slf.inner)?;
+                slf.inner.pow_(&e)?
+            }
+        }
+        Ok(slf)
+    }
+    fn maximum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let o = tensor_arg(other, "maximum", "other", 1)?;
+        Ok(wrap(self.inner.maximum(&o)?))
+    }
+    fn minimum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let o = tensor_arg(other, "minimum", "other", 1)?;
+        Ok(wrap(self.inner.minimum(&o)?))
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(clamp_impl(&self.inner, min, max, false)?.unwrap()))
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.clamp(min, max)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp_<'py>(
+        slf: PyRef<'py, Self>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        clamp_impl(&slf.inner, min, max, true)?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip_<'py>(
+        slf: PyRef<'py, Self>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        clamp_impl(&slf.inner, min, max, true)?;
+        Ok(slf)
+    }
+    fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(match as_scalar(min) {
+            Some(s) => self.inner.clamp_min(s)?,
+            None => self
+                .inner
+                .clamp_min_tensor(&tensor_or_scalar(min, &self.inner)?)?,
+        }))
+    }
+    fn clamp_max(&self, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(match as_scalar(max) {
+            Some(s) => self.inner.clamp_max(s)?,
+            None => self
+                .inner
+                .clamp_max_tensor(&tensor_or_scalar(max, &self.inner)?)?,
+        }))
+    }
+    fn clamp_min_<'py>(
+        slf: PyRef<'py, Self>,
+        min: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        clamp_impl(&slf.inner, Some(min), None, true)?;
+        Ok(slf)
+    }
+    fn clamp_max_<'py>(
+        slf: PyRef<'py, Self>,
+        max: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        clamp_impl(&slf.inner, None, Some(max), true)?;
+        Ok(slf)
+    }
+    /// `self.where(condition, other)` is `where(condition, self, other)`.
+    #[pyo3(name = "where")]
+    fn where_method(
+        slf: &Bound<'_, Self>,
+        condition: PyRef<'_, PyTensor>,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(where_impl(&condition.inner, slf.as_any(), other)?))
+    }
+
+    // ----- operators -----
+
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if !is_operand(other) {
+            return Ok(slf.py().NotImplemented());
+        }
+        Ok(Py::new(slf.py(), wrap(pow_any(slf.as_any(), other)?))?.into_any())
+    }
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if !is_operand(other) {
+            return Ok(slf.py().NotImplemented());
+        }
+        Ok(Py::new(slf.py(), wrap(pow_any(other, slf.as_any())?))?.into_any())
+    }
+    fn __ipow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        match as_scalar(other) {
+            Some(e) => self.inner.pow_scalar_(e)?,
+            None => self.inner.pow_(&tensor_or_scalar(other, &self.inner)?)?,
+        }
+        Ok(())
+    }
+    fn __abs__(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.abs()?))
+    }
+    fn __invert__(&self) -> PyResult<PyTensor> {
+        if self.inner.dtype().is_floating() {
+            return Err(PyTypeError::new_err(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+            ));
+        }
+        Ok(wrap(self.inner.bitwise_not()?))
+    }
+    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::bitwise_and)
+    }
+    fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::bitwise_and)
+    }
+    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::bitwise_or)
+    }
+    fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::bitwise_or)
+    }
+    fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::bitwise_xor)
+    }
+    fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::bitwise_xor)
+    }
+    fn __iand__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Ok(self
+            .inner
+            .bitwise_and_(&tensor_or_scalar(other, &self.inner)?)?)
+    }
+    fn __ior__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Ok(self
+            .inner
+            .bitwise_or_(&tensor_or_scalar(other, &self.inner)?)?)
+    }
+    fn __ixor__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Ok(self
+            .inner
+            .bitwise_xor_(&tensor_or_scalar(other, &self.inner)?)?)
+    }
+
+    // Rich comparisons: a tensor or a number compares elementwise; anything
+    // else is NotImplemented (so `t == None` is False, as in torch). `==`
+    // (only it, as in torch) also compares with a NumPy array elementwise.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if crate::python::core::numpy::is_ndarray(other) {
+            let o = crate::python::core::numpy::tensor_from_ndarray(other, None)?;
+            return Ok(Py::new(py, wrap(self.inner.eq(&o)?))?.into_any());
+        }
+        operator(py, &self.inner, other, false, Tensor::eq)
+    }
+    fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::ne)
+    }
+    fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::lt)
+    }
+    fn __le__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::le)
+    }
+    fn __gt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::gt)
+    }
+    fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::ge)
+    }
+    /// Hashable by identity, as torch tensors are (defining `__eq__` would
+    /// otherwise make the class unhashable).
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+}
+
+/// Module functions of two operands (tensor first, then tensor or number).
+macro_rules! binary_functions {
+    ($modname:ident, $register:ident: $($name:ident => $op:ident),*) => {
+        mod $modname {
+            use super::*;
+            $(
+                #[pyfunction]
+                pub fn $name(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    Ok(wrap(input.inner.$op(&tensor_or_scalar(other, &input.inner)?)?))
+                }
+            )*
+        }
+        fn $register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($modname::$name, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+binary_functions! { binary_fns, register_binary:
+    eq => eq, ne => ne, lt => lt, le => le, gt => gt, ge => ge,
+    greater => gt, greater_equal => ge, less => lt, less_equal => le, not_equal => ne,
+    logical_and => logical_and, logical_or => logical_or, logical_xor => logical_xor,
+    bitwise_and => bitwise_and, bitwise_or => bitwise_or, bitwise_xor => bitwise_xor
+}
+
+mod other_fns {
+    use super::*;
+
+    #[pyfunction]
+    pub fn pow(input: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(pow_any(input, exponent)?))
+    }
+    #[pyfunction]
+    pub fn maximum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let o = tensor_arg(other, "maximum", "other", 2)?;
+        Ok(wrap(input.inner.maximum(&o)?))
+    }
+    #[pyfunction]
+    pub fn minimum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let o = tensor_arg(other, "minimum", "other", 2)?;
+        Ok(wrap(input.inner.minimum(&o)?))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, min=None, max=None))]
+    pub fn clamp(
+        input: PyRef<'_, PyTensor>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(clamp_impl(&input.inner, min, max, false)?.unwrap()))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, min=None, max=None))]
+    pub fn clip(
+        input: PyRef<'_, PyTensor>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        clamp(input, min, max)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, min=None, max=None))]
+    pub fn clamp_<'py>(
+        input: PyRef<'py, PyTensor>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&input.inner, min, max, true)?;
+        Ok(input)
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, min=None, max=None))]
+    pub fn clip_<'py>(
+        input: PyRef<'py, PyTensor>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_(input, min, max)
+    }
+    #[pyfunction]
+    pub fn clamp_min(input: PyRef<'_, PyTensor>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        input.clamp_min(min)
+    }
+    #[pyfunction]
+    pub fn clamp_max(input: PyRef<'_, PyTensor>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        input.clamp_max(max)
+    }
+    #[pyfunction]
+    pub fn clamp_min_<'py>(
+        input: PyRef<'py, PyTensor>,
+        min: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&input.inner, Some(min), None, true)?;
+        Ok(input)
+    }
+    #[pyfunction]
+    pub fn clamp_max_<'py>(
+        input: PyRef<'py, PyTensor>,
+        max: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&input.inner, None, Some(max), true)?;
+        Ok(input)
+    }
+    /// `where(condition, input, other)`; numbers allowed for input/other.
+    /// `where(condition)` is `condition.nonzero(as_tuple=True)`.
+    #[pyfunction]
+    #[pyo3(name = "where", signature = (condition, input=None, other=None))]
+    pub fn where_fn<'py>(
+        condition: &Bound<'py, PyTensor>,
+        input: Option<&Bound<'py, PyAny>>,
+        other: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match (input, other) {
+            (Some(x), Some(y)) => {
+                let c = condition.borrow().inner.clone();
+                Ok(Bound::new(condition.py(), wrap(where_impl(&c, x, y)?))?.into_any())
+            }
+            (None, None) => {
+                let kw = pyo3::types::PyDict::new(condition.py());
+                kw.set_item("as_tuple", true)?;
+                condition.call_method("nonzero", (), Some(&kw))
+            }
+            _ => Err(PyTypeError::new_err(
+                "where() missing required argument: both 'input' and 'other' must be given",
+            )),
+        }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_logical(m)?;
+    register_predicates(m)?;
+    register_binary(m)?;
+    m.add_function(wrap_pyfunction!(other_fns::pow, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::maximum, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::minimum, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clamp, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clip, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clamp_, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clip_, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clamp_min, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clamp_max, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clamp_min_, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::clamp_max_, m)?)?;
+    m.add_function(wrap_pyfunction!(other_fns::where_fn, m)?)?;
+    Ok(())
+}

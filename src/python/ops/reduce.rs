@@ -1,0 +1,562 @@
+//! Reductions, scans and the softmax family: Tensor methods and module
+//! functions with torch's signatures. Argument parsing only; the math is in
+//! `ops::reduce` / `ops::softmax`.
+
+use crate::python::core::dtype::PyDType;
+use crate::python::core::tensor::{wrap, PyTensor};
+use crate::{DType, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
+
+fn dt(d: Option<PyDType>) -> Option<DType> {
+    d.map(|d| d.dtype)
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
+/// `dim=` as an int or a sequence of ints (None: all dims).
+pub(crate) fn dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+    if let Some(d) = dim {
+        if d.is_instance_of::<PyBool>() {
+            return Err(PyTypeError::new_err(
+                "dim must be an int or a tuple of ints, not bool",
+            ));
+        }
+    }
+    crate::python::core::args::dims_arg(dim)
+}
+
+// ----- torch.return_types -----
+
+static RETURN_TYPES: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// The `return_types` namespace: namedtuples `max`, `min`, `sort`, `topk`
+/// and `kthvalue` with fields `values` and `indices` (torch.return_types.max
+/// & co).
+fn return_types(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    let m = RETURN_TYPES.get_or_try_init(py, || -> PyResult<Py<PyModule>> {
+        let m = PyModule::new(py, "return_types")?;
+        let namedtuple = py.import("collections")?.getattr("namedtuple")?;
+        for name in ["max", "min", "sort", "topk", "kthvalue"] {
+            let kwargs = pyo3::types::PyDict::new(py);
+            kwargs.set_item("module", "ferrograd.return_types")?;
+            let cls = namedtuple.call((name, ("values", "indices")), Some(&kwargs))?;
+            m.add(name, cls)?;
+        }
+        Ok(m.unbind())
+    })?;
+    Ok(m.bind(py))
+}
+
+pub(crate) fn values_indices<'py>(
+    py: Python<'py>,
+    kind: &str,
+    (v, i): (Tensor, Tensor),
+) -> PyResult<Bound<'py, PyAny>> {
+    let cls = return_types(py)?.getattr(kind)?.cast_into::<PyType>()?;
+    cls.call1((wrap(v), wrap(i)))
+}
+
+/// max/min: no dim (full reduction), a dim (values, indices), or another
+/// tensor (elementwise maximum/minimum, if that op is available).
+fn max_min<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    t: &Tensor,
+    dim: Option<&Bound<'py, PyAny>>,
+    keepdim: Option<bool>,
+    want_max: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kind = if want_max { "max" } else { "min" };
+    let bad = |got: String| {
+        PyTypeError::new_err(format!(
+            "{kind}() received an invalid combination of arguments - got ({got}), but expected one of:\n * ()\n * (Tensor other)\n * (int dim, bool keepdim = False)"
+        ))
+    };
+    let Some(d) = dim.filter(|d| !d.is_none()) else {
+        if keepdim.is_some() {
+            return Err(bad("keepdim=bool".into()));
+        }
+        let r = if want_max { t.max()? } else { t.min()? };
+        return Ok(wrap(r).into_pyobject(py)?.into_any());
+    };
+    if d.cast::<PyTensor>().is_ok() {
+        if keepdim.is_some() {
+            return Err(bad("Tensor, keepdim=bool".into()));
+        }
+        let method = if want_max { "maximum" } else { "minimum" };
+        if !input.hasattr(method)? {
+            return Err(bad("Tensor".into()));
+        }
+        return input.call_method1(method, (d,));
+    }
+    if d.is_instance_of::<PyBool>() || !d.is_instance_of::<PyInt>() {
+        return Err(bad(type_name(d)));
+    }
+    let dim: i64 = d.extract()?;
+    let keepdim = keepdim.unwrap_or(false);
+    let r = if want_max {
+        t.max_dim(dim, keepdim)?
+    } else {
+        t.min_dim(dim, keepdim)?
+    };
+    values_indices(py, kind, r)
+}
+
+/// The correction of var/std from torch's overloads: `unbiased` (bool) or
+/// `correction` (number), not both; default 1.
+fn correction_arg(
+    op: &str,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<f64> {
+    let unbiased = unbiased.filter(|u| !u.is_none());
+    let correction = correction.filter(|c| !c.is_none());
+    match (unbiased, correction) {
+        (Some(_), Some(_)) => Err(PyTypeError::new_err(format!(
+            "{op}() received an invalid combination of arguments - got (unbiased=bool, correction=Number), but expected one of:\n * (tuple of ints dim, bool unbiased = True, bool keepdim = False)\n * (tuple of ints dim = None, *, Number correction = None, bool keepdim = False)"
+        ))),
+        (Some(u), None) => {
+            if !u.is_instance_of::<PyBool>() {
+                return Err(PyTypeError::new_err(format!(
+                    "{op}(): argument 'unbiased' must be bool, not {}",
+                    type_name(u)
+                )));
+            }
+            Ok(if u.extract::<bool>()? { 1.0 } else { 0.0 })
+        }
+        (None, Some(c)) => {
+            if !(c.is_instance_of::<PyInt>() || c.is_instance_of::<PyFloat>()) {
+                return Err(PyTypeError::new_err(format!(
+                    "{op}(): argument 'correction' must be Number, not {}",
+                    type_name(c)
+                )));
+            }
+            c.extract::<f64>()
+        }
+        (None, None) => Ok(1.0),
+    }
+}
+
+fn var_std(
+    t: &Tensor,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+    sqrt: bool,
+) -> PyResult<PyTensor> {
+    let op = if sqrt { "std" } else { "var" };
+    // `x.var(False)`: the legacy overload whose first argument is `unbiased`.
+    let (dim, unbiased) = match dim {
+        Some(d) if d.is_instance_of::<PyBool>() && unbiased.is_none() => (None, Some(d)),
+        _ => (dim, unbiased),
+    };
+    let c = correction_arg(op, unbiased, correction)?;
+    let dims = dims(dim)?;
+    Ok(wrap(if sqrt {
+        t.std(&dims, c, keepdim)?
+    } else {
+        t.var(&dims, c, keepdim)?
+    }))
+}
+
+/// The order of `norm`: a number, 'fro' (2 over at most 2 dims) or 'nuc'.
+fn norm_order(p: Option<&Bound<'_, PyAny>>, dims: &[i64]) -> PyResult<f64> {
+    let Some(p) = p.filter(|p| !p.is_none()) else {
+        return fro(dims);
+    };
+    if p.is_instance_of::<PyString>() {
+        let s: String = p.extract()?;
+        return match s.as_str() {
+            "fro" => fro(dims),
+            "nuc" => Err(PyRuntimeError::new_err(
+                "ferrograd: the nuclear norm (p='nuc') is not supported",
+            )),
+            _ => Err(PyRuntimeError::new_err(format!(
+                "linalg.matrix_norm: Order {s} not supported."
+            ))),
+        };
+    }
+    if p.is_instance_of::<PyInt>() || p.is_instance_of::<PyFloat>() {
+        return p.extract::<f64>();
+    }
+    Err(PyTypeError::new_err(format!(
+        "norm(): argument 'p' must be Number or str, not {}",
+        type_name(p)
+    )))
+}
+
+fn fro(dims: &[i64]) -> PyResult<f64> {
+    if dims.len() > 2 {
+        let got: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+        return Err(PyRuntimeError::new_err(format!(
+            "linalg.matrix_norm: dim must be a 2-tuple. Got {}",
+            got.join(" ")
+        )));
+    }
+    Ok(2.0)
+}
+
+fn norm(
+    t: &Tensor,
+    p: Option<&Bound<'_, PyAny>>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    dtype: Option<PyDType>,
+) -> PyResult<PyTensor> {
+    let dims = dims(dim)?;
+    let p = norm_order(p, &dims)?;
+    Ok(wrap(t.norm(p, &dims, keepdim, dt(dtype))?))
+}
+
+fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+    Ok(wrap(match dim {
+        None => t.prod(dt(dtype))?,
+        Some(d) => t.prod_dim(d, keepdim, dt(dtype))?,
+    }))
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn sum(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.sum_dims(
+            &dims(dim)?,
+            keepdim,
+            dt(dtype),
+        )?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn mean(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.mean_dims(
+            &dims(dim)?,
+            keepdim,
+            dt(dtype),
+        )?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn prod(&self, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+        prod(&self.inner, dim, keepdim, dtype)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.amax(&dims(dim)?, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.amin(&dims(dim)?, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=None))]
+    fn max<'py>(
+        slf: &Bound<'py, Self>,
+        dim: Option<&Bound<'py, PyAny>>,
+        keepdim: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.clone();
+        max_min(slf.py(), slf.as_any(), &t, dim, keepdim, true)
+    }
+    #[pyo3(signature = (dim=None, keepdim=None))]
+    fn min<'py>(
+        slf: &Bound<'py, Self>,
+        dim: Option<&Bound<'py, PyAny>>,
+        keepdim: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.clone();
+        max_min(slf.py(), slf.as_any(), &t, dim, keepdim, false)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmax(&self, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.argmax(dim, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmin(&self, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.argmin(dim, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn var(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        var_std(&self.inner, dim, unbiased, keepdim, correction, false)
+    }
+    #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn std(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        var_std(&self.inner, dim, unbiased, keepdim, correction, true)
+    }
+    #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
+    fn norm(
+        &self,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        norm(&self.inner, p, dim, keepdim, dtype)
+    }
+    #[pyo3(signature = (dim, keepdim=false))]
+    fn logsumexp(&self, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.logsumexp(&dims(Some(dim))?, keepdim)?))
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumsum(&self, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.cumsum(dim, dt(dtype))?))
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn softmax(&self, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.softmax(dim, dt(dtype))?))
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn log_softmax(&self, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.log_softmax(dim, dt(dtype))?))
+    }
+}
+
+/// var_mean / std_mean: (var or std, mean) over the same dims.
+fn spread_mean(
+    t: &Tensor,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+    sqrt: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let spread = var_std(t, dim, unbiased, keepdim, correction, sqrt)?;
+    let mean_dims = match dim {
+        Some(d) if d.is_instance_of::<PyBool>() => vec![],
+        _ => dims(dim)?,
+    };
+    Ok((spread, wrap(t.mean_dims(&mean_dims, keepdim, None)?)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+fn var_mean(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+fn std_mean(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
+}
+
+// ----- module functions (torch.sum(input, ...)) -----
+
+#[pyfunction(name = "sum")]
+#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
+fn sum_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    dtype: Option<PyDType>,
+) -> PyResult<PyTensor> {
+    input.sum(dim, keepdim, dtype)
+}
+
+#[pyfunction(name = "mean")]
+#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
+fn mean_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    dtype: Option<PyDType>,
+) -> PyResult<PyTensor> {
+    input.mean(dim, keepdim, dtype)
+}
+
+#[pyfunction(name = "prod")]
+#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
+fn prod_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<i64>,
+    keepdim: bool,
+    dtype: Option<PyDType>,
+) -> PyResult<PyTensor> {
+    prod(&input.inner, dim, keepdim, dtype)
+}
+
+#[pyfunction(name = "amax")]
+#[pyo3(signature = (input, dim=None, keepdim=false))]
+fn amax_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+) -> PyResult<PyTensor> {
+    input.amax(dim, keepdim)
+}
+
+#[pyfunction(name = "amin")]
+#[pyo3(signature = (input, dim=None, keepdim=false))]
+fn amin_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+) -> PyResult<PyTensor> {
+    input.amin(dim, keepdim)
+}
+
+#[pyfunction(name = "max")]
+#[pyo3(signature = (input, dim=None, keepdim=None))]
+fn max_fn<'py>(
+    input: &Bound<'py, PyTensor>,
+    dim: Option<&Bound<'py, PyAny>>,
+    keepdim: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    PyTensor::max(input, dim, keepdim)
+}
+
+#[pyfunction(name = "min")]
+#[pyo3(signature = (input, dim=None, keepdim=None))]
+fn min_fn<'py>(
+    input: &Bound<'py, PyTensor>,
+    dim: Option<&Bound<'py, PyAny>>,
+    keepdim: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    PyTensor::min(input, dim, keepdim)
+}
+
+#[pyfunction(name = "argmax")]
+#[pyo3(signature = (input, dim=None, keepdim=false))]
+fn argmax_fn(input: PyRef<'_, PyTensor>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
+    input.argmax(dim, keepdim)
+}
+
+#[pyfunction(name = "argmin")]
+#[pyo3(signature = (input, dim=None, keepdim=false))]
+fn argmin_fn(input: PyRef<'_, PyTensor>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
+    input.argmin(dim, keepdim)
+}
+
+#[pyfunction(name = "var")]
+#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+fn var_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    var_std(&input.inner, dim, unbiased, keepdim, correction, false)
+}
+
+#[pyfunction(name = "std")]
+#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+fn std_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    correction: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    var_std(&input.inner, dim, unbiased, keepdim, correction, true)
+}
+
+#[pyfunction(name = "norm")]
+#[pyo3(signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
+fn norm_fn(
+    input: PyRef<'_, PyTensor>,
+    p: Option<&Bound<'_, PyAny>>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<PyDType>,
+) -> PyResult<PyTensor> {
+    if out.is_some_and(|o| !o.is_none()) {
+        return Err(PyTypeError::new_err("norm(): out= is not supported"));
+    }
+    norm(&input.inner, p, dim, keepdim, dtype)
+}
+
+#[pyfunction(name = "logsumexp")]
+#[pyo3(signature = (input, dim, keepdim=false))]
+fn logsumexp_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: &Bound<'_, PyAny>,
+    keepdim: bool,
+) -> PyResult<PyTensor> {
+    input.logsumexp(dim, keepdim)
+}
+
+#[pyfunction(name = "cumsum")]
+#[pyo3(signature = (input, dim, *, dtype=None))]
+fn cumsum_fn(input: PyRef<'_, PyTensor>, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+    input.cumsum(dim, dtype)
+}
+
+#[pyfunction(name = "softmax")]
+#[pyo3(signature = (input, dim, dtype=None))]
+fn softmax_fn(input: PyRef<'_, PyTensor>, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+    input.softmax(dim, dtype)
+}
+
+#[pyfunction(name = "log_softmax")]
+#[pyo3(signature = (input, dim, dtype=None))]
+fn log_softmax_fn(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    dtype: Option<PyDType>,
+) -> PyResult<PyTensor> {
+    input.log_softmax(dim, dtype)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sum_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(mean_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(prod_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(amax_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(amin_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(max_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(min_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(argmax_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(argmin_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(var_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(var_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(std_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(std_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(norm_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(logsumexp_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(cumsum_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(log_softmax_fn, m)?)?;
+    m.add("return_types", return_types(m.py())?)?;
+    Ok(())
+}

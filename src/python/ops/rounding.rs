@@ -1,0 +1,251 @@
+//! Rounding and rounding division: `floor`, `ceil`, `trunc`/`fix`, `round`,
+//! `frac`, `remainder` (`%`), `fmod`, `floor_divide` (`//`), each as a
+//! Tensor method, an in-place method and a module function.
+
+use crate::ops::rounding::RoundingMode;
+use crate::python::core::args::operands;
+use crate::python::core::tensor::{
+    as_scalar, not_an_operand, operator, tensor_or_scalar, wrap, PyTensor,
+};
+use crate::Tensor;
+use pyo3::prelude::*;
+
+/// `remainder`/`fmod` of `a` by `other`: by a Python number (whose node
+/// has only `a`'s input, as torch's `RemainderBackward0`), by a tensor, or
+/// None for anything else.
+fn remainder_like(a: &Tensor, other: &Bound<'_, PyAny>, fmod: bool) -> PyResult<Option<Tensor>> {
+    let r = if let Some(s) = as_scalar(other) {
+        match fmod {
+            true => a.fmod_scalar(s)?,
+            false => a.remainder_scalar(s)?,
+        }
+    } else if let Ok(t) = other.cast::<PyTensor>() {
+        let t = t.borrow().inner.clone();
+        match fmod {
+            true => a.fmod(&t)?,
+            false => a.remainder(&t)?,
+        }
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(r))
+}
+
+/// [`remainder_like`], with torch's TypeError for a foreign operand.
+fn remainder_or_raise(a: &Tensor, other: &Bound<'_, PyAny>, fmod: bool) -> PyResult<Tensor> {
+    match remainder_like(a, other, fmod)? {
+        Some(r) => Ok(r),
+        None => Err(not_an_operand(other)),
+    }
+}
+
+fn mode(rounding_mode: Option<&str>) -> PyResult<Option<RoundingMode>> {
+    Ok(RoundingMode::parse(rounding_mode)?)
+}
+
+#[pymethods]
+impl PyTensor {
+    fn floor(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.floor()?))
+    }
+    fn ceil(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.ceil()?))
+    }
+    fn trunc(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.trunc()?))
+    }
+    fn fix(&self) -> PyResult<PyTensor> {
+        self.trunc()
+    }
+    #[pyo3(signature = (*, decimals=0))]
+    fn round(&self, decimals: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.round(decimals)?))
+    }
+    fn frac(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.frac()?))
+    }
+    fn floor_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.floor_()?;
+        Ok(slf)
+    }
+    fn ceil_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.ceil_()?;
+        Ok(slf)
+    }
+    fn trunc_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.trunc_()?;
+        Ok(slf)
+    }
+    fn fix_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.trunc_()?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (*, decimals=0))]
+    fn round_(slf: PyRef<'_, Self>, decimals: i64) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.round_(decimals)?;
+        Ok(slf)
+    }
+    fn frac_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.frac_()?;
+        Ok(slf)
+    }
+
+    fn remainder(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(remainder_or_raise(&self.inner, other, false)?))
+    }
+    fn fmod(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(remainder_or_raise(&self.inner, other, true)?))
+    }
+    fn floor_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(wrap(self.inner.floor_divide(&o)?))
+    }
+    fn remainder_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        slf.inner
+            .remainder_(&tensor_or_scalar(other, &slf.inner)?)?;
+        Ok(slf)
+    }
+    fn fmod_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        slf.inner.fmod_(&tensor_or_scalar(other, &slf.inner)?)?;
+        Ok(slf)
+    }
+    fn floor_divide_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let o = tensor_or_scalar(other, &slf.inner)?;
+        slf.inner.div_rounding_(&o, Some(RoundingMode::Floor))?;
+        Ok(slf)
+    }
+
+    /// `self / other`, rounded as `rounding_mode` says (None: true division).
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn div(&self, other: &Bound<'_, PyAny>, rounding_mode: Option<&str>) -> PyResult<PyTensor> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(wrap(self.inner.div_rounding(&o, mode(rounding_mode)?)?))
+    }
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn divide(&self, other: &Bound<'_, PyAny>, rounding_mode: Option<&str>) -> PyResult<PyTensor> {
+        self.div(other, rounding_mode)
+    }
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn div_<'py>(
+        slf: PyRef<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        rounding_mode: Option<&str>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let o = tensor_or_scalar(other, &slf.inner)?;
+        match mode(rounding_mode)? {
+            None => slf.inner.div_(&o)?,
+            m => slf.inner.div_rounding_(&o, m)?,
+        }
+        Ok(slf)
+    }
+
+    fn __mod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match remainder_like(&self.inner, other, false)? {
+            Some(r) => Ok(Py::new(py, wrap(r))?.into_any()),
+            None => Ok(py.NotImplemented()),
+        }
+    }
+    fn __rmod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::remainder)
+    }
+    fn __imod__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        Ok(self
+            .inner
+            .remainder_(&tensor_or_scalar(other, &self.inner)?)?)
+    }
+    fn __floordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, false, Tensor::floor_divide)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        operator(py, &self.inner, other, true, Tensor::floor_divide)
+    }
+    fn __ifloordiv__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let o = tensor_or_scalar(other, &self.inner)?;
+        Ok(self.inner.div_rounding_(&o, Some(RoundingMode::Floor))?)
+    }
+}
+
+macro_rules! unary_functions {
+    ($($name:ident => $op:ident),*) => {$(
+        #[pyfunction]
+        fn $name(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+            Ok(wrap(input.inner.$op()?))
+        }
+    )*};
+}
+unary_functions!(floor => floor, ceil => ceil, trunc => trunc, fix => trunc, frac => frac);
+
+#[pyfunction]
+#[pyo3(signature = (input, *, decimals=0))]
+fn round(input: PyRef<'_, PyTensor>, decimals: i64) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.round(decimals)?))
+}
+
+macro_rules! binary_functions {
+    ($($name:ident => $op:ident),*) => {$(
+        #[pyfunction]
+        fn $name(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+            let (a, b) = operands(input, other)?;
+            Ok(wrap(a.$op(&b)?))
+        }
+    )*};
+}
+binary_functions!(floor_divide => floor_divide);
+
+/// `torch.remainder(input, other)` / `torch.fmod(input, other)`: `input`
+/// may be a Python number when `other` is a tensor.
+fn remainder_function(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    fmod: bool,
+) -> PyResult<PyTensor> {
+    if let Ok(t) = input.cast::<PyTensor>() {
+        let t = t.borrow().inner.clone();
+        return Ok(wrap(remainder_or_raise(&t, other, fmod)?));
+    }
+    let (a, b) = operands(input, other)?;
+    Ok(wrap(if fmod { a.fmod(&b)? } else { a.remainder(&b)? }))
+}
+
+#[pyfunction]
+fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    remainder_function(input, other, false)
+}
+
+#[pyfunction]
+fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    remainder_function(input, other, true)
+}
+
+/// `torch.div(input, other, *, rounding_mode=None)`.
+#[pyfunction]
+#[pyo3(signature = (input, other, *, rounding_mode=None))]
+pub(crate) fn div(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    rounding_mode: Option<&str>,
+) -> PyResult<PyTensor> {
+    let (a, b) = operands(input, other)?;
+    Ok(wrap(a.div_rounding(&b, mode(rounding_mode)?)?))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(floor, m)?)?;
+    m.add_function(wrap_pyfunction!(ceil, m)?)?;
+    m.add_function(wrap_pyfunction!(trunc, m)?)?;
+    m.add_function(wrap_pyfunction!(fix, m)?)?;
+    m.add_function(wrap_pyfunction!(frac, m)?)?;
+    m.add_function(wrap_pyfunction!(round, m)?)?;
+    m.add_function(wrap_pyfunction!(remainder, m)?)?;
+    m.add_function(wrap_pyfunction!(fmod, m)?)?;
+    m.add_function(wrap_pyfunction!(floor_divide, m)?)?;
+    m.add_function(wrap_pyfunction!(div, m)?)?;
+    m.add("divide", m.getattr("div")?)?;
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! flip, roll, repeat/tile, tril/triu, diagonal/diag/trace, movedim and
+//! swapaxes: Tensor methods and module functions.
+
+use crate::python::core::tensor::{shape_arg, wrap, PyTensor};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// An int or a sequence of ints.
+pub(crate) fn ints(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    match obj.extract::<i64>() {
+        Ok(i) => Ok(vec![i]),
+        Err(_) => obj.extract::<Vec<i64>>(),
+    }
+}
+
+/// `dims` given as varargs ints, one sequence, or the `dims=` keyword.
+fn dims_arg(args: &Bound<'_, PyTuple>, dims: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+    match dims {
+        Some(d) => ints(d),
+        None => shape_arg(args),
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (*args, dims=None))]
+    fn flip(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.flip(&dims_arg(args, dims)?)?))
+    }
+    #[pyo3(signature = (shifts, dims=None))]
+    fn roll(
+        &self,
+        shifts: &Bound<'_, PyAny>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let dims = match dims {
+            Some(d) if !d.is_none() => ints(d)?,
+            _ => vec![],
+        };
+        Ok(wrap(self.inner.roll(&ints(shifts)?, &dims)?))
+    }
+    #[pyo3(signature = (*sizes))]
+    fn repeat(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.repeat(&shape_arg(sizes)?)?))
+    }
+    #[pyo3(signature = (*dims))]
+    fn tile(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.tile(&shape_arg(dims)?)?))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.tril(diagonal)?))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.triu(diagonal)?))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn tril_(slf: PyRef<'_, Self>, diagonal: i64) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.apply_inplace(&[], |s| s.tril(diagonal))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn triu_(slf: PyRef<'_, Self>, diagonal: i64) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.apply_inplace(&[], |s| s.triu(diagonal))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.diagonal(offset, dim1, dim2)?))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.diag(diagonal)?))
+    }
+    fn trace(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.trace()?))
+    }
+    fn movedim(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(
+            self.inner.movedim(&ints(source)?, &ints(destination)?)?,
+        ))
+    }
+    fn moveaxis(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        self.movedim(source, destination)
+    }
+    fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.transpose(axis0, axis1)?))
+    }
+    fn swapdims(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.transpose(dim0, dim1)?))
+    }
+}
+
+mod functions {
+    use super::*;
+
+    #[pyfunction]
+    pub fn flip(input: PyRef<'_, PyTensor>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.flip(&ints(dims)?)?))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, shifts, dims=None))]
+    pub fn roll(
+        input: PyRef<'_, PyTensor>,
+        shifts: &Bound<'_, PyAny>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        input.roll(shifts, dims)
+    }
+    #[pyfunction]
+    pub fn tile(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.tile(&dims)?))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, diagonal=0))]
+    pub fn tril(input: PyRef<'_, PyTensor>, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.tril(diagonal)?))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, diagonal=0))]
+    pub fn triu(input: PyRef<'_, PyTensor>, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.triu(diagonal)?))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, offset=0, dim1=0, dim2=1))]
+    pub fn diagonal(
+        input: PyRef<'_, PyTensor>,
+        offset: i64,
+        dim1: i64,
+        dim2: i64,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.diagonal(offset, dim1, dim2)?))
+    }
+    #[pyfunction]
+    #[pyo3(signature = (input, diagonal=0))]
+    pub fn diag(input: PyRef<'_, PyTensor>, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.diag(diagonal)?))
+    }
+    #[pyfunction]
+    pub fn trace(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.trace()?))
+    }
+    #[pyfunction]
+    pub fn movedim(
+        input: PyRef<'_, PyTensor>,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        input.movedim(source, destination)
+    }
+    #[pyfunction]
+    pub fn swapaxes(input: PyRef<'_, PyTensor>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        input.swapaxes(axis0, axis1)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use functions::*;
+    for f in [
+        wrap_pyfunction!(flip, m)?,
+        wrap_pyfunction!(roll, m)?,
+        wrap_pyfunction!(tile, m)?,
+        wrap_pyfunction!(tril, m)?,
+        wrap_pyfunction!(triu, m)?,
+        wrap_pyfunction!(diagonal, m)?,
+        wrap_pyfunction!(diag, m)?,
+        wrap_pyfunction!(trace, m)?,
+        wrap_pyfunction!(movedim, m)?,
+        wrap_pyfunction!(swapaxes, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    m.add("moveaxis", m.getattr("movedim")?)?;
+    m.add("swapdims", m.getattr("swapaxes")?)?;
+    Ok(())
+}
+
+/// `torch.einsum(equation, *operands)`; the operands may also come as one
+/// list or tuple.
+#[pyfunction]
+#[pyo3(signature = (equation, *operands))]
+fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
+        1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
+            operands.get_item(0)?.extract()?
+        }
+        _ => operands.extract()?,
+    };
+    let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
+    Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
+}
+
+pub fn register_einsum(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(einsum, m)?)
+}
