@@ -3,7 +3,7 @@
 //! failing backward's exception (as a PEP 678 note) and warns as torch does.
 
 use crate::autograd::anomaly::{self, AnomalyPayload};
-use crate::python::autograd::function::PyErrPayload;
+use crate::python::core::errors::PyErrPayload;
 use crate::Error;
 use pyo3::intern;
 use pyo3::prelude::*;

@@ -153,3 +153,32 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
     Ok(())
 }
+
+/// The Tensor methods that enter the engine or read the graph.
+#[pymethods]
+impl PyTensor {
+    #[getter]
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .grad_fn()
+            .map(|node| super::function::node_to_py(py, node))
+            .transpose()
+    }
+    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        gradient: Option<PyRef<'_, PyTensor>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let inputs = inputs.map(tensor_seq).transpose()?;
+        let t = self.inner.clone();
+        let g = gradient.map(|g| g.inner.clone());
+        py.detach(|| {
+            crate::autograd::backward(&[t], &[g], retain_graph, create_graph, inputs.as_deref())
+        })?;
+        Ok(())
+    }
+}

@@ -13,8 +13,9 @@ use crate::autograd::custom::{
 };
 use crate::autograd::Node;
 use crate::python::autograd::hooks::{self, PyRemovableHandle};
+use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::{Error, ErrorKind, Tensor};
+use crate::Tensor;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -23,16 +24,6 @@ use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 use pyo3::{intern, PyTraverseError, PyVisit};
 use std::any::Any;
 use std::sync::Arc;
-
-/// A Python exception carried through Rust code inside a `crate::Error`,
-/// re-raised as the same exception object (see errors.rs).
-pub(crate) struct PyErrPayload(pub PyErr);
-
-/// Wraps a Python exception so that it crosses the engine unchanged.
-pub(crate) fn error_from_py(py: Python<'_>, e: PyErr) -> Error {
-    let msg = e.value(py).to_string();
-    Error::with_payload(ErrorKind::Runtime, msg, Arc::new(PyErrPayload(e)))
-}
 
 /// The Python object for a graph node: the ctx of a Python custom Function,
 /// a generic `Node` otherwise.

@@ -7,7 +7,8 @@ use crate::autograd::multi_grad_hook::{
 };
 use crate::autograd::saved_hooks::{self, Packed, SavedTensorHooks};
 use crate::autograd::{AccumulateGrad, Node};
-use crate::python::autograd::function::{error_from_py, node_to_py};
+use crate::python::autograd::function::node_to_py;
+use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Tensor;
 use crate::{Error, Result};

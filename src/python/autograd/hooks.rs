@@ -11,7 +11,7 @@
 
 use crate::autograd::node::{next_hook_id, PostHook, PreHook};
 use crate::autograd::Node;
-use crate::python::autograd::function::error_from_py;
+use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::{DType, TensorImpl};
 use crate::Tensor;

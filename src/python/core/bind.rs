@@ -146,14 +146,14 @@ macro_rules! bind_binary {
         impl $crate::python::core::tensor::PyTensor {
             $(
                 fn $py(&self, other: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Self> {
-                    let o = $crate::python::core::tensor::tensor_or_scalar(other, &self.inner)?;
+                    let o = $crate::python::core::args::tensor_or_scalar(other, &self.inner)?;
                     Ok($crate::python::core::tensor::wrap(self.inner.$op(&o)?))
                 }
                 fn $py_<'py>(
                     slf: pyo3::PyRef<'py, Self>,
                     other: &pyo3::Bound<'py, pyo3::PyAny>,
                 ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
-                    let o = $crate::python::core::tensor::tensor_or_scalar(other, &slf.inner)?;
+                    let o = $crate::python::core::args::tensor_or_scalar(other, &slf.inner)?;
                     slf.inner.apply_inplace(&[&o], |s| s.$op(&o))?;
                     Ok(slf)
                 }

@@ -12,8 +12,8 @@
 //! float16; ferrograd has no half type). `from_numpy` only shares memory, so
 //! it takes only the four exact dtypes.
 
+use crate::python::core::data::Val;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::python::create::Val;
 use crate::tensor::storage::Buf;
 use crate::tensor::{Layout, Storage, StorageData};
 use crate::{DType, Tensor};

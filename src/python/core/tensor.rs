@@ -1,6 +1,7 @@
 //! The Python `Tensor` class: core properties and autograd methods. Op
 //! methods live in one `#[pymethods]` block per op family (ops_*.rs).
 
+use crate::python::core::args::{as_scalar, operator, scaled_inplace, shape_arg, tensor_or_scalar};
 use crate::python::core::dtype::PyDType;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -18,118 +19,6 @@ impl From<Tensor> for PyTensor {
     fn from(inner: Tensor) -> Self {
         PyTensor { inner }
     }
-}
-
-/// A Python number, or a NumPy scalar (`np.float32(2)`, `np.int64(3)`,
-/// `np.bool_(True)`), as a Scalar, if it is one. NumPy scalars count as
-/// Python numbers, as in torch (`t + np.float32(1)` keeps t's dtype): ints
-/// as ints, floats and (as torch reads them) bools as floats. 0-d arrays are
-/// not scalars here.
-pub fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
-    if obj.is_instance_of::<PyBool>() {
-        return obj.extract::<bool>().ok().map(Scalar::Bool);
-    }
-    if obj.is_instance_of::<PyInt>() {
-        return obj.extract::<i64>().ok().map(Scalar::Int);
-    }
-    if obj.is_instance_of::<PyFloat>() {
-        return obj.extract::<f64>().ok().map(Scalar::Float);
-    }
-    if obj.is_instance_of::<PyTensor>() || crate::python::core::numpy::is_ndarray(obj) {
-        return None;
-    }
-    use crate::python::create::Val;
-    let numpy = crate::python::core::numpy::numpy_loaded(obj.py());
-    match crate::python::core::numpy::numpy_scalar(obj, numpy).ok()?? {
-        // torch reads np.bool_ as a float number (`int_t + np.bool_(True)`
-        // is float32)
-        (Val::B(b), _) => Some(Scalar::Float(if b { 1.0 } else { 0.0 })),
-        (Val::I(i), _) => Some(Scalar::Int(i)),
-        (Val::F(f), _) => Some(Scalar::Float(f)),
-    }
-}
-
-/// A tensor argument, or a Python number wrapped against `like` (torch's
-/// wrapped-number promotion).
-pub fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResult<Tensor> {
-    if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(t.borrow().inner.clone());
-    }
-    if let Some(s) = as_scalar(obj) {
-        return Ok(like.wrap_scalar(s));
-    }
-    Err(not_an_operand(obj))
-}
-
-/// The TypeError for an argument that is neither a tensor nor a number.
-pub fn not_an_operand(obj: &Bound<'_, PyAny>) -> PyErr {
-    match obj.get_type().name() {
-        Ok(name) => PyTypeError::new_err(format!("expected Tensor or number, but got {name}")),
-        Err(e) => e,
-    }
-}
-
-/// The right-hand operand of an operator: a tensor or a Python number, or
-/// None for anything else (the operator then returns NotImplemented, so
-/// Python asks the other operand, as it does for torch tensors).
-fn operator_operand(other: &Bound<'_, PyAny>, like: &Tensor) -> Option<Tensor> {
-    if let Ok(t) = other.cast::<PyTensor>() {
-        return Some(t.borrow().inner.clone());
-    }
-    as_scalar(other).map(|s| like.wrap_scalar(s))
-}
-
-/// `op(self, other)` for a binary operator, NotImplemented for a foreign
-/// operand.
-pub fn operator(
-    py: Python<'_>,
-    a: &Tensor,
-    other: &Bound<'_, PyAny>,
-    reflected: bool,
-    op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
-) -> PyResult<Py<PyAny>> {
-    let Some(b) = operator_operand(other, a) else {
-        return Ok(py.NotImplemented());
-    };
-    let r = if reflected { op(&b, a)? } else { op(a, &b)? };
-    Ok(Py::new(py, wrap(r))?.into_any())
-}
-
-/// `op(self, alpha * other)` for `add_`/`sub_` with torch's `alpha=`.
-fn scaled_inplace<'py>(
-    slf: PyRef<'py, PyTensor>,
-    other: &Bound<'py, PyAny>,
-    alpha: Option<&Bound<'py, PyAny>>,
-    op: fn(&Tensor, &Tensor) -> crate::Result<()>,
-) -> PyResult<PyRef<'py, PyTensor>> {
-    let o = crate::python::ops::view::scaled(other, &slf.inner, alpha)?;
-    op(&slf.inner, &o)?;
-    Ok(slf)
-}
-
-/// A shape given either as varargs ints or as one tuple/list/Size.
-pub fn shape_arg(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
-    if args.len() == 1 {
-        let a = args.get_item(0)?;
-        if let Ok(v) = a.extract::<Vec<i64>>() {
-            return Ok(v);
-        }
-    }
-    args.extract::<Vec<i64>>()
-}
-
-pub fn dims_usize(shape: &[i64]) -> PyResult<Vec<usize>> {
-    shape
-        .iter()
-        .map(|&d| {
-            usize::try_from(d).map_err(|_| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "Trying to create tensor with negative dimension {}: {:?}",
-                    d, shape
-                ))
-            })
-        })
-        .collect()
 }
 
 pub fn wrap(t: Tensor) -> PyTensor {
@@ -198,8 +87,8 @@ impl PyTensor {
         self.inner.dtype().itemsize()
     }
     #[getter]
-    fn device(&self) -> crate::python::create::PyDevice {
-        crate::python::create::PyDevice::cpu()
+    fn device(&self) -> crate::python::core::device::PyDevice {
+        crate::python::core::device::PyDevice::cpu()
     }
     #[getter]
     fn is_cuda(&self) -> bool {
@@ -301,13 +190,6 @@ impl PyTensor {
         Ok(())
     }
     #[getter]
-    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.inner
-            .grad_fn()
-            .map(|node| crate::python::autograd::function::node_to_py(py, node))
-            .transpose()
-    }
-    #[getter]
     fn output_nr(&self) -> usize {
         self.inner.output_nr()
     }
@@ -324,25 +206,6 @@ impl PyTensor {
     fn detach_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
         slf.inner.detach_()?;
         Ok(slf)
-    }
-    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
-    fn backward(
-        &self,
-        py: Python<'_>,
-        gradient: Option<PyRef<'_, PyTensor>>,
-        retain_graph: Option<bool>,
-        create_graph: bool,
-        inputs: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let inputs = inputs
-            .map(crate::python::autograd::engine::tensor_seq)
-            .transpose()?;
-        let t = self.inner.clone();
-        let g = gradient.map(|g| g.inner.clone());
-        py.detach(|| {
-            crate::autograd::backward(&[t], &[g], retain_graph, create_graph, inputs.as_deref())
-        })?;
-        Ok(())
     }
 
     // ----- values -----

@@ -3,7 +3,8 @@
 //! and the global generator used.
 
 use crate::nn::init;
-use crate::python::core::tensor::{as_scalar, PyTensor};
+use crate::python::core::args::as_scalar;
+use crate::python::core::tensor::PyTensor;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 

@@ -1,7 +1,8 @@
 //! addmm, addmv, baddbmm, addbmm (methods, in-place forms, module
 //! functions), inner and vdot.
 
-use crate::python::core::tensor::{as_scalar, wrap, PyTensor};
+use crate::python::core::args::as_scalar;
+use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

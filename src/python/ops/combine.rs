@@ -4,10 +4,10 @@
 //! module functions and `_C._linalg.cross` / `vector_norm`.
 
 use crate::ops::combine::{self, StackKind};
+use crate::python::core::args::dims;
+use crate::python::core::args::tensor_list;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::python::ops::index::tensor_list;
-use crate::python::ops::reduce::dims;
 use crate::Tensor;
 use pyo3::exceptions::{PyRuntimeError, PyUserWarning};
 use pyo3::prelude::*;

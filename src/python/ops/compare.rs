@@ -12,7 +12,7 @@ use pyo3::types::PyModule;
 /// empty one reduces none, as torch), parsed as the other reductions'.
 fn truth_dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
     match dim {
-        Some(d) if !d.is_none() => Ok(Some(crate::python::ops::reduce::dims(Some(d))?)),
+        Some(d) if !d.is_none() => Ok(Some(crate::python::core::args::dims(Some(d))?)),
         _ => Ok(None),
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::ops::conv::ConvPadding;
 use crate::ops::interpolate::InterpMode;
+use crate::python::core::args::ints;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::python::ops::shape::ints;
 use pyo3::prelude::*;
 
 /// An int or a sequence of ints; `None` or `[]` (a pool's default stride)

@@ -5,21 +5,16 @@
 
 use crate::ops::index::TensorIndex;
 use crate::ops::join;
-use crate::python::core::tensor::{as_scalar, wrap, PyTensor};
-use crate::python::create::tensor_from_py;
+use crate::python::core::args::as_scalar;
+use crate::python::core::args::tensor_list;
+use crate::python::core::args::type_name;
+use crate::python::core::data::tensor_from_py;
+use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
-
-/// The short type name torch's argument parser prints ("Tensor", "int").
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into())
-}
 
 /// The type's `tp_name` ("int", "numpy.ndarray"), as torch's indexing
 /// messages print it.
@@ -159,33 +154,6 @@ fn parse_index(obj: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
         return obj.try_iter()?.map(|i| parse_item(&i?)).collect();
     }
     Ok(vec![parse_item(obj)?])
-}
-
-/// A tuple/list of tensors (`tensors` argument of cat/stack).
-pub(crate) fn tensor_list(obj: &Bound<'_, PyAny>, fname: &str) -> PyResult<Vec<Tensor>> {
-    if obj.is_instance_of::<PyTensor>()
-        || !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>())
-    {
-        return Err(PyTypeError::new_err(format!(
-            "{}(): argument 'tensors' (position 1) must be tuple of Tensors, not {}",
-            fname,
-            type_name(obj)
-        )));
-    }
-    obj.try_iter()?
-        .enumerate()
-        .map(|(i, it)| {
-            let it = it?;
-            match it.cast::<PyTensor>() {
-                Ok(t) => Ok(t.borrow().inner.clone()),
-                Err(_) => Err(PyTypeError::new_err(format!(
-                    "expected Tensor as element {} in argument 0, but got {}",
-                    i,
-                    type_name(&it)
-                ))),
-            }
-        })
-        .collect()
 }
 
 /// The `indices` argument of index_put: a tuple/list of tensors or None.

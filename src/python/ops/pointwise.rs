@@ -1,8 +1,9 @@
 //! Pointwise ops from Python: Tensor methods, operators (`**`, `abs()`,
 //! comparisons, `& | ^ ~`) and module functions (`ferrograd.exp(x)`, ...).
 
+use crate::python::core::args::{as_scalar, operator, tensor_or_scalar};
 use crate::python::core::bind::bind_unary;
-use crate::python::core::tensor::{as_scalar, operator, tensor_or_scalar, wrap, PyTensor};
+use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::PyTypeError;

@@ -2,6 +2,7 @@
 //! functions with torch's signatures. Argument parsing only; the math is in
 //! `ops::reduce` / `ops::softmax`.
 
+use crate::python::core::args::{dims, return_types, values_indices};
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::{DType, Tensor};
@@ -19,49 +20,6 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "object".into())
-}
-
-/// `dim=` as an int or a sequence of ints (None: all dims).
-pub(crate) fn dims(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
-    if let Some(d) = dim {
-        if d.is_instance_of::<PyBool>() {
-            return Err(PyTypeError::new_err(
-                "dim must be an int or a tuple of ints, not bool",
-            ));
-        }
-    }
-    crate::python::core::args::dims_arg(dim)
-}
-
-// ----- torch.return_types -----
-
-static RETURN_TYPES: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-
-/// The `return_types` namespace: namedtuples `max`, `min`, `sort`, `topk`
-/// and `kthvalue` with fields `values` and `indices` (torch.return_types.max
-/// & co).
-fn return_types(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
-    let m = RETURN_TYPES.get_or_try_init(py, || -> PyResult<Py<PyModule>> {
-        let m = PyModule::new(py, "return_types")?;
-        let namedtuple = py.import("collections")?.getattr("namedtuple")?;
-        for name in ["max", "min", "sort", "topk", "kthvalue"] {
-            let kwargs = pyo3::types::PyDict::new(py);
-            kwargs.set_item("module", "ferrograd.return_types")?;
-            let cls = namedtuple.call((name, ("values", "indices")), Some(&kwargs))?;
-            m.add(name, cls)?;
-        }
-        Ok(m.unbind())
-    })?;
-    Ok(m.bind(py))
-}
-
-pub(crate) fn values_indices<'py>(
-    py: Python<'py>,
-    kind: &str,
-    (v, i): (Tensor, Tensor),
-) -> PyResult<Bound<'py, PyAny>> {
-    let cls = return_types(py)?.getattr(kind)?.cast_into::<PyType>()?;
-    cls.call1((wrap(v), wrap(i)))
 }
 
 /// max/min: no dim (full reduction), a dim (values, indices), or another

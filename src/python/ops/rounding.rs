@@ -4,9 +4,8 @@
 
 use crate::ops::rounding::RoundingMode;
 use crate::python::core::args::operands;
-use crate::python::core::tensor::{
-    as_scalar, not_an_operand, operator, tensor_or_scalar, wrap, PyTensor,
-};
+use crate::python::core::args::{as_scalar, not_an_operand, operator, tensor_or_scalar};
+use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
 

@@ -1,17 +1,11 @@
 //! flip, roll, repeat/tile, tril/triu, diagonal/diag/trace, movedim and
 //! swapaxes: Tensor methods and module functions.
 
-use crate::python::core::tensor::{shape_arg, wrap, PyTensor};
+use crate::python::core::args::ints;
+use crate::python::core::args::shape_arg;
+use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-
-/// An int or a sequence of ints.
-pub(crate) fn ints(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-    match obj.extract::<i64>() {
-        Ok(i) => Ok(vec![i]),
-        Err(_) => obj.extract::<Vec<i64>>(),
-    }
-}
 
 /// `dims` given as varargs ints, one sequence, or the `dims=` keyword.
 fn dims_arg(args: &Bound<'_, PyTuple>, dims: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {

@@ -1,8 +1,8 @@
 //! sort, argsort, msort, topk and kthvalue: Tensor methods and module
 //! functions; the pairs come back as torch.return_types namedtuples.
 
+use crate::python::core::args::values_indices;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::python::ops::reduce::values_indices;
 use pyo3::prelude::*;
 
 #[pymethods]

@@ -2,7 +2,8 @@
 //! in-place methods and module functions.
 
 use crate::ops::ternary::Weight;
-use crate::python::core::tensor::{as_scalar, wrap, PyTensor};
+use crate::python::core::args::as_scalar;
+use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -1,23 +1,10 @@
 //! Module-level forms of the arithmetic and view ops (`ferrograd.add(a, b)`,
 //! `ferrograd.reshape(x, shape)`, ...) and the named arithmetic methods.
 
-use crate::python::core::args::operands;
-use crate::python::core::tensor::{as_scalar, tensor_or_scalar, wrap, PyTensor};
-use crate::Tensor;
+use crate::python::core::args::{as_scalar, tensor_or_scalar};
+use crate::python::core::args::{operands, scaled};
+use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
-
-/// `other * alpha` when alpha is given (torch's add/sub `alpha=`).
-pub(crate) fn scaled(
-    other: &Bound<'_, PyAny>,
-    like: &Tensor,
-    alpha: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Tensor> {
-    let o = tensor_or_scalar(other, like)?;
-    match alpha.and_then(as_scalar) {
-        Some(a) => Ok(o.mul(&o.wrap_scalar(a))?),
-        None => Ok(o),
-    }
-}
 
 #[pymethods]
 impl PyTensor {

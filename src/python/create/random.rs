@@ -1,0 +1,153 @@
+//! The random factories: `rand`, `randn`, `randint`, `randperm`.
+
+use super::*;
+use crate::python::core::args::*;
+use crate::python::core::device::*;
+use crate::python::core::tensor::PyTensor;
+use crate::tensor::Scalar;
+use crate::{DType, Tensor};
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+pub(crate) fn check_generator(generator: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match generator {
+        Some(g) if !g.is_none() => Err(PyNotImplementedError::new_err(
+            "ferrograd has no Generator objects: use ferrograd.manual_seed() to seed the global generator",
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn random_float(d: DType, what: &str) -> PyResult<()> {
+    if !d.is_floating() {
+        return Err(PyNotImplementedError::new_err(format!(
+            "\"{what}\" not implemented for '{}'",
+            d.scalar_type_name()
+        )));
+    }
+    Ok(())
+}
+
+#[pyfunction]
+#[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rand(
+    shape: &Bound<'_, PyTuple>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<DTypeArg>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
+    let _ = layout;
+    check_device(device)?;
+    check_pin_memory(pin_memory)?;
+    check_generator(generator)?;
+    let s = shape_from(shape, size, "rand")?;
+    let d = default_float(dtype);
+    random_float(d, "check_uniform_bounds")?;
+    finish(Tensor::rand(&s, d)?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn randn(
+    shape: &Bound<'_, PyTuple>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<DTypeArg>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
+    let _ = layout;
+    check_device(device)?;
+    check_pin_memory(pin_memory)?;
+    check_generator(generator)?;
+    let s = shape_from(shape, size, "randn")?;
+    let d = default_float(dtype);
+    random_float(d, "normal_kernel_cpu")?;
+    finish(Tensor::randn(&s, d)?, requires_grad)
+}
+
+pub(crate) fn int_bound(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    match range_scalar(v, what)? {
+        Scalar::Float(f) => Ok(f as i64),
+        s => Ok(s.to_f64() as i64),
+    }
+}
+
+/// `randint(high, size)`, `randint(low, high, size)` and keyword forms.
+#[pyfunction]
+#[pyo3(signature = (*args, low=None, high=None, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn randint(
+    args: &Bound<'_, PyTuple>,
+    low: Option<&Bound<'_, PyAny>>,
+    high: Option<&Bound<'_, PyAny>>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<DTypeArg>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
+    let _ = layout;
+    check_device(device)?;
+    check_pin_memory(pin_memory)?;
+    check_generator(generator)?;
+    let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+    let bad = || {
+        PyTypeError::new_err(
+            "randint() received an invalid combination of arguments: expected (high, size) or (low, high, size)",
+        )
+    };
+    let (lo, hi, sz) = match (pos.len(), low, high, size) {
+        (3, None, None, None) => (Some(pos[0].clone()), pos[1].clone(), pos[2].clone()),
+        (2, None, None, None) => (None, pos[0].clone(), pos[1].clone()),
+        (2, None, None, Some(s)) => (Some(pos[0].clone()), pos[1].clone(), s.clone()),
+        (1, None, None, Some(s)) => (None, pos[0].clone(), s.clone()),
+        (1, None, Some(h), Some(s)) => (Some(pos[0].clone()), h.clone(), s.clone()),
+        (0, l, Some(h), Some(s)) => (l.cloned(), h.clone(), s.clone()),
+        _ => return Err(bad()),
+    };
+    let lo = lo.map(|l| int_bound(&l, "low")).transpose()?.unwrap_or(0);
+    let hi = int_bound(&hi, "high")?;
+    let s = checked_dims(&seq_shape(&sz, "randint")?)?;
+    let d = dt(dtype).unwrap_or(DType::I64);
+    finish(Tensor::randint(lo, hi, &s, d)?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn randperm(
+    n: i64,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<DTypeArg>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
+    let _ = layout;
+    check_device(device)?;
+    check_pin_memory(pin_memory)?;
+    check_generator(generator)?;
+    let n = checked_dims(&[n])?[0];
+    let d = dt(dtype).unwrap_or(DType::I64);
+    if d == DType::Bool {
+        return Err(PyNotImplementedError::new_err(
+            "\"randperm_cpu\" not implemented for 'Bool'",
+        ));
+    }
+    finish(Tensor::randperm(n)?.cast_raw(d), requires_grad)
+}
+
+// ----- *_like -----
