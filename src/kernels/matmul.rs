@@ -328,6 +328,8 @@ fn each_product<T: MatElem>(
 ) {
     let [m, n, _] = mnk;
     assert_eq!(dsts.len(), offs.len() * m * n);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = prefetch; // only the x86-64 small kernel prefetches
     #[cfg(target_arch = "x86_64")]
     if path == Some(GemmPath::Small) && mnk.iter().all(|&d| d > 0) {
         if let Some(r) = T::small_batch(dsts, a, am, b, bm, offs, mnk, prefetch) {

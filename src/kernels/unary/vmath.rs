@@ -71,6 +71,7 @@ pub mod float64;
 pub use float32::*;
 pub use float64::*;
 
+#[cfg(target_arch = "x86_64")]
 use super::super::slices::{self, SimdPath};
 
 /// A function of this module as a type, for both float types: loops call

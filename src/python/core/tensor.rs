@@ -7,7 +7,7 @@ use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use pyo3::types::PyTuple;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, weakref, dict)]
 #[derive(Clone)]

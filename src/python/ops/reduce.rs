@@ -8,8 +8,7 @@ use crate::python::core::tensor::{wrap, PyTensor};
 use crate::{DType, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString};
 
 fn dt(d: Option<PyDType>) -> Option<DType> {
     d.map(|d| d.dtype)
