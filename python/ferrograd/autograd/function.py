@@ -7,7 +7,6 @@ below (so ``y.grad_fn is ctx``).
 """
 
 import functools
-import inspect
 import warnings
 
 from .. import _C
@@ -29,27 +28,8 @@ __all__ = [
 FunctionCtx = _C._FunctionBase
 
 
-def _bind_default_args(func, args, kwargs):
-    """Binds ``apply``'s arguments to ``forward``'s signature, with defaults
-    (what torch does for Functions that define ``setup_context``)."""
-    bound = inspect.signature(func).bind(*args, **(kwargs or {}))
-    bound.apply_defaults()
-    return bound.args, bound.kwargs
-
-
 class BackwardCFunction(_C._FunctionBase):
     """Base of the ``MyFnBackward`` node types: instances are the ctx objects."""
-
-    def _get_user_fn(self):
-        backward_fn = self._forward_cls.backward
-        vjp_fn = self._forward_cls.vjp
-        if backward_fn is not Function.backward and vjp_fn is not Function.vjp:
-            raise RuntimeError(
-                "Implementing both 'backward' and 'vjp' for a custom "
-                "Function is not allowed. You should only implement one "
-                "of them."
-            )
-        return vjp_fn if vjp_fn is not Function.vjp else backward_fn
 
     def apply(self, *args):
         """Calls the user's backward (or vjp) with this ctx."""

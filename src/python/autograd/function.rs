@@ -104,7 +104,6 @@ struct Bases {
     setup_context: Py<PyAny>,
     backward: Py<PyAny>,
     vjp: Py<PyAny>,
-    bind_default_args: Py<PyAny>,
 }
 
 static BASES: PyOnceLock<Bases> = PyOnceLock::new();
@@ -117,7 +116,6 @@ fn bases(py: Python<'_>) -> PyResult<&'static Bases> {
             setup_context: base.getattr("setup_context")?.unbind(),
             backward: base.getattr("backward")?.unbind(),
             vjp: base.getattr("vjp")?.unbind(),
-            bind_default_args: m.getattr("_bind_default_args")?.unbind(),
         })
     })
 }
@@ -192,6 +190,10 @@ pub struct PyFunctionCtx {
 
 #[pymethods]
 impl PyFunctionCtx {
+    /// The user's backward (or vjp) that this ctx's node calls.
+    fn _get_user_fn<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        user_fn(slf.as_any())
+    }
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
@@ -367,11 +369,14 @@ fn function_apply<'py>(
             .getattr_opt(intern!(py, "__defaults__"))?
             .is_some_and(|d| !d.is_none());
         if kwargs.is_some() || has_defaults {
-            let bound = bases
-                .bind_default_args
-                .bind(py)
-                .call1((&forward, args, kwargs))?;
-            let (a, k): (Bound<'py, PyTuple>, Bound<'py, PyDict>) = bound.extract()?;
+            // forward's signature binds the arguments, with defaults
+            let sig = py
+                .import(intern!(py, "inspect"))?
+                .call_method1(intern!(py, "signature"), (&forward,))?;
+            let bound = sig.call_method(intern!(py, "bind"), args, kwargs)?;
+            bound.call_method0(intern!(py, "apply_defaults"))?;
+            let a = bound.getattr(intern!(py, "args"))?.cast_into::<PyTuple>()?;
+            let k = bound.getattr(intern!(py, "kwargs"))?.cast_into::<PyDict>()?;
             (a, Some(k).filter(|k| !k.is_empty()))
         } else {
             (args.clone(), None)
@@ -519,6 +524,23 @@ fn custom_jvp(
     Ok(())
 }
 
+/// The user's `backward`, or its `vjp` (torch refuses a Function that
+/// defines both): the one place this is decided.
+fn user_fn<'py>(ctx: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = ctx.py();
+    let bases = bases(py)?;
+    let fwd = ctx.getattr(intern!(py, "_forward_cls"))?;
+    let backward = fwd.getattr(intern!(py, "backward"))?;
+    let vjp = fwd.getattr(intern!(py, "vjp"))?;
+    let custom_vjp = !vjp.is(&bases.vjp);
+    if custom_vjp && !backward.is(&bases.backward) {
+        return Err(PyRuntimeError::new_err(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only implement one of them.",
+        ));
+    }
+    Ok(if custom_vjp { vjp } else { backward })
+}
+
 /// The backward of a Python Function: calls the user's `backward` (or
 /// `vjp`) on the ctx object, with the GIL held for that call only.
 struct PyBody {
@@ -526,21 +548,6 @@ struct PyBody {
 }
 
 impl PyBody {
-    fn user_fn<'py>(&self, ctx: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = ctx.py();
-        let bases = bases(py)?;
-        let fwd = ctx.getattr(intern!(py, "_forward_cls"))?;
-        let backward = fwd.getattr(intern!(py, "backward"))?;
-        let vjp = fwd.getattr(intern!(py, "vjp"))?;
-        let custom_vjp = !vjp.is(&bases.vjp);
-        if custom_vjp && !backward.is(&bases.backward) {
-            return Err(PyRuntimeError::new_err(
-                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only implement one of them.",
-            ));
-        }
-        Ok(if custom_vjp { vjp } else { backward })
-    }
-
     fn run(
         &self,
         py: Python<'_>,
@@ -549,7 +556,7 @@ impl PyBody {
     ) -> crate::Result<Vec<Option<Tensor>>> {
         let ctx = self.obj.bind(py);
         let call = || -> PyResult<Bound<'_, PyAny>> {
-            let user_fn = self.user_fn(ctx)?;
+            let user_fn = user_fn(ctx)?;
             let mut args = Vec::with_capacity(grads.len() + 1);
             args.push(ctx.clone());
             for g in grads {
