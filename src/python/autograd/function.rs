@@ -376,7 +376,9 @@ fn function_apply<'py>(
             let bound = sig.call_method(intern!(py, "bind"), args, kwargs)?;
             bound.call_method0(intern!(py, "apply_defaults"))?;
             let a = bound.getattr(intern!(py, "args"))?.cast_into::<PyTuple>()?;
-            let k = bound.getattr(intern!(py, "kwargs"))?.cast_into::<PyDict>()?;
+            let k = bound
+                .getattr(intern!(py, "kwargs"))?
+                .cast_into::<PyDict>()?;
             (a, Some(k).filter(|k| !k.is_empty()))
         } else {
             (args.clone(), None)

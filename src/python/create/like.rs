@@ -12,58 +12,49 @@ pub(crate) fn like_dtype(input: &Tensor, dtype: Option<DTypeArg>) -> DType {
     dt(dtype).unwrap_or(input.dtype())
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-pub(crate) fn zeros_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let t = &input.inner;
-    finish(
-        Tensor::zeros(t.shape(), like_dtype(t, dtype)),
-        requires_grad,
-    )
+/// `name(input, *, dtype=None, layout=None, device=None,
+/// requires_grad=False, memory_format=None)`: `|input, dtype| make`, dtype
+/// defaulting to the input's.
+macro_rules! like_factories {
+    ($($(#[$meta:meta])* $name:ident => |$t:ident, $d:ident| $make:expr;)*) => {$(
+        $(#[$meta])*
+        #[pyfunction]
+        #[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
+        pub(crate) fn $name(
+            input: PyRef<'_, PyTensor>,
+            dtype: Option<DTypeArg>,
+            layout: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            memory_format: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<PyTensor> {
+            let _ = (layout, memory_format);
+            check_device(device)?;
+            let $t = &input.inner;
+            let $d = like_dtype($t, dtype);
+            let made: crate::Result<Tensor> = $make;
+            finish(made?, requires_grad)
+        }
+    )*};
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-pub(crate) fn ones_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let t = &input.inner;
-    finish(Tensor::ones(t.shape(), like_dtype(t, dtype)), requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-pub(crate) fn empty_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let t = &input.inner;
-    finish(
-        Tensor::zeros(t.shape(), like_dtype(t, dtype)),
-        requires_grad,
-    )
+like_factories! {
+    /// Zeros of the input's shape.
+    zeros_like => |t, d| Ok(Tensor::zeros(t.shape(), d));
+    /// Ones of the input's shape.
+    ones_like => |t, d| Ok(Tensor::ones(t.shape(), d));
+    /// A tensor of the input's shape (zero-filled in ferrograd).
+    empty_like => |t, d| Ok(Tensor::zeros(t.shape(), d));
+    /// Uniform random numbers in [0, 1) of the input's shape.
+    rand_like => |t, d| {
+        random_float(d, "check_uniform_bounds")?;
+        Tensor::rand(t.shape(), d)
+    };
+    /// Standard normal random numbers of the input's shape.
+    randn_like => |t, d| {
+        random_float(d, "normal_kernel_cpu")?;
+        Tensor::randn(t.shape(), d)
+    };
 }
 
 #[pyfunction]
@@ -86,42 +77,6 @@ pub(crate) fn full_like(
         Tensor::full(t.shape(), v, like_dtype(t, dtype)),
         requires_grad,
     )
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-pub(crate) fn rand_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let t = &input.inner;
-    let d = like_dtype(t, dtype);
-    random_float(d, "check_uniform_bounds")?;
-    finish(Tensor::rand(t.shape(), d)?, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-pub(crate) fn randn_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let t = &input.inner;
-    let d = like_dtype(t, dtype);
-    random_float(d, "normal_kernel_cpu")?;
-    finish(Tensor::randn(t.shape(), d)?, requires_grad)
 }
 
 /// `randint_like(input, high)` or `randint_like(input, low, high)`.

@@ -95,42 +95,38 @@ pub(crate) fn default_float(d: Option<DTypeArg>) -> DType {
     dt(d).unwrap_or(crate::tensor::dtype::default_float())
 }
 
-#[pyfunction]
-#[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn zeros(
-    shape: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    let s = shape_from(shape, size, "zeros")?;
-    finish(Tensor::zeros(&s, default_float(dtype)), requires_grad)
+/// `name(*shape, size=None, dtype=None, layout=None, device=None,
+/// pin_memory=False, requires_grad=False)` factories: `|shape, dtype| make`.
+macro_rules! shape_factories {
+    ($($(#[$meta:meta])* $name:ident => |$s:ident, $d:ident| $make:expr;)*) => {$(
+        $(#[$meta])*
+        #[pyfunction]
+        #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn $name(
+            shape: &Bound<'_, PyTuple>,
+            size: Option<&Bound<'_, PyAny>>,
+            dtype: Option<DTypeArg>,
+            layout: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            pin_memory: bool,
+            requires_grad: bool,
+        ) -> PyResult<PyTensor> {
+            let _ = layout;
+            check_device(device)?;
+            check_pin_memory(pin_memory)?;
+            let $s = shape_from(shape, size, stringify!($name))?;
+            let $d = default_float(dtype);
+            finish($make, requires_grad)
+        }
+    )*};
 }
 
-#[pyfunction]
-#[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn ones(
-    shape: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    let s = shape_from(shape, size, "ones")?;
-    finish(Tensor::ones(&s, default_float(dtype)), requires_grad)
+shape_factories! {
+    /// A tensor of zeros.
+    zeros => |s, d| Tensor::zeros(&s, d);
+    /// A tensor of ones.
+    ones => |s, d| Tensor::ones(&s, d);
 }
 
 /// `empty`: ferrograd zero-fills, so "uninitialised" memory is zeros.

@@ -29,50 +29,41 @@ pub(crate) fn random_float(d: DType, what: &str) -> PyResult<()> {
     Ok(())
 }
 
-#[pyfunction]
-#[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn rand(
-    shape: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    generator: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    check_generator(generator)?;
-    let s = shape_from(shape, size, "rand")?;
-    let d = default_float(dtype);
-    random_float(d, "check_uniform_bounds")?;
-    finish(Tensor::rand(&s, d)?, requires_grad)
+/// `name(*shape, size=None, generator=None, dtype=None, ...)` random
+/// factories of floating dtypes (`kernel` names torch's error).
+macro_rules! random_factories {
+    ($($(#[$meta:meta])* $name:ident, $kernel:literal => |$s:ident, $d:ident| $make:expr;)*) => {$(
+        $(#[$meta])*
+        #[pyfunction]
+        #[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn $name(
+            shape: &Bound<'_, PyTuple>,
+            size: Option<&Bound<'_, PyAny>>,
+            generator: Option<&Bound<'_, PyAny>>,
+            dtype: Option<DTypeArg>,
+            layout: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            pin_memory: bool,
+            requires_grad: bool,
+        ) -> PyResult<PyTensor> {
+            let _ = layout;
+            check_device(device)?;
+            check_pin_memory(pin_memory)?;
+            check_generator(generator)?;
+            let $s = shape_from(shape, size, stringify!($name))?;
+            let $d = default_float(dtype);
+            random_float($d, $kernel)?;
+            finish($make?, requires_grad)
+        }
+    )*};
 }
 
-#[pyfunction]
-#[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn randn(
-    shape: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    generator: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    check_generator(generator)?;
-    let s = shape_from(shape, size, "randn")?;
-    let d = default_float(dtype);
-    random_float(d, "normal_kernel_cpu")?;
-    finish(Tensor::randn(&s, d)?, requires_grad)
+random_factories! {
+    /// Uniform random numbers in [0, 1).
+    rand, "check_uniform_bounds" => |s, d| Tensor::rand(&s, d);
+    /// Standard normal random numbers.
+    randn, "normal_kernel_cpu" => |s, d| Tensor::randn(&s, d);
 }
 
 pub(crate) fn int_bound(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {

@@ -1,0 +1,314 @@
+//! Advanced indexing (`src[indices]`, `dst[indices] = values`) through an
+//! [`AdvPlan`], and index_select's backward ([`index_add_new`]).
+
+use super::super::copy::{expanded, to_vec_as, with_slice};
+use super::super::shared_out::SharedOut;
+use super::{wrap_index, Accumulate, GATHER_UNIT};
+use crate::buffer::layout::for_each_offset;
+use crate::buffer::pool;
+use crate::buffer::{DType, Dims, Element, Layout, Strided};
+use crate::parallel::{for_each_index, num_threads};
+use crate::{bail, Result};
+
+/// Advanced indexing plan over a layout: dims `pre` (kept, before the
+/// indexed block), the indexed block (one storage offset per element of the
+/// broadcast index shape `bshape`), dims `post` (kept, after it).
+pub struct AdvPlan {
+    pub pre: Vec<usize>,
+    pub post: Vec<usize>,
+    pub bshape: Dims,
+    /// The indexed dims, in index order.
+    pub dims: Vec<usize>,
+    /// Per indexed dim, the (broadcast, row-major) index values.
+    pub idx: Vec<Vec<i64>>,
+}
+
+impl AdvPlan {
+    /// The shape of `src[indices]` for a source of shape `shape`.
+    pub fn out_shape(&self, shape: &[usize]) -> Dims {
+        let mut out = Dims::new();
+        out.extend(self.pre.iter().map(|&d| shape[d]));
+        out.extend(self.bshape.iter().copied());
+        out.extend(self.post.iter().map(|&d| shape[d]));
+        out
+    }
+    /// Storage offsets (relative to the layout's offset) of each indexed
+    /// block element in `l`; checks every index against its dim.
+    pub fn offsets(&self, l: &Layout) -> Result<Vec<usize>> {
+        let n: usize = self.bshape.iter().product();
+        let mut offs = vec![0usize; n];
+        let all_valid = std::sync::atomic::AtomicBool::new(true);
+        // In parallel pieces, the range check folded into a flag (no early
+        // exit per element); an invalid index is then found and reported
+        // by the serial pass below.
+        crate::parallel::for_each_chunk_mut(&mut offs, 1 << 15, |start, chunk| {
+            let mut valid = true;
+            for (j, &d) in self.dims.iter().enumerate() {
+                let (size, stride) = (l.shape[d] as i64, l.strides[d]);
+                let idx = &self.idx[j][start..start + chunk.len()];
+                for (o, &i) in chunk.iter_mut().zip(idx) {
+                    let w = if i < 0 { i + size } else { i };
+                    valid &= (0..size).contains(&w);
+                    *o += (w as usize).wrapping_mul(stride);
+                }
+            }
+            if !valid {
+                all_valid.store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        if !all_valid.into_inner() {
+            for (j, &d) in self.dims.iter().enumerate() {
+                for &i in &self.idx[j] {
+                    wrap_index(i, l.shape[d], d)?;
+                }
+            }
+        }
+        Ok(offs)
+    }
+    /// Visits the storage offsets of `l` in the row-major order of the
+    /// indexed result.
+    fn for_each(&self, l: &Layout, offs: &[usize], mut f: impl FnMut(usize)) {
+        let pick = |ds: &[usize]| -> (Dims, Dims) {
+            (
+                ds.iter().map(|&d| l.shape[d]).collect(),
+                ds.iter().map(|&d| l.strides[d]).collect(),
+            )
+        };
+        let (pre_s, pre_st) = pick(&self.pre);
+        let (post_s, post_st) = pick(&self.post);
+        for_each_offset(&pre_s, &pre_st, l.offset, |p| {
+            for &o in offs {
+                if post_s.is_empty() {
+                    f(p + o);
+                } else {
+                    for_each_offset(&post_s, &post_st, p + o, &mut f);
+                }
+            }
+        });
+    }
+}
+
+/// `src[indices]` as a fresh contiguous tensor.
+///
+/// The result is row-major over (kept dims before the block, the indexed
+/// block, kept dims after it): one piece of `prod(post)` elements per
+/// (leading position, indexed offset), copied as a run (or a strided
+/// gather) when the trailing dims merge into one, split over the threads
+/// by whole pieces.
+pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
+    let l = src.layout();
+    let offs = plan.offsets(l)?;
+    let shape = plan.out_shape(src.shape());
+    let pick = |ds: &[usize]| -> (Dims, Dims) {
+        (
+            ds.iter().map(|&d| l.shape[d]).collect(),
+            ds.iter().map(|&d| l.strides[d]).collect(),
+        )
+    };
+    let (pre_s, pre_st) = pick(&plan.pre);
+    let (post_s, post_st) = pick(&plan.post);
+    let piece: usize = post_s.iter().product();
+    let mut pre = Vec::new();
+    for_each_offset(&pre_s, &pre_st, l.offset, |p| pre.push(p));
+    let step = run_stride(&post_s, &post_st);
+    fn go<T: Element>(
+        src: &Strided,
+        shape: &[usize],
+        pre: &[usize],
+        offs: &[usize],
+        (piece, step): (usize, Option<usize>),
+        (post_s, post_st): (&[usize], &[usize]),
+    ) -> Strided {
+        let st = src.storage().read_recursive();
+        let d = st.as_slice::<T>();
+        let n: usize = shape.iter().product();
+        let mut out = crate::buffer::pool::buffer::<T>(n);
+        if n > 0 {
+            let grain = (1 << 15) / piece + 1;
+            crate::parallel::for_each_chunk_mut_aligned(
+                &mut out,
+                grain * piece,
+                piece,
+                |at, chunk| {
+                    let b = at / piece;
+                    let (mut p, mut o) = (b / offs.len(), b % offs.len());
+                    if piece == 1 {
+                        // One element per (leading position, offset): a run of
+                        // offsets per leading position.
+                        let mut rest = chunk;
+                        while !rest.is_empty() {
+                            let n = (offs.len() - o).min(rest.len());
+                            let (head, tail) = rest.split_at_mut(n);
+                            let row = &d[pre[p]..];
+                            for (v, &off) in head.iter_mut().zip(&offs[o..o + n]) {
+                                *v = row[off];
+                            }
+                            (rest, p, o) = (tail, p + 1, 0);
+                        }
+                        return;
+                    }
+                    for dst in chunk.chunks_exact_mut(piece) {
+                        let base = pre[p] + offs[o];
+                        o += 1;
+                        if o == offs.len() {
+                            (p, o) = (p + 1, 0);
+                        }
+                        match step {
+                            Some(s) => super::super::slices::gather(&d[base..], s, dst),
+                            None => {
+                                let mut it = dst.iter_mut();
+                                for_each_offset(post_s, post_st, base, |o| {
+                                    if let Some(v) = it.next() {
+                                        *v = d[o];
+                                    }
+                                });
+                            }
+                        }
+                    }
+                },
+            );
+        }
+        Strided::contiguous(T::wrap(out), shape)
+    }
+    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(
+        src, &shape, &pre, &offs, (piece, step), (&post_s, &post_st)
+    )))
+}
+
+/// The stride of dims `shape`/`strides` walked in row-major order when they
+/// form one evenly spaced run (size-1 dims ignored; 1 for no dims), else
+/// `None`.
+fn run_stride(shape: &[usize], strides: &[usize]) -> Option<usize> {
+    let dims: Vec<(usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&n, _)| n != 1)
+        .map(|(&n, &s)| (n, s))
+        .collect();
+    let Some(&(_, inner)) = dims.last() else {
+        return Some(1);
+    };
+    let merges = dims.windows(2).all(|w| w[0].1 == w[1].1 * w[1].0);
+    merges.then_some(inner)
+}
+
+/// index_select's backward (torch's `index_add` into zeros): a fresh
+/// tensor of `shape` with `g`'s slice `j` along `dim` added at position
+/// `index[j]` (valid indices into `shape[dim]`), `g` being `shape` with
+/// `index.len()` along `dim`. Units take ranges of the leading dims, or
+/// column blocks of the trailing ones when there are few leading
+/// positions; within a unit the slices are added in index order, so every
+/// element sums in the same order at any thread count.
+pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Strided) -> Result<Strided> {
+    let outer: usize = shape[..dim].iter().product();
+    let inner: usize = shape[dim + 1..].iter().product();
+    let (size, n) = (shape[dim], index.len());
+    fn go<T: Accumulate>(g: &[T], index: &[i64], [outer, size, inner, n]: [usize; 4]) -> Vec<T> {
+        let mut out = pool::buffer::<T>(outer * size * inner);
+        let threads = num_threads();
+        let work = outer * n * inner;
+        let (o_per, cols) = if threads < 2 || work < 2 * GATHER_UNIT {
+            (outer.max(1), inner)
+        } else if outer >= 4 * threads {
+            (outer.div_ceil(4 * threads), inner)
+        } else {
+            (
+                1,
+                inner
+                    .div_ceil(4 * threads / outer.max(1))
+                    .max(64)
+                    .min(inner),
+            )
+        };
+        let col_blocks = inner.div_ceil(cols.max(1)).max(1);
+        let units = outer.div_ceil(o_per.max(1)) * col_blocks;
+        let shared = SharedOut::new(&mut out);
+        let unit = |u: usize| {
+            let (ob, cb) = (u / col_blocks, u % col_blocks);
+            let (o0, o1) = (ob * o_per, ((ob + 1) * o_per).min(outer));
+            let (c0, c1) = (cb * cols, ((cb + 1) * cols).min(inner));
+            let w = c1 - c0;
+            for o in o0..o1 {
+                // SAFETY: unit u alone writes leading positions o0..o1,
+                // columns c0..c1 of the output (inside it: o < outer,
+                // positions < size, c1 <= inner).
+                let row = |p: usize| unsafe { shared.run((o * size + p) * inner + c0, w) };
+                if w == inner {
+                    // SAFETY: as above; whole rows, so one contiguous slab.
+                    unsafe { shared.run(o * size * inner, size * inner) }.fill(T::zero());
+                } else {
+                    (0..size).for_each(|p| row(p).fill(T::zero()));
+                }
+                if inner == 1 {
+                    let gs = &g[o * n..(o + 1) * n];
+                    for (&i, &v) in index.iter().zip(gs) {
+                        // SAFETY: as above, one element.
+                        let d = unsafe { shared.at(o * size + i as usize) };
+                        *d = d.acc(v);
+                    }
+                    continue;
+                }
+                for (j, &i) in index.iter().enumerate() {
+                    let src = &g[(o * n + j) * inner + c0..(o * n + j) * inner + c1];
+                    let dst = row(i as usize);
+                    for (d, &v) in dst.iter_mut().zip(src) {
+                        *d = d.acc(v);
+                    }
+                }
+            }
+        };
+        if units > 1 {
+            for_each_index(units, &unit);
+        } else {
+            (0..units).for_each(unit);
+        }
+        out
+    }
+    let dims = [outer, size, inner, n];
+    if g.shape().iter().product::<usize>() != outer * n * inner {
+        bail!(
+            internal,
+            "index_add_new: gradient of {:?} for {} indices",
+            g.shape(),
+            n
+        );
+    }
+    let data = dispatch_acc!(g.dtype(), T => {
+        let v = with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims));
+        T::wrap(v)
+    });
+    Ok(Strided::contiguous(data, shape))
+}
+
+/// `dst[indices] = values` (or `+=` with `accumulate`) in `dst`'s memory.
+/// `values` must have `dst`'s dtype and broadcast to the indexed shape.
+/// Does not bump versions.
+pub fn index_scatter(
+    dst: &Strided,
+    plan: &AdvPlan,
+    values: &Strided,
+    accumulate: bool,
+) -> Result<()> {
+    let offs = plan.offsets(dst.layout())?;
+    let shape = plan.out_shape(dst.shape());
+    let values = expanded(values, &shape)?;
+    fn go<T: Accumulate>(
+        dst: &Strided,
+        plan: &AdvPlan,
+        offs: &[usize],
+        values: &Strided,
+        accumulate: bool,
+    ) {
+        let vals: Vec<T> = to_vec_as::<T>(values);
+        let mut st = dst.storage().write();
+        let d = st.as_mut_slice::<T>();
+        let mut it = vals.into_iter();
+        if accumulate {
+            plan.for_each(dst.layout(), offs, |o| d[o] = d[o].acc(it.next().unwrap()));
+        } else {
+            plan.for_each(dst.layout(), offs, |o| d[o] = it.next().unwrap());
+        }
+    }
+    dispatch_acc!(dst.dtype(), T => go::<T>(dst, plan, &offs, &values, accumulate));
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! Gather / scatter loops for the indexing ops. No autograd here: the ops in
+//! `src/ops/index.rs` validate arguments, call these, and record history.
+//!
+//! Every kernel validates all of its indices before it writes anything, so a
+//! bad index leaves the destination untouched, and reads its value operands
+//! into a buffer before it takes the destination's write lock (a value may
+//! alias the destination).
+//!
+//! The files: this one holds what they share (the [`Accumulate`] addition,
+//! its dtype dispatch, [`wrap_index`]) and the masked kernels
+//! ([`masked_fill`], [`logical_not`]); `nonzero.rs` finds the true elements
+//! of a mask ([`nonzero`], [`nonzero_rows`]); `advanced.rs` is advanced
+//! indexing and index_select's backward ([`AdvPlan`], [`index_gather`],
+//! [`index_scatter`], [`index_add_new`]); `gather.rs` and `scatter.rs` are
+//! torch's [`gather`] and [`scatter`] along one dim, with the argument
+//! checks they share in `checks.rs`.
+
+use super::copy::{expanded, to_vec_as};
+use crate::buffer::layout::for_each_offset;
+use crate::buffer::{Element, StorageData, Strided};
+use crate::{bail, Result};
+
+/// Addition for accumulating kernels (wrapping for int64, `or` for bool).
+pub trait Accumulate: Element {
+    fn acc(self, other: Self) -> Self;
+}
+impl Accumulate for f32 {
+    #[inline(always)]
+    fn acc(self, o: Self) -> Self {
+        self + o
+    }
+}
+impl Accumulate for f64 {
+    #[inline(always)]
+    fn acc(self, o: Self) -> Self {
+        self + o
+    }
+}
+impl Accumulate for i64 {
+    #[inline(always)]
+    fn acc(self, o: Self) -> Self {
+        self.wrapping_add(o)
+    }
+}
+impl Accumulate for bool {
+    #[inline(always)]
+    fn acc(self, o: Self) -> Self {
+        self || o
+    }
+}
+
+/// Dispatches on any dtype with `$T: Accumulate`.
+macro_rules! dispatch_acc {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+/// `i` wrapped into `0..size` (negative counts from the end), or torch's
+/// IndexError for dimension `dim`.
+#[inline]
+pub fn wrap_index(i: i64, size: usize, dim: usize) -> Result<usize> {
+    let s = size as i64;
+    if i < -s || i >= s {
+        bail!(
+            index,
+            "index {} is out of bounds for dimension {} with size {}",
+            i,
+            dim,
+            size
+        );
+    }
+    Ok(if i < 0 { (i + s) as usize } else { i as usize })
+}
+
+mod advanced;
+mod checks;
+mod gather;
+mod nonzero;
+mod scatter;
+
+pub use advanced::{index_add_new, index_gather, index_scatter, AdvPlan};
+pub use gather::gather;
+pub use nonzero::{nonzero, nonzero_rows};
+pub use scatter::{scatter, ScatterSrc};
+
+/// Elements of gather's output per unit of work.
+const GATHER_UNIT: usize = 1 << 14;
+
+/// Writes `value` into `dst` wherever `mask` (bool, broadcast to `dst`'s
+/// shape) is true. Does not bump versions.
+pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) -> Result<()> {
+    let mask = expanded(mask, dst.shape())?;
+    let m: Vec<bool> = to_vec_as::<bool>(&mask);
+    fn go<T: Element>(dst: &Strided, m: &[bool], x: T) {
+        let mut st = dst.storage().write();
+        let d = st.as_mut_slice::<T>();
+        let l = dst.layout();
+        let mut k = 0;
+        for_each_offset(&l.shape, &l.strides, l.offset, |o| {
+            if m[k] {
+                d[o] = x;
+            }
+            k += 1;
+        });
+    }
+    crate::dispatch_all!(dst.dtype(), T => go::<T>(dst, &m, value.cast::<T>()));
+    Ok(())
+}
+
+/// `!mask` for a bool tensor, contiguous.
+pub fn logical_not(mask: &Strided) -> Strided {
+    let v: Vec<bool> = to_vec_as::<bool>(mask).into_iter().map(|b| !b).collect();
+    Strided::contiguous(
+        StorageData::Bool(crate::buffer::storage::Buf::Owned(v)),
+        mask.shape(),
+    )
+}

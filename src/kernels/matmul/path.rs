@@ -1,0 +1,155 @@
+//! Which kernel a float product runs on: [`gemm_path`] picks a
+//! [`GemmPath`] from the dtype, the sizes and the CPU, unless tests or
+//! benches forced one with [`force_gemm_path`].
+
+use crate::buffer::DType;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The kernels a float product can run on (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemmPath {
+    /// Our direct small-matrix kernel (x86-64, AVX2 and FMA).
+    Small,
+    /// Our BLIS-style AVX2/FMA float32 kernel (x86-64; float64 products
+    /// forced onto it run on [`GemmPath::Crate`]).
+    OwnAvx2,
+    /// The `gemm` crate, with its own dispatch (AVX-512 where the CPU has
+    /// avx512f, see [`crate_uses_avx512`]).
+    Crate,
+}
+
+impl GemmPath {
+    pub const ALL: [GemmPath; 3] = [GemmPath::Small, GemmPath::OwnAvx2, GemmPath::Crate];
+
+    /// Whether this CPU runs the path.
+    pub fn supported(self) -> bool {
+        match self {
+            GemmPath::Small | GemmPath::OwnAvx2 => has_avx2_fma(),
+            GemmPath::Crate => true,
+        }
+    }
+
+    /// The paths this CPU runs.
+    pub fn supported_paths() -> Vec<GemmPath> {
+        Self::ALL.into_iter().filter(|p| p.supported()).collect()
+    }
+
+    /// A short name, with the instruction set the crate runs here.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmPath::Small => "small (AVX2)",
+            GemmPath::OwnAvx2 => "own sgemm (AVX2)",
+            GemmPath::Crate if crate_uses_avx512() => "gemm crate (AVX-512)",
+            GemmPath::Crate => "gemm crate (AVX2)",
+        }
+    }
+}
+
+pub(super) fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::super::sgemm::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether the `gemm` crate runs its AVX-512 micro-kernels on this CPU
+/// (it checks avx512f itself, once, as we do here).
+pub fn crate_uses_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static V4: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *V4.get_or_init(|| is_x86_feature_detected!("avx512f"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The forced path: 0 for none, else 1 + its index in [`GemmPath::ALL`].
+static FORCED: AtomicU8 = AtomicU8::new(0);
+
+/// Makes every float product run on `path` (`None`: the usual choice by
+/// size and CPU), process-wide; for tests and benchmarks. Panics if this
+/// CPU lacks the path.
+pub fn force_gemm_path(path: Option<GemmPath>) {
+    let v = match path {
+        None => 0,
+        Some(p) => {
+            assert!(p.supported(), "{p:?} is not supported on this CPU");
+            1 + GemmPath::ALL.iter().position(|&q| q == p).expect("listed") as u8
+        }
+    };
+    FORCED.store(v, Ordering::Relaxed);
+}
+
+/// The path set by [`force_gemm_path`].
+pub fn forced_gemm_path() -> Option<GemmPath> {
+    match FORCED.load(Ordering::Relaxed) {
+        0 => None,
+        v => Some(GemmPath::ALL[v as usize - 1]),
+    }
+}
+
+/// Largest m and n of a float32 product on the small kernel (unless
+/// forced); its depth at most [`SMALL_MAX_K`]. Measured one product per
+/// thread on batches (`cargo bench --bench gemm_paths -- small`, `-- mid`):
+/// products up to 48 ran at 1.1-3x the next kernel's rate (tiny ones
+/// 3-10x: the others' set-up per product dominates), 64-96 about level
+/// with our big kernel, from 128 behind it.
+pub const SMALL_MAX_F32: usize = 96;
+
+/// Largest depth of a float32 product on the small kernel: its B panel
+/// (k x 16 floats) then still fits in the L1 cache (it has no depth blocks).
+pub const SMALL_MAX_K: usize = 256;
+
+/// Largest m, n and k of a float64 product on the small kernel: level with
+/// the crate at 64, behind it from 96.
+pub const SMALL_MAX_F64: usize = 64;
+
+/// Whether a product of these sizes runs on the small kernel by default.
+fn small_fits(dtype: DType, [m, n, k]: [usize; 3]) -> bool {
+    match dtype {
+        DType::F32 => m.max(n) <= SMALL_MAX_F32 && k <= SMALL_MAX_K,
+        _ => m.max(n).max(k) <= SMALL_MAX_F64,
+    }
+}
+
+/// The kernel a float product of `dtype` and sizes `[m, n, k]` runs on
+/// (`None` for int64 and bool, which use the plain loop).
+pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
+    match dtype {
+        DType::F32 | DType::F64 => {}
+        DType::I64 | DType::Bool => return None,
+    }
+    if let Some(p) = forced_gemm_path() {
+        if p == GemmPath::OwnAvx2 && dtype != DType::F32 {
+            return Some(GemmPath::Crate);
+        }
+        return Some(p);
+    }
+    Some(if has_avx2_fma() && small_fits(dtype, mnk) {
+        GemmPath::Small
+    } else if dtype == DType::F32 && own_kernel(mnk) && !crate_uses_avx512() {
+        GemmPath::OwnAvx2
+    } else {
+        GemmPath::Crate
+    })
+}
+
+/// Smallest m, n and k that our own f32 kernel takes: below it the `gemm`
+/// crate's small-matrix paths are faster (measured single-threaded).
+pub const OWN_KERNEL_MIN: usize = 32;
+
+/// Whether an f32 product of this size (not one for the small kernel) is
+/// big enough for our own kernel: from 64^3 multiply-adds. Measured one
+/// product per thread (`gemm_paths -- mid`, `-- attention`): 128 x 64 x
+/// 128 and the attention block's products ran at 1.05-1.2x the crate's
+/// rate, 100^3 and 200 x 50 x 200 level.
+fn own_kernel([m, n, k]: [usize; 3]) -> bool {
+    m.min(n).min(k) >= OWN_KERNEL_MIN && m * n * k >= 1 << 18 && has_avx2_fma()
+}

@@ -1,0 +1,375 @@
+//! One product, or a run of a batch, on its kernel: [`MatElem`] gives each
+//! element type its kernels (the small one, our own float32 one, the
+//! `gemm` crate, or the plain loop), and the `*_call` functions check that
+//! every element the kernel reads or writes lies in its slice before the
+//! unsafe call.
+
+use super::path::has_avx2_fma;
+use super::{gemm_path, GemmPath, Mat};
+use crate::buffer::{DType, Element};
+use gemm::Parallelism;
+
+/// Element types the kernel multiplies.
+pub(super) trait MatElem:
+    Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
+    /// The kernel for a product of this size (`None`: the plain loop).
+    fn path(_mnk: [usize; 3]) -> Option<GemmPath> {
+        None
+    }
+
+    /// `dst[m x n] = a[m x k] @ b[k x n]` (dst contiguous row-major) on
+    /// `path` (from [`MatElem::path`]; kernels that split a product take
+    /// `par`'s threads, the others ignore it).
+    #[allow(clippy::too_many_arguments)]
+    fn product(
+        dst: &mut [Self],
+        a: &[Self],
+        am: Mat,
+        b: &[Self],
+        bm: Mat,
+        mnk: [usize; 3],
+        path: Option<GemmPath>,
+        par: Parallelism,
+    ) {
+        let _ = (path, par);
+        naive(dst, a, am, b, bm, mnk)
+    }
+
+    /// [`each_product`] on the small kernel, where the type has it (`None`:
+    /// it does not, nothing done). m, n, k > 0.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
+    fn small_batch(
+        dsts: &mut [Self],
+        a: &[Self],
+        am: Mat,
+        b: &[Self],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+        prefetch: bool,
+    ) -> Option<()> {
+        let _ = (dsts, a, am, b, bm, offs, mnk, prefetch);
+        None
+    }
+}
+
+impl MatElem for i64 {}
+
+/// The products `dsts[i] = a_i @ b_i` of a run of a batch, `offs[i]` the
+/// operands' offsets, `am` and `bm` their strides (offsets unused), each
+/// product on this thread; `prefetch`: the small kernel prefetches each
+/// next product's operands (for batches bigger than the caches).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn each_product<T: MatElem>(
+    dsts: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    offs: &[(usize, usize)],
+    mnk: [usize; 3],
+    path: Option<GemmPath>,
+    prefetch: bool,
+) {
+    let [m, n, _] = mnk;
+    assert_eq!(dsts.len(), offs.len() * m * n);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = prefetch; // only the x86-64 small kernel prefetches
+    #[cfg(target_arch = "x86_64")]
+    if path == Some(GemmPath::Small) && mnk.iter().all(|&d| d > 0) {
+        if let Some(r) = T::small_batch(dsts, a, am, b, bm, offs, mnk, prefetch) {
+            return r;
+        }
+    }
+    for (dst, &(oa, ob)) in dsts.chunks_mut(m * n).zip(offs) {
+        let am = Mat { off: oa, ..am };
+        let bm = Mat { off: ob, ..bm };
+        T::product(dst, a, am, b, bm, mnk, path, Parallelism::None);
+    }
+}
+
+/// [`each_product`] on the small kernel, for its element types.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn small_batch_call<T: Element + super::super::sgemm::small::Packable>(
+    dsts: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    offs: &[(usize, usize)],
+    [m, n, k]: [usize; 3],
+    prefetch: bool,
+) {
+    use super::super::sgemm::small::{small_batch, Mat as M};
+    assert!(m > 0 && n > 0 && k > 0 && dsts.len() == offs.len() * m * n && has_avx2_fma());
+    for &(oa, ob) in offs {
+        assert_in_bounds(
+            a.len(),
+            Mat { off: oa, ..am },
+            b.len(),
+            Mat { off: ob, ..bm },
+            [m, n, k],
+        );
+    }
+    let am = M {
+        ptr: a.as_ptr(),
+        rs: am.rs,
+        cs: am.cs,
+    };
+    let bm = M {
+        ptr: b.as_ptr(),
+        rs: bm.rs,
+        cs: bm.cs,
+    };
+    // SAFETY: AVX2 and FMA are available and m, n, k > 0 (asserted); each
+    // product's operands (m x k from a[oa], k x n from b[ob], non-negative
+    // strides) lie in their slices (asserted above); `dsts` holds the m * n
+    // outputs of every product, consecutive, exclusively borrowed, so
+    // nothing else touches them and they overlap neither operand.
+    unsafe { small_batch([m, n, k], am, bm, offs, dsts.as_mut_ptr(), prefetch) }
+}
+
+impl MatElem for f32 {
+    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+        gemm_path(DType::F32, mnk)
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn small_batch(
+        dsts: &mut [f32],
+        a: &[f32],
+        am: Mat,
+        b: &[f32],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+        prefetch: bool,
+    ) -> Option<()> {
+        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
+        Some(())
+    }
+    fn product(
+        dst: &mut [f32],
+        a: &[f32],
+        am: Mat,
+        b: &[f32],
+        bm: Mat,
+        mnk: [usize; 3],
+        path: Option<GemmPath>,
+        par: Parallelism,
+    ) {
+        if !float_sizes_ok(dst, a, am, b, bm, mnk) {
+            return;
+        }
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::OwnAvx2) => own_call(dst, a, am, b, bm, mnk, par),
+            _ => gemm_call(dst, a, am, b, bm, mnk, par),
+        }
+    }
+}
+
+impl MatElem for f64 {
+    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+        gemm_path(DType::F64, mnk)
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn small_batch(
+        dsts: &mut [f64],
+        a: &[f64],
+        am: Mat,
+        b: &[f64],
+        bm: Mat,
+        offs: &[(usize, usize)],
+        mnk: [usize; 3],
+        prefetch: bool,
+    ) -> Option<()> {
+        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
+        Some(())
+    }
+    fn product(
+        dst: &mut [f64],
+        a: &[f64],
+        am: Mat,
+        b: &[f64],
+        bm: Mat,
+        mnk: [usize; 3],
+        path: Option<GemmPath>,
+        par: Parallelism,
+    ) {
+        if !float_sizes_ok(dst, a, am, b, bm, mnk) {
+            return;
+        }
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
+            _ => gemm_call(dst, a, am, b, bm, mnk, par),
+        }
+    }
+}
+
+/// Handles empty products (m or n zero: nothing to write; k zero: zeros)
+/// and returns whether there is a product left to run, having checked that
+/// `dst` holds it and that the operands' elements lie in their slices.
+fn float_sizes_ok<T: Element>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) -> bool {
+    assert!(dst.len() >= m * n);
+    if m == 0 || n == 0 {
+        return false;
+    }
+    if k == 0 {
+        dst[..m * n].fill(T::zero());
+        return false;
+    }
+    assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
+    true
+}
+
+/// A product on the small kernel, on this thread. Sizes checked by
+/// [`float_sizes_ok`].
+#[cfg(target_arch = "x86_64")]
+fn small_call<T: super::super::sgemm::small::Packable>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) {
+    use super::super::sgemm::small::{small_gemm, Mat as M};
+    assert!(has_avx2_fma());
+    let op = |s: &[T], x: Mat| M {
+        ptr: s[x.off..].as_ptr(),
+        rs: x.rs,
+        cs: x.cs,
+    };
+    // SAFETY: AVX2 and FMA are available (asserted); m, n, k > 0 and every
+    // element of a (m x k from a[am.off], non-negative strides) and b
+    // (k x n from b[bm.off]) lies in its slice (float_sizes_ok); `dst`
+    // holds m * n elements (row stride n), exclusively borrowed, so nothing
+    // else touches it and it overlaps neither operand.
+    unsafe { small_gemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), n) }
+}
+
+/// An f32 product on our own kernel: on `par`'s threads, or this one.
+/// Sizes checked by [`float_sizes_ok`].
+#[cfg(target_arch = "x86_64")]
+fn own_call(
+    dst: &mut [f32],
+    a: &[f32],
+    am: Mat,
+    b: &[f32],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+    par: Parallelism,
+) {
+    use super::super::sgemm::{sgemm, Operand};
+    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n && has_avx2_fma());
+    assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
+    let threads = match par {
+        Parallelism::None => 1,
+        Parallelism::Rayon(t) => t.max(1),
+    };
+    let op = |s: &[f32], x: Mat| Operand {
+        ptr: s[x.off..].as_ptr(),
+        rs: x.rs,
+        cs: x.cs,
+    };
+    // SAFETY: AVX2 and FMA are available and m, n, k > 0 (asserted); every
+    // element of a (m x k from a[am.off], non-negative strides) and b
+    // (k x n from b[bm.off]) lies in its slice (asserted above); `dst` holds
+    // m * n floats, exclusively borrowed, so nothing else touches it and it
+    // overlaps neither operand.
+    unsafe { sgemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), threads) }
+}
+
+/// Panics unless the last element each operand of an m x k by k x n
+/// product reads lies inside its slice (m, n, k > 0; strides non-negative).
+fn assert_in_bounds(a_len: usize, am: Mat, b_len: usize, bm: Mat, [m, n, k]: [usize; 3]) {
+    assert!(am.off + (m - 1) * am.rs + (k - 1) * am.cs < a_len);
+    assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b_len);
+}
+
+/// The plain i-k-j loop (int64, and the reference the tests check gemm with).
+pub(super) fn naive<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) {
+    let int = T::DTYPE == DType::I64;
+    for i in 0..m {
+        let row = &mut dst[i * n..(i + 1) * n];
+        row.fill(T::zero());
+        for p in 0..k {
+            let x = a[am.off + i * am.rs + p * am.cs];
+            let boff = bm.off + p * bm.rs;
+            if int {
+                // Wrapping arithmetic, as torch's integer matmul.
+                for (j, o) in row.iter_mut().enumerate() {
+                    let y = b[boff + j * bm.cs];
+                    *o = T::from_i64(o.to_i64().wrapping_add(x.to_i64().wrapping_mul(y.to_i64())));
+                }
+            } else {
+                for (j, o) in row.iter_mut().enumerate() {
+                    *o = *o + x * b[boff + j * bm.cs];
+                }
+            }
+        }
+    }
+}
+
+/// A product on the `gemm` crate. Sizes checked by [`float_sizes_ok`].
+fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
+    dst: &mut [T],
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+    par: Parallelism,
+) {
+    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n);
+    assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
+    // SAFETY: `dst` holds m*n writable elements laid out row-major (row
+    // stride n, column stride 1), exclusively borrowed. Every element of lhs
+    // (m x k at a[am.off] with strides rs, cs) and rhs (k x n at b[bm.off])
+    // lies inside its slice (asserted above; strides are non-negative), and
+    // neither aliases `dst` (a fresh buffer). T is f32 or f64, which gemm
+    // supports. read_dst=false: dst is only written (alpha unused).
+    unsafe {
+        gemm::gemm::<T>(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            a.as_ptr().add(am.off),
+            am.cs as isize,
+            am.rs as isize,
+            b.as_ptr().add(bm.off),
+            bm.cs as isize,
+            bm.rs as isize,
+            T::zero(),
+            T::one(),
+            false,
+            false,
+            false,
+            par,
+        )
+    }
+}
