@@ -4,6 +4,7 @@
 //! every element the kernel reads or writes lies in its slice before the
 //! unsafe call.
 
+#[cfg(target_arch = "x86_64")]
 use super::path::has_avx2_fma;
 use super::{gemm_path, GemmPath, Mat};
 use crate::buffer::{DType, Element};
