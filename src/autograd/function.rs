@@ -64,6 +64,15 @@ impl<'a> BackwardCtx<'a> {
     pub fn needs(&self, i: usize) -> bool {
         self.needs[i]
     }
+    /// `f()`, input `i`'s gradient, when that input needs one; else None
+    /// (and `f` does not run).
+    pub fn grad_for(&self, i: usize, f: impl FnOnce() -> Result<Tensor>) -> Result<Option<Tensor>> {
+        if self.needs[i] {
+            f().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
 }
 
 pub(crate) type BackwardFn = dyn Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync;

@@ -39,16 +39,8 @@ pub(crate) fn piecewise_backward(
     };
     rec.save("self", x).finish(out, move |c| {
         let x = c.saved(0)?;
-        let dgrad = if c.needs(0) {
-            Some(piecewise_backward(c.grad(), &x, name, slope.clone())?)
-        } else {
-            None
-        };
-        let dx = if c.needs(1) {
-            Some(x.zeros_like())
-        } else {
-            None
-        };
+        let dgrad = c.grad_for(0, || piecewise_backward(c.grad(), &x, name, slope.clone()))?;
+        let dx = c.grad_for(1, || Ok(x.zeros_like()))?;
         Ok(vec![dgrad, dx])
     })
 }
@@ -300,16 +292,8 @@ impl Tensor {
             .finish(out, |c| {
                 let (g, y) = (c.saved(0)?, c.saved(1)?);
                 let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.tanh_backward(&y)?)
-                } else {
-                    None
-                };
-                let dy = if c.needs(1) {
-                    Some(gg.mul(&g)?.mul(&y)?.mul_scalar(-2.0)?)
-                } else {
-                    None
-                };
+                let dg = c.grad_for(0, || gg.tanh_backward(&y))?;
+                let dy = c.grad_for(1, || gg.mul(&g)?.mul(&y)?.mul_scalar(-2.0))?;
                 Ok(vec![dg, dy])
             })
     }
@@ -322,16 +306,8 @@ impl Tensor {
             .finish(out, |c| {
                 let (g, y) = (c.saved(0)?, c.saved(1)?);
                 let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.sigmoid_backward(&y)?)
-                } else {
-                    None
-                };
-                let dy = if c.needs(1) {
-                    Some(gg.mul(&g)?.mul(&one_minus(&y.mul_scalar(2.0)?)?)?)
-                } else {
-                    None
-                };
+                let dg = c.grad_for(0, || gg.sigmoid_backward(&y))?;
+                let dy = c.grad_for(1, || gg.mul(&g)?.mul(&one_minus(&y.mul_scalar(2.0)?)?))?;
                 Ok(vec![dg, dy])
             })
     }
@@ -367,11 +343,7 @@ impl Tensor {
         };
         rec.save("self", y).finish(out, |c| {
             let y = c.saved(0)?;
-            let dg = if c.needs(0) {
-                Some(c.grad().threshold_backward(&y)?)
-            } else {
-                None
-            };
+            let dg = c.grad_for(0, || c.grad().threshold_backward(&y))?;
             Ok(vec![dg, None])
         })
     }
@@ -388,16 +360,8 @@ impl Tensor {
             .finish(out, move |c| {
                 let (g, x) = (c.saved(0)?, c.saved(1)?);
                 let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.gelu_backward(&x, tanh)?)
-                } else {
-                    None
-                };
-                let dx = if c.needs(1) {
-                    Some(gg.mul(&g)?.mul(&gelu_second_derivative(&x, tanh)?)?)
-                } else {
-                    None
-                };
+                let dg = c.grad_for(0, || gg.gelu_backward(&x, tanh))?;
+                let dx = c.grad_for(1, || gg.mul(&g)?.mul(&gelu_second_derivative(&x, tanh)?))?;
                 Ok(vec![dg, dx])
             })
     }
@@ -410,11 +374,7 @@ impl Tensor {
             .finish(out, |c| {
                 let (g, x) = (c.saved(0)?, c.saved(1)?);
                 let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.silu_backward(&x)?)
-                } else {
-                    None
-                };
+                let dg = c.grad_for(0, || gg.silu_backward(&x))?;
                 let dx = if c.needs(1) {
                     // silu'' = s (1 - s) (2 + x (1 - 2s))
                     let s = x.sigmoid()?;
@@ -449,11 +409,7 @@ impl Tensor {
             .finish(out, move |c| {
                 let (g, x) = (c.saved(0)?, c.saved(1)?);
                 let gg = c.grad();
-                let dg = if c.needs(0) {
-                    Some(gg.softplus_backward(&x, beta, threshold)?)
-                } else {
-                    None
-                };
+                let dg = c.grad_for(0, || gg.softplus_backward(&x, beta, threshold))?;
                 let dx = if c.needs(1) {
                     // softplus'' = β s (1 - s), s = sigmoid(β x); 0 past threshold
                     let bx = x.mul_scalar(beta)?;

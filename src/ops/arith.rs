@@ -70,16 +70,8 @@ impl Tensor {
             .save("other", other)
             .finish(out, |c| {
                 let g = c.grad();
-                let da = if c.needs(0) {
-                    Some(g.mul(&c.saved(1)?)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(g.mul(&c.saved(0)?)?)
-                } else {
-                    None
-                };
+                let da = c.grad_for(0, || g.mul(&c.saved(1)?))?;
+                let db = c.grad_for(1, || g.mul(&c.saved(0)?))?;
                 Ok(vec![da, db])
             })
     }
@@ -95,11 +87,7 @@ impl Tensor {
             .save("other", other)
             .finish(out, |c| {
                 let (g, other) = (c.grad(), c.saved(1)?);
-                let da = if c.needs(0) {
-                    Some(g.div(&other)?)
-                } else {
-                    None
-                };
+                let da = c.grad_for(0, || g.div(&other))?;
                 let db = if c.needs(1) {
                     let s = c.saved(0)?;
                     Some(g.neg()?.mul(&s)?.div(&other.mul(&other)?)?)

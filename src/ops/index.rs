@@ -263,11 +263,7 @@ impl Tensor {
                 let zero = Tensor::scalar(Scalar::Int(0), g.dtype());
                 Some(g.index_put_plan(plan.clone(), &zero, false)?)
             };
-            let dv = if c.needs(1) {
-                Some(g.index_plan(plan.clone())?)
-            } else {
-                None
-            };
+            let dv = c.grad_for(1, || g.index_plan(plan.clone()))?;
             Ok(vec![ds, dv])
         })
     }
@@ -646,27 +642,15 @@ impl Tensor {
         if accumulate {
             rec.save("index", index).finish(out, move |c| {
                 let g = c.grad();
-                let dsrc = if c.needs(1) {
-                    Some(grad_src(g, &c.saved(0)?)?)
-                } else {
-                    None
-                };
+                let dsrc = c.grad_for(1, || grad_src(g, &c.saved(0)?))?;
                 Ok(vec![Some(g.clone()), dsrc])
             })
         } else {
             rec.save("index", index).finish(out, move |c| {
                 let g = c.grad();
                 let index = c.saved(0)?;
-                let dself = if c.needs(0) {
-                    Some(g.scatter_value(di, &index, Scalar::Int(0))?)
-                } else {
-                    None
-                };
-                let dsrc = if c.needs(1) {
-                    Some(grad_src(g, &index)?)
-                } else {
-                    None
-                };
+                let dself = c.grad_for(0, || g.scatter_value(di, &index, Scalar::Int(0)))?;
+                let dsrc = c.grad_for(1, || grad_src(g, &index))?;
                 Ok(vec![dself, dsrc])
             })
         }
@@ -738,11 +722,7 @@ impl Tensor {
         k::masked_fill(&out, mask, value.item()?)?;
         rec.save("mask", mask).finish(out, move |c| {
             let (g, m) = (c.grad(), c.saved(0)?);
-            let ds = if c.needs(0) {
-                Some(g.masked_fill_scalar(&m, Scalar::Int(0))?)
-            } else {
-                None
-            };
+            let ds = c.grad_for(0, || g.masked_fill_scalar(&m, Scalar::Int(0)))?;
             let dv = if c.needs(1) {
                 let not_m = Tensor::from(k::logical_not(&m));
                 Some(g.masked_fill_scalar(&not_m, Scalar::Int(0))?.sum()?)

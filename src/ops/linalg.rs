@@ -149,16 +149,8 @@ impl Tensor {
         let out = Tensor::from(kernel::matmul(&a, &b)?);
         rec.save("self", self).save("mat2", other).finish(out, |c| {
             let g = c.grad();
-            let da = if c.needs(0) {
-                Some(g.batched_matmul(&c.saved(1)?.transpose(-1, -2)?)?)
-            } else {
-                None
-            };
-            let db = if c.needs(1) {
-                Some(c.saved(0)?.transpose(-1, -2)?.batched_matmul(g)?)
-            } else {
-                None
-            };
+            let da = c.grad_for(0, || g.batched_matmul(&c.saved(1)?.transpose(-1, -2)?))?;
+            let db = c.grad_for(1, || c.saved(0)?.transpose(-1, -2)?.batched_matmul(g))?;
             Ok(vec![da, db])
         })
     }
@@ -206,16 +198,8 @@ impl Tensor {
         );
         rec.save("self", self).save("vec", vec).finish(out, |c| {
             let g = c.grad();
-            let da = if c.needs(0) {
-                Some(g.outer(&c.saved(1)?)?)
-            } else {
-                None
-            };
-            let db = if c.needs(1) {
-                Some(c.saved(0)?.t()?.mv(g)?)
-            } else {
-                None
-            };
+            let da = c.grad_for(0, || g.outer(&c.saved(1)?))?;
+            let db = c.grad_for(1, || c.saved(0)?.t()?.mv(g))?;
             Ok(vec![da, db])
         })
     }
@@ -248,16 +232,8 @@ impl Tensor {
             .save("tensor", other)
             .finish(out, |c| {
                 let g = c.grad();
-                let da = if c.needs(0) {
-                    Some(g.mul(&c.saved(1)?)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(g.mul(&c.saved(0)?)?)
-                } else {
-                    None
-                };
+                let da = c.grad_for(0, || g.mul(&c.saved(1)?))?;
+                let db = c.grad_for(1, || g.mul(&c.saved(0)?))?;
                 Ok(vec![da, db])
             })
     }

@@ -446,16 +446,8 @@ impl Tensor {
             .save("other", other)
             .finish(out, move |c| {
                 let (a, b, g) = (c.saved(0)?, c.saved(1)?, c.grad());
-                let da = if c.needs(0) {
-                    Some(g.mul(&max_min_share(&a, &b, is_max, g.dtype())?)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(g.mul(&max_min_share(&b, &a, is_max, g.dtype())?)?)
-                } else {
-                    None
-                };
+                let da = c.grad_for(0, || g.mul(&max_min_share(&a, &b, is_max, g.dtype())?))?;
+                let db = c.grad_for(1, || g.mul(&max_min_share(&b, &a, is_max, g.dtype())?))?;
                 Ok(vec![da, db])
             })
     }
@@ -677,16 +669,8 @@ impl Tensor {
         rec.save("condition", cond).finish(out, |c| {
             let (cond, g) = (c.saved(0)?, c.grad());
             let z = zero(g.dtype());
-            let dx = if c.needs(0) {
-                Some(Tensor::where_cond(&cond, g, &z)?)
-            } else {
-                None
-            };
-            let dy = if c.needs(1) {
-                Some(Tensor::where_cond(&cond, &z, g)?)
-            } else {
-                None
-            };
+            let dx = c.grad_for(0, || Tensor::where_cond(&cond, g, &z))?;
+            let dy = c.grad_for(1, || Tensor::where_cond(&cond, &z, g))?;
             Ok(vec![dx, dy])
         })
     }

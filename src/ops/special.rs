@@ -151,11 +151,7 @@ impl Tensor {
                 } else {
                     None
                 };
-                let dy = if c.needs(1) {
-                    Some(g.mul(&x)?.div(&y)?)
-                } else {
-                    None
-                };
+                let dy = c.grad_for(1, || g.mul(&x)?.div(&y))?;
                 Ok(vec![dx, dy])
             })
     }
@@ -192,16 +188,8 @@ impl Tensor {
                     let p = if base2 { d.exp2()? } else { d.exp()? };
                     g.div(&p.add_scalar(1.0)?)
                 };
-                let da = if c.needs(0) {
-                    Some(share(&a, &b)?)
-                } else {
-                    None
-                };
-                let db = if c.needs(1) {
-                    Some(share(&b, &a)?)
-                } else {
-                    None
-                };
+                let da = c.grad_for(0, || share(&a, &b))?;
+                let db = c.grad_for(1, || share(&b, &a))?;
                 Ok(vec![da, db])
             })
     }

@@ -64,16 +64,8 @@ impl Tensor {
                 let w = *w;
                 record("LerpBackward0", &[self, end]).finish(out, move |c| {
                     let g = c.grad();
-                    let ds = if c.needs(0) {
-                        Some(g.mul_scalar(1.0 - w)?)
-                    } else {
-                        None
-                    };
-                    let de = if c.needs(1) {
-                        Some(g.mul_scalar(w)?)
-                    } else {
-                        None
-                    };
+                    let ds = c.grad_for(0, || g.mul_scalar(1.0 - w))?;
+                    let de = c.grad_for(1, || g.mul_scalar(w))?;
                     Ok(vec![ds, de])
                 })
             }
@@ -83,17 +75,9 @@ impl Tensor {
                 .save("weight", w)
                 .finish(out, |c| {
                     let (g, w) = (c.grad(), c.saved(2)?);
-                    let ds = if c.needs(0) {
-                        Some(g.mul(&w.neg()?.add_scalar(1.0)?)?)
-                    } else {
-                        None
-                    };
+                    let ds = c.grad_for(0, || g.mul(&w.neg()?.add_scalar(1.0)?))?;
                     let de = if c.needs(1) { Some(g.mul(&w)?) } else { None };
-                    let dw = if c.needs(2) {
-                        Some(g.mul(&c.saved(1)?.sub(&c.saved(0)?)?)?)
-                    } else {
-                        None
-                    };
+                    let dw = c.grad_for(2, || g.mul(&c.saved(1)?.sub(&c.saved(0)?)?))?;
                     Ok(vec![ds, de, dw])
                 }),
         }
@@ -113,16 +97,8 @@ impl Tensor {
             .save("tensor2", tensor2)
             .finish(out, move |c| {
                 let g = c.grad();
-                let d1 = if c.needs(1) {
-                    Some(g.mul(&c.saved(1)?)?.mul_scalar(v)?)
-                } else {
-                    None
-                };
-                let d2 = if c.needs(2) {
-                    Some(g.mul(&c.saved(0)?)?.mul_scalar(v)?)
-                } else {
-                    None
-                };
+                let d1 = c.grad_for(1, || g.mul(&c.saved(1)?)?.mul_scalar(v))?;
+                let d2 = c.grad_for(2, || g.mul(&c.saved(0)?)?.mul_scalar(v))?;
                 Ok(vec![Some(g.clone()), d1, d2])
             })
     }
@@ -144,11 +120,7 @@ impl Tensor {
             .save("tensor2", tensor2)
             .finish(out, move |c| {
                 let (g, t2) = (c.grad(), c.saved(1)?);
-                let d1 = if c.needs(1) {
-                    Some(g.div(&t2)?.mul_scalar(v)?)
-                } else {
-                    None
-                };
+                let d1 = c.grad_for(1, || g.div(&t2)?.mul_scalar(v))?;
                 let d2 = if c.needs(2) {
                     let t1 = c.saved(0)?;
                     Some(g.mul(&t1)?.div(&t2.mul(&t2)?)?.mul_scalar(-v)?)

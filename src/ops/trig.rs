@@ -116,11 +116,7 @@ impl Tensor {
                 let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
                 let gr = g.div(&r2)?;
                 let dy = if c.needs(0) { Some(gr.mul(&x)?) } else { None };
-                let dx = if c.needs(1) {
-                    Some(gr.mul(&y)?.neg()?)
-                } else {
-                    None
-                };
+                let dx = c.grad_for(1, || gr.mul(&y)?.neg())?;
                 Ok(vec![dy, dx])
             })
     }
@@ -140,16 +136,8 @@ impl Tensor {
             .finish(out, |c| {
                 let (g, r) = (c.grad(), c.saved(2)?);
                 let gr = g.div(&r)?;
-                let dx = if c.needs(0) {
-                    Some(gr.mul(&c.saved(0)?)?)
-                } else {
-                    None
-                };
-                let dy = if c.needs(1) {
-                    Some(gr.mul(&c.saved(1)?)?)
-                } else {
-                    None
-                };
+                let dx = c.grad_for(0, || gr.mul(&c.saved(0)?))?;
+                let dy = c.grad_for(1, || gr.mul(&c.saved(1)?))?;
                 Ok(vec![dx, dy])
             })
     }
