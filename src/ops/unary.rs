@@ -128,17 +128,6 @@ macro_rules! float_map2 {
 }
 pub(crate) use float_map2;
 
-/// Writes `f(v)` into a floating tensor's memory (caller checked the dtype).
-macro_rules! float_apply {
-    ($x:expr, |$v:ident| $e:expr) => {{
-        let x: &Tensor = $x;
-        match x.dtype() {
-            DType::F32 => apply1_inplace::<f32>(x, |$v: f32| $e),
-            _ => apply1_inplace::<f64>(x, |$v: f64| $e),
-        }
-    }};
-}
-
 /// Whether two elements of `l` share one memory location (a broadcast view).
 fn has_internal_overlap(l: &Layout) -> bool {
     l.shape
@@ -434,7 +423,7 @@ impl Tensor {
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_abs()),
-                _ => float_apply!(t, |v| v.abs()),
+                _ => float_kernel_inplace!(each, t, |v| v.abs()),
             },
             |t| t.abs(),
         )
@@ -444,7 +433,7 @@ impl Tensor {
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_neg()),
-                _ => float_apply!(t, |v| -v),
+                _ => float_kernel_inplace!(each, t, |v| -v),
             },
             |t| t.neg(),
         )
@@ -454,7 +443,7 @@ impl Tensor {
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.signum()),
-                _ => float_apply!(t, |v| f::sign(v)),
+                _ => float_kernel_inplace!(each, t, |v| f::sign(v)),
             },
             |t| t.sign(),
         )
@@ -470,7 +459,7 @@ impl Tensor {
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.max(0)),
-                _ => float_apply!(t, |v| f::relu(v)),
+                _ => float_kernel_inplace!(each, t, |v| f::relu(v)),
             },
             |t| t.relu(),
         )
