@@ -29,7 +29,7 @@ rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 VPY="$VENV/bin/python"
 "$VPY" -m pip install --quiet --disable-pip-version-check --upgrade pip
-"$VPY" -m pip install --quiet --disable-pip-version-check "numpy==2.2.6" "pytest==9.2.0" "mypy==1.13.0" "mkdocs==1.6.1"
+"$VPY" -m pip install --quiet --disable-pip-version-check "numpy==2.2.6" "pytest==9.2.0" "hypothesis==6.168.3" "mypy==1.13.0" "mkdocs==1.6.1"
 
 step "building the release wheel (abi3, manylinux2014) with maturin and zig"
 if command -v maturin >/dev/null 2>&1; then
