@@ -14,13 +14,13 @@ from .._C import Tensor
 from .grad_mode import no_grad
 
 __all__ = [
+    "BackwardCFunction",
     "Function",
     "FunctionCtx",
-    "InplaceFunction",
-    "once_differentiable",
-    "BackwardCFunction",
     "FunctionMeta",
+    "InplaceFunction",
     "Variable",
+    "once_differentiable",
 ]
 
 # ctx methods (save_for_backward, saved_tensors, needs_input_grad, mark_dirty,
@@ -30,6 +30,12 @@ FunctionCtx = _C._FunctionBase
 
 class BackwardCFunction(_C._FunctionBase):
     """Base of the ``MyFnBackward`` node types: instances are the ctx objects."""
+
+    def __del__(self):
+        # While Python holds a ctx, the ctx owns its graph node; when the
+        # last reference goes, a node that is still in use owns it again
+        # (see src/python/autograd/function.rs). No reference cycle either way.
+        self._release_node()
 
     def apply(self, *args):
         """Calls the user's backward (or vjp) with this ctx."""
@@ -97,9 +103,14 @@ class Function(_SingleLevelFunction):
     Subclasses define ``forward`` and ``backward`` staticmethods and are called
     through ``MyFn.apply(*args)``.
 
-    One difference from torch: tensors stored as plain ctx attributes
-    (``ctx.out = out``) are dropped when backward frees the saved tensors (a
-    backward without ``retain_graph``), so they cannot keep the graph alive.
+    Differences from torch: a graph is freed as soon as nothing refers to it,
+    without the garbage collector, whatever forward stores on ctx. Tensors
+    stored as plain ctx attributes (``ctx.out = out``, also inside lists,
+    tuples and dicts) that are outputs of the Function (or views of them)
+    read as stand-ins outside backward (the same memory and version counter,
+    without history) and as the tensors themselves during backward (double
+    backward works through them). All tensor attributes are dropped when
+    backward frees the saved tensors (a backward without ``retain_graph``).
     """
 
     def __init__(self, *args, **kwargs):

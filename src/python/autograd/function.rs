@@ -4,9 +4,26 @@
 //! type (a subclass of `_FunctionBase`, made by the metaclass in
 //! python/ferrograd/autograd/function.py), runs forward, and hands the
 //! outputs to the shared custom-Function machinery
-//! (src/autograd/custom.rs). The node it records owns the ctx object, so
-//! `y.grad_fn is ctx`; its backward takes the GIL only to call the user's
+//! (src/autograd/custom.rs). The node it records is the ctx object
+//! (`y.grad_fn is ctx`); its backward takes the GIL only to call the user's
 //! `backward`.
+//!
+//! No reference cycles: a graph is freed by reference counting as soon as
+//! nothing outside it refers to it, with the garbage collector off.
+//! - Node and ctx own each other in turn, never both at once (torch's
+//!   ownership as well). The node owns its ctx until Python is handed the
+//!   ctx (`y.grad_fn`, `next_functions`); from then on the ctx owns the node
+//!   and the node only has a weak reference to the ctx. When Python drops
+//!   the ctx while the node still has other owners (output tensors, later
+//!   nodes), the ctx's finalizer (`BackwardCFunction.__del__`) gives it back
+//!   to the node, which owns it again.
+//! - Tensors the user stores on ctx (`ctx.out = out`, in lists, tuples and
+//!   dicts too) that are this node's outputs, or views of them, would own
+//!   the node: when apply returns they are replaced by stand-ins (the same
+//!   memory and version counter, no history), and put back for the duration
+//!   of each backward call (the original object while it lives, else an
+//!   alias of the output with this node as grad_fn, as a saved output is
+//!   unpacked), so backward and double backward see what torch gives them.
 
 use crate::autograd::custom::{
     apply_custom, check_num_grads, delayed_error, intern, CustomBody, CustomNode, FunctionCtx,
@@ -20,7 +37,7 @@ use parking_lot::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PyTuple, PyType, PyWeakrefReference};
 use pyo3::{intern, PyTraverseError, PyVisit};
 use std::any::Any;
 use std::sync::Arc;
@@ -29,10 +46,23 @@ use std::sync::Arc;
 /// a generic `Node` otherwise.
 pub(crate) fn node_to_py<'py>(py: Python<'py>, node: Arc<Node>) -> PyResult<Bound<'py, PyAny>> {
     if let Some(body) = py_body(&node) {
-        let obj = body.obj.bind(py).clone();
+        let obj = body.ctx(py)?;
         if let Ok(ctx) = obj.cast::<PyFunctionCtx>() {
-            // Keep the node alive as long as Python holds its ctx.
-            *ctx.get().node.lock() = Some(node);
+            let this = ctx.get();
+            let mut slot = this.node.lock();
+            // Python now holds the ctx: the ctx owns the node and the node
+            // refers to it weakly, unless the finalizer already ran once
+            // (then the node keeps owning it; the ctx finds its node through
+            // the weak link of `FunctionCtx`).
+            if slot.is_none()
+                && !this.finalized.load(std::sync::atomic::Ordering::Relaxed)
+                && obj.is_instance(bases(py)?.backward_cfunction.bind(py))?
+            {
+                let weak = PyWeakrefReference::new(&obj)?.unbind();
+                *slot = Some(node.clone());
+                drop(slot);
+                body.lend(weak);
+            }
         }
         return Ok(obj);
     }
@@ -101,6 +131,9 @@ fn tensor_args(
 
 /// Python objects the binding needs from function.py.
 struct Bases {
+    /// The base of the ctx classes, whose `__del__` hands a ctx back to its
+    /// node.
+    backward_cfunction: Py<PyAny>,
     setup_context: Py<PyAny>,
     backward: Py<PyAny>,
     vjp: Py<PyAny>,
@@ -113,6 +146,7 @@ fn bases(py: Python<'_>) -> PyResult<&'static Bases> {
         let m = py.import("ferrograd.autograd.function")?;
         let base = m.getattr("_SingleLevelFunction")?;
         Ok(Bases {
+            backward_cfunction: m.getattr("BackwardCFunction")?.unbind(),
             setup_context: base.getattr("setup_context")?.unbind(),
             backward: base.getattr("backward")?.unbind(),
             vjp: base.getattr("vjp")?.unbind(),
@@ -179,10 +213,15 @@ fn kwargs_to_positional<'py>(
 )]
 pub struct PyFunctionCtx {
     ctx: FunctionCtx,
-    /// The node, once Python asked for it (`y.grad_fn`): a ctx held by Python
-    /// keeps its node alive, as in torch. The cycle node -> ctx -> node is
-    /// visible to the garbage collector (`__traverse__`).
+    /// The node, while Python holds this ctx (it was handed out as
+    /// `y.grad_fn`): a ctx held by Python keeps its node alive, as in torch,
+    /// and the node then refers to the ctx weakly (see the module docs).
     node: Mutex<Option<Arc<Node>>>,
+    /// Set once the finalizer gave the ctx back to its node: Python calls a
+    /// finalizer only once per object, so the node keeps owning it.
+    finalized: std::sync::atomic::AtomicBool,
+    /// Tensors on ctx that would own the node (see the module docs).
+    stash: Mutex<Stash>,
     /// `save_for_forward`'s tensors: what `saved_tensors` gives inside `jvp`.
     saved_for_forward: Mutex<Option<Vec<Option<Tensor>>>>,
     in_jvp: std::sync::atomic::AtomicBool,
@@ -200,6 +239,8 @@ impl PyFunctionCtx {
         PyFunctionCtx {
             ctx: FunctionCtx::new(),
             node: Mutex::new(None),
+            finalized: Default::default(),
+            stash: Mutex::new(Stash::default()),
             saved_for_forward: Mutex::new(None),
             in_jvp: Default::default(),
         }
@@ -317,23 +358,44 @@ impl PyFunctionCtx {
         Ok(self.graph_node("_sequence_nr")?.sequence_nr())
     }
 
+    /// Called by `BackwardCFunction.__del__` when Python drops its last
+    /// reference: a node that other owners keep alive takes its ctx back
+    /// (which resurrects this object); otherwise the node goes with it.
+    fn _release_node(slf: &Bound<'_, Self>) {
+        let this = slf.get();
+        let Some(node) = this.node.lock().take() else {
+            return;
+        };
+        if Arc::strong_count(&node) > 1 {
+            if let Some(body) = py_body(&node) {
+                this.finalized
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                body.own(slf.clone().into_any().unbind());
+            }
+        }
+        drop(node);
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        // The node refers back to this object; report that reference when
-        // this object is the node's only owner, so the pair can be collected.
-        if let Some(guard) = self.node.try_lock() {
-            if let Some(node) = guard.as_ref() {
-                if Arc::strong_count(node) == 1 {
-                    if let Some(body) = py_body(node) {
-                        visit.call(&body.obj)?;
-                    }
+        if let Some(st) = self.stash.try_lock() {
+            for e in &st.entries {
+                visit.call(&e.container)?;
+                visit.call(&e.key)?;
+                visit.call(&e.standin)?;
+                if let Some(l) = &e.live {
+                    visit.call(l)?;
                 }
+                e.piece.traverse(&visit)?;
             }
         }
         Ok(())
     }
+
     fn __clear__(&self) {
         let node = self.node.lock().take();
         drop(node);
+        let stash = std::mem::take(&mut self.stash.lock().entries);
+        drop(stash);
     }
 }
 
@@ -345,6 +407,349 @@ impl PyFunctionCtx {
                 "Attribute '{attr}' is invalid for this instance of _C._FunctionBase. Accessing this attribute directly on an instance of autograd.Function is a legacy access pattern that is no longer supported. For examples on how to use new-style autograd functions, see https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function ",
             ))
         })
+    }
+}
+
+// ----- tensors on ctx that would own the node -----
+
+/// How deep `stash_own_tensors` looks into lists, tuples and dicts.
+const STASH_DEPTH: usize = 4;
+
+/// Tensors stashed away from a ctx (see the module docs).
+#[derive(Default)]
+struct Stash {
+    entries: Vec<StashEntry>,
+    /// Backward calls running with the tensors put back.
+    active: usize,
+}
+
+/// One slot of a dict (the ctx's `__dict__` included) or list that held
+/// such a tensor, or a tuple holding one.
+struct StashEntry {
+    container: Py<PyAny>,
+    /// The dict key, or the list index.
+    key: Py<PyAny>,
+    /// What the slot holds outside backward.
+    standin: Py<PyAny>,
+    /// What it holds during backward.
+    live: Option<Py<PyAny>>,
+    piece: Piece,
+}
+
+/// A stashed value, to rebuild for backward.
+enum Piece {
+    /// A value kept as it is (in a rebuilt tuple).
+    Keep(Py<PyAny>),
+    Tensor {
+        standin: Py<PyAny>,
+        /// The tensor the user stored, while its Python object lives.
+        original: Py<PyWeakrefReference>,
+        /// Its output number, for an output of the node (a view of one has
+        /// none: its stand-in is what backward gets once it is gone).
+        output_nr: Option<usize>,
+    },
+    Tuple(Vec<Piece>),
+}
+
+impl Piece {
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match self {
+            Piece::Keep(v) => visit.call(v),
+            Piece::Tensor {
+                standin, original, ..
+            } => {
+                visit.call(standin)?;
+                visit.call(original)
+            }
+            Piece::Tuple(pieces) => pieces.iter().try_for_each(|p| p.traverse(visit)),
+        }
+    }
+}
+
+/// Whether `t` owns `node`: it is an output of it, or a view of one, or was
+/// rebased onto it (an input marked dirty, through its base's history).
+fn leads_to(t: &Tensor, node: &Arc<Node>) -> bool {
+    let hits = |t: &Tensor| {
+        t.grad_fn().is_some_and(|f| {
+            Arc::ptr_eq(&f, node)
+                || f.next_edges()
+                    .iter()
+                    .flatten()
+                    .any(|e| Arc::ptr_eq(&e.node, node))
+        })
+    };
+    hits(t) || t.view_base().is_some_and(hits)
+}
+
+/// Stand-ins made while scanning one ctx, by original object, so that a
+/// tensor stored twice gets one stand-in.
+type Memo = std::collections::HashMap<usize, (Py<PyAny>, Py<PyWeakrefReference>)>;
+
+struct Scan<'a, 'py> {
+    py: Python<'py>,
+    node: &'a Arc<Node>,
+    memo: Memo,
+    entries: Vec<StashEntry>,
+}
+
+impl<'py> Scan<'_, 'py> {
+    /// The stand-in for `v` (and its piece) when `v` must not stay where it
+    /// is; lists and dicts are changed in place.
+    fn value(
+        &mut self,
+        v: &Bound<'py, PyAny>,
+        depth: usize,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Piece)>> {
+        let py = self.py;
+        if let Ok(t) = v.cast::<PyTensor>() {
+            let t = t.borrow().inner.clone();
+            if !leads_to(&t, self.node) {
+                return Ok(None);
+            }
+            let key = v.as_ptr() as usize;
+            let (standin, original) = match self.memo.get(&key) {
+                Some((s, o)) => (s.clone_ref(py), o.clone_ref(py)),
+                None => {
+                    // Same memory and version counter, no history, not a view.
+                    let s = Bound::new(py, wrap(t.with_data_of(&t)))?
+                        .into_any()
+                        .unbind();
+                    let o = PyWeakrefReference::new(v)?.unbind();
+                    self.memo.insert(key, (s.clone_ref(py), o.clone_ref(py)));
+                    (s, o)
+                }
+            };
+            let own = t.grad_fn().is_some_and(|f| Arc::ptr_eq(&f, self.node));
+            let piece = Piece::Tensor {
+                standin: standin.clone_ref(py),
+                original,
+                output_nr: own.then(|| t.output_nr()),
+            };
+            return Ok(Some((standin.into_bound(py), piece)));
+        }
+        if depth >= STASH_DEPTH {
+            return Ok(None);
+        }
+        if v.is_exact_instance_of::<PyList>() {
+            let list = v.cast::<PyList>()?;
+            for i in 0..list.len() {
+                let item = list.get_item(i)?;
+                if let Some((standin, piece)) = self.value(&item, depth + 1)? {
+                    list.set_item(i, &standin)?;
+                    self.push(v, i.into_pyobject(py)?.into_any(), standin, piece);
+                }
+            }
+        } else if v.is_exact_instance_of::<PyDict>() {
+            self.dict(v.cast::<PyDict>()?, depth)?;
+        } else if v.is_exact_instance_of::<PyTuple>() {
+            let items: Vec<Bound<'py, PyAny>> = v.cast::<PyTuple>()?.iter().collect();
+            let mut pieces = Vec::with_capacity(items.len());
+            let mut changed = false;
+            let mut new = Vec::with_capacity(items.len());
+            for item in items {
+                match self.value(&item, depth + 1)? {
+                    Some((standin, piece)) => {
+                        changed = true;
+                        new.push(standin);
+                        pieces.push(piece);
+                    }
+                    None => {
+                        pieces.push(Piece::Keep(item.clone().unbind()));
+                        new.push(item);
+                    }
+                }
+            }
+            if changed {
+                return Ok(Some((
+                    PyTuple::new(py, new)?.into_any(),
+                    Piece::Tuple(pieces),
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> PyResult<()> {
+        let items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = d.iter().collect();
+        for (k, item) in items {
+            if let Some((standin, piece)) = self.value(&item, depth + 1)? {
+                d.set_item(&k, &standin)?;
+                self.push(d.as_any(), k, standin, piece);
+            }
+        }
+        Ok(())
+    }
+
+    fn push(
+        &mut self,
+        container: &Bound<'py, PyAny>,
+        key: Bound<'py, PyAny>,
+        standin: Bound<'py, PyAny>,
+        piece: Piece,
+    ) {
+        self.entries.push(StashEntry {
+            container: container.clone().unbind(),
+            key: key.unbind(),
+            standin: standin.unbind(),
+            live: None,
+            piece,
+        });
+    }
+}
+
+/// Replaces the tensors on ctx (attributes, in lists, tuples and dicts)
+/// that would own `node` by stand-ins, as apply returns. Also drops the
+/// history of such tensors given to `save_for_forward` (only `jvp`, run by
+/// now, reads them, for their values).
+fn stash_own_tensors(ctx: &Bound<'_, PyFunctionCtx>, node: &Arc<Node>) -> PyResult<()> {
+    let py = ctx.py();
+    let this = ctx.get();
+    if let Some(saved) = this.saved_for_forward.lock().as_mut() {
+        for t in saved.iter_mut().flatten() {
+            if leads_to(t, node) {
+                *t = t.with_data_of(t);
+            }
+        }
+    }
+    let dict = ctx.getattr(intern!(py, "__dict__"))?;
+    let Ok(dict) = dict.cast::<PyDict>() else {
+        return Ok(());
+    };
+    if dict.is_empty() {
+        return Ok(());
+    }
+    let mut scan = Scan {
+        py,
+        node,
+        memo: Memo::new(),
+        entries: Vec::new(),
+    };
+    scan.dict(dict, 0)?;
+    if !scan.entries.is_empty() {
+        this.stash.lock().entries.extend(scan.entries);
+    }
+    Ok(())
+}
+
+/// The value a stashed piece has during backward.
+fn materialize<'py>(
+    py: Python<'py>,
+    piece: &Piece,
+    node: &Arc<Node>,
+    memo: &mut std::collections::HashMap<usize, Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match piece {
+        Piece::Keep(v) => Ok(v.bind(py).clone()),
+        Piece::Tuple(pieces) => {
+            let items = pieces
+                .iter()
+                .map(|p| materialize(py, p, node, memo))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyTuple::new(py, items)?.into_any())
+        }
+        Piece::Tensor {
+            standin,
+            original,
+            output_nr,
+        } => {
+            let key = standin.as_ptr() as usize;
+            if let Some(v) = memo.get(&key) {
+                return Ok(v.bind(py).clone());
+            }
+            let v = match original.bind(py).upgrade() {
+                Some(o)
+                    if o.cast::<PyTensor>()
+                        .is_ok_and(|t| leads_to(&t.borrow().inner, node)) =>
+                {
+                    o
+                }
+                _ => match output_nr {
+                    // An alias of the output with its history, as a saved
+                    // output is unpacked.
+                    Some(nr) => {
+                        let s = standin.bind(py).cast::<PyTensor>()?.borrow().inner.clone();
+                        let t = s.detach();
+                        t.set_history(node.clone(), *nr);
+                        Bound::new(py, wrap(t))?.into_any()
+                    }
+                    None => standin.bind(py).clone(),
+                },
+            };
+            memo.insert(key, v.clone().unbind());
+            Ok(v)
+        }
+    }
+}
+
+fn slot<'py>(container: &Bound<'py, PyAny>, key: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    if let Ok(d) = container.cast::<PyDict>() {
+        return d.get_item(key).ok().flatten();
+    }
+    let list = container.cast::<PyList>().ok()?;
+    let i: usize = key.extract().ok()?;
+    (i < list.len()).then(|| list.get_item(i).ok()).flatten()
+}
+
+impl PyFunctionCtx {
+    /// Puts the stashed tensors back for a backward call (the first of
+    /// those running at once).
+    fn restore_stash(&self, py: Python<'_>, node: &Arc<Node>) -> PyResult<()> {
+        let mut entries = {
+            let mut st = self.stash.lock();
+            st.active += 1;
+            if st.active > 1 || st.entries.is_empty() {
+                return Ok(());
+            }
+            std::mem::take(&mut st.entries)
+        };
+        let mut memo = std::collections::HashMap::new();
+        let mut result = Ok(());
+        for e in &mut entries {
+            let container = e.container.bind(py);
+            let key = e.key.bind(py);
+            if !slot(container, key).is_some_and(|v| v.is(e.standin.bind(py))) {
+                continue; // the user put something else there
+            }
+            match materialize(py, &e.piece, node, &mut memo) {
+                Ok(live) => {
+                    if let Err(err) = container.set_item(key, &live) {
+                        result = Err(err);
+                        break;
+                    }
+                    e.live = Some(live.unbind());
+                }
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
+            }
+        }
+        self.stash.lock().entries.extend(entries);
+        result
+    }
+
+    /// Stashes the tensors again when the last backward call running ends.
+    fn unrestore_stash(&self, py: Python<'_>) {
+        let mut entries = {
+            let mut st = self.stash.lock();
+            st.active = st.active.saturating_sub(1);
+            if st.active > 0 {
+                return;
+            }
+            std::mem::take(&mut st.entries)
+        };
+        for e in &mut entries {
+            let Some(live) = e.live.take() else {
+                continue;
+            };
+            let container = e.container.bind(py);
+            let key = e.key.bind(py);
+            if slot(container, key).is_some_and(|v| v.is(live.bind(py))) {
+                let _ = container.set_item(key, e.standin.bind(py));
+            }
+            drop(live);
+        }
+        self.stash.lock().entries.extend(entries);
     }
 }
 
@@ -434,16 +839,15 @@ fn function_apply<'py>(
             out_obj = Some(out);
             Ok(out_items.iter().map(as_tensor).collect())
         },
-        |_| {
-            Box::new(PyBody {
-                obj: ctx_obj.clone().unbind(),
-            })
-        },
+        |_| Box::new(PyBody::new(ctx_obj.clone().unbind())),
     )?;
 
     drop(suspend);
     if let Some(levels) = fw_tangents {
         custom_jvp(&ctx_obj, &inputs, &result, levels)?;
+    }
+    if let Some(node) = ctx.node() {
+        stash_own_tensors(ctx_obj.cast::<PyFunctionCtx>()?, &node)?;
     }
     let out = out_obj.expect("forward returned");
     let changed = |(item, r): (&Bound<'py, PyAny>, &Option<Tensor>)| match (as_tensor(item), r) {
@@ -546,17 +950,68 @@ fn user_fn<'py>(ctx: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// The backward of a Python Function: calls the user's `backward` (or
 /// `vjp`) on the ctx object, with the GIL held for that call only.
 struct PyBody {
-    obj: Py<PyAny>,
+    obj: Mutex<CtxRef>,
+}
+
+/// How the node refers to its ctx object (see the module docs).
+enum CtxRef {
+    /// The node owns the ctx.
+    Owned(Py<PyAny>),
+    /// Python holds the ctx, which owns the node.
+    Lent(Py<PyWeakrefReference>),
 }
 
 impl PyBody {
+    fn new(obj: Py<PyAny>) -> Self {
+        PyBody {
+            obj: Mutex::new(CtxRef::Owned(obj)),
+        }
+    }
+    /// The ctx object.
+    fn ctx<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        // No Python code runs under the lock (upgrade only takes a reference).
+        let obj = match &*self.obj.lock() {
+            CtxRef::Owned(o) => Some(o.bind(py).clone()),
+            CtxRef::Lent(w) => w.bind(py).upgrade(),
+        };
+        obj.ok_or_else(|| {
+            PyRuntimeError::new_err("the ctx object of this custom Function node was freed")
+        })
+    }
+    /// Python took the ctx: the node refers to it weakly from now on.
+    fn lend(&self, weak: Py<PyWeakrefReference>) {
+        let old = std::mem::replace(&mut *self.obj.lock(), CtxRef::Lent(weak));
+        drop(old); // outside the lock: a decref
+    }
+    /// Python dropped the ctx: the node owns it again.
+    fn own(&self, obj: Py<PyAny>) {
+        let old = std::mem::replace(&mut *self.obj.lock(), CtxRef::Owned(obj));
+        drop(old);
+    }
+
     fn run(
         &self,
         py: Python<'_>,
         node: &CustomNode,
         grads: Vec<Option<Tensor>>,
     ) -> crate::Result<Vec<Option<Tensor>>> {
-        let ctx = self.obj.bind(py);
+        let ctx = &self.ctx(py).map_err(|e| error_from_py(py, e))?;
+        let pctx = ctx.cast::<PyFunctionCtx>().ok().map(|c| c.get());
+        // Tensors stashed away from ctx are back for the user's backward.
+        let graph_node = node.ctx().node();
+        if let (Some(pctx), Some(n)) = (pctx, &graph_node) {
+            pctx.restore_stash(py, n)
+                .map_err(|e| error_from_py(py, e))?;
+        }
+        struct Unrestore<'a, 'py>(Option<&'a PyFunctionCtx>, Python<'py>);
+        impl Drop for Unrestore<'_, '_> {
+            fn drop(&mut self) {
+                if let Some(c) = self.0 {
+                    c.unrestore_stash(self.1);
+                }
+            }
+        }
+        let _unrestore = Unrestore(pctx.filter(|_| graph_node.is_some()), py);
         let call = || -> PyResult<Bound<'_, PyAny>> {
             let user_fn = user_fn(ctx)?;
             let mut args = Vec::with_capacity(grads.len() + 1);
@@ -619,7 +1074,14 @@ impl CustomBody for PyBody {
     /// with the saved tensors, so they cannot keep the graph alive.
     fn release(&self) {
         Python::attach(|py| {
-            let Ok(dict) = self.obj.bind(py).getattr(intern!(py, "__dict__")) else {
+            let Ok(obj) = self.ctx(py) else {
+                return;
+            };
+            if let Ok(c) = obj.cast::<PyFunctionCtx>() {
+                let stash = std::mem::take(&mut c.get().stash.lock().entries);
+                drop(stash);
+            }
+            let Ok(dict) = obj.getattr(intern!(py, "__dict__")) else {
                 return;
             };
             let Ok(dict) = dict.cast_into::<PyDict>() else {
