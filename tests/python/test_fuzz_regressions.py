@@ -1,0 +1,436 @@
+# ruff: noqa: S102, BLE001 - the interpreter execs generated programs and records every exception
+"""One regression test per mismatch the differential fuzzer found (fuzz_programs.KNOWN).
+
+Each ``check_<name>(lib)`` asserts torch's behaviour with ``lib`` as torch;
+``test_<name>`` runs it on ferrograd, as a strict xfail (one-line reason)
+while ferrograd is still wrong, so that a fix shows up as XPASS: then drop
+the xfail and the KNOWN entry. ``test_checks_hold_on_torch`` runs every check
+on torch itself, so the expectations are torch's (skipped without torch).
+"""
+
+import ferrograd
+import fuzz_programs as fp
+import pytest
+
+
+def run(lib, src):
+    """Executes ``src`` with ``torch`` bound to ``lib`` (and the fuzzer's custom
+    Functions); a Rust panic (a BaseException) becomes an AssertionError."""
+    ns = {"torch": lib, **fp.make_functions(lib)}
+    try:
+        exec(src, ns)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:
+        if isinstance(e, Exception):
+            raise
+        raise AssertionError(f"crashed: {type(e).__name__}: {e}") from None
+    return ns
+
+
+def raises(lib, src, exc):
+    try:
+        run(lib, src)
+    except exc:
+        return
+    except Exception as e:
+        raise AssertionError(
+            f"raised {type(e).__name__}, torch raises {exc.__name__}: {e}"
+        ) from None
+    raise AssertionError(f"no error; torch raises {exc.__name__}")
+
+
+def name(t):
+    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
+
+
+# ---- fixed meanwhile or being fixed (overlap checks, view + in-place rules, max with NaN, unflatten, grad's inputs)
+
+
+def check_overlap(lib):
+    raises(lib, "b = torch.zeros(8)\nb[1:6].add_(b[0:5])", RuntimeError)
+
+
+def check_overlap_too_strict(lib):
+    ns = run(
+        lib,
+        "x = torch.tensor([[1.0], [2.0]]).expand(2, 3)\nx.zero_()\nx.fill_(2)\ny = torch.tensor(2.0)\ny[None] = y",
+    )
+    assert ns["x"].tolist() == [[2.0] * 3] * 2
+
+
+def check_multi_output_view_inplace(lib):
+    raises(
+        lib,
+        "x = torch.ones(2, 2, requires_grad=True) * 1\na, b = x.unbind(0)\na.mul_(2)",
+        RuntimeError,
+    )
+
+
+def check_no_grad_view_inplace(lib):
+    raises(
+        lib,
+        "x = torch.ones(3, requires_grad=True) * 1\nwith torch.no_grad():\n    v = x[:2]\nv.mul_(2)",
+        RuntimeError,
+    )
+
+
+def check_no_grad_view_requires_grad(lib):
+    ns = run(
+        lib,
+        "x = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    v = x[:2]\nv.retain_grad()",
+    )
+    assert ns["v"].requires_grad and ns["v"].is_leaf and ns["v"].grad_fn is None
+
+
+def check_unflatten_missing(lib):
+    assert run(lib, "y = torch.ones(6).unflatten(0, (2, 3))")["y"].shape == (2, 3)
+
+
+def check_grad_empty_inputs(lib):
+    raises(
+        lib, "x = torch.ones(2, requires_grad=True)\ntorch.autograd.grad(x.sum(), ())", RuntimeError
+    )
+
+
+def check_max_nan_grad(lib):
+    src = """
+t0 = torch.tensor([[[[float('nan'), -1.25]]], [[[0.75, -2.0]]], [[[-0.25, -2.0]]]], requires_grad=True)
+t1 = torch.cumsum(t0, dim=1)
+t3 = torch.tensor([1.75, 0.25], requires_grad=True)
+t5 = t1.maximum(t3).softmax(3)
+g, = torch.autograd.grad(t5.sum(), t1)
+"""
+    g = run(lib, src)["g"].tolist()
+    assert g[0][0][0][1] == 0.0
+
+
+# ---- reported by the fuzzer
+
+
+def check_view_regen(lib):
+    # a view of a base modified in place must see the new history (torch: AsStridedBackward0)
+    src = """
+x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+y = x * 1
+v = y[0]
+y.mul_(2)
+(v * torch.tensor([1.0, 5.0])).sum().backward()
+"""
+    ns = run(lib, src)
+    assert ns["x"].grad.tolist() == [[2.0, 10.0], [0.0, 0.0]]
+    assert name(ns["v"]) == "AsStridedBackward0"
+    # the modified view itself: x[0, :] = 2 through a permuted view
+    src = "x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\nt = (x * 1).permute(1, 0)\nt[0, :] = 2\n(t * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()"
+    assert run(lib, src)["x"].grad.tolist() == [[0.0, 3.0], [0.0, 4.0]]
+    # requires_grad_() on a base: its views require grad too
+    ns = run(lib, "b = torch.ones(2, 3)\nv = b.movedim(1, 0)\nb.requires_grad_()")
+    assert ns["v"].requires_grad
+
+
+def check_flatten_returns_self(lib):
+    ns = run(lib, "x = torch.tensor([-1.0], requires_grad=True)\ny = x.flatten()")
+    assert ns["y"] is ns["x"]
+
+
+def check_transpose_0d_panic(lib):
+    ns = run(lib, "x = torch.tensor(1.5, requires_grad=True)\na = x.t()\nb = x.transpose(0, -1)")
+    assert ns["a"].shape == () and ns["b"].shape == ()
+
+
+def check_nonfloat_target_requires_grad(lib):
+    ns = run(
+        lib, "m = torch.tensor([1.0, 2.0]) == 1\nm[::2] = torch.tensor([1.25], requires_grad=True)"
+    )
+    assert not ns["m"].requires_grad
+
+
+def check_inplace_drops_requires_grad(lib):
+    ns = run(
+        lib,
+        "a = torch.tensor([1.0, 2.0], requires_grad=True)\nb = a * 1\nb.copy_(torch.tensor([5.0, 6.0]))",
+    )
+    assert ns["b"].requires_grad and name(ns["b"]) == "CopyBackwards"
+    ns = run(lib, "a = torch.tensor([1.0, 2.0], requires_grad=True)\nb = a * 1\nb.zero_()")
+    assert ns["b"].requires_grad
+    src = "a = torch.tensor(1.0, requires_grad=True)\nb = a * 1\nw = torch.tensor(3.0, requires_grad=True)\nb.fill_(w)\nb.backward()"
+    assert run(lib, src)["w"].grad.item() == 1.0
+
+
+def check_dirty_view_of_leaf(lib):
+    raises(
+        lib,
+        "x = torch.ones(4, 1, 2)[::2].requires_grad_()\nv = x.narrow(-1, 1, 0)\nDirty.apply(v)",
+        RuntimeError,
+    )
+
+
+def check_dirty_version(lib):
+    ns = {"torch": lib, **fp.make_functions(lib)}
+    exec("x = torch.ones(3, requires_grad=True)", ns)
+    try:
+        ns["Dirty"].apply(ns["x"])  # a leaf: raises after the forward ran
+    except RuntimeError:
+        pass
+    assert ns["x"]._version == 2
+
+
+def check_requires_grad_false_after_use(lib):
+    ns = run(
+        lib,
+        "x = torch.tensor(0.5, requires_grad=True)\ny = x.atan()\nx.requires_grad_(False)\ny.backward()",
+    )
+    assert ns["x"].grad is None
+    ns = run(
+        lib, "x = torch.tensor(0.5, requires_grad=True)\ny = x.atan()\nx.detach_()\ny.backward()"
+    )
+    assert ns["x"].grad is None
+
+
+def check_permute_wrong_len(lib):
+    raises(lib, "x = torch.ones(4)\nx.permute(0, 1)", RuntimeError)
+
+
+def check_none_argument(lib):
+    raises(lib, "torch.split(None, 3, -2)", AttributeError)
+    raises(
+        lib,
+        "x = torch.tensor(1.0, requires_grad=True)\ntorch.autograd.grad(x * 2, (None,))",
+        RuntimeError,
+    )
+
+
+def check_contiguous_empty(lib):
+    ns = run(lib, "x = torch.zeros((2, 0), requires_grad=True)\ny = x.contiguous()")
+    assert ns["y"] is ns["x"]
+
+
+def check_inf_grad_nan(lib):
+    src = """
+t1 = torch.tensor([[1.0, 0.25], [0.75, 1.75], [0.25, float('nan')]]).transpose(1, 0)
+t2 = torch.tensor([[float('inf'), -1.0, 1.75]], requires_grad=True)
+t1.scatter_add_(0, torch.tensor([[0, 0, 0]]), t2)
+t1[[1]] = t2
+t4 = torch.permute(t1, (-2, -1))
+(t4 * t4).sum().backward()
+"""
+    assert run(lib, src)["t2"].grad.tolist()[0] == [float("inf"), -2.5, 7.5]
+
+
+def check_expanded_grad(lib):
+    src = "x = torch.ones(4, 3, dtype=torch.float64, requires_grad=True).t()\ny = torch.where(x > 0, x, x)\ny.retain_grad()\ntorch.autograd.grad(y.sum(), (x,), create_graph=True)"
+    assert run(lib, src)["y"].grad.stride() == (4, 1)
+
+
+def check_atan2_origin_grad(lib):
+    ns = run(
+        lib, "x = torch.tensor([0.0, 1.0], requires_grad=True)\ntorch.atan2(x, x).sum().backward()"
+    )
+    assert ns["x"].grad.tolist() == [0.0, 0.0]
+
+
+def check_saved_output_modified(lib):
+    raises(
+        lib,
+        "x = torch.tensor([1.5, 2.0], requires_grad=True)\np = x.prod()\np[...] = 0.5\n(p + 0.5).backward()",
+        RuntimeError,
+    )
+
+
+def check_second_backward_lenient(lib):
+    src = """
+t0 = torch.tensor([[1.5, 0.25]]).expand(4, 2).requires_grad_()
+t6 = t0.contiguous()
+t6[:, 4::3] = torch.zeros((0, 1), dtype=torch.int64)
+t9 = t6 + 1
+(t6 * t6).sum().backward()
+t9.sum().backward()
+"""
+    raises(lib, src, RuntimeError)
+
+
+def check_int_float_alpha(lib):
+    raises(lib, "torch.sub(torch.tensor([0]), torch.tensor(1), alpha=-0.5)", RuntimeError)
+
+
+def check_spurious_view_rebase(lib):
+    ns = run(
+        lib,
+        "a = torch.tensor([1.5], requires_grad=True)\nm = torch.ones(1, 3)\ny = torch.matmul(a, m)\ny.masked_fill_(y > 0, -1)",
+    )
+    assert name(ns["y"]) == "MaskedFillBackward0"
+    ns = run(
+        lib,
+        "x = torch.ones(2, 3).t().requires_grad_()\nd = x.detach()\nd.index_put_((torch.tensor([0]),), x[torch.tensor([1])])",
+    )
+    assert name(ns["d"]) == "IndexPutBackward0"
+
+
+def check_error_precedence(lib):
+    raises(lib, "torch.zeros((0, 2)).amax((-2, -2))", IndexError)
+
+
+def check_empty_split_panic(lib):
+    ns = run(
+        lib,
+        "x = torch.zeros((3, 0), requires_grad=True)\na, b = torch.split(x, 2, 0)\nc = b.sqrt()",
+    )
+    assert ns["c"].shape == (1, 0)
+
+
+def check_failed_backward_partial_grads(lib):
+    # not a bug: both raise; what .grad holds afterwards is unspecified (engine order)
+    src = "x = torch.tensor([1.0, 2.0], requires_grad=True)\np = (x * 1).prod(0)\np.add_(1)\np.backward()"
+    raises(lib, src, RuntimeError)
+
+
+def check_std_zero_grad(lib):
+    ns = run(lib, "x = torch.tensor([[-1.5]]).expand(1, 3).requires_grad_()\nx.std().backward()")
+    assert ns["x"].grad.tolist() == [[0.0, 0.0, 0.0]]
+
+
+def check_index_output_strides(lib):
+    ns = run(lib, "x = torch.ones(3, 2, 2, 2).transpose(2, 0)\ny = x[torch.tensor([1])]")
+    assert ns["y"].stride()[1:] == (2, 4, 1)
+
+
+GRAD_FN_CASES = {
+    "narrow": ("x.narrow(1, 0, 2)", "SliceBackward0"),
+    "rsub": ("2 - x", "RsubBackward1"),
+    "rdiv": ("-1.5 / x", "MulBackward0"),
+    "squeeze_dim": ("x[None].squeeze(0)", "SqueezeBackward1"),
+    "t": ("x.t()", "TBackward0"),
+    "unsqueeze_index": ("x[None, :, :]", "UnsqueezeBackward0"),
+    "select_index": ("x[1, :]", "SelectBackward0"),
+    "reshape_copy": ("x.t().reshape(6)", "ViewBackward0"),
+}
+
+
+def check_grad_fn_names(lib, case):
+    expr, expected = GRAD_FN_CASES[case]
+    ns = run(lib, f"x = torch.ones(2, 3, requires_grad=True) * 1\ny = {expr}")
+    got = name(ns["y"])
+    if case == "reshape_copy":  # a copy: torch's _unsafe_view
+        expected = "UnsafeViewBackward0"
+    assert got == expected
+
+
+def check_index_ops_missing(lib):
+    ns = run(
+        lib,
+        "x = torch.zeros(3)\nx.index_add_(0, torch.tensor([0, 0]), torch.ones(2))\nx.index_fill_(0, torch.tensor([2]), 5.0)",
+    )
+    assert ns["x"].tolist() == [2.0, 0.0, 5.0]
+
+
+def check_sub_bool(lib):
+    raises(lib, "torch.ones(2).sub(torch.ones(2) > 0)", RuntimeError)
+
+
+def check_permute_no_dims(lib):
+    raises(lib, "torch.tensor(1.0).permute()", TypeError)
+
+
+def check_detach_view(lib):
+    raises(lib, "x = torch.ones(3)\nv = x.unsqueeze(0)\nv.detach_()", RuntimeError)
+
+
+def check_not_implemented_dtype(lib):
+    raises(lib, "torch.tensor([[1, 5]]).softmax(-1)", NotImplementedError)
+
+
+# ---- ferrograd: strict xfails while wrong
+
+WRONG = {
+    "overlap_too_strict": "fill_/zero_ on expanded tensors and x[None] = x raise the overlap error",
+    "no_grad_view_requires_grad": "a no_grad view of a tensor that requires grad says requires_grad=False",
+    "max_nan_grad": "maximum's gradient with a NaN operand (being fixed)",
+    "view_regen": "views keep a stale grad_fn after an in-place op on their base: wrong gradients",
+    "flatten_returns_self": "flatten() of a 1-d tensor returns a new view, torch the tensor itself",
+    "transpose_0d_panic": "t()/transpose of a 0-d tensor panics",
+    "nonfloat_target_requires_grad": "a bool tensor written from a float that requires grad says requires_grad=True",
+    "inplace_drops_requires_grad": "copy_/zero_/fill_ drop requires_grad; fill_(t) loses t's gradient",
+    "dirty_view_of_leaf": "mark_dirty on a view of a leaf that requires grad is not refused",
+    "dirty_version": "mark_dirty does not bump the version as torch does",
+    "requires_grad_false_after_use": "backward accumulates into a leaf whose requires_grad was turned off",
+    "permute_wrong_len": "permute with the wrong number of dims raises IndexError",
+    "none_argument": "None arguments raise TypeError where torch raises AttributeError/RuntimeError",
+    "contiguous_empty": "contiguous() of an empty tensor returns a copy",
+    "inf_grad_nan": "an inf gradient comes out NaN (scatter_add_/index_put backward)",
+    "expanded_grad": "retained .grad stored expanded (stride 0)",
+    "atan2_origin_grad": "atan2's gradient at (0, 0) is NaN",
+    "int_float_alpha": "integer add/sub with a float alpha does not raise",
+    "spurious_view_rebase": "matmul's 1-d result and detach() of a view are rebased as views",
+    "error_precedence": "amax((-2, -2)) of an empty tensor reports the repeated dim first",
+    "empty_split_panic": "split of an empty tensor panics",
+    "std_zero_grad": "std's gradient where std is 0 is NaN",
+    "index_output_strides": "advanced indexing output is contiguous, torch keeps the input's order",
+    "index_ops_missing": "Tensor.index_add_/index_fill_/index_copy_ missing",
+    "sub_bool": "subtraction with a bool tensor does not raise",
+    "permute_no_dims": "permute() without dims does not raise TypeError",
+    "detach_view": "detach_() of a view does not raise",
+    "not_implemented_dtype": "missing-kernel errors are RuntimeError, torch NotImplementedError",
+}
+GRAD_FN_WRONG = {
+    "narrow",
+    "rsub",
+    "rdiv",
+    "squeeze_dim",
+    "t",
+    "unsqueeze_index",
+    "select_index",
+    "reshape_copy",
+}
+
+
+def xfail(key):
+    return pytest.mark.xfail(strict=True, reason=WRONG[key]) if key in WRONG else (lambda f: f)
+
+
+def _make(key):
+    check = globals()[f"check_{key}"]
+
+    @xfail(key)
+    def test():
+        check(ferrograd)
+
+    test.__name__ = f"test_{key}"
+    return test
+
+
+# one test per check (KNOWN entries, and the fixed ones kept as regressions)
+for _key in [
+    k[6:] for k in list(globals()) if k.startswith("check_") and k != "check_grad_fn_names"
+]:
+    globals()[f"test_{_key}"] = _make(_key)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            c,
+            marks=pytest.mark.xfail(
+                strict=True, reason="grad_fn named after another overload than torch's"
+            ),
+        )
+        if c in GRAD_FN_WRONG
+        else c
+        for c in GRAD_FN_CASES
+    ],
+)
+def test_grad_fn_names(case):
+    check_grad_fn_names(ferrograd, case)
+
+
+CHECKS = sorted(k for k in globals() if k.startswith("check_") and k != "check_grad_fn_names")
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_checks_hold_on_torch(torch, check):
+    globals()[check](torch)
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_FN_CASES))
+def test_grad_fn_checks_hold_on_torch(torch, case):
+    check_grad_fn_names(torch, case)
