@@ -413,7 +413,7 @@ impl PyFunctionCtx {
 // ----- tensors on ctx that would own the node -----
 
 /// How deep `stash_own_tensors` looks into lists, tuples and dicts.
-const STASH_DEPTH: usize = 4;
+const STASH_DEPTH: usize = 8;
 
 /// Tensors stashed away from a ctx (see the module docs).
 #[derive(Default)]
