@@ -153,4 +153,27 @@ mod tests {
     fn trains_to_high_accuracy() {
         super::main().unwrap();
     }
+
+    /// The hand-written ReLU against finite differences (float64, no input
+    /// within eps of the kink), first and second derivatives, slow and fast.
+    #[test]
+    fn relu_backward_passes_gradcheck() {
+        use super::{Function, Relu, Tensor};
+        use ferrograd::autograd::gradcheck::{
+            gradcheck_with, gradgradcheck_with, GradcheckOptions,
+        };
+        let x = Tensor::from_vec(vec![-1.5f64, -0.2, 0.3, 2.0, 0.7, -0.9], &[2, 3])
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let relu = |xs: &[Tensor]| Relu.apply(&[&xs[0]]);
+        for fast_mode in [false, true] {
+            let opts = GradcheckOptions {
+                fast_mode,
+                ..Default::default()
+            };
+            gradcheck_with(relu, std::slice::from_ref(&x), &opts).unwrap();
+            gradgradcheck_with(relu, std::slice::from_ref(&x), None, &opts).unwrap();
+        }
+    }
 }

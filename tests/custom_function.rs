@@ -359,3 +359,176 @@ fn numeric_gradient_check() {
     let num = central_diff(&[xs.to_vec()], |v| f(&t1(&v[0])));
     assert_close(&num[0], &grad, 1e-6, "numeric vs analytic gradient");
 }
+
+// ----- the Functions above under `autograd::gradcheck` -----
+
+mod checked {
+    use super::*;
+    use ferrograd::autograd::gradcheck::{
+        gradcheck, gradcheck_with, gradgradcheck, gradgradcheck_with, GradcheckFailure,
+        GradcheckOptions,
+    };
+    use ferrograd::ErrorKind;
+
+    type F = fn(&[Tensor]) -> Result<Vec<Tensor>>;
+
+    /// gradcheck and gradgradcheck, slow and fast mode.
+    fn check_all(f: F, inputs: &[Tensor]) {
+        let fast = GradcheckOptions {
+            fast_mode: true,
+            ..Default::default()
+        };
+        for opts in [GradcheckOptions::default(), fast] {
+            gradcheck_with(f, inputs, &opts).unwrap_or_else(|e| panic!("gradcheck: {e}"));
+            gradgradcheck_with(f, inputs, None, &opts)
+                .unwrap_or_else(|e| panic!("gradgradcheck: {e}"));
+        }
+    }
+
+    fn mulk(k: f64) -> MulK {
+        MulK {
+            k,
+            seen: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn square() {
+        check_all(|x| Square.apply(&[&x[0]]), &[common::rand_leaf(&[2, 3], 1)]);
+        // Twice over, as in numeric_gradient_check.
+        check_all(
+            |x| {
+                let y = Square.apply(&[&x[0]])?.remove(0);
+                Square.apply(&[&y])
+            },
+            &[leaf1(&[0.3, -1.7, 2.2])],
+        );
+    }
+
+    #[test]
+    fn scaled_mul_with_one_or_both_inputs_requiring_grad() {
+        let (a, b) = (common::rand_leaf(&[3], 2), common::rand_leaf(&[3], 3));
+        let f: F = |x| mulk(2.5).apply(&[&x[0], &x[1]]);
+        check_all(f, &[a.clone(), b.clone()]);
+        check_all(f, &[a.clone(), b.detach()]);
+        check_all(f, &[a.detach(), b.clone()]);
+        // A wrong constant in backward only: the Jacobian check names the
+        // first input.
+        struct WrongK(MulK);
+        impl Function for WrongK {
+            fn forward(&mut self, ctx: &FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+                self.0.forward(ctx, inputs)
+            }
+            fn backward(
+                &self,
+                ctx: &FunctionCtx,
+                grads: Vec<Option<Tensor>>,
+            ) -> Result<Vec<Option<Tensor>>> {
+                let mut g = self.0.backward(ctx, grads)?;
+                g[0] = g[0].as_ref().map(|g| g.mul_scalar(1.01)).transpose()?;
+                Ok(g)
+            }
+        }
+        let e = gradcheck(|x| WrongK(mulk(2.5)).apply(&[&x[0], &x[1]]), &[a, b]).unwrap_err();
+        assert_eq!(e.failure, GradcheckFailure::JacobianMismatch);
+        assert_eq!((e.output, e.input), (Some(0), Some(0)), "{e}");
+        assert_eq!(e.entries.len(), 3, "{e}");
+    }
+
+    #[test]
+    fn two_outputs_one_non_differentiable() {
+        let x = [common::rand_leaf(&[2, 2], 4)];
+        let materialized: F = |x| {
+            TwoOut {
+                materialize: true,
+                got: Arc::default(),
+            }
+            .apply(&[&x[0]])
+        };
+        check_all(materialized, &x);
+        // Without materialized gradients TwoOut's backward unwraps a missing
+        // output gradient: the undefined-gradient check catches it.
+        let lazy: F = |x| {
+            TwoOut {
+                materialize: false,
+                got: Arc::default(),
+            }
+            .apply(&[&x[0]])
+        };
+        let e = gradcheck(lazy, &x).unwrap_err();
+        assert_eq!(e.failure, GradcheckFailure::UndefinedGrad, "{e}");
+        let opts = GradcheckOptions {
+            check_undefined_grad: false,
+            ..Default::default()
+        };
+        gradcheck_with(lazy, &x, &opts).unwrap();
+    }
+
+    #[test]
+    fn in_place_with_mark_dirty() {
+        // On a copy of the input (a leaf cannot be modified in place), and on
+        // a view of one.
+        check_all(
+            |x| DoubleInPlace.apply(&[&x[0].mul_scalar(1.0)?]),
+            &[leaf1(&[1.0, -2.0, 0.5])],
+        );
+        check_all(
+            |x| {
+                let base = x[0].mul_scalar(1.0)?;
+                DoubleInPlace.apply(&[&base.narrow(0, 1, 2)?])?;
+                Ok(vec![base])
+            },
+            &[leaf1(&[1.0, 2.0, 3.0, 4.0])],
+        );
+    }
+
+    #[test]
+    fn saved_output() {
+        check_all(
+            |x| Spy(Arc::default()).apply(&[&x[0]]),
+            &[common::rand_leaf(&[3], 5)],
+        );
+    }
+
+    #[test]
+    fn broken_and_failing_backwards_are_reported() {
+        let e = gradcheck(
+            |x| Broken.apply(&[&x[0], &x[1]]),
+            &[leaf1(&[1.0]), leaf1(&[2.0])],
+        )
+        .unwrap_err();
+        assert_eq!(e.failure, GradcheckFailure::Raised);
+        assert_eq!(
+            e.msg,
+            "function BrokenBackward returned an incorrect number of gradients (expected 2, got 1)"
+        );
+        let e = gradcheck(|x| Fails.apply(&[&x[0]]), &[leaf1(&[1.0])]).unwrap_err();
+        assert_eq!(e.failure, GradcheckFailure::Raised);
+        assert_eq!(e.source.unwrap().kind, ErrorKind::Value);
+    }
+
+    #[test]
+    fn second_derivative_of_a_detached_backward_is_caught() {
+        // Square's backward with the saved input detached: gradcheck passes,
+        // gradgradcheck does not.
+        struct SquareDetached;
+        impl Function for SquareDetached {
+            fn forward(&mut self, ctx: &FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+                Square.forward(ctx, inputs)
+            }
+            fn backward(
+                &self,
+                ctx: &FunctionCtx,
+                grads: Vec<Option<Tensor>>,
+            ) -> Result<Vec<Option<Tensor>>> {
+                let x = ctx.saved_tensors()?[0].detach();
+                Ok(vec![Some(g(&grads[0]).mul(&x)?.mul_scalar(2.0)?)])
+            }
+        }
+        let f: F = |x| SquareDetached.apply(&[&x[0]]);
+        let x = [leaf1(&[0.5, 1.5])];
+        gradcheck(f, &x).unwrap();
+        let e = gradgradcheck(f, &x, None).unwrap_err();
+        assert_eq!(e.failure, GradcheckFailure::JacobianMismatch, "{e}");
+    }
+}

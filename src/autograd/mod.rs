@@ -8,6 +8,7 @@ pub mod engine;
 pub mod forward;
 pub mod function;
 pub mod grad_mode;
+pub mod gradcheck;
 pub mod meta;
 pub mod multi_grad_hook;
 pub mod node;
