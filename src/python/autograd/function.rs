@@ -997,12 +997,8 @@ impl PyBody {
     ) -> crate::Result<Vec<Option<Tensor>>> {
         let ctx = &self.ctx(py).map_err(|e| error_from_py(py, e))?;
         let pctx = ctx.cast::<PyFunctionCtx>().ok().map(|c| c.get());
-        // Tensors stashed away from ctx are back for the user's backward.
-        let graph_node = node.ctx().node();
-        if let (Some(pctx), Some(n)) = (pctx, &graph_node) {
-            pctx.restore_stash(py, n)
-                .map_err(|e| error_from_py(py, e))?;
-        }
+        // Tensors stashed away from ctx are back for the user's backward
+        // (and stashed again when it returns or fails).
         struct Unrestore<'a, 'py>(Option<&'a PyFunctionCtx>, Python<'py>);
         impl Drop for Unrestore<'_, '_> {
             fn drop(&mut self) {
@@ -1011,7 +1007,12 @@ impl PyBody {
                 }
             }
         }
-        let _unrestore = Unrestore(pctx.filter(|_| graph_node.is_some()), py);
+        let graph_node = node.ctx().node();
+        let restored = Unrestore(pctx.filter(|_| graph_node.is_some()), py);
+        if let (Some(pctx), Some(n)) = (restored.0, &graph_node) {
+            pctx.restore_stash(py, n)
+                .map_err(|e| error_from_py(py, e))?;
+        }
         let call = || -> PyResult<Bound<'_, PyAny>> {
             let user_fn = user_fn(ctx)?;
             let mut args = Vec::with_capacity(grads.len() + 1);
