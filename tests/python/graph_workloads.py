@@ -245,6 +245,30 @@ def node_hooks(lib, backward=False):
     return {"h": h, "y": y, "z": z, "ctx": y.grad_fn}
 
 
+def grad_hooks(lib):
+    """retain_grad, a post-accumulate-grad hook on a leaf and a multi-grad
+    hook over two tensors of the graph."""
+    x = _leaf(lib)
+    x.register_post_accumulate_grad_hook(lambda t: None)
+    y = x * 2
+    y.retain_grad()
+    z = y.exp()
+    lib.autograd.graph.register_multi_grad_hook((y, z), lambda grads: None)
+    s = (z + y).sum()
+    s.backward()
+    return {"x": x, "y": y, "z": z, "s": s}
+
+
+def create_graph(lib):
+    """backward with create_graph (x.grad has a graph; torch warns that this
+    makes a cycle between a leaf and its gradient, and leaks it)."""
+    x = _leaf(lib)
+    y = _functions(lib)["SaveBoth"].apply((x * x).exp())
+    with warnings_off():
+        y.sum().backward(create_graph=True)
+    return {"x": x, "x.grad": x.grad, "y": y}
+
+
 def saved_tensor_hooks(lib, backward=False):
     """Saved-tensor hooks that keep the tensor itself, a copy, or a handle
     into a list, around built-in ops and a custom Function."""
@@ -353,6 +377,8 @@ WORKLOADS = {
     "tensor hooks+backward": _named(tensor_hooks, backward=True),
     "node hooks": _named(node_hooks),
     "node hooks+backward": _named(node_hooks, backward=True),
+    "grad hooks (retain_grad, post-accumulate, multi-grad)": _named(grad_hooks),
+    "backward(create_graph=True)": _named(create_graph),
     "saved-tensor hooks": _named(saved_tensor_hooks),
     "saved-tensor hooks+backward": _named(saved_tensor_hooks, backward=True),
     "retain_graph": _named(retain_graph),

@@ -14,14 +14,21 @@ from ferrograd.autograd.graph import Node
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = [
+    "BackwardCFunction",
     "Function",
     "FunctionCtx",
-    "InplaceFunction",
-    "once_differentiable",
-    "BackwardCFunction",
     "FunctionMeta",
+    "InplaceFunction",
     "Variable",
+    "once_differentiable",
 ]
+
+class BackwardCFunction(FunctionCtx, Node):
+    def apply(self, *args: Any) -> Any: ...
+    def apply_jvp(self, *args: Any) -> Any: ...
+    def mark_shared_storage(self, *pairs: Any) -> None: ...
+    @property
+    def metadata(self) -> Any: ...
 
 class Function(metaclass=FunctionMeta):
     generate_vmap_rule: _bool
@@ -67,19 +74,12 @@ class FunctionCtx:
     @property
     def saved_variables(self) -> Any: ...
 
+class FunctionMeta(type):
+    def __init__(cls, name: str, bases: Any, attrs: Any) -> None: ...
+
 class InplaceFunction(Function):
     inplace: _bool
     def __init__(self, inplace: _bool = ...) -> None: ...
-
-class BackwardCFunction(FunctionCtx, Node):
-    def apply(self, *args: Any) -> Any: ...
-    def apply_jvp(self, *args: Any) -> Any: ...
-    def mark_shared_storage(self, *pairs: Any) -> None: ...
-    @property
-    def metadata(self) -> Any: ...
-
-class FunctionMeta(type):
-    def __init__(cls, name: str, bases: Any, attrs: Any) -> None: ...
 
 class Variable:
     def __new__(  # type: ignore[misc]
