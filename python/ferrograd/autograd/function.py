@@ -109,8 +109,9 @@ class Function(_SingleLevelFunction):
     tuples and dicts) that are outputs of the Function (or views of them)
     read as stand-ins outside backward (the same memory and version counter,
     without history) and as the tensors themselves during backward (double
-    backward works through them). All tensor attributes are dropped when
-    backward frees the saved tensors (a backward without ``retain_graph``).
+    backward works through them). Attributes holding tensors (or lists and
+    tuples of them) are dropped when backward frees the saved tensors (a
+    backward without ``retain_graph``), as saved tensors are.
     """
 
     def __init__(self, *args, **kwargs):
