@@ -247,7 +247,12 @@ def node_hooks(lib, backward=False):
 
 def grad_hooks(lib):
     """retain_grad, a post-accumulate-grad hook on a leaf and a multi-grad
-    hook over two tensors of the graph."""
+    hook over two tensors of the graph.
+
+    Known leak (Rust objects only, so weak references to the Python objects
+    do not see it; tools/leak_table.py does): each tensor hook of
+    register_multi_grad_hook holds the grad nodes of all the tensors
+    strongly, its own node included (src/autograd/multi_grad_hook.rs)."""
     x = _leaf(lib)
     x.register_post_accumulate_grad_hook(lambda t: None)
     y = x * 2
@@ -261,7 +266,11 @@ def grad_hooks(lib):
 
 def create_graph(lib):
     """backward with create_graph (x.grad has a graph; torch warns that this
-    makes a cycle between a leaf and its gradient, and leaks it)."""
+    makes a cycle between a leaf and its gradient, and leaks it).
+
+    Known leak, as in torch (Rust objects only, invisible to weak
+    references): leaf -> .grad -> its graph -> the leaf's AccumulateGrad ->
+    the leaf (src/autograd/accumulate.rs holds its variable strongly)."""
     x = _leaf(lib)
     y = _functions(lib)["SaveBoth"].apply((x * x).exp())
     with warnings_off():
