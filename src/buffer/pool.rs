@@ -201,6 +201,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)] // madvise (huge pages) is a foreign call Miri cannot run
     fn fresh_big_buffers_are_usable() {
         // Past the huge-page threshold, and an odd length so the buffer
         // does not end on a 2 MiB boundary. (Whether the kernel grants huge
