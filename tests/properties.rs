@@ -314,7 +314,10 @@ fn apply(t: &Tensor, r: &Ref, op: &Op) -> Result<(Tensor, Ref)> {
                 _ if nd > 0 => {
                     let d = b % nd;
                     let size = r.shape[d];
-                    let k = (1..=size).filter(|k| size % k == 0).nth(c % 3).unwrap_or(1);
+                    let k = (1..=size)
+                        .filter(|&k| size.is_multiple_of(k))
+                        .nth(c % 3)
+                        .unwrap_or(1);
                     let mut s = r.shape.clone();
                     s[d] = size / k.max(1);
                     s.insert(d, k);
@@ -325,7 +328,7 @@ fn apply(t: &Tensor, r: &Ref, op: &Op) -> Result<(Tensor, Ref)> {
             // -1 for one dim when the others do not multiply to 0.
             let mut si: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
             if !si.is_empty() && shape.iter().all(|&d| d > 0) {
-                let j = c as usize % si.len();
+                let j = c % si.len();
                 si[j] = -1;
             }
             (t.reshape(&si)?, r.reshape(&shape))
@@ -685,7 +688,7 @@ proptest! {
             && infer <= 1
             && match (infer, known) {
                 (0, Some(k)) => k == n,
-                (1, Some(k)) => k != 0 && n % k == 0,
+                (1, Some(k)) => k != 0 && n.is_multiple_of(k),
                 _ => false,
             };
         match got {
