@@ -30,6 +30,7 @@
 //! Rust trait object or the Python class.
 
 use super::grad_mode::{is_grad_enabled, no_grad};
+use super::meta::ViewCreation;
 use super::node::{Backward, InputMeta, Node};
 use super::saved::{SavedTensor, FREED_MSG};
 use crate::tensor::{DType, Tensor};
@@ -462,9 +463,15 @@ pub(crate) fn apply_custom(
                 } else if is_input {
                     let alias = t.alias_with_layout(t.layout().clone());
                     alias.set_history(node.clone(), i);
+                    alias.set_view_creation(Some(ViewCreation::InCustomFunction));
                     alias
                 } else {
                     t.set_history(node.clone(), i);
+                    if t.is_view() {
+                        // torch: autograd's view+inplace rebase would replace
+                        // the custom backward, so in-place on it is refused.
+                        t.set_view_creation(Some(ViewCreation::InCustomFunction));
+                    }
                     t.clone()
                 }
             }

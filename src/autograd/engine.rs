@@ -15,10 +15,12 @@ use super::node::{Edge, Node};
 use crate::tensor::Tensor;
 use crate::{bail, Error, Result};
 use parking_lot::Mutex;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// One backward request.
 pub struct Request {
@@ -67,6 +69,7 @@ fn key(n: &Arc<Node>) -> usize {
 
 /// Runs backward; returns the captured gradients (one per `capture` edge).
 pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
+    reset_interrupt_clock();
     let (task, ready) = build(&req)?;
     if !ready.is_empty() {
         let task = &task;
@@ -294,6 +297,55 @@ fn prefetch_ahead(task: &GraphTask, idx: usize) -> Option<crate::kernels::prefet
     Some(crate::kernels::prefetch::Ahead::new(ranges))
 }
 
+/// How a pending interrupt (Ctrl-C) is noticed: the Python bindings
+/// install a check that raises KeyboardInterrupt when Python's SIGINT
+/// handler has run. Without one (Rust programs) nothing is checked.
+static INTERRUPT_CHECK: OnceLock<fn() -> Result<()>> = OnceLock::new();
+
+thread_local! {
+    /// When this thread last checked for an interrupt in this backward.
+    static INTERRUPT_LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The longest a backward runs between two interrupt checks.
+const INTERRUPT_EVERY: Duration = Duration::from_millis(20);
+
+/// Installs the interrupt check (once; later calls change nothing).
+pub fn set_interrupt_check(check: fn() -> Result<()>) {
+    let _ = INTERRUPT_CHECK.set(check);
+}
+
+/// Runs the interrupt check between nodes, on the thread that called
+/// backward (the one Python delivers signals to), at most every
+/// [`INTERRUPT_EVERY`]. The error it returns stops the backward like a
+/// failing node: nothing more runs, and a retained graph stays usable.
+fn check_interrupt() -> Result<()> {
+    use INTERRUPT_LAST as LAST;
+    let Some(check) = INTERRUPT_CHECK.get() else {
+        return Ok(());
+    };
+    if crate::parallel::pool().current_thread_index().is_some() {
+        return Ok(());
+    }
+    let now = Instant::now();
+    match LAST.with(|l| l.get()) {
+        // The first check of a backward comes after it ran a while: short
+        // ones never take the GIL for it.
+        None => LAST.with(|l| l.set(Some(now))),
+        Some(t) if now - t >= INTERRUPT_EVERY => {
+            LAST.with(|l| l.set(Some(now)));
+            return check();
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// Starts the interrupt clock of a backward on this thread.
+fn reset_interrupt_clock() {
+    INTERRUPT_LAST.with(|l| l.set(None));
+}
+
 /// Runs `ready` from this thread: the first node, then the chain of nodes
 /// it makes ready (inline); big independent nodes are spawned on the pool,
 /// small ones are queued here and run when the chain ends.
@@ -324,6 +376,14 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
             return;
         };
         if task.failed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(e) = check_interrupt() {
+            let mut slot = task.error.lock();
+            if slot.is_none() {
+                *slot = Some(e);
+            }
+            task.failed.store(true, Ordering::Release);
             return;
         }
         let ahead = prefetch_ahead(task, cur);

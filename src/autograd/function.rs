@@ -20,6 +20,7 @@
 
 use super::forward;
 use super::grad_mode::is_grad_enabled;
+use super::meta::ViewCreation;
 use super::node::{Backward, Edge, InputMeta, Node};
 use super::saved::{SavedList, SavedTensor};
 use crate::tensor::Tensor;
@@ -143,6 +144,8 @@ pub struct Record {
     to_save: Vec<(&'static str, ToSave)>,
     /// Forward AD: the inputs and their tangents per level, when any.
     fw: Option<(Vec<Tensor>, forward::LevelTangents)>,
+    /// The first input's view restriction, which views of it inherit.
+    parent_view: Option<ViewCreation>,
     _prof: Option<super::profiler::RangeGuard>,
 }
 
@@ -158,11 +161,16 @@ pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
     };
     let fw =
         forward::input_tangents(inputs).map(|t| (inputs.iter().map(|&x| x.clone()).collect(), t));
+    let parent_view = inputs
+        .first()
+        .filter(|t| t.is_view())
+        .and_then(|t| t.view_creation());
     Record {
         name,
         edges,
         to_save: Vec::new(),
         fw,
+        parent_view,
         _prof,
     }
 }
@@ -190,14 +198,26 @@ impl Record {
     where
         F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
     {
-        Ok(self.finish_many(vec![out], f)?.pop().unwrap())
+        Ok(self.attach(vec![out], f, false)?.pop().unwrap())
     }
     /// Attaches the node to every output (output i gets output_nr i). Fails,
-    /// attaching nothing, when a saved-tensor `pack` hook raises.
+    /// attaching nothing, when a saved-tensor `pack` hook raises. Outputs
+    /// that are views are views of a multi-output op (`unbind`, `split`):
+    /// autograd refuses in-place ops on them.
     pub fn finish_many<F>(self, outs: Vec<Tensor>, f: F) -> Result<Vec<Tensor>>
     where
         F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
     {
+        self.attach(outs, f, true)
+    }
+
+    fn attach<F>(self, outs: Vec<Tensor>, f: F, multi_output: bool) -> Result<Vec<Tensor>>
+    where
+        F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+    {
+        for t in outs.iter().filter(|t| t.is_view()) {
+            t.mark_view(ViewCreation::for_new_view(self.parent_view, multi_output));
+        }
         let Some(edges) = self.edges else {
             if let Some((inputs, tangents)) = self.fw {
                 // Forward AD only: the derivative without a node.

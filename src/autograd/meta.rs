@@ -35,6 +35,51 @@ pub struct AutogradMeta {
     pub post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
     /// Forward-AD tangents, by level id (see `autograd::forward`).
     pub fw_grads: Vec<(u64, Tensor)>,
+    /// How this view was made, when that forbids modifying it in place
+    /// with autograd (torch's `CreationMeta`); `None` for ordinary views
+    /// and for tensors that are not views.
+    pub view_creation: Option<ViewCreation>,
+    /// For a view made while grad mode was on: the version counter's value
+    /// its `grad_fn` reflects. When the base (or another view of it) is
+    /// modified in place the counter moves on, and the view's history is
+    /// rebuilt from the base's (torch's `attr_version`).
+    pub view_version: Option<u64>,
+}
+
+/// Why a view may not be modified in place while autograd records (torch's
+/// `CreationMeta` other than `DEFAULT`): autograd cannot rebase its history
+/// onto the in-place op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewCreation {
+    /// Returned (or an input returned as-is) by a custom Function.
+    InCustomFunction,
+    /// One of several views returned by one op (`unbind`, `split`, `chunk`).
+    MultiOutputNode,
+    /// Made while grad mode was off, of a tensor that may require grad.
+    NoGradMode,
+    /// Made in inference mode.
+    InferenceMode,
+}
+
+impl ViewCreation {
+    /// The creation meta of a view of `parent` made now by an op with
+    /// `multi_output` view outputs (torch's `propagate_creation_meta`: a
+    /// view of a restricted view stays restricted; inference mode wins).
+    pub(crate) fn for_new_view(parent: Option<ViewCreation>, multi_output: bool) -> Option<Self> {
+        let new = if super::grad_mode::is_inference_mode_enabled() {
+            Some(ViewCreation::InferenceMode)
+        } else if !super::grad_mode::is_grad_enabled() {
+            Some(ViewCreation::NoGradMode)
+        } else if multi_output {
+            Some(ViewCreation::MultiOutputNode)
+        } else {
+            None
+        };
+        match (parent, new) {
+            (Some(ViewCreation::InferenceMode), _) | (_, None) => parent,
+            (_, new) => new,
+        }
+    }
 }
 
 impl Tensor {
@@ -68,16 +113,127 @@ impl Tensor {
             None => f(&AutogradMeta::default()),
         }
     }
+    /// True for a leaf marked by `requires_grad_()`, a tensor with a
+    /// `grad_fn`, and (as in torch) a view of a tensor that requires grad,
+    /// also one made under `no_grad` or before its base required grad.
     pub fn requires_grad(&self) -> bool {
-        self.peek_meta(|m| m.requires_grad || m.grad_fn.is_some())
+        self.refresh_view_history();
+        let (own, of_base) = self.peek_meta(|m| {
+            let own = m.requires_grad || m.grad_fn.is_some();
+            // A differentiable view (made by a view op; not `detach()`)
+            // requires grad when its base does.
+            let diff_view = m.view_version.is_some()
+                || matches!(
+                    m.view_creation,
+                    Some(ViewCreation::NoGradMode | ViewCreation::InferenceMode)
+                );
+            (own, diff_view)
+        });
+        own || (of_base && self.view_base().is_some_and(|b| b.requires_grad()))
+    }
+    /// How this view was made, when that restricts in-place ops on it.
+    pub fn view_creation(&self) -> Option<ViewCreation> {
+        self.peek_meta(|m| m.view_creation)
+    }
+    /// Marks a fresh view output of an op: its in-place restriction, and
+    /// (made in grad mode) the version its history reflects.
+    pub(crate) fn mark_view(&self, c: Option<ViewCreation>) {
+        if super::grad_mode::is_grad_enabled() {
+            let mut m = self.meta();
+            m.view_creation = c;
+            m.view_version = Some(self.version());
+        } else {
+            self.set_view_creation(c);
+        }
+    }
+    /// A view whose base was modified in place since its history was set
+    /// gets a new history: an `AsStridedBackward0` of the base's current
+    /// one (when the base requires grad), as torch regenerates a view's
+    /// `grad_fn`, so gradients flow through the in-place op.
+    fn refresh_view_history(&self) {
+        let Some(base) = self.view_base() else {
+            return;
+        };
+        let now = self.version();
+        let stale = self.peek_meta(|m| m.view_version.is_some_and(|v| v != now));
+        if !stale {
+            return;
+        }
+        let node = match base.requires_grad() {
+            true => Some(crate::ops::inplace::view_of_base_node(base, self)),
+            false => None,
+        };
+        let mut m = self.meta();
+        if let Some(node) = node {
+            m.grad_fn = Some(node);
+            m.output_nr = 0;
+        }
+        m.view_version = Some(now);
+    }
+    /// Records that this view's history reflects the current version.
+    pub(crate) fn set_view_version_current(&self) {
+        let v = self.version();
+        let mut m = self.meta();
+        if m.view_version.is_some() {
+            m.view_version = Some(v);
+        }
+    }
+    pub(crate) fn set_view_creation(&self, c: Option<ViewCreation>) {
+        if c.is_some() || self.view_creation().is_some() {
+            self.meta().view_creation = c;
+        }
+    }
+    /// torch's `handle_view_on_rebase`: the error for an in-place op on a
+    /// view whose history autograd cannot rebase, if this is one.
+    pub(crate) fn check_view_rebase(&self) -> Result<()> {
+        let Some(c) = self.view_creation() else {
+            return Ok(());
+        };
+        let grad_fn = self.grad_fn();
+        let short = |name: &str| -> String {
+            let t = name.trim_end_matches(|ch: char| ch.is_ascii_digit());
+            t.strip_suffix("Backward").unwrap_or(t).to_string()
+        };
+        let mut msg = match (&grad_fn, c) {
+            (Some(f), ViewCreation::InferenceMode | ViewCreation::NoGradMode) => format!(
+                "Output {} of {} is a view of a view which was created in",
+                self.output_nr(),
+                short(&f.name())
+            ),
+            (None, _) => "A view was created in".to_string(),
+            (Some(f), _) => format!(
+                "Output {} of {} is a view and is being modified inplace.",
+                self.output_nr(),
+                short(&f.name())
+            ),
+        };
+        if grad_fn.is_none() || matches!(c, ViewCreation::InferenceMode | ViewCreation::NoGradMode)
+        {
+            msg.push_str(match c {
+                ViewCreation::InferenceMode => {
+                    " inference mode and is being modified inplace in normal mode."
+                }
+                _ => " no_grad mode and is being modified inplace with grad mode enabled.",
+            });
+        }
+        msg.push_str(match c {
+            ViewCreation::MultiOutputNode => " This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
+            ViewCreation::NoGradMode => " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+            ViewCreation::InferenceMode => " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the inference_mode block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+            ViewCreation::InCustomFunction => " This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function.",
+        });
+        Err(crate::Error::runtime(msg))
     }
     pub fn is_leaf(&self) -> bool {
+        self.refresh_view_history();
         self.peek_meta(|m| m.grad_fn.is_none())
     }
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
+        self.refresh_view_history();
         self.peek_meta(|m| m.grad_fn.clone())
     }
     pub fn output_nr(&self) -> usize {
+        self.refresh_view_history();
         self.peek_meta(|m| m.output_nr)
     }
     pub fn grad(&self) -> Option<Tensor> {
@@ -132,9 +288,10 @@ impl Tensor {
         Ok(self)
     }
     pub fn retain_grad(&self) -> Result<()> {
+        let requires_grad = self.requires_grad();
         let mut m = self.meta();
         if m.grad_fn.is_none() {
-            if !m.requires_grad {
+            if !requires_grad {
                 bail!(
                     runtime,
                     "can't retain_grad on Tensor that has requires_grad=False"
@@ -163,10 +320,14 @@ impl Tensor {
     }
     /// Drops history in place (`detach_()`).
     pub fn detach_(&self) -> Result<()> {
-        if self.is_view() && self.requires_grad() && !self.is_leaf() {
+        // torch refuses every differentiable view (one a view op made;
+        // `detach()` of a view is not one).
+        let diff_view = self.is_view()
+            && self.peek_meta(|m| m.view_version.is_some() || m.view_creation.is_some());
+        if diff_view || (self.is_view() && self.requires_grad() && !self.is_leaf()) {
             bail!(
                 runtime,
-                "Can't detach views in-place. Use detach() instead."
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
             );
         }
         if let Some(mut m) = self.existing_meta() {
@@ -210,6 +371,7 @@ impl Tensor {
     /// The edge a gradient for this tensor flows along: its grad_fn, or its
     /// AccumulateGrad if it is a leaf that requires grad.
     pub fn gradient_edge(&self) -> Option<Edge> {
+        self.refresh_view_history();
         let mut m = self.existing_meta()?;
         if let Some(f) = &m.grad_fn {
             return Some(Edge {

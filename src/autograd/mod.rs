@@ -19,7 +19,7 @@ pub mod saved_hooks;
 pub use accumulate::AccumulateGrad;
 pub use function::{record, BackwardCtx, Record};
 pub use grad_mode::{enable_grad, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard};
-pub use meta::{AutogradMeta, PostAccumulateHook, TensorHook};
+pub use meta::{AutogradMeta, PostAccumulateHook, TensorHook, ViewCreation};
 pub use node::{Backward, Edge, Node};
 
 use crate::tensor::Tensor;
@@ -158,6 +158,9 @@ pub fn grad(
     allow_unused: bool,
     materialize_grads: bool,
 ) -> Result<Vec<Option<Tensor>>> {
+    if inputs.is_empty() {
+        bail!(runtime, "`inputs` argument to `grad()` cannot be empty.");
+    }
     let roots = root_edges(outputs, grad_outputs)?;
     let mut capture = Vec::with_capacity(inputs.len());
     for t in inputs {

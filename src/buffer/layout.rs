@@ -132,6 +132,10 @@ impl Layout {
 
     pub fn transpose(&self, d0: usize, d1: usize) -> Layout {
         let mut l = self.clone();
+        if d0 == d1 {
+            // Also a 0-d tensor's `t()`: dim 0 wraps to a dim it lacks.
+            return l;
+        }
         l.shape.swap(d0, d1);
         l.strides.swap(d0, d1);
         l

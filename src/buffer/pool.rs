@@ -113,21 +113,54 @@ fn take_cached<T: Element>(n: usize) -> Option<Vec<T>> {
 }
 
 /// A buffer of exactly `n` initialised elements whose values are
-/// unspecified: for kernels that overwrite every element.
+/// unspecified: for kernels that overwrite every element. An allocation
+/// the system refuses panics with torch's message (an error the caller can
+/// see, never an abort); [`try_buffer`] returns it instead.
 pub fn buffer<T: Element>(n: usize) -> Vec<T> {
-    match take_cached::<T>(n) {
-        Some(v) => v,
-        None => {
-            // All-zero bits: calloc, whose fresh pages stay untouched.
-            let v = vec![T::zero(); n];
-            advise_huge_pages(v.as_ptr().cast(), std::mem::size_of_val(&v[..]));
-            v
-        }
+    try_buffer(n).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`buffer`], failing with torch's out-of-memory error (RuntimeError)
+/// when the system refuses the allocation.
+pub fn try_buffer<T: Element>(n: usize) -> crate::Result<Vec<T>> {
+    if let Some(v) = take_cached::<T>(n) {
+        return Ok(v);
     }
+    let v = zeroed_vec::<T>(n)?;
+    advise_huge_pages(v.as_ptr().cast(), std::mem::size_of_val(&v[..]));
+    Ok(v)
+}
+
+/// torch's message for an allocation the system refused.
+fn alloc_error(bytes: usize) -> crate::Error {
+    crate::Error::runtime(format!(
+        "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
+    ))
+}
+
+/// `n` zeros from `alloc_zeroed` (calloc: fresh pages stay untouched until
+/// written), or the out-of-memory error where `vec![zero; n]` would abort.
+fn zeroed_vec<T: Element>(n: usize) -> crate::Result<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| alloc_error(bytes))?;
+    if layout.size() == 0 {
+        return Ok(vec![T::zero(); n]);
+    }
+    // SAFETY: `layout` has a non-zero size (checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(alloc_error(bytes));
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout
+    // of `[T; n]` (so capacity `n` and `T`'s alignment), and all its bytes
+    // are zero, which is a valid value of every element type (bool false,
+    // integer 0, float +0.0), so all `n` elements are initialised.
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// An empty vector with room for `n` elements (for `extend` and
-/// `collect_into_vec`).
+/// `collect_into_vec`). Panics with torch's message when the system
+/// refuses the allocation.
 pub fn with_capacity<T: Element>(n: usize) -> Vec<T> {
     match take_cached::<T>(n) {
         Some(mut v) => {
@@ -135,7 +168,13 @@ pub fn with_capacity<T: Element>(n: usize) -> Vec<T> {
             v
         }
         None => {
-            let v: Vec<T> = Vec::with_capacity(n);
+            let mut v: Vec<T> = Vec::new();
+            if v.try_reserve_exact(n).is_err() {
+                panic!(
+                    "{}",
+                    alloc_error(n.saturating_mul(std::mem::size_of::<T>()))
+                );
+            }
             advise_huge_pages(v.as_ptr().cast(), n * std::mem::size_of::<T>());
             v
         }

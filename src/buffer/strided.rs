@@ -63,7 +63,13 @@ impl Strided {
         self.layout.is_contiguous()
     }
     /// The same storage under another layout.
-    pub fn with_layout(&self, layout: Layout) -> Strided {
+    pub fn with_layout(&self, mut layout: Layout) -> Strided {
+        if layout.numel() == 0 {
+            // An empty view may start past its storage's end (a piece of a
+            // split along an empty dim); kernels slice from the offset, so
+            // keep it inside. It addresses no element either way.
+            layout.offset = layout.offset.min(self.storage.read_recursive().len());
+        }
         Strided {
             storage: self.storage.clone(),
             layout,

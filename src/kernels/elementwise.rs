@@ -7,7 +7,7 @@
 //! layout stays inside its buffer and that the written layout has no two
 //! indices on one element, before anything is written.
 
-use super::iter::{has_internal_overlap, Plan};
+use super::iter::{assert_no_internal_overlap, Plan};
 use super::shared_out::SharedOut;
 use super::slices;
 use super::transpose;
@@ -102,13 +102,7 @@ fn check_in(l: &Layout, len: usize, what: &str) -> Result<()> {
 /// element (torch's internal-overlap check).
 fn check_out(l: &Layout, len: usize) -> Result<()> {
     check_in(l, len, "output")?;
-    if has_internal_overlap(l) {
-        bail!(
-            runtime,
-            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation."
-        );
-    }
-    Ok(())
+    assert_no_internal_overlap(l)
 }
 
 fn check_shape(out: &Layout, l: &Layout) -> Result<()> {

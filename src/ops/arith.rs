@@ -55,6 +55,9 @@ impl Tensor {
         if dt == DType::Bool {
             bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
         }
+        if self.dtype() == DType::Bool || other.dtype() == DType::Bool {
+            bail!(runtime, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+        }
         let rec = record("SubBackward0", &[self, other]);
         let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
         rec.finish(out, |c| {

@@ -24,6 +24,9 @@
 use super::to_i64;
 use crate::autograd::{is_grad_enabled, record};
 use crate::kernels::index::{self as k, AdvPlan, ScatterSrc};
+use crate::kernels::iter::{
+    assert_no_internal_overlap, assert_no_overlap, assert_no_partial_overlap,
+};
 use crate::tensor::layout::{broadcast_shapes, wrap_dim};
 use crate::tensor::{DType, Dims, Layout, Scalar, Tensor};
 use crate::{bail, Result};
@@ -202,7 +205,7 @@ fn inplace(
     if inplace_tracked(t, others) {
         return t.apply_inplace(others, f);
     }
-    t.check_inplace()?;
+    t.check_inplace(others)?;
     crate::autograd::saved_hooks::before_inplace(t)?;
     direct()?;
     t.bump_version();
@@ -277,6 +280,17 @@ impl Tensor {
     ) -> Result<()> {
         let plan = Arc::new(plan_indices(self.shape(), indices)?);
         check_put_values(&plan, self.shape(), self.dtype(), values)?;
+        // torch: writing an expanded self is allowed (deprecated); values
+        // and indices may not share memory with self, except a 0-dim value
+        // under one bool mask (torch runs that as masked_fill_ with the
+        // value read first).
+        let one_mask = matches!(indices, [Some(m)] if m.dtype() == DType::Bool);
+        if !(one_mask && values.ndim() == 0 && !accumulate) {
+            assert_no_overlap(self, values)?;
+        }
+        for i in indices.iter().flatten() {
+            assert_no_overlap(self, i)?;
+        }
         // validate the indices before anything is written
         plan.offsets(self.layout())?;
         let p2 = plan.clone();
@@ -666,6 +680,11 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<()> {
         let d = self.check_scatter_index(op, dim, index)?;
+        assert_no_internal_overlap(self.layout())?;
+        assert_no_overlap(self, index)?;
+        if let Some(s) = src {
+            assert_no_overlap(self, s)?;
+        }
         let others: Vec<&Tensor> = src.into_iter().collect();
         let direct = || {
             let ks = match (src, value) {
@@ -735,6 +754,7 @@ impl Tensor {
 
     fn check_masked_fill_inplace(&self, mask: &Tensor) -> Result<()> {
         let shape = self.check_mask(mask)?;
+        assert_no_partial_overlap(self, mask)?;
         if shape.as_slice() != self.shape() {
             bail!(
                 runtime,

@@ -5,38 +5,54 @@
 //! base's history (torch's CopySlices), so the base's gradient flows
 //! through the op too.
 
-use crate::autograd::node::{Backward, Edge, InputMeta, Node};
-use crate::autograd::{is_grad_enabled, no_grad};
+use crate::autograd::node::{Backward, InputMeta, Node};
+use crate::autograd::{is_grad_enabled, no_grad, record};
 use crate::kernels::binary::apply2_inplace;
 use crate::kernels::copy::{check_can_cast, copy_into, fill};
+use crate::kernels::iter::{check_write, has_internal_overlap};
 use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::{DType, Layout, Scalar, Tensor};
+use crate::tensor::{DType, Layout, Scalar, Strided, Tensor};
 use crate::{bail, Result};
+use smallvec::SmallVec;
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
 impl Tensor {
-    /// Errors torch raises before any in-place op on `self`.
-    pub(crate) fn check_inplace(&self) -> Result<()> {
+    /// The iteration layer's memory-overlap checks for a write into `self`
+    /// that reads `inputs` ([`check_write`]): run by every in-place op,
+    /// `copy_` and `out=` before anything is written.
+    pub fn check_write(&self, inputs: &[&Tensor]) -> Result<()> {
+        let inputs: SmallVec<[&Strided; 4]> = inputs.iter().map(|t| &***t).collect();
+        check_write(self, &inputs)
+    }
+
+    /// Errors torch raises before an in-place op on `self` that reads
+    /// `others` (torch's `check_inplace`), when autograd records it: a view
+    /// whose history cannot be rebased (made by a multi-output op, under
+    /// no_grad or inference mode, or by a custom Function), a view of a
+    /// leaf that requires grad, or such a leaf itself.
+    pub(crate) fn check_inplace(&self, others: &[&Tensor]) -> Result<()> {
         if !is_grad_enabled() {
             return Ok(());
         }
-        if self.is_leaf() && self.requires_grad() {
-            if self.is_view() {
+        let self_rg = self.requires_grad();
+        if !self_rg && !others.iter().any(|t| t.requires_grad()) {
+            return Ok(());
+        }
+        if let Some(base) = self.view_base() {
+            self.check_view_rebase()?;
+            // torch: a view that requires grad may not be modified in place
+            // when its base is a leaf (whether or not the base requires grad).
+            if self_rg && base.is_leaf() {
                 bail!(runtime, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
             }
+        }
+        if self_rg && self.is_leaf() {
             bail!(
                 runtime,
                 "a leaf Variable that requires grad is being used in an in-place operation."
             );
-        }
-        // torch: a view that requires grad may not be modified in place when
-        // its base is a leaf (whether or not the base requires grad).
-        if let Some(base) = self.view_base() {
-            if self.requires_grad() && base.is_leaf() {
-                bail!(runtime, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-            }
         }
         Ok(())
     }
@@ -48,7 +64,8 @@ impl Tensor {
         others: &[&Tensor],
         f: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
-        self.check_inplace()?;
+        self.check_write(others)?;
+        self.check_inplace(others)?;
         crate::autograd::saved_hooks::before_inplace(self)?;
         let tracked =
             is_grad_enabled() && (self.requires_grad() || others.iter().any(|t| t.requires_grad()));
@@ -104,31 +121,88 @@ impl Tensor {
         Ok(())
     }
 
-    /// `self.copy_(src)`: broadcast, cast, differentiable w.r.t. `src`.
+    /// `self.copy_(src)`: broadcast, cast, differentiable w.r.t. `src`
+    /// (self's old value gets a zero gradient: torch's `CopyBackwards`).
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        self.check_write(&[src])?;
         let mut res = Ok(());
         if self.try_fast_inplace(self.untracked_operand(src), |s| res = copy_into(s, src))? {
             return res;
         }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
-        self.apply_inplace(&[src], |_| {
-            let v = src.expand(&shape)?;
-            let v = if v.dtype() == dt { v } else { v.to_dtype(dt)? };
-            v.clone_tensor()
+        self.apply_inplace(&[src], |before| {
+            let rec = record("CopyBackwards", &[before, src]);
+            let out = {
+                let _g = no_grad();
+                src.expand(&shape)?.to_dtype(dt)?.clone_tensor()?
+            };
+            rec.finish(out, |c| {
+                Ok(vec![
+                    c.grad_for(0, || Ok(c.grad().zeros_like()))?,
+                    c.grad_for(1, || Ok(c.grad().clone()))?,
+                ])
+            })
         })
     }
     pub fn fill_(&self, value: Scalar) -> Result<()> {
+        self.fill_named(value, "FillBackward2")
+    }
+    pub fn zero_(&self) -> Result<()> {
+        self.fill_named(Scalar::Int(0), "ZeroBackward0")
+    }
+    /// `fill_` with a 0-dim tensor value, differentiable in it (its
+    /// gradient is the sum of the filled elements').
+    pub fn fill_tensor_(&self, value: &Tensor) -> Result<()> {
+        if value.ndim() != 0 {
+            bail!(
+                runtime,
+                "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                value.ndim()
+            );
+        }
+        if !(is_grad_enabled() && (value.requires_grad() || self.requires_grad())) {
+            return self.fill_named(value.item()?, "FillBackward3");
+        }
+        let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+        let dt = self.dtype();
+        self.apply_inplace(&[value], |before| {
+            let rec = record("FillBackward3", &[before, value]);
+            let out = {
+                let _g = no_grad();
+                value.expand(&shape)?.to_dtype(dt)?.clone_tensor()?
+            };
+            rec.finish(out, |c| {
+                Ok(vec![
+                    c.grad_for(0, || Ok(c.grad().zeros_like()))?,
+                    c.grad_for(1, || c.grad().sum())?,
+                ])
+            })
+        })
+    }
+    fn fill_named(&self, value: Scalar, node: &'static str) -> Result<()> {
+        // torch lets fill_ write an expanded view (every repeat of an
+        // element gets the same value), when no graph is recorded.
+        let recorded = (is_grad_enabled() && self.requires_grad()) || self.has_fw_grad();
+        if !recorded && has_internal_overlap(self.layout()) {
+            self.check_inplace(&[])?;
+            crate::autograd::saved_hooks::before_inplace(self)?;
+            fill(self, value)?;
+            self.bump_version();
+            return Ok(());
+        }
         let mut res = Ok(());
         if self.try_fast_inplace(true, |s| res = fill(s, value))? {
             return res;
         }
         let dt = self.dtype();
         let shape = self.dims();
-        self.apply_inplace(&[], |_| Ok(Tensor::full(&shape, value, dt)))
-    }
-    pub fn zero_(&self) -> Result<()> {
-        self.fill_(Scalar::Int(0))
+        self.apply_inplace(&[], |before| {
+            let rec = record(node, &[before]);
+            rec.finish(Tensor::full(&shape, value, dt), |c| {
+                Ok(vec![c.grad_for(0, || Ok(c.grad().zeros_like()))?])
+            })
+        })
     }
     pub fn add_(&self, other: &Tensor) -> Result<()> {
         if self.try_fast_binary_inplace(other, Arith::Add)? {
@@ -168,6 +242,7 @@ impl Tensor {
     /// self's. Returns false for every other case, which `apply_inplace`
     /// handles (and reports the errors of).
     fn try_fast_binary_inplace(&self, other: &Tensor, op: Arith) -> Result<bool> {
+        self.check_write(&[other])?;
         let dt = self.dtype();
         let dtype_ok = match op {
             Arith::Div => dt.is_floating(),
@@ -215,12 +290,10 @@ enum Arith {
 /// After in-place op result `r` was written into `view`: the base's new
 /// history is CopySlices(old base, r); the view's is a view of that.
 pub(crate) fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
-    let base_layout = base.layout().clone();
-    let view_layout = view.layout().clone();
     let copy_slices = Arc::new(Node::new(
         Box::new(CopySlices {
-            base: base_layout.clone(),
-            view: view_layout.clone(),
+            base: base.layout().clone(),
+            view: view.layout().clone(),
         }),
         vec![base.gradient_edge(), r.gradient_edge()],
         vec![InputMeta {
@@ -228,22 +301,25 @@ pub(crate) fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
             dtype: base.dtype(),
         }],
     ));
-    base.set_history(copy_slices.clone(), 0);
-    let view_node = Arc::new(Node::new(
+    base.set_history(copy_slices, 0);
+    view.set_history(view_of_base_node(base, view), 0);
+    view.set_view_version_current();
+}
+
+/// The history of `view` as a strided view of `base`'s current history
+/// (`AsStridedBackward0`).
+pub(crate) fn view_of_base_node(base: &Tensor, view: &Tensor) -> Arc<Node> {
+    Arc::new(Node::new(
         Box::new(ViewOfBase {
-            base: base_layout,
-            view: view_layout,
+            base: base.layout().clone(),
+            view: view.layout().clone(),
         }),
-        vec![Some(Edge {
-            node: copy_slices,
-            input_nr: 0,
-        })],
+        vec![base.gradient_edge()],
         vec![InputMeta {
             shape: view.dims(),
             dtype: view.dtype(),
         }],
-    ));
-    view.set_history(view_node, 0);
+    ))
 }
 
 /// A view function placing `target` (a layout in storage coordinates) onto

@@ -446,8 +446,15 @@ impl Tensor {
             .save("other", other)
             .finish(out, move |c| {
                 let (a, b, g) = (c.saved(0)?, c.saved(1)?, c.grad());
-                let da = c.grad_for(0, || g.mul(&max_min_share(&a, &b, is_max, g.dtype())?))?;
-                let db = c.grad_for(1, || g.mul(&max_min_share(&b, &a, is_max, g.dtype())?))?;
+                // torch: a losing operand's gradient is filled with 0 (not
+                // multiplied by it), so a NaN gradient does not reach it.
+                let part = |x: &Tensor, y: &Tensor| -> Result<Tensor> {
+                    let share = max_min_share(x, y, is_max, g.dtype())?;
+                    let lose = share.eq_scalar(0)?;
+                    g.mul(&share)?.masked_fill_scalar(&lose, Scalar::Int(0))
+                };
+                let da = c.grad_for(0, || part(&a, &b))?;
+                let db = c.grad_for(1, || part(&b, &a))?;
                 Ok(vec![da, db])
             })
     }

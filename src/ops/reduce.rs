@@ -33,7 +33,7 @@ use crate::kernels::reduce::{
 };
 use crate::kernels::unary::map1;
 use crate::tensor::layout::wrap_dim;
-use crate::tensor::{DType, Element, Tensor};
+use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, dispatch_all, dispatch_float, Result};
 
 /// Normalizes a dim list: wrapped, sorted, unique; empty means all dims.
@@ -377,6 +377,7 @@ impl Tensor {
         }
         check_nonempty_dims(self, &rd, op)?;
         let rec = record(name, &[self]);
+        let full = matches!(op, "max" | "min");
         let f = Extreme { max: want_max };
         let out =
             dispatch_all!(self.dtype(), T => Tensor::from(fold::<T, _>(self, &rd, keepdim, &f)));
@@ -386,7 +387,12 @@ impl Tensor {
                 let x = c.saved(0)?;
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-                let m = mask(&x, &r, |a, b| a == b)?;
+                // torch: max()/min() give a NaN result's gradient to the NaN
+                // inputs; amax/amin spread it over no element (NaN).
+                let m = match full {
+                    true => mask(&x, &r, |a, b| a == b || (a.is_nan() && b.is_nan()))?,
+                    false => mask(&x, &r, |a, b| a == b)?,
+                };
                 Ok(vec![Some(evenly_distribute(&g, &m, &rd)?)])
             })
     }
@@ -508,8 +514,12 @@ impl Tensor {
                 let centered = x.sub(&x.mean_dims(&to_i64(&rd), true, None)?)?;
                 let denom = n as f64 - correction;
                 let grad = if sqrt {
+                    // torch: where the std is 0 its gradient is 0, not NaN.
                     let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
-                    g.div(&r)?.div_scalar(denom)?.mul(&centered)?
+                    let g_over_r = g
+                        .div(&r)?
+                        .masked_fill_scalar(&r.eq_scalar(0)?, Scalar::Int(0))?;
+                    g_over_r.div_scalar(denom)?.mul(&centered)?
                 } else {
                     g.mul_scalar(2.0 / denom)?.mul(&centered)?
                 };

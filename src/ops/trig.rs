@@ -22,7 +22,7 @@
 use super::unary::{define_unary_float_ops, float_map2, Saves};
 use crate::autograd::record;
 use crate::kernels::unary::map1;
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 use std::f64::consts::PI;
 
@@ -114,7 +114,10 @@ impl Tensor {
             .finish(out, |c| {
                 let (y, x, g) = (c.saved(0)?, c.saved(1)?, c.grad());
                 let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
-                let gr = g.div(&r2)?;
+                // torch: at the origin the gradient is 0, not NaN.
+                let gr = g
+                    .div(&r2)?
+                    .masked_fill_scalar(&r2.eq_scalar(0)?, Scalar::Int(0))?;
                 let dy = if c.needs(0) { Some(gr.mul(&x)?) } else { None };
                 let dx = c.grad_for(1, || gr.mul(&y)?.neg())?;
                 Ok(vec![dy, dx])

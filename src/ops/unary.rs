@@ -183,7 +183,7 @@ impl Tensor {
         {
             return Ok(false);
         }
-        self.check_inplace()?;
+        self.check_inplace(&[])?;
         crate::autograd::saved_hooks::before_inplace(self)?;
         kernel(self);
         self.bump_version();

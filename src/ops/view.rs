@@ -66,6 +66,31 @@ impl Tensor {
         shape.extend(to_i64(&self.shape()[e + 1..]));
         self.reshape(&shape)
     }
+    /// torch's `unflatten`: dim `dim` split into `sizes` (one may be -1).
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim())?;
+        if sizes.is_empty() {
+            bail!(runtime, "unflatten: sizes must be non-empty");
+        }
+        let n = self.shape()[d];
+        let plain =
+            sizes.iter().all(|&s| s >= -1) && sizes.iter().filter(|&&s| s == -1).count() <= 1;
+        let inferred = match infer_shape(sizes, n) {
+            Ok(s) => s,
+            Err(e) if !plain => return Err(e),
+            Err(_) => bail!(
+                runtime,
+                "unflatten: Provided sizes {:?} don't multiply up to the size of dim {} ({}) in the input tensor",
+                sizes,
+                dim,
+                n
+            ),
+        };
+        let mut shape: Vec<i64> = to_i64(&self.shape()[..d]);
+        shape.extend(to_i64(&inferred));
+        shape.extend(to_i64(&self.shape()[d + 1..]));
+        self.view(&shape)
+    }
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
         let (d0, d1) = (wrap_dim(dim0, self.ndim())?, wrap_dim(dim1, self.ndim())?);
         let rec = record("TransposeBackward0", &[self]);
@@ -89,6 +114,10 @@ impl Tensor {
         self.transpose(0, 1)
     }
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        if dims.len() != self.ndim() {
+            // Checked before the dims are wrapped, as torch does.
+            self.layout().permute(&vec![0; dims.len()])?;
+        }
         let dims: Vec<usize> = dims
             .iter()
             .map(|&d| wrap_dim(d, self.ndim()))

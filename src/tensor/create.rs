@@ -26,9 +26,14 @@ impl Tensor {
         Tensor::from(Strided::contiguous(data, shape))
     }
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+        Self::try_full(shape, value, dtype).unwrap_or_else(|e| panic!("{e}"))
+    }
+    /// [`Tensor::full`], failing with torch's out-of-memory RuntimeError
+    /// when the system refuses the allocation (what factories call).
+    pub fn try_full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let n = shape.iter().product();
-        let data = crate::dispatch_all!(dtype, T => T::wrap(filled(n, value.cast::<T>())));
-        Self::from_data(data, shape)
+        let data = crate::dispatch_all!(dtype, T => T::wrap(filled(n, value.cast::<T>())?));
+        Ok(Self::from_data(data, shape))
     }
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
         Self::full(shape, Scalar::Int(0), dtype)
@@ -170,11 +175,11 @@ fn scalar_as_i64(s: Scalar) -> i64 {
 }
 
 /// `n` copies of `v`, in a reused buffer when the cache has one.
-fn filled<T: Element>(n: usize, v: T) -> Vec<T> {
+fn filled<T: Element>(n: usize, v: T) -> Result<Vec<T>> {
     if v == T::zero() && n * std::mem::size_of::<T>() < super::pool::MIN_BYTES {
-        return vec![v; n]; // calloc
+        return Ok(vec![v; n]); // calloc
     }
-    let mut out = super::pool::buffer::<T>(n);
+    let mut out = super::pool::try_buffer::<T>(n)?;
     out.fill(v);
-    out
+    Ok(out)
 }

@@ -99,13 +99,10 @@ impl Tensor {
     }
 
     /// Same memory, same version counter, no history and not a view
-    /// (torch's `detach()`).
+    /// (torch's `detach()`): views of it are views of it, not of the
+    /// tensor it was detached from, so autograd never links the two.
     pub fn detach(&self) -> Tensor {
-        Tensor::with_parts(
-            self.0.data.clone(),
-            self.0.version.clone(),
-            self.0.view_base.clone(),
-        )
+        Tensor::with_parts(self.0.data.clone(), self.0.version.clone(), None)
     }
 
     /// torch's `.data`: the same memory and layout as a tensor of its own:

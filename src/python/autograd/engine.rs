@@ -1,10 +1,12 @@
 //! autograd entry points and global switches exposed to Python.
 
 use crate::autograd::grad_mode;
+use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use std::sync::OnceLock;
 
 /// A tensor or a sequence of tensors, as torch accepts for `tensors=`/`inputs=`.
 pub fn tensor_seq(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
@@ -141,7 +143,22 @@ fn manual_seed(seed: i64) {
     crate::manual_seed(seed as u64)
 }
 
+/// The thread that imported the extension: Python's main thread, the one
+/// its SIGINT handler runs on.
+static MAIN_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
+
+/// The engine's interrupt check: on the main thread, runs Python's pending
+/// signal handlers, so Ctrl-C raises KeyboardInterrupt out of a backward.
+fn interrupt_check() -> crate::Result<()> {
+    if MAIN_THREAD.get() != Some(&std::thread::current().id()) {
+        return Ok(());
+    }
+    Python::attach(|py| py.check_signals().map_err(|e| error_from_py(py, e)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let _ = MAIN_THREAD.set(std::thread::current().id());
+    crate::autograd::engine::set_interrupt_check(interrupt_check);
     m.add_function(wrap_pyfunction!(backward, m)?)?;
     m.add_function(wrap_pyfunction!(grad, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;

@@ -31,6 +31,8 @@ pub(crate) fn write_out(
     let r = op()?;
     crate::kernels::copy::check_can_cast(r.dtype(), dst.dtype())?;
     if r.shape() == dst.shape() {
+        // The overlap checks see the op's inputs, not `r` (fresh memory).
+        dst.check_write(inputs)?;
         return Ok(dst.copy_(&r)?);
     }
     if dst.numel() > 0 {
@@ -55,10 +57,22 @@ pub(crate) fn unary_out<'py>(
     op: impl FnOnce(&Tensor) -> crate::Result<Tensor>,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let x = input.borrow().inner.clone();
+    result_or_out(input.py(), name, out, &[&x], || op(&x))
+}
+
+/// A module function's result: a fresh tensor, or written into `out`
+/// (see [`write_out`]) and `out` returned, as torch's `out=` does.
+pub(crate) fn result_or_out<'py>(
+    py: Python<'py>,
+    name: &str,
+    out: Option<&Bound<'py, PyTensor>>,
+    inputs: &[&Tensor],
+    op: impl FnOnce() -> crate::Result<Tensor>,
+) -> PyResult<Bound<'py, PyTensor>> {
     match out {
-        None => Bound::new(input.py(), wrap(op(&x)?)),
+        None => Bound::new(py, wrap(op()?)),
         Some(out) => {
-            write_out(name, out, &[&x], || op(&x))?;
+            write_out(name, out, inputs, op)?;
             Ok(out.clone())
         }
     }
@@ -161,12 +175,19 @@ macro_rules! bind_binary {
         }
         mod $fns {
             use pyo3::prelude::*;
-            use $crate::python::core::tensor::{wrap, PyTensor};
+            use $crate::python::core::tensor::PyTensor;
             $(
                 #[pyfunction]
-                pub fn $py(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                #[pyo3(signature = (input, other, *, out=None))]
+                pub fn $py<'py>(
+                    input: &Bound<'py, PyAny>,
+                    other: &Bound<'py, PyAny>,
+                    out: Option<&Bound<'py, PyTensor>>,
+                ) -> PyResult<Bound<'py, PyTensor>> {
                     let (a, b) = $crate::python::core::args::operands(input, other)?;
-                    Ok(wrap(a.$op(&b)?))
+                    $crate::python::core::bind::result_or_out(
+                        input.py(), stringify!($py), out, &[&a, &b], || a.$op(&b),
+                    )
                 }
             )*
         }

@@ -324,11 +324,13 @@ impl PyTensor {
         Ok(slf)
     }
     fn fill_<'py>(slf: PyRef<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-        let v = match as_scalar(value) {
-            Some(s) => s,
-            None => slf_item(value)?,
-        };
-        slf.inner.fill_(v)?;
+        match as_scalar(value) {
+            Some(s) => slf.inner.fill_(s)?,
+            None => match value.cast::<PyTensor>() {
+                Ok(t) => slf.inner.fill_tensor_(&t.borrow().inner)?,
+                Err(_) => slf.inner.fill_(slf_item(value)?)?,
+            },
+        }
         Ok(slf)
     }
     fn copy_<'py>(slf: PyRef<'py, Self>, src: PyRef<'py, PyTensor>) -> PyResult<PyRef<'py, Self>> {
@@ -371,6 +373,11 @@ impl PyTensor {
     }
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        if dims.is_empty() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "permute() missing 1 required positional arguments: \"dims\"",
+            ));
+        }
         Ok(wrap(self.inner.permute(&shape_arg(dims)?)?))
     }
     #[pyo3(signature = (*sizes))]

@@ -5,6 +5,7 @@ use super::*;
 use crate::python::core::args::*;
 use crate::python::core::device::*;
 use crate::python::core::tensor::PyTensor;
+use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::prelude::*;
 
@@ -40,11 +41,11 @@ macro_rules! like_factories {
 
 like_factories! {
     /// Zeros of the input's shape.
-    zeros_like => |t, d| Ok(Tensor::zeros(t.shape(), d));
+    zeros_like => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
     /// Ones of the input's shape.
-    ones_like => |t, d| Ok(Tensor::ones(t.shape(), d));
+    ones_like => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(1), d)?);
     /// A tensor of the input's shape (zero-filled in ferrograd).
-    empty_like => |t, d| Ok(Tensor::zeros(t.shape(), d));
+    empty_like => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
     /// Uniform random numbers in [0, 1) of the input's shape.
     rand_like => |t, d| {
         random_float(d, "check_uniform_bounds")?;
@@ -74,7 +75,7 @@ pub(crate) fn full_like(
     let t = &input.inner;
     let v = fill_scalar(fill_value)?;
     finish(
-        Tensor::full(t.shape(), v, like_dtype(t, dtype)),
+        Tensor::try_full(t.shape(), v, like_dtype(t, dtype))?,
         requires_grad,
     )
 }

@@ -7,6 +7,7 @@ use crate::python::core::args::*;
 use crate::python::core::data::*;
 use crate::python::core::device::*;
 use crate::python::core::tensor::{wrap, PyTensor};
+use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -93,7 +94,7 @@ impl PyTensor {
         check_pin_memory(pin_memory)?;
         let s = shape_varargs(size, "new_zeros")?;
         finish(
-            Tensor::zeros(&s, like_dtype(&self.inner, dtype)),
+            Tensor::try_full(&s, Scalar::Int(0), like_dtype(&self.inner, dtype))?,
             requires_grad,
         )
     }
@@ -112,7 +113,7 @@ impl PyTensor {
         check_pin_memory(pin_memory)?;
         let s = shape_varargs(size, "new_ones")?;
         finish(
-            Tensor::ones(&s, like_dtype(&self.inner, dtype)),
+            Tensor::try_full(&s, Scalar::Int(1), like_dtype(&self.inner, dtype))?,
             requires_grad,
         )
     }
@@ -131,7 +132,7 @@ impl PyTensor {
         check_pin_memory(pin_memory)?;
         let s = shape_varargs(size, "new_empty")?;
         finish(
-            Tensor::zeros(&s, like_dtype(&self.inner, dtype)),
+            Tensor::try_full(&s, Scalar::Int(0), like_dtype(&self.inner, dtype))?,
             requires_grad,
         )
     }
@@ -153,7 +154,7 @@ impl PyTensor {
         let s = checked_dims(&seq_shape(size, "new_full")?)?;
         let v = fill_scalar(fill_value)?;
         finish(
-            Tensor::full(&s, v, like_dtype(&self.inner, dtype)),
+            Tensor::try_full(&s, v, like_dtype(&self.inner, dtype))?,
             requires_grad,
         )
     }

@@ -124,9 +124,9 @@ macro_rules! shape_factories {
 
 shape_factories! {
     /// A tensor of zeros.
-    zeros => |s, d| Tensor::zeros(&s, d);
+    zeros => |s, d| Tensor::try_full(&s, Scalar::Int(0), d)?;
     /// A tensor of ones.
-    ones => |s, d| Tensor::ones(&s, d);
+    ones => |s, d| Tensor::try_full(&s, Scalar::Int(1), d)?;
 }
 
 /// `empty`: ferrograd zero-fills, so "uninitialised" memory is zeros.
@@ -147,7 +147,10 @@ pub(crate) fn empty(
     check_device(device)?;
     check_pin_memory(pin_memory)?;
     let s = shape_from(shape, size, "empty")?;
-    finish(Tensor::zeros(&s, default_float(dtype)), requires_grad)
+    finish(
+        Tensor::try_full(&s, Scalar::Int(0), default_float(dtype))?,
+        requires_grad,
+    )
 }
 
 /// A fill value and the dtype torch infers from it.
@@ -201,7 +204,7 @@ pub(crate) fn full(
     let s = checked_dims(&seq_shape(size, "full")?)?;
     let v = fill_scalar(fill_value)?;
     let d = dt(dtype).unwrap_or(v.dtype());
-    finish(Tensor::full(&s, v, d), requires_grad)
+    finish(Tensor::try_full(&s, v, d)?, requires_grad)
 }
 
 /// A number argument of a range function (Python number, NumPy scalar or

@@ -5,6 +5,7 @@
 use crate::ops::rounding::RoundingMode;
 use crate::python::core::args::operands;
 use crate::python::core::args::{as_scalar, not_an_operand, operator, tensor_or_scalar};
+use crate::python::core::bind::result_or_out;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -224,14 +225,16 @@ fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor
 
 /// `torch.div(input, other, *, rounding_mode=None)`.
 #[pyfunction]
-#[pyo3(signature = (input, other, *, rounding_mode=None))]
-pub(crate) fn div(
-    input: &Bound<'_, PyAny>,
-    other: &Bound<'_, PyAny>,
+#[pyo3(signature = (input, other, *, rounding_mode=None, out=None))]
+pub(crate) fn div<'py>(
+    input: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
     rounding_mode: Option<&str>,
-) -> PyResult<PyTensor> {
+    out: Option<&Bound<'py, PyTensor>>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let (a, b) = operands(input, other)?;
-    Ok(wrap(a.div_rounding(&b, mode(rounding_mode)?)?))
+    let m = mode(rounding_mode)?;
+    result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,8 +1,9 @@
 //! Module-level forms of the arithmetic and view ops (`ferrograd.add(a, b)`,
 //! `ferrograd.reshape(x, shape)`, ...) and the named arithmetic methods.
 
-use crate::python::core::args::{as_scalar, tensor_or_scalar};
+use crate::python::core::args::{alpha_times, as_scalar, tensor_or_scalar};
 use crate::python::core::args::{operands, scaled};
+use crate::python::core::bind::result_or_out;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 
@@ -29,6 +30,10 @@ impl PyTensor {
             self.inner.mul(&tensor_or_scalar(other, &self.inner)?)?,
         ))
     }
+    /// Splits dim `dim` into `sizes` (one of them may be -1), as a view.
+    fn unflatten(&self, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.unflatten(dim, &sizes)?))
+    }
     fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(
             self.inner.div(&tensor_or_scalar(other, &self.inner)?)?,
@@ -37,45 +42,57 @@ impl PyTensor {
 }
 
 #[pyfunction]
-#[pyo3(signature = (input, other, *, alpha=None))]
-fn add(
-    input: &Bound<'_, PyAny>,
-    other: &Bound<'_, PyAny>,
-    alpha: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+#[pyo3(signature = (input, other, *, alpha=None, out=None))]
+fn add<'py>(
+    input: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+    alpha: Option<&Bound<'py, PyAny>>,
+    out: Option<&Bound<'py, PyTensor>>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let (a, b) = operands(input, other)?;
-    let b = match alpha.and_then(as_scalar) {
-        Some(s) => b.mul(&b.wrap_scalar(s))?,
-        None => b,
+    let b2 = match alpha.and_then(as_scalar) {
+        Some(s) => alpha_times(&a, &b, s)?,
+        None => b.clone(),
     };
-    Ok(wrap(a.add(&b)?))
+    result_or_out(input.py(), "add", out, &[&a, &b], || a.add(&b2))
 }
 
 #[pyfunction]
-#[pyo3(signature = (input, other, *, alpha=None))]
-fn sub(
-    input: &Bound<'_, PyAny>,
-    other: &Bound<'_, PyAny>,
-    alpha: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+#[pyo3(signature = (input, other, *, alpha=None, out=None))]
+fn sub<'py>(
+    input: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+    alpha: Option<&Bound<'py, PyAny>>,
+    out: Option<&Bound<'py, PyTensor>>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let (a, b) = operands(input, other)?;
-    let b = match alpha.and_then(as_scalar) {
-        Some(s) => b.mul(&b.wrap_scalar(s))?,
-        None => b,
+    let b2 = match alpha.and_then(as_scalar) {
+        Some(s) => alpha_times(&a, &b, s)?,
+        None => b.clone(),
     };
-    Ok(wrap(a.sub(&b)?))
+    result_or_out(input.py(), "sub", out, &[&a, &b], || a.sub(&b2))
 }
 
 #[pyfunction]
-fn mul(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+#[pyo3(signature = (input, other, *, out=None))]
+fn mul<'py>(
+    input: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyTensor>>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let (a, b) = operands(input, other)?;
-    Ok(wrap(a.mul(&b)?))
+    result_or_out(input.py(), "mul", out, &[&a, &b], || a.mul(&b))
 }
 
 #[pyfunction]
-fn true_divide(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+#[pyo3(signature = (input, other, *, out=None))]
+fn true_divide<'py>(
+    input: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyTensor>>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let (a, b) = operands(input, other)?;
-    Ok(wrap(a.div(&b)?))
+    result_or_out(input.py(), "true_divide", out, &[&a, &b], || a.div(&b))
 }
 
 #[pyfunction]
@@ -122,6 +139,12 @@ fn flatten(input: PyRef<'_, PyTensor>, start_dim: i64, end_dim: i64) -> PyResult
     Ok(wrap(input.inner.flatten(start_dim, end_dim)?))
 }
 
+/// Splits dim `dim` of `input` into `sizes` (one of them may be -1), as a view.
+#[pyfunction]
+fn unflatten(input: PyRef<'_, PyTensor>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.unflatten(dim, &sizes)?))
+}
+
 #[pyfunction]
 fn narrow(input: PyRef<'_, PyTensor>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
     Ok(wrap(input.inner.narrow(dim, start, length)?))
@@ -149,6 +172,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(squeeze, m)?)?;
     m.add_function(wrap_pyfunction!(unsqueeze, m)?)?;
     m.add_function(wrap_pyfunction!(flatten, m)?)?;
+    m.add_function(wrap_pyfunction!(unflatten, m)?)?;
     m.add_function(wrap_pyfunction!(narrow, m)?)?;
     m.add_function(wrap_pyfunction!(select, m)?)?;
     m.add_function(wrap_pyfunction!(clone, m)?)?;
