@@ -114,7 +114,10 @@ pub fn register_multi_grad_hook(
     let mut nodes = Vec::with_capacity(tensors.len());
     for t in tensors {
         match t.gradient_edge() {
-            Some(e) => nodes.push(e.node),
+            // Weak: a hook stored on a tensor must not keep its node (and so
+            // its graph, or the tensor itself) alive. A leaf's accumulator
+            // may be remade: it is looked up again through the tensor.
+            Some(e) => nodes.push((Arc::downgrade(&e.node), Arc::downgrade(&t.0))),
             None => bail!(
                 runtime,
                 "register_multi_grad_hook: every tensor must require grad"
@@ -148,7 +151,15 @@ pub fn register_multi_grad_hook(
                     }
                     MultiGradMode::All => {
                         if s.count == 0 {
-                            s.expected = nodes.iter().filter(|n| task.will_execute(n)).count();
+                            s.expected = nodes
+                                .iter()
+                                .filter(|(node, tensor)| {
+                                    let node = node
+                                        .upgrade()
+                                        .or_else(|| Tensor(tensor.upgrade()?).grad_accumulator());
+                                    node.is_some_and(|n| task.will_execute(&n))
+                                })
+                                .count();
                             s.buffer = vec![None; n];
                         }
                         s.count += 1;

@@ -159,7 +159,10 @@ impl Layout {
         })
     }
     pub fn narrow(&self, dim: usize, start: usize, len: usize) -> Result<Layout> {
-        if start + len > self.shape[dim] {
+        if start
+            .checked_add(len)
+            .is_none_or(|end| end > self.shape[dim])
+        {
             bail!(
                 runtime,
                 "start ({}) + length ({}) exceeds dimension size ({}).",
@@ -210,7 +213,8 @@ impl Layout {
     }
     pub fn squeeze_dim(&self, dim: usize) -> Layout {
         let mut l = self.clone();
-        if l.shape[dim] == 1 {
+        // (A 0-d tensor's dim 0 wraps to a dim it lacks: nothing to drop.)
+        if l.shape.get(dim) == Some(&1) {
             l.shape.remove(dim);
             l.strides.remove(dim);
         }
@@ -249,6 +253,11 @@ impl Layout {
                     &self.shape[..]
                 );
             }
+        }
+        // Kernels size buffers by the element count: it must not wrap.
+        let numel = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if numel.is_none_or(|n| n > i64::MAX as usize) {
+            bail!(runtime, "numel: integer multiplication overflow");
         }
         Ok(Layout {
             shape: shape.into(),
@@ -311,7 +320,8 @@ pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Dims> {
         } else if d < 0 {
             bail!(runtime, "invalid shape dimension {}", d);
         } else {
-            known *= d as usize;
+            // A product that overflows cannot equal any tensor's size.
+            known = known.saturating_mul(d as usize);
             out.push(d as usize);
         }
     }

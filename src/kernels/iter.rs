@@ -222,16 +222,9 @@ pub fn mem_overlap(a: &Strided, b: &Strided) -> MemOverlap {
     let (a0, b0) = (la.offset, lb.offset);
     let (a1, b1) = (a0 + la.numel(), b0 + lb.numel());
     if a0 == b0 && a1 == b1 {
-        // Size-1 dims do not move through memory (`y[None]` is all of `y`).
-        let moving = |l: &Layout| -> SmallVec<[(usize, usize); 6]> {
-            l.shape
-                .iter()
-                .zip(&l.strides)
-                .filter(|&(&d, _)| d != 1)
-                .map(|(&d, &s)| (d, s))
-                .collect()
-        };
-        return match moving(la) == moving(lb) {
+        // torch compares the whole stride lists: `x` and `x.unsqueeze(0)`
+        // are a partial overlap too.
+        return match la.strides == lb.strides {
             true => MemOverlap::Full,
             false => MemOverlap::Partial,
         };

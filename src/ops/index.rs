@@ -411,6 +411,7 @@ impl Tensor {
     /// basic indexing; advanced indexing needs `self`'s dtype, as in torch).
     pub fn setitem(&self, items: &[TensorIndex], value: &Tensor) -> Result<()> {
         let (r, adv) = self.apply_basic(items)?;
+        let scalar_value = value.ndim() == 0;
         // torch drops leading size-1 dims of the value (slicePrefix1sSize)
         let lead = value.shape().iter().take_while(|&&d| d == 1).count();
         let value = if lead > 0 {
@@ -421,10 +422,15 @@ impl Tensor {
         if adv.iter().any(|a| a.is_some()) {
             return r.index_put_(&adv, &value, false);
         }
-        if r.same(self) {
+        let r = match r.same(self) {
             // x[...] = v writes through an alias, as torch does (CopySlices)
-            let alias = self.strided_view("AliasBackward0", Arc::new(|l: &Layout| l.clone()))?;
-            return alias.copy_(&value);
+            true => self.strided_view("AliasBackward0", Arc::new(|l: &Layout| l.clone()))?,
+            false => r,
+        };
+        // torch's copy_to: a 0-dim value of another shape is a fill (read
+        // before anything is written, so it may be an element of self)
+        if scalar_value && r.ndim() != 0 {
+            return r.fill_tensor_(&value);
         }
         r.copy_(&value)
     }

@@ -209,6 +209,9 @@ impl Tensor {
         })
     }
     pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            bail!(runtime, "narrow() cannot be applied to a 0-dim tensor.");
+        }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape()[d] as i64;
         let start = if start < 0 { start + size } else { start };
@@ -236,6 +239,9 @@ impl Tensor {
         stop: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            bail!(runtime, "slice() cannot be applied to a 0-dim tensor.");
+        }
         let d = wrap_dim(dim, self.ndim())?;
         if step <= 0 {
             bail!(value, "step must be greater than zero");

@@ -378,3 +378,58 @@ def test_ctrl_c_stops_a_long_backward_and_the_graph_stays_usable(lib):
     x.grad = None
     loss.backward(retain_graph=True)
     assert x.grad is not None and x.grad.shape == (64, 64)
+
+
+def test_sixteen_python_threads_share_leaves(lib):
+    """16 threads: a shared leaf, a custom Function whose backward runs a
+    nested backward, tensor hooks, and one thread whose hook raises. The
+    leaf's gradient is an exact sum; no thread hangs."""
+    w = lib.ones(4, dtype=lib.float64, requires_grad=True)
+
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            with lib.enable_grad():
+                xd = x.detach().requires_grad_()
+                (gx,) = lib.autograd.grad((xd * xd).sum(), xd)  # nested: 2x
+            return g * gx
+
+    def boom(g):
+        raise ValueError("boom")
+
+    n, steps = 16, 5
+    barrier = threading.Barrier(n)
+    errors, raised = [], []
+
+    def work(k):
+        try:
+            barrier.wait()
+            for _ in range(steps):
+                y = Square.apply(w * float(k))  # k^2 w^2
+                y.register_hook(lambda g: g * 2)
+                y.sum().backward()  # adds 2 * 2 k^2 w = 4 k^2 per element
+            z = w * 1.0
+            z.register_hook(boom)
+            try:
+                z.sum().backward()
+            except ValueError as e:
+                raised.append(str(e))
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread hangs"
+    assert not errors, errors
+    assert raised == ["boom"] * n
+    want = steps * 4 * sum(k * k for k in range(n))
+    assert w.grad.tolist() == [float(want)] * 4
