@@ -320,8 +320,10 @@ pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Dims> {
         } else if d < 0 {
             bail!(runtime, "invalid shape dimension {}", d);
         } else {
-            // A product that overflows cannot equal any tensor's size.
-            known = known.saturating_mul(d as usize);
+            known = match known.checked_mul(d as usize) {
+                Some(k) => k,
+                None => bail!(runtime, "numel: integer multiplication overflow"),
+            };
             out.push(d as usize);
         }
     }
