@@ -19,7 +19,9 @@ pub fn contiguous_strides(shape: &[usize]) -> Dims {
     let mut acc = 1;
     for i in (0..shape.len()).rev() {
         strides[i] = acc;
-        acc *= shape[i].max(1);
+        // Saturates only when the shape holds a 0 (numel 0, so the strides
+        // address nothing): a non-empty shape's numel was checked to fit.
+        acc = acc.saturating_mul(shape[i].max(1));
     }
     strides
 }

@@ -49,7 +49,8 @@ impl AdvPlan {
                 for (o, &i) in chunk.iter_mut().zip(idx) {
                     let w = if i < 0 { i + size } else { i };
                     valid &= (0..size).contains(&w);
-                    *o += (w as usize).wrapping_mul(stride);
+                    // Wrapping: an out-of-range index is reported below, not read.
+                    *o = o.wrapping_add((w as usize).wrapping_mul(stride));
                 }
             }
             if !valid {
