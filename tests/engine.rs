@@ -58,6 +58,7 @@ fn inplace_modification_of_saved_tensor_errors() {
     let err = z.backward().unwrap_err();
     assert_msg(&err, "modified by an inplace operation");
     assert_msg(&err, "is at version 1; expected version 0");
+    assert_msg(&err, "It was modified in place by add_.");
 }
 
 #[test]

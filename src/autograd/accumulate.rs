@@ -106,7 +106,7 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
                 old.add(&g)?
             } else {
                 crate::kernels::binary::add_assign(&old, &g)?;
-                old.bump_version();
+                old.modified_by("AccumulateGrad");
                 return Ok(());
             }
         }

@@ -25,11 +25,14 @@ pub type CaptureFn = fn() -> Option<AnomalyPayload>;
 /// Called with a failing node (name, payload) and its error; returns the
 /// error to propagate.
 pub type ErrorFn = fn(&str, Option<&AnomalyPayload>, Error) -> Error;
+/// Formats a payload as a call stack (for the version-counter error).
+pub type DescribeFn = fn(&AnomalyPayload) -> Option<String>;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CHECK_NAN: AtomicBool = AtomicBool::new(true);
 static CAPTURE: OnceLock<CaptureFn> = OnceLock::new();
 static ON_ERROR: OnceLock<ErrorFn> = OnceLock::new();
+static DESCRIBE: OnceLock<DescribeFn> = OnceLock::new();
 
 /// Turns anomaly mode on or off (and whether backward checks for NaN).
 pub fn set_enabled(enabled: bool, check_nan: bool) {
@@ -47,9 +50,15 @@ pub fn check_nan_enabled() -> bool {
 }
 
 /// Installs the callbacks (once per process; later calls are ignored).
-pub fn set_callbacks(capture: CaptureFn, on_error: ErrorFn) {
+pub fn set_callbacks(capture: CaptureFn, on_error: ErrorFn, describe: DescribeFn) {
     let _ = CAPTURE.set(capture);
     let _ = ON_ERROR.set(on_error);
+    let _ = DESCRIBE.set(describe);
+}
+
+/// A payload as text (a call stack), where the bindings can format it.
+pub(crate) fn describe(payload: &AnomalyPayload) -> Option<String> {
+    DESCRIBE.get().and_then(|f| f(payload))
 }
 
 /// The payload for a node being created, when anomaly mode is on.

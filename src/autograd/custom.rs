@@ -416,8 +416,11 @@ pub(crate) fn apply_custom(
             }
         }
     }
+    // The Function's own name (its node's, less `Backward`) for the
+    // version-counter error.
+    let op = name.strip_suffix("Backward").unwrap_or(name);
     for d in dirty.iter().flatten() {
-        d.bump_version();
+        d.modified_by(op);
     }
 
     let node = if executable {

@@ -135,8 +135,31 @@ impl SavedTensor {
                 }
             }
         };
+        // Beyond torch: which in-place op made the current version, and
+        // (anomaly mode on when it ran) where it was called.
+        let (culprit, stack) = match self.version.last_write() {
+            Some(w) if w.version == now => {
+                let count = match now.checked_sub(self.saved_version) {
+                    Some(1) => String::new(),
+                    Some(n) => format!(
+                        " (the last of {} in-place modifications since it was saved)",
+                        n
+                    ),
+                    None => String::new(),
+                };
+                let at = match w.trace.as_ref().and_then(super::anomaly::describe) {
+                    Some(stack) => format!("\n{} was called at:\n{}", w.op, stack.trim_end()),
+                    None => String::new(),
+                };
+                (
+                    format!(" It was modified in place by {}{}.", w.op, count),
+                    at,
+                )
+            }
+            _ => (String::new(), String::new()),
+        };
         crate::Error::runtime(format!(
-            "one of the variables needed for gradient computation has been modified by an inplace operation: [{} [{}]]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+            "one of the variables needed for gradient computation has been modified by an inplace operation: [{} [{}]]{} is at version {}; expected version {} instead.{} Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).{}",
             match self.dtype {
                 DType::F32 => "torch.FloatTensor",
                 DType::F64 => "torch.DoubleTensor",
@@ -146,7 +169,9 @@ impl SavedTensor {
             shape.join(", "),
             producer,
             now,
-            self.saved_version
+            self.saved_version,
+            culprit,
+            stack
         ))
     }
 

@@ -209,13 +209,13 @@ impl Tensor {
 
 impl Tensor {
     pub fn leaky_relu_(&self, negative_slope: f64) -> Result<()> {
-        self.apply_inplace(&[], |t| t.leaky_relu(negative_slope))
+        self.apply_inplace("leaky_relu_", &[], |t| t.leaky_relu(negative_slope))
     }
     pub fn hardtanh_(&self, min_val: f64, max_val: f64) -> Result<()> {
-        self.apply_inplace(&[], |t| t.hardtanh(min_val, max_val))
+        self.apply_inplace("hardtanh_", &[], |t| t.hardtanh(min_val, max_val))
     }
     pub fn elu_(&self, alpha: f64, scale: f64, input_scale: f64) -> Result<()> {
-        self.apply_inplace(&[], |t| t.elu(alpha, scale, input_scale))
+        self.apply_inplace("elu_", &[], |t| t.elu(alpha, scale, input_scale))
     }
 }
 
@@ -427,7 +427,7 @@ impl Tensor {
     pub fn gelu_(&self, approximate: &str) -> Result<()> {
         let tanh = gelu_mode(approximate)?;
         let fp = self.dtype().is_floating();
-        let done = self.try_fast_inplace(fp, |t| {
+        let done = self.try_fast_inplace("gelu_", fp, |t| {
             if tanh {
                 float_kernel_inplace!(simd, t, vmath::GeluTanh)
             } else {
@@ -437,14 +437,14 @@ impl Tensor {
         if done {
             return Ok(());
         }
-        self.apply_inplace(&[], |t| t.gelu(approximate))
+        self.apply_inplace("gelu_", &[], |t| t.gelu(approximate))
     }
     pub fn silu_(&self) -> Result<()> {
         let fp = self.dtype().is_floating();
-        if self.try_fast_inplace(fp, |t| float_kernel_inplace!(simd, t, vmath::Silu))? {
+        if self.try_fast_inplace("silu_", fp, |t| float_kernel_inplace!(simd, t, vmath::Silu))? {
             return Ok(());
         }
-        self.apply_inplace(&[], |t| t.silu())
+        self.apply_inplace("silu_", &[], |t| t.silu())
     }
 }
 

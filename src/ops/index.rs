@@ -197,18 +197,19 @@ fn inplace_tracked(t: &Tensor, others: &[&Tensor]) -> bool {
 /// Runs an in-place op: `direct` writes into `t` when nothing is tracked;
 /// otherwise the out-of-place `f` goes through `apply_inplace`.
 fn inplace(
+    op: &'static str,
     t: &Tensor,
     others: &[&Tensor],
     direct: impl FnOnce() -> Result<()>,
     f: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<()> {
     if inplace_tracked(t, others) {
-        return t.apply_inplace(others, f);
+        return t.apply_inplace(op, others, f);
     }
     t.check_inplace(others)?;
     crate::autograd::saved_hooks::before_inplace(t)?;
     direct()?;
-    t.bump_version();
+    t.modified_by(op);
     Ok(())
 }
 
@@ -295,6 +296,7 @@ impl Tensor {
         plan.offsets(self.layout())?;
         let p2 = plan.clone();
         inplace(
+            "index_put_",
             self,
             &[values],
             || k::index_scatter(self, &plan, values, accumulate),
@@ -678,7 +680,7 @@ impl Tensor {
 
     fn scatter_inplace(
         &self,
-        op: &str,
+        op: &'static str,
         dim: i64,
         index: &Tensor,
         src: Option<&Tensor>,
@@ -700,7 +702,12 @@ impl Tensor {
             };
             k::scatter(self, d, index, ks, accumulate)
         };
-        inplace(self, &others, direct, |s| {
+        let name = if accumulate {
+            "scatter_add_"
+        } else {
+            "scatter_"
+        };
+        inplace(name, self, &others, direct, |s| {
             s.scatter_impl(op, dim, index, src, value, accumulate)
         })
     }
@@ -775,6 +782,7 @@ impl Tensor {
     pub fn masked_fill_scalar_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         self.check_masked_fill_inplace(mask)?;
         inplace(
+            "masked_fill_",
             self,
             &[],
             || k::masked_fill(self, mask, value),
@@ -793,6 +801,7 @@ impl Tensor {
         self.check_masked_fill_inplace(mask)?;
         let v = value.item()?;
         inplace(
+            "masked_fill_",
             self,
             &[value],
             || k::masked_fill(self, mask, v),

@@ -57,10 +57,19 @@ impl Tensor {
         Ok(())
     }
 
+    /// Records that `op` modified this tensor in place: bumps the version
+    /// counter (shared with its views) and remembers `op`, with where it was
+    /// called when anomaly mode is on, for the error a saved tensor raises
+    /// when it was modified.
+    pub fn modified_by(&self, op: impl Into<std::borrow::Cow<'static, str>>) {
+        self.bump_version(op.into(), crate::autograd::anomaly::capture());
+    }
+
     /// Runs an in-place op whose out-of-place value is `f(self_value)`;
     /// `others` are the op's other tensor inputs (for requires-grad checks).
     pub fn apply_inplace(
         &self,
+        op: &'static str,
         others: &[&Tensor],
         f: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
@@ -84,7 +93,7 @@ impl Tensor {
                 );
             }
             copy_into(self, &r)?;
-            self.bump_version();
+            self.modified_by(op);
             crate::autograd::forward::inplace_update(self, &r)?;
             return Ok(());
         }
@@ -107,7 +116,7 @@ impl Tensor {
             );
         }
         copy_into(self, &r)?;
-        self.bump_version();
+        self.modified_by(op);
         crate::autograd::forward::inplace_update(self, &r)?;
         match self.view_base() {
             None => match r.gradient_edge() {
@@ -126,12 +135,14 @@ impl Tensor {
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
         self.check_write(&[src])?;
         let mut res = Ok(());
-        if self.try_fast_inplace(self.untracked_operand(src), |s| res = copy_into(s, src))? {
+        if self.try_fast_inplace("copy_", self.untracked_operand(src), |s| {
+            res = copy_into(s, src)
+        })? {
             return res;
         }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
-        self.apply_inplace(&[src], |before| {
+        self.apply_inplace("copy_", &[src], |before| {
             let rec = record("CopyBackwards", &[before, src]);
             let out = {
                 let _g = no_grad();
@@ -146,10 +157,10 @@ impl Tensor {
         })
     }
     pub fn fill_(&self, value: Scalar) -> Result<()> {
-        self.fill_named(value, "FillBackward2")
+        self.fill_named(value, "fill_", "FillBackward2")
     }
     pub fn zero_(&self) -> Result<()> {
-        self.fill_named(Scalar::Int(0), "ZeroBackward0")
+        self.fill_named(Scalar::Int(0), "zero_", "ZeroBackward0")
     }
     /// `fill_` with a 0-dim tensor value, differentiable in it (its
     /// gradient is the sum of the filled elements').
@@ -162,11 +173,11 @@ impl Tensor {
             );
         }
         if !(is_grad_enabled() && (value.requires_grad() || self.requires_grad())) {
-            return self.fill_named(value.item()?, "FillBackward3");
+            return self.fill_named(value.item()?, "fill_", "FillBackward3");
         }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
-        self.apply_inplace(&[value], |before| {
+        self.apply_inplace("fill_tensor_", &[value], |before| {
             let rec = record("FillBackward3", &[before, value]);
             let out = {
                 let _g = no_grad();
@@ -180,7 +191,7 @@ impl Tensor {
             })
         })
     }
-    fn fill_named(&self, value: Scalar, node: &'static str) -> Result<()> {
+    fn fill_named(&self, value: Scalar, op: &'static str, node: &'static str) -> Result<()> {
         // torch lets fill_ write an expanded view (every repeat of an
         // element gets the same value), when no graph is recorded.
         let recorded = (is_grad_enabled() && self.requires_grad()) || self.has_fw_grad();
@@ -188,16 +199,16 @@ impl Tensor {
             self.check_inplace(&[])?;
             crate::autograd::saved_hooks::before_inplace(self)?;
             fill(self, value)?;
-            self.bump_version();
+            self.modified_by(op);
             return Ok(());
         }
         let mut res = Ok(());
-        if self.try_fast_inplace(true, |s| res = fill(s, value))? {
+        if self.try_fast_inplace(op, true, |s| res = fill(s, value))? {
             return res;
         }
         let dt = self.dtype();
         let shape = self.dims();
-        self.apply_inplace(&[], |before| {
+        self.apply_inplace(op, &[], |before| {
             let rec = record(node, &[before]);
             rec.finish(Tensor::full(&shape, value, dt), |c| {
                 Ok(vec![c.grad_for(0, || Ok(c.grad().zeros_like()))?])
@@ -205,28 +216,28 @@ impl Tensor {
         })
     }
     pub fn add_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace(other, Arith::Add)? {
+        if self.try_fast_binary_inplace("add_", other, Arith::Add)? {
             return Ok(());
         }
-        self.apply_inplace(&[other], |s| s.add(other))
+        self.apply_inplace("add_", &[other], |s| s.add(other))
     }
     pub fn sub_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace(other, Arith::Sub)? {
+        if self.try_fast_binary_inplace("sub_", other, Arith::Sub)? {
             return Ok(());
         }
-        self.apply_inplace(&[other], |s| s.sub(other))
+        self.apply_inplace("sub_", &[other], |s| s.sub(other))
     }
     pub fn mul_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace(other, Arith::Mul)? {
+        if self.try_fast_binary_inplace("mul_", other, Arith::Mul)? {
             return Ok(());
         }
-        self.apply_inplace(&[other], |s| s.mul(other))
+        self.apply_inplace("mul_", &[other], |s| s.mul(other))
     }
     pub fn div_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace(other, Arith::Div)? {
+        if self.try_fast_binary_inplace("div_", other, Arith::Div)? {
             return Ok(());
         }
-        self.apply_inplace(&[other], |s| s.div(other))
+        self.apply_inplace("div_", &[other], |s| s.div(other))
     }
 
     /// True when `other` lets an in-place op on self skip the recorded path:
@@ -241,7 +252,12 @@ impl Tensor {
     /// memory when [`Self::untracked_operand`] holds and the result dtype is
     /// self's. Returns false for every other case, which `apply_inplace`
     /// handles (and reports the errors of).
-    fn try_fast_binary_inplace(&self, other: &Tensor, op: Arith) -> Result<bool> {
+    fn try_fast_binary_inplace(
+        &self,
+        name: &'static str,
+        other: &Tensor,
+        op: Arith,
+    ) -> Result<bool> {
         self.check_write(&[other])?;
         let dt = self.dtype();
         let dtype_ok = match op {
@@ -250,7 +266,7 @@ impl Tensor {
         } && self.result_type(other) == dt;
         let eligible = dtype_ok && self.untracked_operand(other);
         let mut res = Ok(());
-        let done = self.try_fast_inplace(eligible, |s| {
+        let done = self.try_fast_inplace(name, eligible, |s| {
             let o = other.cast_raw(dt);
             res = match dt {
                 DType::F32 => arith_inplace::<f32>(s, &o, op),

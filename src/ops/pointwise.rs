@@ -133,7 +133,7 @@ macro_rules! compare_ops {
                 }
                 /// In place: self keeps its dtype and holds 0/1.
                 pub fn $inplace(&self, other: &Tensor) -> Result<()> {
-                    self.apply_inplace(&[other], |s| s.$name(other))
+                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
                 }
             )*
         }
@@ -244,7 +244,7 @@ macro_rules! logical_ops {
                 }
                 /// In place: self keeps its dtype and holds 0/1.
                 pub fn $inplace(&self, other: &Tensor) -> Result<()> {
-                    self.apply_inplace(&[other], |s| s.$name(other))
+                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
                 }
             )*
         }
@@ -272,7 +272,7 @@ macro_rules! bitwise_ops {
                     }
                 }
                 pub fn $inplace(&self, other: &Tensor) -> Result<()> {
-                    self.apply_inplace(&[other], |s| s.$name(other))
+                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
                 }
             )*
         }
@@ -407,20 +407,20 @@ impl Tensor {
     }
 
     pub fn pow_(&self, exponent: &Tensor) -> Result<()> {
-        self.apply_inplace(&[exponent], |s| s.pow(exponent))
+        self.apply_inplace("pow_", &[exponent], |s| s.pow(exponent))
     }
     pub fn pow_scalar_(&self, exponent: impl Into<Scalar>) -> Result<()> {
         let e: Scalar = exponent.into();
         let ev = e.to_f64();
         let fp = self.dtype().is_floating();
-        let done = self.try_fast_inplace(fp, |t| match t.dtype() {
+        let done = self.try_fast_inplace("pow_", fp, |t| match t.dtype() {
             DType::F32 => apply1_inplace::<f32>(t, move |v| f::pow_scalar(v, ev)),
             _ => apply1_inplace::<f64>(t, move |v| f::pow_scalar(v, ev)),
         })?;
         if done {
             return Ok(());
         }
-        self.apply_inplace(&[], |s| s.pow_scalar(e))
+        self.apply_inplace("pow_", &[], |s| s.pow_scalar(e))
     }
 
     // ----- maximum / minimum -----
@@ -626,7 +626,7 @@ impl Tensor {
             return self.clamp(min, max).map(|_| ());
         }
         let fp = self.dtype().is_floating();
-        let done = self.try_fast_inplace(fp, |t| match t.dtype() {
+        let done = self.try_fast_inplace("clamp_", fp, |t| match t.dtype() {
             DType::F32 => {
                 let lo = min.map_or(f32::NEG_INFINITY, |m| m.to_f64() as f32);
                 let hi = max.map_or(f32::INFINITY, |m| m.to_f64() as f32);
@@ -641,7 +641,7 @@ impl Tensor {
         if done {
             return Ok(());
         }
-        self.apply_inplace(&[], |s| s.clamp(min, max))
+        self.apply_inplace("clamp_", &[], |s| s.clamp(min, max))
     }
     pub fn clamp_min_(&self, min: impl Into<Scalar>) -> Result<()> {
         self.clamp_(Some(min.into()), None)
@@ -654,7 +654,7 @@ impl Tensor {
     }
     pub fn clamp_tensor_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
         let others: Vec<&Tensor> = min.iter().chain(max.iter()).copied().collect();
-        self.apply_inplace(&others, |s| s.clamp_tensor(min, max))
+        self.apply_inplace("clamp_", &others, |s| s.clamp_tensor(min, max))
     }
 
     // ----- where -----
@@ -691,7 +691,7 @@ impl Tensor {
         )))
     }
     pub fn logical_not_(&self) -> Result<()> {
-        self.apply_inplace(&[], |s| s.logical_not())
+        self.apply_inplace("logical_not_", &[], |s| s.logical_not())
     }
     /// `~self`: logical not for bool, two's complement not for int64.
     pub fn bitwise_not(&self) -> Result<Tensor> {
@@ -706,7 +706,7 @@ impl Tensor {
         }
     }
     pub fn bitwise_not_(&self) -> Result<()> {
-        self.apply_inplace(&[], |s| s.bitwise_not())
+        self.apply_inplace("bitwise_not_", &[], |s| s.bitwise_not())
     }
     pub fn isnan(&self) -> Result<Tensor> {
         Ok(match self.dtype() {

@@ -298,28 +298,28 @@ impl Tensor {
     // ----- in place -----
 
     pub fn floor_(&self) -> Result<()> {
-        self.apply_inplace(&[], |s| s.floor())
+        self.apply_inplace("floor_", &[], |s| s.floor())
     }
     pub fn ceil_(&self) -> Result<()> {
-        self.apply_inplace(&[], |s| s.ceil())
+        self.apply_inplace("ceil_", &[], |s| s.ceil())
     }
     pub fn trunc_(&self) -> Result<()> {
-        self.apply_inplace(&[], |s| s.trunc())
+        self.apply_inplace("trunc_", &[], |s| s.trunc())
     }
     pub fn round_(&self, decimals: i64) -> Result<()> {
-        self.apply_inplace(&[], |s| s.round(decimals))
+        self.apply_inplace("round_", &[], |s| s.round(decimals))
     }
     pub fn frac_(&self) -> Result<()> {
-        self.apply_inplace(&[], |s| s.frac())
+        self.apply_inplace("frac_", &[], |s| s.frac())
     }
     pub fn remainder_(&self, other: &Tensor) -> Result<()> {
-        self.apply_inplace(&[other], |s| s.remainder(other))
+        self.apply_inplace("remainder_", &[other], |s| s.remainder(other))
     }
     pub fn fmod_(&self, other: &Tensor) -> Result<()> {
-        self.apply_inplace(&[other], |s| s.fmod(other))
+        self.apply_inplace("fmod_", &[other], |s| s.fmod(other))
     }
     pub fn div_rounding_(&self, other: &Tensor, mode: Option<RoundingMode>) -> Result<()> {
-        self.apply_inplace(&[other], |s| s.div_rounding(other, mode))
+        self.apply_inplace("div_", &[other], |s| s.div_rounding(other, mode))
     }
 }
 

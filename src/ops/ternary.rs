@@ -136,13 +136,17 @@ impl Tensor {
         if let Weight::Tensor(w) = weight {
             others.push(w);
         }
-        self.apply_inplace(&others, |s| s.lerp(end, weight))
+        self.apply_inplace("lerp_", &others, |s| s.lerp(end, weight))
     }
     pub fn addcmul_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
-        self.apply_inplace(&[tensor1, tensor2], |s| s.addcmul(tensor1, tensor2, value))
+        self.apply_inplace("addcmul_", &[tensor1, tensor2], |s| {
+            s.addcmul(tensor1, tensor2, value)
+        })
     }
     pub fn addcdiv_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
-        self.apply_inplace(&[tensor1, tensor2], |s| s.addcdiv(tensor1, tensor2, value))
+        self.apply_inplace("addcdiv_", &[tensor1, tensor2], |s| {
+            s.addcdiv(tensor1, tensor2, value)
+        })
     }
 }
 

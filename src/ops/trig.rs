@@ -82,11 +82,11 @@ impl Tensor {
     }
     /// `deg2rad` in place.
     pub fn deg2rad_(&self) -> Result<()> {
-        self.apply_inplace(&[], |t| t.deg2rad())
+        self.apply_inplace("deg2rad_", &[], |t| t.deg2rad())
     }
     /// `rad2deg` in place.
     pub fn rad2deg_(&self) -> Result<()> {
-        self.apply_inplace(&[], |t| t.rad2deg())
+        self.apply_inplace("rad2deg_", &[], |t| t.rad2deg())
     }
     fn scaled_angle(&self, name: &'static str, c: f64) -> Result<Tensor> {
         let rec = record(name, &[self]);

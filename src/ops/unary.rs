@@ -173,6 +173,7 @@ impl Tensor {
     /// (`dtype_ok`), or elements of self overlap in memory.
     pub(crate) fn try_fast_inplace(
         &self,
+        op: &'static str,
         dtype_ok: bool,
         kernel: impl FnOnce(&Tensor),
     ) -> Result<bool> {
@@ -186,7 +187,7 @@ impl Tensor {
         self.check_inplace(&[])?;
         crate::autograd::saved_hooks::before_inplace(self)?;
         kernel(self);
-        self.bump_version();
+        self.modified_by(op);
         Ok(true)
     }
 
@@ -194,14 +195,15 @@ impl Tensor {
     /// is involved (and `eligible`), else `op` through `apply_inplace`.
     pub(crate) fn unary_inplace(
         &self,
+        name: &'static str,
         eligible: bool,
         kernel: impl FnOnce(&Tensor),
         op: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
-        if self.try_fast_inplace(eligible, kernel)? {
+        if self.try_fast_inplace(name, eligible, kernel)? {
             return Ok(());
         }
-        self.apply_inplace(&[], op)
+        self.apply_inplace(name, &[], op)
     }
 }
 
@@ -261,6 +263,7 @@ macro_rules! define_unary_float_ops {
                 #[doc = concat!("`", stringify!($name), "` in place.")]
                 pub fn $inplace(&self) -> Result<()> {
                     self.unary_inplace(
+                        stringify!($inplace),
                         self.dtype().is_floating(),
                         |t| $crate::ops::unary::float_kernel_inplace!($kind, t, $($k)*),
                         |t| t.$name(),
@@ -420,6 +423,7 @@ impl Tensor {
 
     pub fn abs_(&self) -> Result<()> {
         self.unary_inplace(
+            "abs_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_abs()),
@@ -430,6 +434,7 @@ impl Tensor {
     }
     pub fn neg_(&self) -> Result<()> {
         self.unary_inplace(
+            "neg_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_neg()),
@@ -440,6 +445,7 @@ impl Tensor {
     }
     pub fn sign_(&self) -> Result<()> {
         self.unary_inplace(
+            "sign_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.signum()),
@@ -456,6 +462,7 @@ impl Tensor {
     }
     pub fn relu_(&self) -> Result<()> {
         self.unary_inplace(
+            "relu_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
                 DType::I64 => apply1_inplace::<i64>(t, |v| v.max(0)),

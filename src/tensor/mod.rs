@@ -10,19 +10,47 @@ pub use crate::buffer::{
 use crate::{bail, Result};
 use parking_lot::Mutex;
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Counts in-place modifications; shared by a tensor and all its views.
-#[derive(Default, Debug)]
-pub struct VersionCounter(AtomicU64);
+/// Remembers the last one, so that the error for a saved tensor modified
+/// in place can name the op that did it.
+#[derive(Default)]
+pub struct VersionCounter {
+    version: AtomicU64,
+    last: Mutex<Option<LastWrite>>,
+}
+
+/// The in-place op that made a version, and (under anomaly mode) an opaque
+/// record of where it was called, which the autograd layer formats.
+#[derive(Clone)]
+pub struct LastWrite {
+    pub op: Cow<'static, str>,
+    pub version: u64,
+    pub trace: Option<Arc<dyn Any + Send + Sync>>,
+}
 
 impl VersionCounter {
     pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Acquire)
+        self.version.load(Ordering::Acquire)
     }
-    pub fn bump(&self) {
-        self.0.fetch_add(1, Ordering::AcqRel);
+    /// One more in-place modification, by `op`.
+    pub fn bump(&self, op: Cow<'static, str>, trace: Option<Arc<dyn Any + Send + Sync>>) {
+        let mut last = self.last.lock();
+        let version = self.version.fetch_add(1, Ordering::AcqRel) + 1;
+        *last = Some(LastWrite { op, version, trace });
+    }
+    /// The last in-place modification, if any.
+    pub fn last_write(&self) -> Option<LastWrite> {
+        self.last.lock().clone()
+    }
+}
+
+impl std::fmt::Debug for VersionCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VersionCounter({})", self.get())
     }
 }
 
@@ -135,8 +163,10 @@ impl Tensor {
     pub fn version_counter(&self) -> &Arc<VersionCounter> {
         &self.0.version
     }
-    pub fn bump_version(&self) {
-        self.0.version.bump()
+    /// Records an in-place modification by `op` (see
+    /// `Tensor::modified_by`, which also captures the anomaly-mode trace).
+    pub fn bump_version(&self, op: Cow<'static, str>, trace: Option<Arc<dyn Any + Send + Sync>>) {
+        self.0.version.bump(op, trace)
     }
     /// Size along a (possibly negative) dim.
     pub fn size(&self, dim: i64) -> Result<usize> {

@@ -433,3 +433,74 @@ def test_sixteen_python_threads_share_leaves(lib):
     assert raised == ["boom"] * n
     want = steps * 4 * sum(k * k for k in range(n))
     assert w.grad.tolist() == [float(want)] * 4
+
+
+# ---- the version-counter error names the in-place op (beyond torch) -------
+
+VERSION_ERROR = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def test_version_error_names_the_in_place_op():
+    import ferrograd as fg
+
+    x = fg.ones(3, requires_grad=True)
+    y = x.exp()
+    y.mul_(2)
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    msg = str(info.value)
+    assert msg.startswith(VERSION_ERROR)
+    assert "which is output 0 of Exp, is at version 1; expected version 0 instead." in msg
+    assert "It was modified in place by mul_." in msg
+    assert x.grad is None
+
+
+def test_version_error_names_the_last_of_several_in_place_ops():
+    import ferrograd as fg
+
+    x = fg.ones(3, requires_grad=True)
+    y = x.sigmoid()
+    with fg.no_grad():
+        y.add_(1)
+        y[0:2].clamp_(0, 1)
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    msg = str(info.value)
+    assert "is at version 2; expected version 0 instead." in msg
+    assert "It was modified in place by clamp_ (the last of 2 in-place modifications since it was saved)." in msg
+
+
+def test_version_error_names_a_custom_function_that_marked_dirty():
+    import ferrograd as fg
+
+    class Double(fg.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.mark_dirty(t)
+            return t.mul_(2)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = fg.ones(3, requires_grad=True)
+    y = x.tanh()
+    Double.apply(y)
+    with pytest.raises(RuntimeError, match="It was modified in place by Double."):
+        y.sum().backward()
+
+
+def test_version_error_under_anomaly_mode_says_where_the_op_was_called():
+    import ferrograd as fg
+
+    x = fg.ones(3, requires_grad=True)
+    with fg.autograd.set_detect_anomaly(True):
+        y = x.exp()
+        y.add_(1)  # the culprit line
+        with pytest.warns(UserWarning), pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+    msg = str(info.value)
+    assert "It was modified in place by add_." in msg
+    assert "add_ was called at:" in msg
+    assert "y.add_(1)  # the culprit line" in msg
+    assert "test_version_error_under_anomaly_mode_says_where_the_op_was_called" in msg

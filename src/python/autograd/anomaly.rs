@@ -72,6 +72,12 @@ fn format_frames(py: Python<'_>, frames: &ForwardFrames) -> String {
     out
 }
 
+/// A captured call stack as `traceback.format_stack()` prints it.
+fn describe(payload: &AnomalyPayload) -> Option<String> {
+    let frames = payload.downcast_ref::<ForwardFrames>()?;
+    Some(Python::attach(|py| format_frames(py, frames)))
+}
+
 fn message(py: Python<'_>, name: &str, payload: Option<&AnomalyPayload>) -> String {
     match payload.and_then(|p| p.downcast_ref::<ForwardFrames>()) {
         Some(frames) => format!(
@@ -140,7 +146,7 @@ fn _is_anomaly_check_nan_enabled() -> bool {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    anomaly::set_callbacks(capture, on_error);
+    anomaly::set_callbacks(capture, on_error, describe);
     m.add_function(wrap_pyfunction!(_set_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_is_anomaly_check_nan_enabled, m)?)?;

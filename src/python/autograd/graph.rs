@@ -112,7 +112,7 @@ fn _exit_allow_mutation_on_saved_tensors() {
 
 #[pyfunction]
 fn _increment_version(t: PyRef<'_, PyTensor>) {
-    t.inner.bump_version();
+    t.inner.modified_by("increment_version");
 }
 
 /// (node, output_nr) of the edge a gradient for `t` flows along.

@@ -168,7 +168,7 @@ macro_rules! bind_binary {
                     other: &pyo3::Bound<'py, pyo3::PyAny>,
                 ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
                     let o = $crate::python::core::args::tensor_or_scalar(other, &slf.inner)?;
-                    slf.inner.apply_inplace(&[&o], |s| s.$op(&o))?;
+                    slf.inner.apply_inplace(stringify!($py_), &[&o], |s| s.$op(&o))?;
                     Ok(slf)
                 }
             )*

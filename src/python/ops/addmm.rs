@@ -44,7 +44,7 @@ macro_rules! add_product {
                 ) -> PyResult<PyRef<'py, Self>> {
                     let (be, al) = (coefficient(beta, "beta")?, coefficient(alpha, "alpha")?);
                     let (x, y) = (a.inner.clone(), b.inner.clone());
-                    slf.inner.apply_inplace(&[&x, &y], |s| s.$name(&x, &y, be, al))?;
+                    slf.inner.apply_inplace(stringify!($inplace), &[&x, &y], |s| s.$name(&x, &y, be, al))?;
                     Ok(slf)
                 }
             )*

@@ -107,7 +107,7 @@ impl PyTensor {
         neginf: Option<f64>,
     ) -> PyResult<PyRef<'_, Self>> {
         slf.inner
-            .apply_inplace(&[], |t| t.nan_to_num(nan, posinf, neginf))?;
+            .apply_inplace("nan_to_num_", &[], |t| t.nan_to_num(nan, posinf, neginf))?;
         Ok(slf)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]

@@ -55,12 +55,14 @@ impl PyTensor {
     }
     #[pyo3(signature = (diagonal=0))]
     fn tril_(slf: PyRef<'_, Self>, diagonal: i64) -> PyResult<PyRef<'_, Self>> {
-        slf.inner.apply_inplace(&[], |s| s.tril(diagonal))?;
+        slf.inner
+            .apply_inplace("tril_", &[], |s| s.tril(diagonal))?;
         Ok(slf)
     }
     #[pyo3(signature = (diagonal=0))]
     fn triu_(slf: PyRef<'_, Self>, diagonal: i64) -> PyResult<PyRef<'_, Self>> {
-        slf.inner.apply_inplace(&[], |s| s.triu(diagonal))?;
+        slf.inner
+            .apply_inplace("triu_", &[], |s| s.triu(diagonal))?;
         Ok(slf)
     }
     #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
