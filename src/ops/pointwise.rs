@@ -83,36 +83,39 @@ fn max_min_raw(a: &Tensor, b: &Tensor, dt: DType, is_max: bool) -> Result<Tensor
     })
 }
 
-/// The share of maximum's (or minimum's) gradient that goes to `a`: 1 where
-/// `a` wins, ½ on ties, 0 where it loses, 1 where unordered (NaN), in `out`.
-fn max_min_share(a: &Tensor, b: &Tensor, is_max: bool, out: DType) -> Result<Tensor> {
-    fn share<T: Element>(x: T, y: T, is_max: bool) -> f64 {
-        let (win, lose) = if is_max {
-            (x > y, x < y)
-        } else {
-            (x < y, x > y)
-        };
-        if win {
-            1.0
-        } else if x == y {
-            0.5
-        } else if lose {
-            0.0
-        } else {
-            1.0
-        }
-    }
-    fn go<T: Element>(a: &Tensor, b: &Tensor, is_max: bool, out: DType) -> Result<Tensor> {
-        match out {
-            DType::F32 => {
-                map2::<T, f32>(a, b, move |x, y| share(x, y, is_max) as f32).map(Tensor::from)
+/// torch's gradient of maximum/minimum for operand `x` (the other is `y`):
+/// `grad` where `x` wins, half of it on a tie, and 0 where `x` loses (a 0
+/// written, not `grad * 0`, so an inf or NaN gradient does not reach the
+/// losing side); where a NaN makes neither win, both get `grad`. One pass.
+fn max_min_grad(x: &Tensor, y: &Tensor, g: &Tensor, is_max: bool) -> Result<Tensor> {
+    fn go<T: Element, G: Float>(
+        x: &Tensor,
+        y: &Tensor,
+        g: &Tensor,
+        is_max: bool,
+    ) -> Result<Tensor> {
+        let half = G::from_f64(0.5);
+        map3::<T, T, G, G>(x, y, g, move |x, y, g| {
+            let lose = if is_max { x < y } else { x > y };
+            if lose {
+                G::zero()
+            } else if x == y {
+                g * half
+            } else {
+                g
             }
-            _ => map2::<T, f64>(a, b, move |x, y| share(x, y, is_max)).map(Tensor::from),
-        }
+        })
+        .map(Tensor::from)
     }
-    let dt = a.result_type(b);
-    let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
-    dispatch_all!(dt, T => go::<T>(&a, &b, is_max, out))
+    if crate::autograd::is_grad_enabled() {
+        // create_graph: the same selection as ops, differentiable in `g`.
+        let lose = if is_max { x.lt(y)? } else { x.gt(y)? };
+        let tie = Tensor::where_cond(&x.eq(y)?, &g.mul_scalar(0.5)?, g)?;
+        return Tensor::where_cond(&lose, &zero(g.dtype()), &tie);
+    }
+    let dt = x.result_type(y);
+    let (x, y) = (x.cast_raw(dt), y.cast_raw(dt));
+    dispatch_all!(dt, T => crate::dispatch_float!(g.dtype(), G => go::<T, G>(&x, &y, g, is_max)))
 }
 
 /// Compares in the promoted dtype; bool output.
@@ -446,15 +449,8 @@ impl Tensor {
             .save("other", other)
             .finish(out, move |c| {
                 let (a, b, g) = (c.saved(0)?, c.saved(1)?, c.grad());
-                // torch: a losing operand's gradient is filled with 0 (not
-                // multiplied by it), so a NaN gradient does not reach it.
-                let part = |x: &Tensor, y: &Tensor| -> Result<Tensor> {
-                    let share = max_min_share(x, y, is_max, g.dtype())?;
-                    let lose = share.eq_scalar(0)?;
-                    g.mul(&share)?.masked_fill_scalar(&lose, Scalar::Int(0))
-                };
-                let da = c.grad_for(0, || part(&a, &b))?;
-                let db = c.grad_for(1, || part(&b, &a))?;
+                let da = c.grad_for(0, || max_min_grad(&a, &b, g, is_max))?;
+                let db = c.grad_for(1, || max_min_grad(&b, &a, g, is_max))?;
                 Ok(vec![da, db])
             })
     }

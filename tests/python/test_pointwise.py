@@ -417,6 +417,30 @@ def test_maximum_minimum_split_ties_and_nan():
     assert out[0] == 1.0 and out[1] == 3.0 and math.isnan(out[3])
 
 
+@pytest.mark.parametrize("create_graph", [False, True], ids=["one_pass", "create_graph"])
+def test_maximum_minimum_gradient_paths_agree(lib, create_graph):
+    # The backward runs as one kernel without create_graph and as
+    # differentiable ops with it: the same values, an inf gradient does not
+    # leak into the losing side as NaN, broadcast operands get summed grads.
+    a = lib.tensor([[1.0, 2.0, 3.0], [5.0, 0.0, 3.0]], dtype=lib.float64, requires_grad=True)
+    b = lib.tensor([3.0, 2.0, float("nan")], dtype=lib.float64, requires_grad=True)
+    inf = math.inf
+    want = {
+        "maximum": ([[0.0, 0.5, 2.0], [4.0, 0.0, 16.0]], [inf, 8.5, 18.0]),
+        "minimum": ([[inf, 0.5, 2.0], [0.0, 8.0, 16.0]], [4.0, 0.5, 18.0]),
+    }
+    for name, (want_a, want_b) in want.items():
+        g = lib.tensor([[inf, 1.0, 2.0], [4.0, 8.0, 16.0]], dtype=lib.float64)
+        out = getattr(lib, name)(a, b)
+        ga, gb = lib.autograd.grad(out, (a, b), g, create_graph=create_graph)
+        assert same(ga.tolist()[0], want_a[0]) and same(ga.tolist()[1], want_a[1]), name
+        assert same(gb.tolist(), want_b), name
+    x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    y = lib.tensor([2.5, 1.5, 1.0], dtype=lib.float64, requires_grad=True)  # no ties
+    assert lib.autograd.gradgradcheck(lib.maximum, (x, y))
+    assert lib.autograd.gradgradcheck(lib.minimum, (x, y))
+
+
 def test_clamp_boundaries():
     x = [0.0, 1.0, 1.5, 2.0, 3.0, math.nan]
     assert same(grads_of(lambda t: t.clamp(1, 2), x)[0], [0.0, 1.0, 1.0, 1.0, 0.0, 0.0])

@@ -437,7 +437,9 @@ def test_sixteen_python_threads_share_leaves(lib):
 
 # ---- the version-counter error names the in-place op (beyond torch) -------
 
-VERSION_ERROR = "one of the variables needed for gradient computation has been modified by an inplace operation"
+VERSION_ERROR = (
+    "one of the variables needed for gradient computation has been modified by an inplace operation"
+)
 
 
 def test_version_error_names_the_in_place_op():
@@ -467,7 +469,10 @@ def test_version_error_names_the_last_of_several_in_place_ops():
         y.sum().backward()
     msg = str(info.value)
     assert "is at version 2; expected version 0 instead." in msg
-    assert "It was modified in place by clamp_ (the last of 2 in-place modifications since it was saved)." in msg
+    assert (
+        "It was modified in place by clamp_ (the last of 2 in-place modifications since it was saved)."
+        in msg
+    )
 
 
 def test_version_error_names_a_custom_function_that_marked_dirty():
