@@ -530,18 +530,20 @@ where
 }
 
 /// `dst[i] = f(dst[i], src[i])` in place; `ls` is `src`'s layout broadcast
-/// to `ld`'s shape, and `src` is not `dst`'s buffer.
-pub fn update<T, F>(
+/// to `ld`'s shape, and `src` is not `dst`'s buffer (it may have another
+/// element type, e.g. a bool mask).
+pub fn update<T, S, F>(
     dst: &mut [T],
     ld: &Layout,
-    src_data: &[T],
+    src_data: &[S],
     ls: &Layout,
     grain: usize,
     f: &F,
 ) -> Result<()>
 where
     T: Copy + Default + Send + Sync,
-    F: Fn(T, T) -> T + Sync,
+    S: Copy + Default + Send + Sync,
+    F: Fn(T, S) -> T + Sync,
 {
     check_shape(ld, ls)?;
     check_out(ld, dst.len())?;

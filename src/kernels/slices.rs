@@ -322,8 +322,8 @@ dispatched! {
 
 dispatched! {
     /// `dst[i] = f(dst[i], src[i])` for `i < dst.len()` (`src` at least as long).
-    pub fn update / update_plain / update_avx2<T: Copy, F>(dst: &mut [T], src: &[T], f: &F)
-    where F: Fn(T, T) -> T
+    pub fn update / update_plain / update_avx2<T: Copy, S: Copy, F>(dst: &mut [T], src: &[S], f: &F)
+    where F: Fn(T, S) -> T
     {
         let src = &src[..dst.len()];
         for (d, &s) in dst.iter_mut().zip(src) {

@@ -142,3 +142,41 @@ def test_big_float32_matmul_and_its_gradients_match_numpy(threads):
     np.testing.assert_allclose(y, a64 @ b64, **tol)
     np.testing.assert_allclose(gx, g64 @ b64.T, **tol)
     np.testing.assert_allclose(gw, (a64.T @ g64).T, **tol)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["contig", "transposed", "stepped", "row_mask", "col_mask", "self_mask"],
+)
+def test_masked_fill_on_every_layout(threads, layout):
+    # masked_fill runs through the iteration layer (split over threads,
+    # the mask broadcast or strided); numpy's values for every thread count.
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((300, 400)).astype(np.float32)
+    m = rng.standard_normal((300, 400)) > 0
+
+    def run():
+        x = fg.tensor(a)
+        mask = fg.tensor(m)
+        if layout == "transposed":
+            x, mask, want = x.t(), mask.t(), np.where(m.T, 7.0, a.T)
+        elif layout == "stepped":
+            x, mask, want = x[:, ::3], mask[::1, ::3], np.where(m[:, ::3], 7.0, a[:, ::3])
+        elif layout == "row_mask":
+            mask, want = mask[0], np.where(m[0], 7.0, a)
+        elif layout == "col_mask":
+            mask, want = mask[:, :1], np.where(m[:, :1], 7.0, a)
+        elif layout == "self_mask":
+            x = fg.tensor(m)
+            mask, want = x, np.where(m, False, m)
+            x.masked_fill_(mask, False)
+            return [x.numpy(), want]
+        else:
+            want = np.where(m, 7.0, a)
+        out = x.masked_fill(mask, 7.0)
+        x.masked_fill_(mask, 7.0)
+        return [out.numpy(), x.numpy(), want.astype(out.numpy().dtype)]
+
+    outs = _all_thread_counts(run)
+    for got in outs[:-1]:
+        assert np.array_equal(got, outs[-1])

@@ -16,7 +16,8 @@
 //! checks they share in `checks.rs`.
 
 use super::copy::{expanded, to_vec_as};
-use crate::buffer::layout::for_each_offset;
+use super::elementwise::update;
+use super::PAR_THRESHOLD;
 use crate::buffer::{Element, StorageData, Strided};
 use crate::{bail, Result};
 
@@ -107,22 +108,42 @@ const GATHER_UNIT: usize = 1 << 14;
 /// Writes `value` into `dst` wherever `mask` (bool, broadcast to `dst`'s
 /// shape) is true. Does not bump versions.
 pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) -> Result<()> {
-    let mask = expanded(mask, dst.shape())?;
-    let m: Vec<bool> = to_vec_as::<bool>(&mask);
-    fn go<T: Element>(dst: &Strided, m: &[bool], x: T) {
-        let mut st = dst.storage().write();
-        let d = st.as_mut_slice::<T>();
-        let l = dst.layout();
-        let mut k = 0;
-        for_each_offset(&l.shape, &l.strides, l.offset, |o| {
-            if m[k] {
-                d[o] = x;
-            }
-            k += 1;
-        });
+    if mask.dtype() != crate::buffer::DType::Bool {
+        bail!(
+            runtime,
+            "masked_fill: the mask must be bool, got {}",
+            mask.dtype().name()
+        );
     }
-    crate::dispatch_all!(dst.dtype(), T => go::<T>(dst, &m, value.cast::<T>()));
-    Ok(())
+    let mask = expanded(mask, dst.shape())?;
+    fn go<T: Element>(dst: &Strided, mask: &Strided, x: T) -> Result<()> {
+        let fill = move |v: T, m: bool| if m { x } else { v };
+        if std::sync::Arc::ptr_eq(dst.storage(), mask.storage()) {
+            // The mask is (a view of) dst itself: read it first.
+            let m = to_vec_as::<bool>(mask);
+            let lm = crate::buffer::Layout::contiguous(mask.shape());
+            let mut st = dst.storage().write();
+            return update(
+                st.as_mut_slice::<T>(),
+                dst.layout(),
+                &m,
+                &lm,
+                PAR_THRESHOLD,
+                &fill,
+            );
+        }
+        let m = mask.storage().read_recursive();
+        let mut st = dst.storage().write();
+        update(
+            st.as_mut_slice::<T>(),
+            dst.layout(),
+            m.as_slice::<bool>(),
+            mask.layout(),
+            PAR_THRESHOLD,
+            &fill,
+        )
+    }
+    crate::dispatch_all!(dst.dtype(), T => go::<T>(dst, &mask, value.cast::<T>()))
 }
 
 /// `!mask` for a bool tensor, contiguous.
