@@ -63,7 +63,9 @@ pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
     }
     let (shape, [la, lb]) = broadcast([a, b])?;
     let lo = output_layout(&shape, &[&la, &lb]);
-    let mut out = pool::buffer::<U>(lo.numel());
+    // A broadcast output can be far larger than its inputs: a refused
+    // allocation is torch's RuntimeError, not a panic.
+    let mut out = pool::try_buffer::<U>(lo.numel())?;
     {
         let sa = a.storage().read_recursive();
         let sb = b.storage().read_recursive();
@@ -129,7 +131,9 @@ pub fn map3<A: Element, B: Element, C: Element, U: Element>(
     debug_assert!(a.dtype() == A::DTYPE && b.dtype() == B::DTYPE && c.dtype() == C::DTYPE);
     let (shape, [la, lb, lc]) = broadcast([a, b, c])?;
     let lo = output_layout(&shape, &[&la, &lb, &lc]);
-    let mut out = pool::buffer::<U>(lo.numel());
+    // A broadcast output can be far larger than its inputs: a refused
+    // allocation is torch's RuntimeError, not a panic.
+    let mut out = pool::try_buffer::<U>(lo.numel())?;
     {
         let (sa, sb, sc) = (
             a.storage().read_recursive(),

@@ -350,6 +350,9 @@ def test_allocation_failure_raises(lib):
         lambda: lib.empty(2**45),
         lambda: lib.zeros(2**44, 2),
         lambda: lib.ones(2**43, dtype=lib.float64),
+        # a broadcast result far larger than its operands
+        lambda: lib.ones(2**21, 1) + lib.ones(1, 2**21),
+        lambda: lib.where(lib.ones(2**21, 1) > 0, lib.ones(1, 2**21), 0.0),
     ]:
         with pytest.raises(RuntimeError, match="DefaultCPUAllocator: can't allocate memory"):
             make()
