@@ -235,8 +235,15 @@ impl Layout {
         }
         let lead = n - self.ndim();
         let mut strides: Dims = smallvec::smallvec![0; n];
-        for i in 0..n {
+        for i in (0..n).rev() {
             if i < lead {
+                // A new dim: stride 0 when it repeats, else (size 1) torch's
+                // size x stride of the next dim (inferExpandGeometry), so
+                // that `t[None]` and `t.expand(1, ...)` have the same strides.
+                strides[i] = match (shape[i], shape.get(i + 1)) {
+                    (1, Some(&next)) => next.saturating_mul(strides[i + 1]),
+                    _ => 0,
+                };
                 continue;
             }
             let (d, s) = (self.shape[i - lead], self.strides[i - lead]);

@@ -434,6 +434,13 @@ impl Tensor {
         if scalar_value && r.ndim() != 0 {
             return r.fill_tensor_(&value);
         }
+        // ... and otherwise the value expanded to the target's shape
+        // (expand_inplace), so that `t[None] = t` copies a tensor onto its
+        // very same data (allowed) rather than onto an overlapping view.
+        if value.shape() != r.shape() {
+            let value = value.expand(&to_i64(r.shape()))?;
+            return r.copy_(&value);
+        }
         r.copy_(&value)
     }
 

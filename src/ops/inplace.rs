@@ -74,6 +74,17 @@ impl Tensor {
         f: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
         self.check_write(others)?;
+        self.apply_inplace_unchecked(op, others, f)
+    }
+
+    /// [`Self::apply_inplace`] without the memory-overlap checks (for
+    /// `copy_` of a tensor onto its very same data, which torch allows).
+    fn apply_inplace_unchecked(
+        &self,
+        op: &'static str,
+        others: &[&Tensor],
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+    ) -> Result<()> {
         self.check_inplace(others)?;
         crate::autograd::saved_hooks::before_inplace(self)?;
         let tracked =
@@ -133,16 +144,15 @@ impl Tensor {
     /// `self.copy_(src)`: broadcast, cast, differentiable w.r.t. `src`
     /// (self's old value gets a zero gradient: torch's `CopyBackwards`).
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        self.check_write(&[src])?;
-        let mut res = Ok(());
-        if self.try_fast_inplace("copy_", self.untracked_operand(src), |s| {
-            res = copy_into(s, src)
-        })? {
-            return res;
-        }
+        // torch's copy_ of the very same data (same memory, layout and
+        // dtype) writes nothing and skips the overlap checks (an expanded
+        // `t.copy_(t)` is fine); it still counts as an in-place op.
+        let same_data = Arc::ptr_eq(self.storage(), src.storage())
+            && self.layout() == src.layout()
+            && self.dtype() == src.dtype();
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
-        self.apply_inplace("copy_", &[src], |before| {
+        let op = |before: &Tensor| {
             let rec = record("CopyBackwards", &[before, src]);
             let out = {
                 let _g = no_grad();
@@ -154,7 +164,26 @@ impl Tensor {
                     c.grad_for(1, || Ok(c.grad().clone()))?,
                 ])
             })
-        })
+        };
+        if same_data {
+            let tracked = is_grad_enabled() && (self.requires_grad() || src.requires_grad());
+            if !tracked && !self.has_fw_grad() {
+                // Nothing to write: the values are already there.
+                self.check_inplace(&[src])?;
+                crate::autograd::saved_hooks::before_inplace(self)?;
+                self.modified_by("copy_");
+                return Ok(());
+            }
+            return self.apply_inplace_unchecked("copy_", &[src], op);
+        }
+        self.check_write(&[src])?;
+        let mut res = Ok(());
+        if self.try_fast_inplace("copy_", self.untracked_operand(src), |s| {
+            res = copy_into(s, src)
+        })? {
+            return res;
+        }
+        self.apply_inplace("copy_", &[src], op)
     }
     pub fn fill_(&self, value: Scalar) -> Result<()> {
         self.fill_named(value, "fill_", "FillBackward2")

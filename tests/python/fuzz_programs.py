@@ -1546,6 +1546,46 @@ def _target(m):
     return re.split(r"[.\[ ]", m.code.split("\n")[-1].strip(), maxsplit=1)[0]
 
 
+_VIEW_RHS = re.compile(
+    r"^(t\d+)(?:\.(?:view|reshape|transpose|permute|narrow|select|unsqueeze|squeeze|expand|"
+    r"flatten|movedim|t|diagonal|mT|unflatten)\b|\[(?!torch\.tensor|\[))"
+)
+
+
+def _memory_root(src, name):
+    """The tensor whose memory ``name`` views, following view assignments
+    (``t2 = t0.transpose(..)``, ``t3 = t2[::2]``) back through the program."""
+    defs = {}
+    for line in src.split("\n"):
+        m = re.match(r"^(t\d+) = (.*)$", line.strip())
+        if m:
+            defs[m.group(1)] = m.group(2)
+    seen = set()
+    while name in defs and name not in seen:
+        seen.add(name)
+        m = _VIEW_RHS.match(defs[name])
+        if not m:
+            break
+        name = m.group(1)
+    return name
+
+
+def _inplace_on_own_memory(p, m):
+    """An in-place op (or setitem) whose operand views the target's memory
+    with other strides: where torch's overlap check cannot decide (its
+    ``MemOverlapStatus::TooHard``: neither layout dense) it lets the op run,
+    and the result depends on the order its loop visits elements;
+    ferrograd reads the operand before writing (as if it were a copy)."""
+    if m.kind != "inplace" or not m.what.startswith("values"):
+        return False
+    step = m.code.split("\n")[-1].strip()
+    target = _target(m)
+    operands = set(re.findall(r"\b(t\d+)\b", step)) - {target}
+    src = p.source()
+    root = _memory_root(src, target)
+    return any(_memory_root(src, o) == root for o in operands)
+
+
 # (ferrograd's node name, torch's) for the same op: torch names the overload
 GRAD_FN_NAMES = {
     ("NarrowBackward0", "SliceBackward0"),  # narrow is a slice in torch
@@ -1796,6 +1836,13 @@ KNOWN = [
             and m.ferrograd in ("PanicException", "RuntimeError")
             and "out of range for slice" in m.ferrograd_message
         ),
+    ),
+    Known(
+        "inplace_on_own_memory",
+        "an in-place op whose operand is another view of the written memory, in a layout torch's overlap "
+        "check cannot decide (TooHard): torch's result depends on its loop order, ferrograd reads the operand "
+        "first; undefined behaviour in torch, not a ferrograd bug",
+        _inplace_on_own_memory,
     ),
     Known(
         "failed_backward_partial_grads",

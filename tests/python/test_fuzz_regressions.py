@@ -360,6 +360,47 @@ def check_not_implemented_dtype(lib):
     raises(lib, "torch.tensor([[1, 5]]).softmax(-1)", NotImplementedError)
 
 
+def check_copy_onto_same_data(lib):
+    # torch's copy_ of the very same data returns before its overlap checks
+    # (fuzzer seeds 500188, 500229 of the long run); setitem expands the value
+    # to the target's shape first (copy_to), and expand gives a new size-1 dim
+    # the stride torch's inferExpandGeometry does.
+    src = """
+t0 = torch.tensor([-1.0]).expand(4)
+t0.copy_(t0)
+t1 = torch.tensor([-0.75]).expand(4)
+t1[None, :] = t1
+t2 = torch.ones(2, 3)
+t2[None] = t2
+"""
+    ns = run(lib, src)
+    assert [ns[k]._version for k in ("t0", "t1", "t2")] == [1, 1, 1]
+    assert ns["t0"].tolist() == [-1.0] * 4 and ns["t1"].tolist() == [-0.75] * 4
+    x = lib.ones(2, 3)
+    assert x.expand(1, 2, 3).stride() == (6, 3, 1)
+    assert x.t().expand(1, 3, 2).stride() == (3, 1, 3)
+    assert x[:, :1].expand(1, 2, 4).stride() == (6, 3, 0)
+    assert x.expand(4, 1, 2, 3).stride() == (0, 6, 3, 1)
+    assert lib.tensor(1.0).expand(1, 3).stride() == (0, 0)
+
+
+def check_inplace_on_own_memory(lib):
+    # Not a bug (fuzz_programs.KNOWN "inplace_on_own_memory"): an operand that
+    # views the written memory in a layout torch's overlap check cannot
+    # decide. Both run it; ferrograd reads the operand first, so its result is
+    # that of `t0.div_(t2.clone())`; torch's depends on its loop order.
+    src = """
+t0 = torch.tensor([[[[1.75, -1.25], [0.0, 1.25]]], [[[-0.75, -1.75], [0.75, -0.5]]], [[[1.5, -1.0], [1.25, 0.75]]]], dtype=torch.float64)[::2]
+t2 = t0.transpose(3, -4)
+t0.div_(t2)
+"""
+    ns = run(lib, src)
+    assert ns["t0"].shape == (2, 1, 2, 2) and ns["t0"]._version == 1
+    if lib is ferrograd:
+        ref = run(lib, src.replace("t0.div_(t2)", "t0.div_(t2.clone())"))
+        assert repr(ns["t0"].tolist()) == repr(ref["t0"].tolist())  # (a NaN in it)
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG = {

@@ -146,7 +146,7 @@ def test_big_float32_matmul_and_its_gradients_match_numpy(threads):
 
 @pytest.mark.parametrize(
     "layout",
-    ["contig", "transposed", "stepped", "row_mask", "col_mask", "self_mask"],
+    ["contig", "transposed", "stepped", "row_mask", "col_mask", "self_mask", "expanded"],
 )
 def test_masked_fill_on_every_layout(threads, layout):
     # masked_fill runs through the iteration layer (split over threads,
@@ -166,6 +166,13 @@ def test_masked_fill_on_every_layout(threads, layout):
             mask, want = mask[0], np.where(m[0], 7.0, a)
         elif layout == "col_mask":
             mask, want = mask[:, :1], np.where(m[:, :1], 7.0, a)
+        elif layout == "expanded":
+            # torch allows (deprecated) masked_fill_ of an expanded tensor
+            base = fg.tensor(a[0])
+            x = base.expand(300, 400)
+            mask = fg.tensor(m[:, :1] & m[:1, :])
+            x.masked_fill_(mask, 7.0)
+            return [base.numpy(), np.where(m[0, :] & m[:, 0].any(), 7.0, a[0]).astype(np.float32)]
         elif layout == "self_mask":
             x = fg.tensor(m)
             mask, want = x, np.where(m, False, m)

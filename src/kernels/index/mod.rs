@@ -118,6 +118,21 @@ pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) 
     let mask = expanded(mask, dst.shape())?;
     fn go<T: Element>(dst: &Strided, mask: &Strided, x: T) -> Result<()> {
         let fill = move |v: T, m: bool| if m { x } else { v };
+        if super::iter::has_internal_overlap(dst.layout()) {
+            // torch lets masked_fill_ write an expanded tensor (deprecated):
+            // one thread, element by element, as every repeat of an element
+            // is written through the same location.
+            let m = to_vec_as::<bool>(mask);
+            let mut st = dst.storage().write();
+            let d = st.as_mut_slice::<T>();
+            let l = dst.layout();
+            let mut k = 0;
+            crate::buffer::layout::for_each_offset(&l.shape, &l.strides, l.offset, |o| {
+                d[o] = fill(d[o], m[k]);
+                k += 1;
+            });
+            return Ok(());
+        }
         if std::sync::Arc::ptr_eq(dst.storage(), mask.storage()) {
             // The mask is (a view of) dst itself: read it first.
             let m = to_vec_as::<bool>(mask);
