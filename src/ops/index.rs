@@ -188,6 +188,19 @@ fn check_put_values(plan: &AdvPlan, shape: &[usize], dt: DType, values: &Tensor)
     Ok(())
 }
 
+/// torch's `assert_no_overlap` for tensors: the very same tensor always
+/// overlaps itself (its `get_overlap_status` says Full before looking at
+/// layouts, even when empty or not dense).
+fn no_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.same(b) {
+        bail!(
+            runtime,
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    assert_no_overlap(a, b)
+}
+
 /// Whether an in-place op on `t` with other inputs `others` records history
 /// (the same test `apply_inplace` makes).
 fn inplace_tracked(t: &Tensor, others: &[&Tensor]) -> bool {
@@ -287,10 +300,10 @@ impl Tensor {
         // value read first).
         let one_mask = matches!(indices, [Some(m)] if m.dtype() == DType::Bool);
         if !(one_mask && values.ndim() == 0 && !accumulate) {
-            assert_no_overlap(self, values)?;
+            no_overlap(self, values)?;
         }
         for i in indices.iter().flatten() {
-            assert_no_overlap(self, i)?;
+            no_overlap(self, i)?;
         }
         // validate the indices before anything is written
         plan.offsets(self.layout())?;
@@ -696,9 +709,9 @@ impl Tensor {
     ) -> Result<()> {
         let d = self.check_scatter_index(op, dim, index)?;
         assert_no_internal_overlap(self.layout())?;
-        assert_no_overlap(self, index)?;
+        no_overlap(self, index)?;
         if let Some(s) = src {
-            assert_no_overlap(self, s)?;
+            no_overlap(self, s)?;
         }
         let others: Vec<&Tensor> = src.into_iter().collect();
         let direct = || {

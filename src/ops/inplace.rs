@@ -201,6 +201,9 @@ impl Tensor {
                 value.ndim()
             );
         }
+        // torch's fill_(Tensor) is a copy_ (fill_(Scalar) is not): it may
+        // not write an expanded view.
+        crate::kernels::iter::assert_no_internal_overlap(self.layout())?;
         if !(is_grad_enabled() && (value.requires_grad() || self.requires_grad())) {
             return self.fill_named(value.item()?, "fill_", "FillBackward3");
         }

@@ -401,6 +401,24 @@ t0.div_(t2)
         assert repr(ns["t0"].tolist()) == repr(ref["t0"].tolist())  # (a NaN in it)
 
 
+def check_same_tensor_overlaps_itself(lib):
+    # torch's assert_no_overlap: the very same tensor is a full overlap even
+    # when its layout is not dense or it is empty (long-run seeds 106, 215,
+    # 10333); setitem of a number into several elements of an expanded view
+    # is fill_(Tensor), a copy_, so it refuses (seed 159), fill_(Scalar) not.
+    for src in [
+        "t0 = torch.ones(4, 2)[::2]\nt0.index_put_((torch.tensor([1, 0]),), t0)",
+        "t0 = torch.ones(2, 1).expand(2, 3)\nt0.index_put_((torch.tensor([0, 1]),), t0)",
+        "t0 = torch.zeros((3, 0))\nt0.index_put_((torch.tensor([2, 0, 1]),), t0)",
+        "t0 = torch.ones(1, 2).expand(4, 2)\nt0[[1, 0, 3, 2]] = t0",
+        "t0 = torch.tensor([-2.0]).expand(3)\nt0[:] = -1",
+        "t0 = torch.tensor([-2.0]).expand(3)\nt0.fill_(torch.tensor(-1.0))",
+    ]:
+        raises(lib, src, RuntimeError)
+    ns = run(lib, "t0 = torch.tensor([-2.0]).expand(3)\nt0[0] = -1\nt0.fill_(-3)")
+    assert ns["t0"].tolist() == [-3.0, -3.0, -3.0]
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG = {
