@@ -3,7 +3,6 @@
 
 use super::grad_mode::is_grad_enabled;
 use super::node::{Backward, InputMeta, Node};
-use crate::tensor::layout::contiguous_strides;
 use crate::tensor::{Element, Layout, Tensor};
 use crate::Result;
 use parking_lot::Mutex;
@@ -40,54 +39,78 @@ impl AccumulateGrad {
     }
 }
 
-/// Gives a gradient the layout of its parameter (the autograd docs'
-/// layout contract): a non-overlapping dense parameter gets a gradient with
-/// its strides, any other a contiguous one. Reuses `g` when nobody else can
-/// see it; with create_graph, keeps `g` and its history.
-fn grad_for(param: &Tensor, g: Tensor) -> Result<Tensor> {
-    if is_grad_enabled() {
-        return Ok(g);
-    }
-    let pl = param.layout();
-    let strides = if is_non_overlapping_dense(pl) {
-        pl.strides.clone()
-    } else {
-        contiguous_strides(&pl.shape)
-    };
+/// The first gradient stored as `variable.grad` (torch's `accumulateGrad`
+/// without a `.grad` yet): `g` itself when no graph is being built (grad
+/// mode off), nobody else can see it and it obeys the layout contract; else
+/// a copy laid out by the contract (recorded when grad mode is on, so
+/// `create_graph=True` gives the `.grad` a history).
+fn first_grad(variable: &Tensor, g: Tensor) -> Result<Tensor> {
     let exclusive =
         Arc::strong_count(&g.0) == 1 && Arc::strong_count(&g.storage) == 1 && !g.is_view();
-    if exclusive && g.storage_offset() == 0 && g.strides() == &strides[..] {
+    if !is_grad_enabled() && exclusive && obeys_layout_contract(g.layout(), variable.layout()) {
         return Ok(g.detach());
     }
+    clone_obey_contract(&g, variable)
+}
+
+/// torch's `clone_obey_contract`: a copy of `g` with `variable`'s strides
+/// when `variable` is non-overlapping and dense (an empty tensor of those
+/// strides, `copy_`'d into: version 1), else a contiguous `clone`.
+fn clone_obey_contract(g: &Tensor, variable: &Tensor) -> Result<Tensor> {
+    let vl = variable.layout();
+    if !is_non_overlapping_and_dense(vl) {
+        return g.clone_contiguous();
+    }
     let layout = Layout {
-        shape: pl.shape.clone(),
-        strides,
+        shape: vl.shape.clone(),
+        strides: vl.strides.clone(),
         offset: 0,
     };
-    // Dense either way: the copy below writes every element of the buffer.
+    // Dense: the copy below writes every element of the buffer.
     let buf = crate::dispatch_all!(g.dtype(), T => {
         T::wrap(crate::tensor::pool::buffer::<T>(layout.storage_extent()))
     });
     let out = Tensor::from_data(buf, &[layout.storage_extent()])
         .alias_with_layout(layout)
         .data();
-    crate::kernels::copy::copy_into(&out, &g)?;
+    if is_grad_enabled() && g.requires_grad() {
+        out.copy_(g)?;
+    } else {
+        crate::kernels::copy::copy_into(&out, g)?;
+        out.modified_by("copy_");
+    }
     Ok(out)
 }
 
-fn is_non_overlapping_dense(l: &Layout) -> bool {
+/// torch's `obeys_layout_contract(grad, variable)` (same shapes): a
+/// non-overlapping dense variable's gradient has its strides (size-1 dims
+/// aside, which only may not have stride 0); any other variable's gradient
+/// is contiguous.
+fn obeys_layout_contract(g: &Layout, variable: &Layout) -> bool {
+    if !is_non_overlapping_and_dense(variable) {
+        return g.numel() == 0 || g.is_contiguous();
+    }
+    g.shape
+        .iter()
+        .zip(&g.strides)
+        .zip(&variable.strides)
+        .all(|((&d, &gs), &vs)| if d == 1 { gs != 0 } else { gs == vs })
+}
+
+/// torch's `is_non_overlapping_and_dense`: the dims of size 2 and more,
+/// ordered by stride, are dense (each stride the product of the sizes
+/// below it).
+fn is_non_overlapping_and_dense(l: &Layout) -> bool {
     let mut dims: Vec<(usize, usize)> = l
         .shape
         .iter()
         .copied()
         .zip(l.strides.iter().copied())
+        .filter(|&(d, _)| d >= 2)
         .collect();
     dims.sort_by_key(|&(_, s)| s);
     let mut expected = 1;
     for (d, s) in dims {
-        if d == 1 {
-            continue;
-        }
         if s != expected {
             return false;
         }
@@ -96,11 +119,12 @@ fn is_non_overlapping_dense(l: &Layout) -> bool {
     true
 }
 
-/// Adds `g` into `t.grad` (shared by AccumulateGrad and retain_grad).
+/// Adds `g` into the `.grad` of leaf `t` (AccumulateGrad): the first
+/// gradient as [`first_grad`] stores it, later ones added in place (out of
+/// place when building a graph).
 pub(crate) fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
-    let old = t.grad();
-    let new = match old {
-        None => grad_for(t, g)?,
+    let new = match t.grad() {
+        None => first_grad(t, g)?,
         Some(old) => {
             if is_grad_enabled() {
                 old.add(&g)?
@@ -110,6 +134,18 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor) -> Result<()> {
                 return Ok(());
             }
         }
+    };
+    t.meta().grad = Some(new);
+    Ok(())
+}
+
+/// Adds `g` into the `.grad` of a tensor that retains its grad (torch's
+/// retain_grad hook): a contiguous clone first, then `grad + g` (a new
+/// tensor each time).
+pub(crate) fn retain_into(t: &Tensor, g: &Tensor) -> Result<()> {
+    let new = match t.grad() {
+        None => g.clone_contiguous()?,
+        Some(old) => old.add(g)?,
     };
     t.meta().grad = Some(new);
     Ok(())
@@ -125,6 +161,11 @@ impl Backward for AccumulateGrad {
             return Ok(Vec::new());
         };
         let variable = self.variable();
+        // As torch: a leaf whose requires_grad was turned off (or that was
+        // detach_()ed) after the graph was built gets nothing.
+        if !variable.requires_grad() {
+            return Ok(Vec::new());
+        }
         accumulate_into(&variable, g)?;
         let post: Vec<_> = variable.peek_meta(|m| {
             m.post_accumulate_hooks

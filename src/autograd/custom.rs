@@ -356,6 +356,12 @@ pub(crate) fn apply_custom(
         .map(|t| t.as_ref().is_some_and(|t| t.requires_grad()))
         .collect();
     let executable = is_grad_enabled() && needs.iter().any(|&b| b);
+    if executable {
+        // torch collects the inputs' edges (reads their grad_fn) first.
+        for t in inputs.iter().flatten() {
+            t.check_view_history()?;
+        }
+    }
     {
         let mut st = ctx.0.lock();
         st.name = name;
@@ -375,7 +381,16 @@ pub(crate) fn apply_custom(
     };
     let dirty: Vec<Option<Tensor>> = dirty.into_iter().map(Some).collect();
 
-    // Check everything before changing anything.
+    // torch's `_mark_dirty`: the dirty tensors' versions move on first,
+    // whatever happens next (the forward has modified them). The version
+    // counter's record of the op is the Function's own name (its node's,
+    // less `Backward`).
+    let op = name.strip_suffix("Backward").unwrap_or(name);
+    for d in dirty.iter().flatten() {
+        d.modified_by(op);
+    }
+
+    // Check everything before changing anything else.
     for d in dirty.iter().flatten() {
         if position(&outputs, d).is_none() {
             bail!(
@@ -390,6 +405,8 @@ pub(crate) fn apply_custom(
             && matches!(t.dtype(), DType::F32 | DType::F64)
     };
     if executable {
+        // torch's checks on a modified output, in its order (set_history in
+        // `_process_backward_mode_ad`).
         for o in outputs.iter().flatten() {
             if position(&dirty, o).is_none() || !is_diff(o) {
                 continue;
@@ -400,27 +417,16 @@ pub(crate) fn apply_custom(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 );
             }
-            if let Some(base) = o.view_base() {
-                if base.is_leaf() && base.requires_grad() {
-                    bail!(
-                        runtime,
-                        "a view of a leaf Variable that requires grad is being used in an in-place operation."
-                    );
-                }
-                if outputs.len() > 1 {
-                    bail!(
-                        runtime,
-                        "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more than one Tensor. This is not supported by the current autograd engine. You should either make sure the input is not a view (using .clone() for example) or make your Function only return one Tensor (potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change."
-                    );
-                }
+            if o.is_view() && outputs.len() > 1 {
+                bail!(
+                    runtime,
+                    "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more than one Tensor. This is not supported by the current autograd engine. You should either make sure the input is not a view (using .clone() for example) or make your Function only return one Tensor (potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change."
+                );
             }
+            // A view that may not be rebased, a view of a leaf (its base
+            // is a leaf, whether or not the base requires grad).
+            o.check_inplace_when(true)?;
         }
-    }
-    // The Function's own name (its node's, less `Backward`) for the
-    // version-counter error.
-    let op = name.strip_suffix("Backward").unwrap_or(name);
-    for d in dirty.iter().flatten() {
-        d.modified_by(op);
     }
 
     let node = if executable {
@@ -466,7 +472,7 @@ pub(crate) fn apply_custom(
                 } else if is_input {
                     let alias = t.alias_with_layout(t.layout().clone());
                     alias.set_history(node.clone(), i);
-                    alias.set_view_creation(Some(ViewCreation::InCustomFunction));
+                    alias.mark_view(Some(ViewCreation::InCustomFunction));
                     alias
                 } else {
                     t.set_history(node.clone(), i);

@@ -8,7 +8,7 @@
 //! thread ran what. Independent ready nodes are spawned on the pool; a chain
 //! continues inline on the same thread.
 
-use super::accumulate::{accumulate_into, AccumulateGrad};
+use super::accumulate::{retain_into, AccumulateGrad};
 use super::anomaly;
 use super::grad_mode::GradModeGuard;
 use super::node::{Edge, Node};
@@ -560,7 +560,7 @@ fn run_tensor_pre_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()>
     }
     for (nr, weak) in retain {
         if let (Some(g), Some(imp)) = (&grads[nr], weak.upgrade()) {
-            accumulate_into(&Tensor(imp), g.clone())?;
+            retain_into(&Tensor(imp), g)?;
         }
     }
     Ok(())

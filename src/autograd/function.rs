@@ -146,6 +146,10 @@ pub struct Record {
     fw: Option<(Vec<Tensor>, forward::LevelTangents)>,
     /// The first input's view restriction, which views of it inherit.
     parent_view: Option<ViewCreation>,
+    /// torch's error for an input whose history is a view's that may not be
+    /// rebuilt ([`Tensor::check_view_history`]): torch raises it while
+    /// collecting the op's edges; here `finish` returns it.
+    error: Option<crate::Error>,
     _prof: Option<super::profiler::RangeGuard>,
 }
 
@@ -154,7 +158,9 @@ pub struct Record {
 /// requires grad; the profiler range still opens while a session is on.
 pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
     let _prof = super::profiler::op_range(name, inputs);
+    let mut error = None;
     let edges = if is_grad_enabled() && inputs.iter().any(|t| t.requires_grad()) {
+        error = inputs.iter().find_map(|t| t.check_view_history().err());
         Some(inputs.iter().map(|t| t.gradient_edge()).collect())
     } else {
         None
@@ -171,6 +177,7 @@ pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
         to_save: Vec::new(),
         fw,
         parent_view,
+        error,
         _prof,
     }
 }
@@ -215,6 +222,9 @@ impl Record {
     where
         F: Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
     {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
         for t in outs.iter().filter(|t| t.is_view()) {
             t.mark_view(ViewCreation::for_new_view(self.parent_view, multi_output));
         }

@@ -136,39 +136,58 @@ impl Tensor {
         self.peek_meta(|m| m.view_creation)
     }
     /// Marks a fresh view output of an op: its in-place restriction, and
-    /// (made in grad mode) the version its history reflects.
+    /// the version its history reflects (torch's `attr_version`).
     pub(crate) fn mark_view(&self, c: Option<ViewCreation>) {
-        if super::grad_mode::is_grad_enabled() {
-            let mut m = self.meta();
-            m.view_creation = c;
-            m.view_version = Some(self.version());
-        } else {
-            self.set_view_creation(c);
-        }
+        let v = self.version();
+        let mut m = self.meta();
+        m.view_creation = c;
+        m.view_version = Some(v);
     }
     /// A view whose base was modified in place since its history was set
     /// gets a new history: an `AsStridedBackward0` of the base's current
-    /// one (when the base requires grad), as torch regenerates a view's
-    /// `grad_fn`, so gradients flow through the in-place op.
+    /// one, as torch's `grad_fn` getter regenerates a view's `grad_fn`, so
+    /// gradients flow through the in-place op. As in torch, nothing happens
+    /// (and the view stays behind) while neither the view has a history
+    /// nor its base requires grad, and a view whose history autograd may
+    /// not rebuild (a restricted [`ViewCreation`]) keeps its old one: its
+    /// error is [`Self::check_view_history`]'s, raised where torch reads
+    /// the view's `grad_fn`.
     fn refresh_view_history(&self) {
-        let Some(base) = self.view_base() else {
-            return;
-        };
+        if self.stale_view().is_some_and(|restricted| !restricted) {
+            let base = self.view_base().expect("a stale view has a base");
+            let node = crate::ops::inplace::view_of_base_node(base, self);
+            let now = self.version();
+            self.set_history(node, 0);
+            self.meta().view_version = Some(now);
+        }
+    }
+    /// For a view whose history no longer reflects its version counter and
+    /// that torch's `grad_fn` getter would regenerate: whether its
+    /// [`ViewCreation`] forbids that (torch then raises). `None` for
+    /// anything else.
+    fn stale_view(&self) -> Option<bool> {
+        let base = self.view_base()?;
         let now = self.version();
-        let stale = self.peek_meta(|m| m.view_version.is_some_and(|v| v != now));
-        if !stale {
-            return;
+        let (stale, has_fn, restricted) = self.peek_meta(|m| {
+            (
+                m.view_version.is_some_and(|v| v != now),
+                m.grad_fn.is_some(),
+                m.view_creation.is_some(),
+            )
+        });
+        (stale && (has_fn || base.requires_grad())).then_some(restricted)
+    }
+    /// torch's `grad_fn` getter on a view whose base (or another view of
+    /// it) was modified in place since the view was made: the error when
+    /// autograd may not rebuild its history (a view made by a multi-output
+    /// op, under no_grad or inference mode, or by a custom Function). Run
+    /// wherever torch reads a tensor's `grad_fn`: the `grad_fn`/`is_leaf`
+    /// attributes, ops recording a graph, backward, `retain_grad`, hooks.
+    pub fn check_view_history(&self) -> Result<()> {
+        match self.stale_view() {
+            Some(true) => self.view_rebase_error(true),
+            _ => Ok(()),
         }
-        let node = match base.requires_grad() {
-            true => Some(crate::ops::inplace::view_of_base_node(base, self)),
-            false => None,
-        };
-        let mut m = self.meta();
-        if let Some(node) = node {
-            m.grad_fn = Some(node);
-            m.output_nr = 0;
-        }
-        m.view_version = Some(now);
     }
     /// Records that this view's history reflects the current version.
     pub(crate) fn set_view_version_current(&self) {
@@ -186,8 +205,17 @@ impl Tensor {
     /// torch's `handle_view_on_rebase`: the error for an in-place op on a
     /// view whose history autograd cannot rebase, if this is one.
     pub(crate) fn check_view_rebase(&self) -> Result<()> {
+        self.view_rebase_error(false)
+    }
+    /// `handle_view_on_rebase`'s error: `indirect` when the base or another
+    /// view of it was modified, not this view itself.
+    fn view_rebase_error(&self, indirect: bool) -> Result<()> {
         let Some(c) = self.view_creation() else {
             return Ok(());
+        };
+        let modified = match indirect {
+            true => "its base or another view of its base has been",
+            false => "is being",
         };
         let grad_fn = self.grad_fn();
         let short = |name: &str| -> String {
@@ -202,18 +230,20 @@ impl Tensor {
             ),
             (None, _) => "A view was created in".to_string(),
             (Some(f), _) => format!(
-                "Output {} of {} is a view and is being modified inplace.",
+                "Output {} of {} is a view and {modified} modified inplace.",
                 self.output_nr(),
                 short(&f.name())
             ),
         };
         if grad_fn.is_none() || matches!(c, ViewCreation::InferenceMode | ViewCreation::NoGradMode)
         {
-            msg.push_str(match c {
+            msg.push_str(&match c {
                 ViewCreation::InferenceMode => {
-                    " inference mode and is being modified inplace in normal mode."
+                    format!(" inference mode and {modified} modified inplace in normal mode.")
                 }
-                _ => " no_grad mode and is being modified inplace with grad mode enabled.",
+                _ => {
+                    format!(" no_grad mode and {modified} modified inplace with grad mode enabled.")
+                }
             });
         }
         msg.push_str(match c {
@@ -289,6 +319,10 @@ impl Tensor {
     }
     pub fn retain_grad(&self) -> Result<()> {
         let requires_grad = self.requires_grad();
+        if self.peek_meta(|m| m.grad_fn.is_some()) {
+            // torch reads a non-leaf's grad_fn here
+            self.check_view_history()?;
+        }
         let mut m = self.meta();
         if m.grad_fn.is_none() {
             if !requires_grad {
@@ -312,11 +346,22 @@ impl Tensor {
     pub fn retains_grad(&self) -> bool {
         self.peek_meta(|m| m.retains_grad)
     }
-    /// Sets the history of a fresh op output.
+    /// Sets the history of a fresh op output, or the new history of a
+    /// tensor modified in place. As torch's `update_tensor_hooks_on_new_gradfn`:
+    /// a tensor that retains its grad moves its retain_grad hook to the new
+    /// node (the hooks registered so far stay with the old one).
     pub(crate) fn set_history(&self, node: Arc<Node>, output_nr: usize) {
         let mut m = self.meta();
-        m.grad_fn = Some(node);
-        m.output_nr = output_nr;
+        let old = m.grad_fn.replace(node.clone());
+        let old_nr = std::mem::replace(&mut m.output_nr, output_nr);
+        let retains = m.retains_grad;
+        drop(m);
+        if retains {
+            if let Some(old) = old {
+                old.remove_retain_grad(old_nr, &self.0);
+            }
+            node.add_retain_grad(output_nr, Arc::downgrade(&self.0));
+        }
     }
     /// Drops history in place (`detach_()`).
     pub fn detach_(&self) -> Result<()> {

@@ -64,6 +64,7 @@ fn root_edges(outputs: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge,
     }
     let mut roots = Vec::with_capacity(outputs.len());
     for (i, (t, g)) in outputs.iter().zip(grads).enumerate() {
+        t.check_view_history()?;
         let Some(edge) = t.gradient_edge() else {
             bail!(
                 runtime,
@@ -111,10 +112,14 @@ pub fn backward(
                     "`inputs` argument to `backward()` cannot be empty."
                 );
             }
+            // As torch: every input retains its grad (a no-op for leaves; a
+            // non-leaf's retain_grad hook fills its `.grad` when the engine
+            // reaches its node, which the capture below makes it do).
             let mut capture = Vec::new();
-            let mut capture_of = Vec::new();
             let mut run_targets = Vec::new();
-            for (i, t) in inputs.iter().enumerate() {
+            for t in inputs {
+                t.check_view_history()?;
+                t.retain_grad()?;
                 let Some(edge) = t.gradient_edge() else {
                     bail!(
                         runtime,
@@ -125,10 +130,9 @@ pub fn backward(
                     run_targets.push(edge.node);
                 } else {
                     capture.push(edge);
-                    capture_of.push(i);
                 }
             }
-            let grads = engine::execute(engine::Request {
+            engine::execute(engine::Request {
                 roots,
                 keep_graph,
                 create_graph,
@@ -136,12 +140,6 @@ pub fn backward(
                 run_all: false,
                 run_targets,
             })?;
-            let _mode = GradModeGuard::new(create_graph);
-            for (g, i) in grads.into_iter().zip(capture_of) {
-                if let Some(g) = g {
-                    accumulate::accumulate_into(&inputs[i], g)?;
-                }
-            }
         }
     }
     Ok(())
@@ -164,6 +162,7 @@ pub fn grad(
     let roots = root_edges(outputs, grad_outputs)?;
     let mut capture = Vec::with_capacity(inputs.len());
     for t in inputs {
+        t.check_view_history()?;
         match t.gradient_edge() {
             Some(e) => capture.push(e),
             None => bail!(

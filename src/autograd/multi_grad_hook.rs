@@ -113,6 +113,7 @@ pub fn register_multi_grad_hook(
 ) -> Result<MultiGradHandle> {
     let mut nodes = Vec::with_capacity(tensors.len());
     for t in tensors {
+        t.check_view_history()?;
         match t.gradient_edge() {
             // Weak: a hook stored on a tensor must not keep its node (and so
             // its graph, or the tensor itself) alive. A leaf's accumulator

@@ -146,6 +146,13 @@ impl Node {
     pub(crate) fn add_retain_grad(&self, output_nr: usize, t: Weak<TensorImpl>) {
         self.hooks.lock().retain_grad.push((output_nr, t));
     }
+    /// Drops the retain_grad entry of tensor `t` (its output `output_nr`).
+    pub(crate) fn remove_retain_grad(&self, output_nr: usize, t: &Arc<TensorImpl>) {
+        self.hooks
+            .lock()
+            .retain_grad
+            .retain(|(nr, w)| *nr != output_nr || w.as_ptr() != Arc::as_ptr(t));
+    }
     pub(crate) fn add_tensor_pre_hook(&self, id: u64, output_nr: usize, hook: TensorHook) {
         self.hooks.lock().tensor_pre.push(TensorPreHook {
             id,

@@ -37,6 +37,13 @@ impl Tensor {
         let out = dispatch_all!(self.dtype(), T => Tensor::from(copy_as::<T>(self)));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
+    /// A contiguous copy with its own memory (torch's
+    /// `clone(memory_format=torch.contiguous_format)`).
+    pub fn clone_contiguous(&self) -> Result<Tensor> {
+        let rec = record("CloneBackward0", &[self]);
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(contiguous_as::<T>(self)));
+        rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
+    }
     /// `self` if contiguous, else a contiguous copy (recorded as torch
     /// records it, a `CloneBackward0`).
     pub fn contiguous(&self) -> Result<Tensor> {

@@ -33,13 +33,17 @@ impl Tensor {
     /// no_grad or inference mode, or by a custom Function), a view of a
     /// leaf that requires grad, or such a leaf itself.
     pub(crate) fn check_inplace(&self, others: &[&Tensor]) -> Result<()> {
-        if !is_grad_enabled() {
+        let requires_grad = self.requires_grad() || others.iter().any(|t| t.requires_grad());
+        self.check_inplace_when(requires_grad)
+    }
+
+    /// torch's `check_inplace(self, requires_grad)`: the checks above when
+    /// grad mode is on and `requires_grad` (the op is recorded).
+    pub(crate) fn check_inplace_when(&self, requires_grad: bool) -> Result<()> {
+        if !is_grad_enabled() || !requires_grad {
             return Ok(());
         }
         let self_rg = self.requires_grad();
-        if !self_rg && !others.iter().any(|t| t.requires_grad()) {
-            return Ok(());
-        }
         if let Some(base) = self.view_base() {
             self.check_view_rebase()?;
             // torch: a view that requires grad may not be modified in place
@@ -177,6 +181,14 @@ impl Tensor {
             return self.apply_inplace_unchecked("copy_", &[src], op);
         }
         self.check_write(&[src])?;
+        if !self.dtype().is_floating() {
+            // torch: a copy into a non-differentiable dtype records nothing
+            // and leaves self's history as it is.
+            crate::autograd::saved_hooks::before_inplace(self)?;
+            copy_into(self, src)?;
+            self.modified_by("copy_");
+            return Ok(());
+        }
         let mut res = Ok(());
         if self.try_fast_inplace("copy_", self.untracked_operand(src), |s| {
             res = copy_into(s, src)

@@ -9,15 +9,47 @@
 //!
 //! Batched matmul broadcasts batch dims; its gradients come back in the
 //! broadcast shape and the engine sums them down to each input's shape.
-//! `matmul` itself is composed of the ops above and views, following torch's
-//! rules (1-D promotion and removal, folding `(..., k) @ (k, n)` into one mm);
+//! `matmul` itself is composed of the ops above, following torch's rules
+//! (1-D promotion and removal, folding `(..., k) @ (k, n)` into one mm); as
+//! in torch its result is never a view: a reshaped product is an
+//! `_unsafe_view` (`UnsafeViewBackward0`, d/dself = grad reshaped back), a
+//! 1-D @ 2-D product is squeezed in place (`SqueezeBackward4`, version 1);
 //! `outer` is a broadcast multiply.
 
 use crate::autograd::record;
 use crate::kernels::matmul as kernel;
-use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::{Dims, Tensor};
+use crate::tensor::layout::{broadcast_shapes, contiguous_strides, infer_shape};
+use crate::tensor::{Dims, Layout, Tensor};
 use crate::{bail, Result};
+
+/// torch's `_unsafe_view` of a fresh product `r` (matmul's result): its
+/// memory under `shape` as a tensor of its own, which autograd does not
+/// treat as a view (an in-place op on it records that op, no rebase onto
+/// the product). Contiguous products only are reinterpreted; another is
+/// copied first.
+fn unsafe_view(r: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let r = if r.is_contiguous() {
+        r.clone()
+    } else {
+        r.contiguous()?
+    };
+    let shape = infer_shape(shape, r.numel())?;
+    let l = Layout {
+        strides: contiguous_strides(&shape),
+        shape,
+        offset: r.storage_offset(),
+    };
+    product_alias(&r, l, "UnsafeViewBackward0")
+}
+
+/// `r`'s memory laid out by `layout` (the same elements in the same
+/// order), not a view of `r`, recorded as node `name`.
+fn product_alias(r: &Tensor, layout: Layout, name: &'static str) -> Result<Tensor> {
+    let rec = record(name, &[r]);
+    let out = Tensor::from(r.with_layout(layout));
+    let orig: Vec<i64> = r.shape().iter().map(|&d| d as i64).collect();
+    rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
+}
 
 fn shape_str(s: &[usize]) -> String {
     s.iter()
@@ -268,7 +300,14 @@ impl Tensor {
         match (da, db) {
             (1, 1) => self.dot(other),
             (2, 1) => self.mv(other),
-            (1, 2) => self.unsqueeze(0)?.mm(other)?.squeeze(Some(&[0])),
+            (1, 2) => {
+                // torch: mm(...).squeeze_(0), in place: not a view, version 1
+                let r = self.unsqueeze(0)?.mm(other)?;
+                let l = r.layout().squeeze_dim(0);
+                let out = product_alias(&r, l, "SqueezeBackward4")?;
+                out.modified_by("squeeze_");
+                Ok(out)
+            }
             (2, 2) => self.mm(other),
             (_, 1) | (_, 2) => {
                 // Fold the batch dims of self into the rows of one product.
@@ -282,7 +321,7 @@ impl Tensor {
                     shape.push(other.shape()[1] as i64);
                     rows.mm(other)?
                 };
-                r.view(&shape)
+                unsafe_view(&r, &shape)
             }
             _ => {
                 let a = if da == 1 {
@@ -295,14 +334,16 @@ impl Tensor {
                 } else {
                     other.clone()
                 };
-                let mut r = a.batched_matmul(&b)?;
-                if da == 1 {
-                    r = r.squeeze(Some(&[-2]))?;
+                let r = a.batched_matmul(&b)?;
+                if da > 1 && db > 1 {
+                    return Ok(r);
                 }
-                if db == 1 {
-                    r = r.squeeze(Some(&[-1]))?;
-                }
-                Ok(r)
+                let n = r.ndim();
+                let shape: Vec<i64> = (0..n)
+                    .filter(|&i| !(da == 1 && i == n - 2 || db == 1 && i == n - 1))
+                    .map(|i| r.shape()[i] as i64)
+                    .collect();
+                unsafe_view(&r, &shape)
             }
         }
     }

@@ -176,6 +176,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 impl PyTensor {
     #[getter]
     fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner.check_view_history()?;
         self.inner
             .grad_fn()
             .map(|node| super::function::node_to_py(py, node))

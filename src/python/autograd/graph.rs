@@ -126,6 +126,7 @@ fn _get_gradient_edge<'py>(
             "It is not possible to get the gradient edge for a Tensor that does not require gradients",
         ));
     }
+    t.inner.check_view_history()?;
     let e = t
         .inner
         .gradient_edge()

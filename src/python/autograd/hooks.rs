@@ -331,6 +331,7 @@ impl PyTensor {
         if !t.requires_grad() {
             return Err(PyRuntimeError::new_err(NO_GRAD_MSG));
         }
+        t.check_view_history()?;
         let id = next_hook_id();
         let target = match t.grad_fn() {
             Some(node) => Target::Node(Arc::downgrade(&node)),

@@ -121,9 +121,12 @@ impl PyTensor {
         slf.inner.set_requires_grad(requires_grad)?;
         Ok(slf)
     }
+    /// Raises, as torch's reads the view's `grad_fn`, for a view whose
+    /// history may not be rebuilt after its base was modified in place.
     #[getter]
-    fn is_leaf(&self) -> bool {
-        self.inner.is_leaf()
+    fn is_leaf(&self) -> PyResult<bool> {
+        self.inner.check_view_history()?;
+        Ok(self.inner.is_leaf())
     }
     /// The same object on every access while it lives (see `identity`).
     #[getter]
