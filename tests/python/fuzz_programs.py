@@ -1243,6 +1243,15 @@ def _dtype(t):
     return str(t.dtype).rsplit(".", 1)[-1]
 
 
+def _is_leaf(t):
+    """``t.is_leaf``; like ``grad_fn`` it raises (on both libraries) for a
+    multi-output view whose base was modified in place."""
+    try:
+        return t.is_leaf
+    except Exception as e:
+        return f"<raises {type(e).__name__}>"
+
+
 def tensor_state(lib, t, with_grad=False, grad=False, v0=0, stride=True):
     """What is compared of a value a step made. ``_version`` is counted from
     ``v0``, the version the tensor had when the program bound it: the count
@@ -1275,7 +1284,7 @@ def tensor_state(lib, t, with_grad=False, grad=False, v0=0, stride=True):
         "shape": shape,
         "values": vals,
         "requires_grad": t.requires_grad,
-        "is_leaf": t.is_leaf,
+        "is_leaf": _is_leaf(t),
         "grad_fn": gf_err or (None if gf is None else "<graph>" if grad else type(gf).__name__),
         "_version": None if grad else t._version - v0,
         "stride": stride,
