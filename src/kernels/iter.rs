@@ -269,7 +269,8 @@ pub fn assert_no_overlap(out: &Strided, input: &Strided) -> Result<()> {
     Ok(())
 }
 
-const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+/// torch's message for a write that shares memory with an input.
+pub(crate) const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
 
 /// The checks every elementwise write runs before touching memory (torch's
 /// TensorIterator `check_mem_overlap`): `out` has no repeated element and

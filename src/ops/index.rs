@@ -193,10 +193,7 @@ fn check_put_values(plan: &AdvPlan, shape: &[usize], dt: DType, values: &Tensor)
 /// layouts, even when empty or not dense).
 fn no_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
     if a.same(b) {
-        bail!(
-            runtime,
-            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
-        );
+        bail!(runtime, "{}", crate::kernels::iter::PARTIAL_OVERLAP);
     }
     assert_no_overlap(a, b)
 }
