@@ -1265,17 +1265,21 @@ def tensor_state(lib, t, with_grad=False, grad=False, v0=0, stride=True):
         stride = None
     try:
         gf = t.grad_fn
-    except Exception as e:  # torch: a multi-output view whose base was modified
+    except Exception as e:  # a restricted view (multi-output, no_grad) whose base was modified
         gf = None
         gf_err = f"<raises {type(e).__name__}>"
     else:
         gf_err = None
+    try:
+        is_leaf = t.is_leaf  # reads grad_fn: raises as it does
+    except Exception as e:
+        is_leaf = f"<raises {type(e).__name__}>"
     st = {
         "dtype": dtype,
         "shape": shape,
         "values": vals,
         "requires_grad": t.requires_grad,
-        "is_leaf": t.is_leaf,
+        "is_leaf": is_leaf,
         "grad_fn": gf_err or (None if gf is None else "<graph>" if grad else type(gf).__name__),
         "_version": None if grad else t._version - v0,
         "stride": stride,
@@ -1667,6 +1671,8 @@ KNOWN = [
         lambda p, m: (
             (m.op == "flatten" and m.what in ("is_leaf", "grad_fn"))
             or (m.what.startswith("grad") and ".flatten()" in p.source())
+            # a new view reads its input's grad_fn, which raises for a stale restricted view
+            or (m.op == "flatten" and m.what == "exception" and m.torch == "no error")
         ),
     ),
     Known(

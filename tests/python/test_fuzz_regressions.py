@@ -391,7 +391,6 @@ GRAD_FN_WRONG = {
     "t",
     "unsqueeze_index",
     "select_index",
-    "reshape_copy",
 }
 
 
