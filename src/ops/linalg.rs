@@ -18,38 +18,9 @@
 
 use crate::autograd::record;
 use crate::kernels::matmul as kernel;
-use crate::tensor::layout::{broadcast_shapes, contiguous_strides, infer_shape};
-use crate::tensor::{Dims, Layout, Tensor};
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::{Dims, Tensor};
 use crate::{bail, Result};
-
-/// torch's `_unsafe_view` of a fresh product `r` (matmul's result): its
-/// memory under `shape` as a tensor of its own, which autograd does not
-/// treat as a view (an in-place op on it records that op, no rebase onto
-/// the product). Contiguous products only are reinterpreted; another is
-/// copied first.
-fn unsafe_view(r: &Tensor, shape: &[i64]) -> Result<Tensor> {
-    let r = if r.is_contiguous() {
-        r.clone()
-    } else {
-        r.contiguous()?
-    };
-    let shape = infer_shape(shape, r.numel())?;
-    let l = Layout {
-        strides: contiguous_strides(&shape),
-        shape,
-        offset: r.storage_offset(),
-    };
-    product_alias(&r, l, "UnsafeViewBackward0")
-}
-
-/// `r`'s memory laid out by `layout` (the same elements in the same
-/// order), not a view of `r`, recorded as node `name`.
-fn product_alias(r: &Tensor, layout: Layout, name: &'static str) -> Result<Tensor> {
-    let rec = record(name, &[r]);
-    let out = Tensor::from(r.with_layout(layout));
-    let orig: Vec<i64> = r.shape().iter().map(|&d| d as i64).collect();
-    rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
-}
 
 fn shape_str(s: &[usize]) -> String {
     s.iter()
@@ -304,7 +275,7 @@ impl Tensor {
                 // torch: mm(...).squeeze_(0), in place: not a view, version 1
                 let r = self.unsqueeze(0)?.mm(other)?;
                 let l = r.layout().squeeze_dim(0);
-                let out = product_alias(&r, l, "SqueezeBackward4")?;
+                let out = r.fresh_alias(l, "SqueezeBackward4")?;
                 out.modified_by("squeeze_");
                 Ok(out)
             }
@@ -321,7 +292,7 @@ impl Tensor {
                     shape.push(other.shape()[1] as i64);
                     rows.mm(other)?
                 };
-                unsafe_view(&r, &shape)
+                r.unsafe_view(&shape)
             }
             _ => {
                 let a = if da == 1 {
@@ -343,7 +314,7 @@ impl Tensor {
                     .filter(|&i| !(da == 1 && i == n - 2 || db == 1 && i == n - 1))
                     .map(|i| r.shape()[i] as i64)
                     .collect();
-                unsafe_view(&r, &shape)
+                r.unsafe_view(&shape)
             }
         }
     }

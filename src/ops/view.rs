@@ -3,6 +3,8 @@
 //! | op                 | backward                                   |
 //! |--------------------|--------------------------------------------|
 //! | view / reshape     | grad.reshape(self.shape)                    |
+//! | _unsafe_view       | grad.reshape(self.shape) (not a view: a     |
+//! |                    | reshape's copy, matmul's results)           |
 //! | transpose(d0, d1)  | grad.transpose(d0, d1)                      |
 //! | permute(dims)      | grad.permute(inverse(dims))                 |
 //! | expand(shape)      | grad.sum_to_size(self.shape)                |
@@ -45,7 +47,36 @@ impl Tensor {
         if self.layout().view_strides(&dims).is_some() {
             return self.view(shape);
         }
-        self.contiguous()?.view(shape)
+        // torch: `_unsafe_view(clone(contiguous))`, not a view of anything
+        self.contiguous()?.unsafe_view(shape)
+    }
+    /// torch's `_unsafe_view` of a fresh result (a reshape's copy, a matmul's
+    /// product): its memory under `shape` as a tensor of its own, which
+    /// autograd does not treat as a view (an in-place op on it records that
+    /// op, no rebase). A non-contiguous `self` is copied first.
+    pub(crate) fn unsafe_view(&self, shape: &[i64]) -> Result<Tensor> {
+        let r = if self.is_contiguous() {
+            self.clone()
+        } else {
+            self.contiguous()?
+        };
+        let shape = infer_shape(shape, r.numel())?;
+        let l = Layout {
+            strides: crate::tensor::layout::contiguous_strides(&shape),
+            shape,
+            offset: r.storage_offset(),
+        };
+        r.fresh_alias(l, "UnsafeViewBackward0")
+    }
+    /// This tensor's memory laid out by `layout` (the same elements in the
+    /// same order, as a reshape would) as a tensor of its own, not a view
+    /// of it, recorded as node `name`: for results torch makes by
+    /// `_unsafe_view` or by an in-place view op (matmul's `squeeze_`).
+    pub(crate) fn fresh_alias(&self, layout: Layout, name: &'static str) -> Result<Tensor> {
+        let rec = record(name, &[self]);
+        let out = Tensor::from(self.with_layout(layout));
+        let orig = to_i64(self.shape());
+        rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         if self.ndim() == 0 {

@@ -450,7 +450,6 @@ GRAD_FN_WRONG = {
     "t",
     "unsqueeze_index",
     "select_index",
-    "reshape_copy",
 }
 
 

@@ -199,7 +199,7 @@ def test_view_returned_by_a_custom_function_refuses_in_place(lib):
     o = view_out(lib).apply(lib.ones(3, requires_grad=True) * 2)
     with pytest.raises(RuntimeError) as info:
         o.mul_(2)
-    assert str(info.value).startswith("Output 0 of Ident is a view and is being modified inplace.")
+    assert str(info.value).startswith("Output 0 of ViewOut is a view and is being modified inplace.")
     assert "custom Function" in str(info.value)
 
 
@@ -767,3 +767,13 @@ def test_writes_into_integer_tensors_record_what_torch_records(lib, dtype):
     m = target()
     m.masked_fill_(m > 0, scalar)
     assert m.requires_grad and type(m.grad_fn).__name__ == "MaskedFillBackward1"
+
+
+def test_a_reshape_that_copies_is_not_a_view(lib):
+    x = lib.ones(1, 3, 2).expand(2, 3, 2).requires_grad_()
+    y = x.reshape(3, 4)  # torch: _unsafe_view(clone())
+    assert not y._is_view() and type(y.grad_fn).__name__ == "UnsafeViewBackward0"
+    y.index_put_((lib.tensor([0]),), lib.ones(4), accumulate=True)
+    assert type(y.grad_fn).__name__ == "IndexPutBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [[[1.0, 1.0]] * 3] * 2
