@@ -269,7 +269,7 @@ pub fn assert_no_overlap(out: &Strided, input: &Strided) -> Result<()> {
     Ok(())
 }
 
-const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+pub(crate) const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
 
 /// The checks every elementwise write runs before touching memory (torch's
 /// TensorIterator `check_mem_overlap`): `out` has no repeated element and

@@ -268,7 +268,11 @@ impl Tensor {
         match (da, db) {
             (1, 1) => self.dot(other),
             (2, 1) => self.mv(other),
-            (1, 2) => self.unsqueeze(0)?.mm(other)?.squeeze(Some(&[0])),
+            // torch squeezes in place here (SqueezeBackward4)
+            (1, 2) => self
+                .unsqueeze(0)?
+                .mm(other)?
+                .squeeze_named(Some(&[0]), "SqueezeBackward4"),
             (2, 2) => self.mm(other),
             (_, 1) | (_, 2) => {
                 // Fold the batch dims of self into the rows of one product.
@@ -297,10 +301,10 @@ impl Tensor {
                 };
                 let mut r = a.batched_matmul(&b)?;
                 if da == 1 {
-                    r = r.squeeze(Some(&[-2]))?;
+                    r = r.squeeze_dim(-2)?;
                 }
                 if db == 1 {
-                    r = r.squeeze(Some(&[-1]))?;
+                    r = r.squeeze_dim(-1)?;
                 }
                 Ok(r)
             }
