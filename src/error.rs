@@ -20,6 +20,9 @@ pub enum ErrorKind {
     Internal,
     /// A failed internal check torch makes with `assert`: `AssertionError`.
     Assertion,
+    /// No kernel for this dtype (torch's "\"kernel\" not implemented for
+    /// 'Long'"): `NotImplementedError`.
+    NotImplemented,
 }
 
 #[derive(Debug, Clone, Error)]
@@ -69,6 +72,9 @@ impl Error {
     }
     pub fn assertion(msg: impl Into<String>) -> Self {
         Self::new(ErrorKind::Assertion, msg)
+    }
+    pub fn not_implemented(msg: impl Into<String>) -> Self {
+        Self::new(ErrorKind::NotImplemented, msg)
     }
 }
 

@@ -573,3 +573,48 @@ fn inplace_ops_record_history_and_versions() {
     assert_msg(&e, "leaf Variable");
     assert!(x.to_f64_vec().iter().any(|&v| v != 0.0));
 }
+
+/// `index_gather_as` into torch's layout holds the values of the contiguous
+/// gather on every source layout and index placement, at any thread count
+/// (its runs, split over threads, write one output).
+#[test]
+fn kernel_index_gather_as_matches_contiguous_gather() {
+    let _lock = common::lock_threads();
+    let n = 8 * 16 * 20 * 24;
+    let base = Tensor::from_vec(
+        (0..n).map(|v| v as f64).collect::<Vec<_>>(),
+        &[8, 16, 20, 24],
+    )
+    .unwrap();
+    let sources = [
+        base.clone(),
+        base.permute(&[3, 1, 0, 2]).unwrap(),
+        base.transpose(0, 2).unwrap(),
+        base.slice(3, None, None, 2)
+            .unwrap()
+            .transpose(1, 3)
+            .unwrap(),
+    ];
+    for x in &sources {
+        let s = x.shape().to_vec();
+        let idx = |d: usize| Some(ti(&[s[d] as i64 - 1, 0, 1, -1, 2, 0], &[6]));
+        let plans = [
+            vec![idx(0)],
+            vec![None, idx(1)],
+            vec![None, None, idx(2), idx(3)],
+            vec![idx(0), None, idx(2)],
+            vec![None, Some(ti(&[1, 0, 1, 1, 0, 0], &[2, 3]))],
+        ];
+        for p in plans {
+            let plan = plan_indices(x.shape(), &p).unwrap();
+            let want = Tensor::from(k::index_gather(x, &plan).unwrap()).to_f64_vec();
+            let layout = plan.torch_layout(x.layout());
+            let got = common::same_for_thread_counts(&[2, 3], "index_gather_as", || {
+                let r = Tensor::from(k::index_gather_as(x, &plan, &layout).unwrap());
+                assert_eq!(r.layout().strides, layout.strides);
+                r.to_f64_vec()
+            });
+            assert_eq!(got, want);
+        }
+    }
+}

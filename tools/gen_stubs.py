@@ -129,7 +129,7 @@ PARAM_TYPES = {
     "split_size_or_sections": _SIZE,
     "split_size": "_int",
     "split_sizes": "Sequence[_int]",
-    "source": _SIZE,
+    "source": "Tensor",  # index_add/index_copy (movedim's is hand-written)
     "destination": _SIZE,
     "tensors": "Sequence[Tensor]",
     "inputs": "Tensor | Sequence[Tensor]",

@@ -91,7 +91,7 @@ macro_rules! dispatch_numeric {
                 $body
             }
             $crate::buffer::DType::Bool => {
-                $crate::bail!(runtime, "\"{}\" not implemented for 'Bool'", $op)
+                $crate::bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $op)
             }
         }
     };

@@ -65,7 +65,7 @@ fn float_params<const N: usize>(
         }
         DType::F64 => Tensor::from(map1::<f64, f64>(x, move |v| f64f(v, p))),
         dt => bail!(
-            runtime,
+            not_implemented,
             "\"{kernel}\" not implemented for '{}'",
             dt.scalar_type_name()
         ),
@@ -120,6 +120,9 @@ impl Tensor {
     pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
         if min_val > max_val {
             bail!(value, "min_val cannot be greater than max_val");
+        }
+        if self.dtype() == DType::Bool {
+            bail!(runtime, "Bool inputs not supported for hardtanh");
         }
         let rec = record("HardtanhBackward0", &[self]);
         let p = [min_val, max_val];
@@ -196,8 +199,8 @@ impl Tensor {
             DType::F32 => Tensor::from(vmap::map1::<f32, vmath::LogSigmoid>(self)),
             DType::F64 => Tensor::from(vmap::map1::<f64, vmath::LogSigmoid>(self)),
             dt => bail!(
-                runtime,
-                "\"log_sigmoid_forward\" not implemented for '{}'",
+                not_implemented,
+                "\"log_sigmoid_cpu\" not implemented for '{}'",
                 dt.scalar_type_name()
             ),
         };
@@ -236,7 +239,7 @@ impl Tensor {
             (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)),
             (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)),
             (dt, _) => bail!(
-                runtime,
+                not_implemented,
                 "\"GeluKernelImpl\" not implemented for '{}'",
                 dt.scalar_type_name()
             ),
@@ -252,7 +255,7 @@ impl Tensor {
             DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)),
             DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)),
             dt => bail!(
-                runtime,
+                not_implemented,
                 "\"silu_cpu\" not implemented for '{}'",
                 dt.scalar_type_name()
             ),
@@ -272,7 +275,7 @@ impl Tensor {
                 f::softplus(v, beta, threshold)
             })),
             dt => bail!(
-                runtime,
+                not_implemented,
                 "\"softplus_cpu\" not implemented for '{}'",
                 dt.scalar_type_name()
             ),

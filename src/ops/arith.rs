@@ -1,12 +1,15 @@
 //! Arithmetic: add, sub, mul, div, neg.
 //!
-//! | op  | d/dself            | d/dother                   |
-//! |-----|--------------------|----------------------------|
-//! | add | grad               | grad                       |
-//! | sub | grad               | -grad                      |
-//! | mul | grad * other       | grad * self                |
-//! | div | grad / other       | -grad * self / other^2     |
-//! | neg | -grad              |                            |
+//! | op             | d/dself            | d/dother                   |
+//! |----------------|--------------------|----------------------------|
+//! | add            | grad               | grad                       |
+//! | sub            | grad               | -grad                      |
+//! | rsub(number)   | -grad              |                            |
+//! | mul            | grad * other       | grad * self                |
+//! | div            | grad / other       | -grad * self / other^2     |
+//! | neg            | -grad              |                            |
+//!
+//! `number / tensor` is `tensor.reciprocal() * number`, as in torch.
 
 use crate::autograd::record;
 use crate::kernels::binary::map2;
@@ -40,6 +43,19 @@ fn promoted(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
     (a.cast_raw(dt), b.cast_raw(dt), dt)
 }
 
+/// `a - b`'s operands in the promoted dtype; bool operands are refused
+/// with torch's messages.
+fn sub_operands(a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
+    let (x, y, dt) = promoted(a, b);
+    if dt == DType::Bool {
+        bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
+    }
+    if a.dtype() == DType::Bool || b.dtype() == DType::Bool {
+        bail!(runtime, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    }
+    Ok((x, y, dt))
+}
+
 impl Tensor {
     pub fn add(&self, other: &Tensor) -> Result<Tensor> {
         let (a, b, dt) = promoted(self, other);
@@ -51,18 +67,29 @@ impl Tensor {
     }
 
     pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
-        let (a, b, dt) = promoted(self, other);
-        if dt == DType::Bool {
-            bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
-        }
-        if self.dtype() == DType::Bool || other.dtype() == DType::Bool {
-            bail!(runtime, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-        }
+        let (a, b, dt) = sub_operands(self, other)?;
         let rec = record("SubBackward0", &[self, other]);
         let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
         rec.finish(out, |c| {
             Ok(vec![Some(c.grad().clone()), Some(c.grad().neg()?)])
         })
+    }
+
+    /// `number - self`, the number wrapped as a 0-dim tensor (`wrap_scalar`):
+    /// torch's `rsub(Tensor, Scalar)`, which `number - tensor` calls
+    /// (RsubBackward1, differentiable in `self` only).
+    pub fn rsub_scalar(&self, number: &Tensor) -> Result<Tensor> {
+        let (a, b, dt) = sub_operands(number, self)?;
+        let rec = record("RsubBackward1", &[self]);
+        let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
+        rec.finish(out, |c| Ok(vec![Some(c.grad().neg()?)]))
+    }
+
+    /// `number / self`, the number wrapped as a 0-dim tensor: torch's
+    /// `Tensor.__rtruediv__`, `self.reciprocal() * number` (MulBackward0
+    /// over ReciprocalBackward0, rounded as torch rounds it).
+    pub fn rdiv_scalar(&self, number: &Tensor) -> Result<Tensor> {
+        self.reciprocal()?.mul(number)
     }
 
     pub fn mul(&self, other: &Tensor) -> Result<Tensor> {

@@ -163,7 +163,7 @@ impl Tensor {
         if batched {
             Ok(cols)
         } else {
-            cols.squeeze(Some(&[0]))
+            cols.squeeze_dim(0)
         }
     }
 
@@ -233,7 +233,7 @@ impl Tensor {
         if batched {
             Ok(r)
         } else {
-            r.squeeze(Some(&[0]))
+            r.squeeze_dim(0)
         }
     }
 
@@ -421,7 +421,7 @@ fn add_bias_unbatch(y: Tensor, bias: Option<&Tensor>, unbatched: bool) -> Result
         None => y,
     };
     if unbatched {
-        y.squeeze(Some(&[0]))
+        y.squeeze_dim(0)
     } else {
         Ok(y)
     }

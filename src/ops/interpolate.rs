@@ -69,7 +69,7 @@ impl Tensor {
         }
         if !self.dtype().is_floating() {
             bail!(
-                runtime,
+                not_implemented,
                 "\"upsample\" not implemented for '{}'",
                 self.dtype().scalar_type_name()
             );

@@ -246,7 +246,7 @@ fn picked(
     } else {
         safe.clone()
     };
-    let mut chosen = x.gather(1, &s.unsqueeze(1)?)?.squeeze(Some(&[1]))?;
+    let mut chosen = x.gather(1, &s.unsqueeze(1)?)?.squeeze_dim(1)?;
     if input.ndim() == 1 {
         chosen = chosen.reshape(&[])?;
     }

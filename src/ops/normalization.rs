@@ -119,7 +119,7 @@ impl Tensor {
         }
         if !self.dtype().is_floating() {
             bail!(
-                runtime,
+                not_implemented,
                 "\"LayerNormKernelImpl\" not implemented for '{}'",
                 self.dtype().scalar_type_name()
             );

@@ -271,7 +271,7 @@ macro_rules! bitwise_ops {
                     match dt {
                         DType::Bool => map2::<bool, bool>(&a, &b, |$x, $y| $e).map(Tensor::from),
                         DType::I64 => map2::<i64, i64>(&a, &b, |$x, $y| $e).map(Tensor::from),
-                        _ => bail!(runtime, "\"{}\" not implemented for '{}'", $kernel, dt.scalar_type_name()),
+                        _ => bail!(not_implemented, "\"{}\" not implemented for '{}'", $kernel, dt.scalar_type_name()),
                     }
                 }
                 pub fn $inplace(&self, other: &Tensor) -> Result<()> {
@@ -302,7 +302,7 @@ impl Tensor {
             DType::F32 => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.powf(y))?),
             DType::F64 => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.powf(y))?),
             DType::I64 => Tensor::from(map2::<i64, i64>(&a, &b, ipow)?),
-            DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
+            DType::Bool => bail!(not_implemented, "\"pow\" not implemented for 'Bool'"),
         };
         rec.save("self", self)
             .save("exponent", exponent)
@@ -392,7 +392,7 @@ impl Tensor {
                 let bv = scalar_i64(b);
                 Tensor::from(map1::<i64, i64>(&e, move |v| ipow(bv, v)))
             }
-            DType::Bool => bail!(runtime, "\"pow\" not implemented for 'Bool'"),
+            DType::Bool => bail!(not_implemented, "\"pow\" not implemented for 'Bool'"),
         };
         rec.save("exponent", exponent)
             .save_output("result", 0)
@@ -505,7 +505,10 @@ impl Tensor {
                 let hi = max.map_or(i64::MAX, scalar_i64);
                 Tensor::from(map1::<i64, i64>(&x, move |v| v.max(lo).min(hi)))
             }
-            DType::Bool => bail!(runtime, "\"clamp_scalar_cpu\" not implemented for 'Bool'"),
+            DType::Bool => bail!(
+                not_implemented,
+                "\"clamp_scalar_cpu\" not implemented for 'Bool'"
+            ),
         };
         rec.save("self", self).finish(out, move |c| {
             let (x, g) = (c.saved(0)?, c.grad());
@@ -556,7 +559,7 @@ impl Tensor {
         }
         let dt = result_type_of(&all, &[]);
         if dt == DType::Bool {
-            bail!(runtime, "\"clamp_cpu\" not implemented for 'Bool'");
+            bail!(not_implemented, "\"clamp_cpu\" not implemented for 'Bool'");
         }
         let rec = record(name, &all);
         let mut out = self.cast_raw(dt);
@@ -695,7 +698,7 @@ impl Tensor {
             DType::Bool => Ok(Tensor::from(map1::<bool, bool>(self, |v| !v))),
             DType::I64 => Ok(Tensor::from(map1::<i64, i64>(self, |v| !v))),
             dt => bail!(
-                runtime,
+                not_implemented,
                 "\"bitwise_not_cpu\" not implemented for '{}'",
                 dt.scalar_type_name()
             ),

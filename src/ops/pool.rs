@@ -180,7 +180,7 @@ fn batched(t: &Tensor, s: usize) -> Result<Tensor> {
 /// Drops the batch dim [`batched`] added.
 fn unbatched(t: Tensor, input: &Tensor, s: usize) -> Result<Tensor> {
     if input.ndim() == s + 1 {
-        t.squeeze(Some(&[0]))
+        t.squeeze_dim(0)
     } else {
         Ok(t)
     }
@@ -396,7 +396,7 @@ impl Tensor {
         check_input(&name, self, s)?;
         if !self.dtype().is_floating() {
             bail!(
-                runtime,
+                not_implemented,
                 "\"{name}\" not implemented for '{}'",
                 self.dtype().scalar_type_name()
             );
@@ -465,7 +465,7 @@ impl Tensor {
         let sizes = adaptive_sizes(&name, self, s, output_size)?;
         if !self.dtype().is_floating() {
             bail!(
-                runtime,
+                not_implemented,
                 "\"{name}\" not implemented for '{}'",
                 self.dtype().scalar_type_name()
             );

@@ -10,7 +10,7 @@ use crate::{bail, Result};
 fn float_only(t: &Tensor, kernel: &str) -> Result<()> {
     if !t.dtype().is_floating() {
         bail!(
-            runtime,
+            not_implemented,
             "\"{kernel}\" not implemented for '{}'",
             t.dtype().scalar_type_name()
         );
@@ -60,7 +60,13 @@ impl Tensor {
     }
     /// Exponential samples with rate `lambd`.
     pub fn exponential_(&self, lambd: f64) -> Result<()> {
-        float_only(self, "exponential_cpu")?;
+        if !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "Exponential distribution is a continuous probability distribution. dtype must be a floating point but you specified {}",
+                self.dtype().scalar_type_name()
+            );
+        }
         if lambd <= 0.0 {
             bail!(
                 runtime,

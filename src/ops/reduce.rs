@@ -371,11 +371,25 @@ impl Tensor {
         op: &str,
         name: &'static str,
     ) -> Result<Tensor> {
-        let rd = reduce_dims(dims, self.ndim())?;
-        if dims.is_empty() && self.numel() == 0 {
-            bail!(runtime, "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.", op);
+        if self.numel() == 0 {
+            // torch's zero_numel_check_dims, before the dim list is
+            // validated as a whole (a repeated dim): each dim in the order
+            // given, named as given.
+            if dims.is_empty() {
+                bail!(runtime, "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.", op);
+            }
+            for &d in dims {
+                if self.shape()[wrap_dim(d, self.ndim())?] == 0 {
+                    bail!(
+                        index,
+                        "{}(): Expected reduction dim {} to have non-zero size.",
+                        op,
+                        d
+                    );
+                }
+            }
         }
-        check_nonempty_dims(self, &rd, op)?;
+        let rd = reduce_dims(dims, self.ndim())?;
         let rec = record(name, &[self]);
         let full = matches!(op, "max" | "min");
         let f = Extreme { max: want_max };

@@ -156,7 +156,7 @@ fn divide(a: &Tensor, b: &Tensor, kind: DivKind) -> Result<Tensor> {
             .map(Tensor::from)
         }
         DType::Bool => bail!(
-            runtime,
+            not_implemented,
             "\"{}\" not implemented for 'Bool'",
             kind.kernel_name()
         ),
@@ -171,7 +171,7 @@ macro_rules! round_like {
             DType::F32 => Tensor::from(map1::<f32, f32>(x, |$v: f32| $e)),
             DType::F64 => Tensor::from(map1::<f64, f64>(x, |$v: f64| $e)),
             DType::I64 => Tensor::from(map1::<i64, i64>(x, |v| v)),
-            DType::Bool => bail!(runtime, "\"{}\" not implemented for 'Bool'", $name),
+            DType::Bool => bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $name),
         }
     }};
 }
@@ -215,8 +215,8 @@ impl Tensor {
                 false => (v * p).round_ties_even() / p,
                 true => (v / p).round_ties_even() * p,
             })),
-            DType::I64 => bail!(runtime, "\"round_cpu\" not implemented for 'Long'"),
-            DType::Bool => bail!(runtime, "\"round_cpu\" not implemented for 'Bool'"),
+            DType::I64 => bail!(not_implemented, "\"round_cpu\" not implemented for 'Long'"),
+            DType::Bool => bail!(not_implemented, "\"round_cpu\" not implemented for 'Bool'"),
         };
         self.rounded("RoundBackward1", out)
     }
@@ -225,8 +225,8 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v - v.trunc())),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v - v.trunc())),
-            DType::I64 => bail!(runtime, "\"frac_cpu\" not implemented for 'Long'"),
-            DType::Bool => bail!(runtime, "\"frac_cpu\" not implemented for 'Bool'"),
+            DType::I64 => bail!(not_implemented, "\"frac_cpu\" not implemented for 'Long'"),
+            DType::Bool => bail!(not_implemented, "\"frac_cpu\" not implemented for 'Bool'"),
         };
         record("FracBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }

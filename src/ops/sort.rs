@@ -101,7 +101,7 @@ impl Tensor {
         let values = self.gather(dim, &idx)?;
         match keepdim {
             true => Ok((values, idx)),
-            false => Ok((values.squeeze(Some(&[dim]))?, idx.squeeze(Some(&[dim]))?)),
+            false => Ok((values.squeeze_dim(dim)?, idx.squeeze_dim(dim)?)),
         }
     }
 }

@@ -171,7 +171,7 @@ impl Tensor {
         };
         if !dt.is_floating() {
             let t = if dt == DType::Bool { "Bool" } else { "Long" };
-            bail!(runtime, "\"{kernel}\" not implemented for '{t}'");
+            bail!(not_implemented, "\"{kernel}\" not implemented for '{t}'");
         }
         let rec = record(name, &[self, other]);
         let out = match base2 {

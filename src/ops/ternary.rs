@@ -29,7 +29,10 @@ impl Tensor {
             } else {
                 "Long"
             };
-            bail!(runtime, "\"lerp_kernel_scalar\" not implemented for '{t}'");
+            bail!(
+                not_implemented,
+                "\"lerp_kernel_scalar\" not implemented for '{t}'"
+            );
         }
         for (what, t) in [("end", Some(end)), ("weight", weight_tensor(weight))] {
             if let Some(t) = t {

@@ -129,7 +129,10 @@ impl Tensor {
         let dt = self.result_type(other);
         if !dt.is_floating() {
             let name = if dt == DType::Bool { "Bool" } else { "Long" };
-            bail!(runtime, "\"hypot_cpu\" not implemented for '{name}'");
+            bail!(
+                not_implemented,
+                "\"hypot_cpu\" not implemented for '{name}'"
+            );
         }
         let rec = record("HypotBackward0", &[self, other]);
         let out = float_map2!(self, other, |x, y| x.hypot(y));

@@ -381,7 +381,7 @@ impl Tensor {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v.abs())),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v.abs())),
             DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.wrapping_abs())),
-            DType::Bool => bail!(runtime, "\"abs_cpu\" not implemented for 'Bool'"),
+            DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
         };
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
     }

@@ -8,6 +8,7 @@
 //! | transpose(d0, d1)  | grad.transpose(d0, d1)                      |
 //! | permute(dims)      | grad.permute(inverse(dims))                 |
 //! | expand(shape)      | grad.sum_to_size(self.shape)                |
+//! | t()                | grad.t()                                    |
 //! | (un)squeeze        | grad.reshape(self.shape)                    |
 //! | narrow/select/slice| scatter grad into zeros of self.shape       |
 
@@ -25,11 +26,15 @@ pub type ViewFn = Arc<dyn Fn(&Layout) -> Layout + Send + Sync>;
 impl Tensor {
     /// torch's `view`: fails when the strides make it impossible.
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        self.view_named(shape, "ViewBackward0")
+    }
+    /// `view` recorded as node `name`.
+    fn view_named(&self, shape: &[i64], name: &'static str) -> Result<Tensor> {
         let shape = infer_shape(shape, self.numel())?;
         let Some(strides) = self.layout().view_strides(&shape) else {
             bail!(runtime, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
         };
-        let rec = record("ViewBackward0", &[self]);
+        let rec = record(name, &[self]);
         let out = self.alias_with_layout(Layout {
             shape,
             strides,
@@ -38,14 +43,18 @@ impl Tensor {
         let orig = to_i64(self.shape());
         rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
-    /// A view when the strides allow, else a copy.
+    /// A view when the strides allow, else a copy, named as torch names
+    /// them: a `view` of a contiguous tensor (ViewBackward0), `_reshape_alias`
+    /// of another (ReshapeAliasBackward0), or `_unsafe_view(self.clone())`
+    /// (UnsafeViewBackward0 over CloneBackward0; the result is no view).
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let dims = infer_shape(shape, self.numel())?;
-        if dims.as_slice() == self.shape() {
+        // (torch counts every empty tensor as contiguous)
+        if self.is_contiguous() || self.numel() == 0 {
             return self.view(shape);
         }
         if self.layout().view_strides(&dims).is_some() {
-            return self.view(shape);
+            return self.view_named(shape, "ReshapeAliasBackward0");
         }
         // torch: `_unsafe_view(clone(contiguous))`, not a view of anything
         self.contiguous()?.unsafe_view(shape)
@@ -130,7 +139,8 @@ impl Tensor {
             Ok(vec![Some(c.grad().transpose(d0 as i64, d1 as i64)?)])
         })
     }
-    /// 2-D transpose (`t()`); 0-D and 1-D tensors come back as they are.
+    /// 2-D transpose (`t()`, TBackward0); 0-D and 1-D tensors come back as
+    /// they are (a view).
     pub fn t(&self) -> Result<Tensor> {
         if self.ndim() > 2 {
             bail!(
@@ -139,10 +149,13 @@ impl Tensor {
                 self.ndim()
             );
         }
-        if self.ndim() < 2 {
-            return self.transpose(0, 0);
-        }
-        self.transpose(0, 1)
+        let rec = record("TBackward0", &[self]);
+        let l = match self.ndim() {
+            2 => self.layout().transpose(0, 1),
+            _ => self.layout().clone(),
+        };
+        let out = self.alias_with_layout(l);
+        rec.finish(out, |c| Ok(vec![Some(c.grad().t()?)]))
     }
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
         if dims.len() != self.ndim() {
@@ -195,8 +208,23 @@ impl Tensor {
         let orig = to_i64(self.shape());
         rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
-    /// Removes the given size-1 dims (all size-1 dims when `dims` is None).
+    /// Removes dim `dim` if its size is 1 (torch's `squeeze(int)`,
+    /// SqueezeBackward1).
+    pub fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
+        self.squeeze_named(Some(&[dim]), "SqueezeBackward1")
+    }
+    /// Removes the given size-1 dims (all size-1 dims when `dims` is None):
+    /// torch's `squeeze()` (SqueezeBackward0) and `squeeze(tuple)`
+    /// (SqueezeBackward2).
     pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
+        let name = match dims {
+            None => "SqueezeBackward0",
+            Some(_) => "SqueezeBackward2",
+        };
+        self.squeeze_named(dims, name)
+    }
+    /// `squeeze` recorded as node `name` (torch names each overload).
+    pub(crate) fn squeeze_named(&self, dims: Option<&[i64]>, name: &'static str) -> Result<Tensor> {
         let mut drop: Vec<usize> = match dims {
             None => (0..self.ndim()).filter(|&i| self.shape()[i] == 1).collect(),
             Some(ds) => ds
@@ -210,7 +238,7 @@ impl Tensor {
         for &d in drop.iter().rev() {
             l = l.squeeze_dim(d);
         }
-        let rec = record("SqueezeBackward0", &[self]);
+        let rec = record(name, &[self]);
         let out = self.alias_with_layout(l);
         let orig = to_i64(self.shape());
         rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
@@ -257,8 +285,9 @@ impl Tensor {
         }
         self.layout().narrow(d, start as usize, length)?;
         let s = start as usize;
+        // torch's narrow is a slice (SliceBackward0)
         self.strided_view(
-            "NarrowBackward0",
+            "SliceBackward0",
             Arc::new(move |l: &Layout| l.narrow(d, s, length).expect("checked")),
         )
     }

@@ -65,7 +65,7 @@ impl Tensor {
             );
         }
         if dtype == DType::Bool {
-            bail!(runtime, "\"arange_cpu\" not implemented for 'Bool'");
+            bail!(not_implemented, "\"arange_cpu\" not implemented for 'Bool'");
         }
         if st == 0.0 || (dtype == DType::I64 && scalar_as_i64(step) == 0) {
             bail!(runtime, "step must be nonzero");
@@ -145,7 +145,10 @@ impl Tensor {
                 &[steps],
             )?
             .cast_raw(DType::I64),
-            DType::Bool => bail!(runtime, "\"linspace_cpu\" not implemented for 'Bool'"),
+            DType::Bool => bail!(
+                not_implemented,
+                "\"linspace_cpu\" not implemented for 'Bool'"
+            ),
         })
     }
     pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {

@@ -94,7 +94,7 @@ pub fn set_rng_state(state: [u64; 5]) -> Result<()> {
 fn check_float(dtype: DType, what: &str) -> Result<()> {
     if !dtype.is_floating() {
         bail!(
-            runtime,
+            not_implemented,
             "\"{}\" not implemented for '{}'",
             what,
             dtype.name()

@@ -1034,6 +1034,58 @@ op(
     api=("Tensor.scatter_add",),
 )
 op(
+    "index_add",
+    lambda lib, x, d, i, s, **kw: lib.index_add(x, d, i, s, **kw),
+    [
+        S(A(3, 4), 0, Const([2, 0, 2]), A(3, 4)),  # a repeated index accumulates
+        S(A(3, 4), 1, Const([3, 1]), A(3, 2), alpha=2.5),
+        S(NC(3, 4), -1, Const([0, 0, 1]), NC(3, 3)),
+        S(A(2, 3, 2), 1, Const(2), A(2, 1, 2), alpha=-1),  # a 0-d index
+        S(A(), 0, Const([0]), A()),
+    ],
+    api=("Tensor.index_add", "Tensor.index_add_"),
+)
+op(
+    "index_copy",
+    lambda lib, x, d, i, s: lib.index_copy(x, d, i, s),
+    [
+        S(A(3, 4), 0, Const([2, 0]), A(2, 4)),
+        S(NC(3, 4), -1, Const([3, 1, 0]), NC(3, 3)),
+        S(A(2, 3, 2), 1, Const(1), A(2, 1, 2)),
+        S(A(3), 0, Const([1]), A()),  # a 0-d source into a vector
+        S(A(), 0, Const([0]), A()),
+    ],
+    api=("Tensor.index_copy", "Tensor.index_copy_"),
+)
+op(
+    "index_fill",
+    lambda lib, x, d, i, v: lib.index_fill(x, d, i, v),
+    [
+        S(A(3, 4), 0, Const([2, 0, 2]), 1.5),
+        S(NC(3, 4), -1, Const([3, -4]), -2.0),
+        S(A(3, 4), 1, Const([1, 1, 3]), A()),  # a 0-d tensor value: its gradient too
+        S(A(2, 3, 2), 2, Const(1), A()),
+        S(A(), -1, Const([0]), A()),
+    ],
+    api=("Tensor.index_fill", "Tensor.index_fill_"),
+)
+op(
+    "index_ops_inplace",
+    lambda lib, x, s, t, v: _index_ops_inplace(lib, x, s, t, v),
+    [S(A(3, 4), A(2, 4), A(3, 2), A()), S(NC(3, 4), NC(2, 4), A(3, 2), A())],
+    needs=("Tensor.index_add_", "Tensor.index_copy_", "Tensor.index_fill_"),
+)
+
+
+def _index_ops_inplace(lib, x, s, t, v):
+    z = x * 1.0
+    z.index_add_(0, make_tensor(lib, np.array([2, 2]), "int64"), s, alpha=0.5)
+    z.index_copy_(1, make_tensor(lib, np.array([3, 0]), "int64"), t)
+    z.index_fill_(0, make_tensor(lib, np.array([1]), "int64"), v)
+    return z * z
+
+
+op(
     "masked_fill",
     lambda lib, x, m, v: lib.masked_fill(x, m, v),
     [

@@ -457,3 +457,65 @@ def test_failed_op_leaves_no_graph(lib):
         a + b
     (a * 2).sum().backward()
     np.testing.assert_array_equal(to_numpy(a.grad), np.full((2, 3), 2.0))
+
+
+# ---- a dtype without a kernel: NotImplementedError (torch's AT_DISPATCH) ----
+
+NO_KERNEL = {
+    "softmax": (lambda L: L.tensor([[1, 5]]).softmax(-1), "softmax_lastdim_kernel_impl", "Long"),
+    "log_softmax": (
+        lambda L: L.tensor([[1, 5]]).log_softmax(-1),
+        "log_softmax_lastdim_kernel_impl",
+        "Long",
+    ),
+    "round_decimals": (lambda L: L.tensor([1]).round(decimals=1), "round_cpu", "Long"),
+    "frac": (lambda L: L.tensor([1]).frac(), "frac_cpu", "Long"),
+    "hypot": (lambda L: L.hypot(L.tensor([1]), L.tensor([1])), "hypot_cpu", "Long"),
+    "logaddexp": (lambda L: L.logaddexp(L.tensor([1]), L.tensor([2])), "logaddexp_cpu", "Long"),
+    "lerp": (lambda L: L.lerp(L.tensor([1]), L.tensor([2]), 0.5), "lerp_kernel_scalar", "Long"),
+    "pow_bool": (lambda L: L.tensor([True]) ** L.tensor([True]), "pow", "Bool"),
+    "abs_bool": (lambda L: L.tensor([True]).abs(), "abs_cpu", "Bool"),
+    "trunc_bool": (lambda L: L.tensor([True]).trunc(), "trunc_vml_cpu", "Bool"),
+    "floor_divide_bool": (lambda L: L.tensor([True]) // L.tensor([True]), "div_floor_cpu", "Bool"),
+    "bitwise_not_float": (lambda L: L.bitwise_not(L.tensor([1.0])), "bitwise_not_cpu", "Float"),
+    "bitwise_and_float": (
+        lambda L: L.tensor([1.0]) & L.tensor([True]),
+        "bitwise_and_cpu",
+        "Float",
+    ),
+    "matmul_bool": (lambda L: L.tensor([[True]]) @ L.tensor([[True]]), "addmm_impl_cpu_", "Bool"),
+    "gelu": (lambda L: L.nn.functional.gelu(L.tensor([1])), "GeluKernelImpl", "Long"),
+    "silu": (lambda L: L.nn.functional.silu(L.tensor([1])), "silu_cpu", "Long"),
+    "elu": (lambda L: L.nn.functional.elu(L.tensor([1])), "elu_cpu", "Long"),
+    "softplus": (lambda L: L.nn.functional.softplus(L.tensor([1])), "softplus_cpu", "Long"),
+    "logsigmoid": (lambda L: L.nn.functional.logsigmoid(L.tensor([1])), "log_sigmoid_cpu", "Long"),
+    "layer_norm": (
+        lambda L: L.nn.functional.layer_norm(L.tensor([[1, 2]]), (2,)),
+        "LayerNormKernelImpl",
+        "Long",
+    ),
+    "uniform_": (lambda L: L.zeros(3, dtype=L.int64).uniform_(), "check_uniform_bounds", "Long"),
+    "normal_": (lambda L: L.zeros(3, dtype=L.int64).normal_(), "normal_kernel_cpu", "Long"),
+    "arange_bool": (lambda L: L.arange(3, dtype=L.bool), "arange_cpu", "Bool"),
+    "linspace_bool": (lambda L: L.linspace(0, 1, 3, dtype=L.bool), "linspace_cpu", "Bool"),
+    "randperm_bool": (lambda L: L.randperm(3, dtype=L.bool), "randperm", "Bool"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_KERNEL))
+def test_missing_kernel_raises_not_implemented_error(lib, name):
+    thunk, kernel, dtype = NO_KERNEL[name]
+    with pytest.raises(NotImplementedError) as e:
+        thunk(lib)
+    assert type(e.value) is NotImplementedError
+    assert str(e.value) == f"\"{kernel}\" not implemented for '{dtype}'"
+
+
+def test_dtype_errors_that_are_not_missing_kernels(lib):
+    for thunk, msg in [
+        (lambda: lib.nn.functional.hardtanh(lib.tensor([True])), "Bool inputs not supported"),
+        (lambda: lib.zeros(3, dtype=lib.int64).exponential_(), "continuous probability"),
+    ]:
+        with pytest.raises(RuntimeError, match=msg) as e:
+            thunk()
+        assert type(e.value) is RuntimeError

@@ -260,6 +260,53 @@ def test_getitem_matches_torch(name, layout):
     check_oracle(fn, make)
 
 
+# (base shape, a (4, 5, 6) view of it)
+LAYOUTS = {
+    "contiguous": ((4, 5, 6), lambda x: x),
+    "transposed": ((6, 5, 4), lambda x: x.transpose(0, 2)),
+    "permuted": ((6, 4, 5), lambda x: x.permute(1, 2, 0)),
+    "sliced": ((4, 10, 6), lambda x: x[:, ::2]),
+    "expanded": ((1, 5, 6), lambda x: x.expand(4, 5, 6)),
+}
+
+
+def _strides_and_name(M, x, idx):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = x[idx]
+    # strides of dims of size 1 are arbitrary
+    st = [s for s, n in zip(y.stride(), y.shape) if n > 1] if y.numel() > 0 else None
+    return tuple(y.shape), st, type(y.grad_fn).__name__ if y.grad_fn is not None else None
+
+
+@pytest.mark.parametrize("name", sorted(GETITEM))
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_getitem_strides_and_grad_fn_match_torch(torch, name, layout):
+    """Advanced indexing lays its result out as torch's TensorIterator does
+    (the kept dims in the source's memory order); basic indexing's views
+    and their grad_fn names follow torch's overloads."""
+
+    def case(M):
+        shape, view = LAYOUTS[layout]
+        x = view(mk(M, shape, requires_grad=True))
+        return _strides_and_name(M, x, GETITEM[name](M))
+
+    assert case(fg) == case(torch)
+
+
+def test_index_output_layouts():
+    """Contiguous sources keep the contiguous gather; others take the
+    strided walk, and both give the same values."""
+    x = mk(fg, (3, 2, 2, 2), requires_grad=False).transpose(2, 0)
+    i = fg.tensor([1, 0, 1])
+    y = x[i]
+    assert y.stride() == (12, 2, 4, 1)
+    assert tvals(y) == tvals(x.contiguous()[i])
+    assert x.contiguous()[i].is_contiguous()
+
+
 def test_getitem_views_share_storage():
     x = mk(fg, (4, 5), requires_grad=False)
     for idx in [1, (slice(1, 3), 2), (Ellipsis, None), (), slice(None, None, 2)]:

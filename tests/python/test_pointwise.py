@@ -759,14 +759,14 @@ def test_inplace_grad_through_other_operand():
     [
         (lambda: -B([True]), RuntimeError, "Negation, the `-` operator, on a bool tensor"),
         (lambda: B([True]).neg_(), RuntimeError, "on a bool tensor"),
-        (lambda: B([True]).abs(), RuntimeError, "abs_cpu"),
+        (lambda: B([True]).abs(), NotImplementedError, "abs_cpu"),
         (lambda: B([True]).relu(), RuntimeError, "Boolean inputs not supported for relu"),
         (
             lambda: I([1, 2]) ** -1,
             RuntimeError,
             "Integers to negative integer powers are not allowed",
         ),
-        (lambda: B([True]) ** B([True]), RuntimeError, "not implemented for 'Bool'"),
+        (lambda: B([True]) ** B([True]), NotImplementedError, "not implemented for 'Bool'"),
         (
             lambda: fg.where(I([1, 0]), fg.tensor([1.0, 2.0]), 0.0),
             RuntimeError,
@@ -792,12 +792,12 @@ def test_inplace_grad_through_other_operand():
             RuntimeError,
             "approximate argument must be either none or tanh",
         ),
-        (lambda: fg._C._nn.gelu(I([1])), RuntimeError, "GeluKernelImpl"),
-        (lambda: fg._C._nn.silu(I([1])), RuntimeError, "silu_cpu"),
+        (lambda: fg._C._nn.gelu(I([1])), NotImplementedError, "GeluKernelImpl"),
+        (lambda: fg._C._nn.silu(I([1])), NotImplementedError, "silu_cpu"),
         (lambda: fg.maximum(fg.tensor([1.0]), 1), TypeError, "must be Tensor"),
         (lambda: ~fg.tensor([1.0]), TypeError, "only implemented on integer and Boolean"),
-        (lambda: fg.tensor([1.0]) & B([True]), RuntimeError, "bitwise_and_cpu"),
-        (lambda: fg.bitwise_not(fg.tensor([1.0])), RuntimeError, "bitwise_not_cpu"),
+        (lambda: fg.tensor([1.0]) & B([True]), NotImplementedError, "bitwise_and_cpu"),
+        (lambda: fg.bitwise_not(fg.tensor([1.0])), NotImplementedError, "bitwise_not_cpu"),
         (lambda: I([1, 2]).exp_(), RuntimeError, "can't be cast"),
         (lambda: I([1, 2]).clamp_(0.5), RuntimeError, "can't be cast"),
         (

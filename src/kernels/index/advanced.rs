@@ -2,6 +2,7 @@
 //! [`AdvPlan`], and index_select's backward ([`index_add_new`]).
 
 use super::super::copy::{expanded, to_vec_as, with_slice};
+use super::super::iter::Plan;
 use super::super::shared_out::SharedOut;
 use super::{wrap_index, Accumulate, GATHER_UNIT};
 use crate::buffer::layout::for_each_offset;
@@ -87,6 +88,88 @@ impl AdvPlan {
             }
         });
     }
+}
+
+impl AdvPlan {
+    /// The layout torch gives `src[indices]` (`aten::index`): its
+    /// TensorIterator orders the result's dims by the strides of the source
+    /// restrided to the result's shape (the indexed block at stride 0) and
+    /// of the index tensors (taken as contiguous, viewed with size-1 dims
+    /// for the kept ones), so the kept dims keep the source's memory order.
+    /// Contiguous when the source is.
+    pub fn torch_layout(&self, src: &Layout) -> Layout {
+        let shape = self.out_shape(&src.shape);
+        if src.is_contiguous() && !shape.contains(&1) {
+            // Every comparison of the ordering is then strict and already in
+            // row-major order, or ambiguous (an indexed dim against a kept
+            // one): the result is contiguous. (Size-1 dims can reorder the
+            // others: torch's insertion sort is not transitive.)
+            return Layout::contiguous(&shape);
+        }
+        let (src_st, blk_st) = self.restrided(src);
+        let as_layout = |strides: Dims| Layout {
+            shape: shape.clone(),
+            strides,
+            offset: 0,
+        };
+        super::super::iter::output_layout(&shape, &[&as_layout(src_st), &as_layout(blk_st)])
+    }
+    /// Strides over the result's shape: the source's along the kept dims (0
+    /// along the indexed block), and an index tensor's as torch's iterator
+    /// sees it (row-major over the block shape padded with size-1 dims, 0
+    /// where those are broadcast over a kept dim), which also steps through
+    /// [`AdvPlan::offsets`]: only the block dims advance it.
+    fn restrided(&self, src: &Layout) -> (Dims, Dims) {
+        let (np, nb, nq) = (self.pre.len(), self.bshape.len(), self.post.len());
+        let kept = |ds: &[usize]| ds.iter().map(|&d| src.strides[d]).collect::<Dims>();
+        let mut src_st = kept(&self.pre);
+        src_st.extend(std::iter::repeat_n(0, nb));
+        src_st.extend(kept(&self.post));
+        let mut padded: Dims = std::iter::repeat_n(1, np).collect();
+        padded.extend(self.bshape.iter().copied());
+        padded.extend(std::iter::repeat_n(1, nq));
+        let mut blk_st = crate::buffer::layout::contiguous_strides(&padded);
+        for (k, n) in self.out_shape(&src.shape).into_iter().enumerate() {
+            if padded[k] != n {
+                blk_st[k] = 0;
+            }
+        }
+        (src_st, blk_st)
+    }
+}
+
+/// `src[indices]` as a fresh tensor laid out as `out` (a dense layout of
+/// the result's shape, [`AdvPlan::torch_layout`]): [`index_gather`] when
+/// `out` is contiguous, else one walk over the result in `out`'s memory
+/// order, split over the threads.
+pub fn index_gather_as(src: &Strided, plan: &AdvPlan, out: &Layout) -> Result<Strided> {
+    if out.is_contiguous() {
+        return index_gather(src, plan);
+    }
+    let l = src.layout();
+    let offs = plan.offsets(l)?;
+    let (src_st, blk_st) = plan.restrided(l);
+    let walk = Plan::new(
+        &out.shape,
+        [(&out.strides, 0), (&src_st, l.offset), (&blk_st, 0)],
+    );
+    fn go<T: Element>(src: &Strided, offs: &[usize], walk: &Plan<3>, out: &Layout) -> Strided {
+        let st = src.storage().read_recursive();
+        let d = st.as_slice::<T>();
+        let mut buf = pool::buffer::<T>(out.numel());
+        let shared = SharedOut::new(&mut buf);
+        let (io, is, ib) = (walk.inner(0), walk.inner(1), walk.inner(2));
+        walk.for_each_run(GATHER_UNIT, |[o, s, b], len| {
+            for j in 0..len {
+                let v = d[s + j * is + offs[b + j * ib]];
+                // SAFETY: the runs of the plan cover each element of the
+                // dense layout `out` (inside `buf`, of its numel) once.
+                unsafe { shared.write(o + j * io, v) };
+            }
+        });
+        Strided::fresh(T::wrap(buf), out.clone())
+    }
+    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(src, &offs, &walk, out)))
 }
 
 /// `src[indices]` as a fresh contiguous tensor.

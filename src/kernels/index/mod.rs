@@ -11,7 +11,7 @@
 //! ([`masked_fill`], [`logical_not`]); `nonzero.rs` finds the true elements
 //! of a mask ([`nonzero`], [`nonzero_rows`]); `advanced.rs` is advanced
 //! indexing and index_select's backward ([`AdvPlan`], [`index_gather`],
-//! [`index_scatter`], [`index_add_new`]); `gather.rs` and `scatter.rs` are
+//! [`index_gather_as`], [`index_scatter`], [`index_add_new`]); `gather.rs` and `scatter.rs` are
 //! torch's [`gather`] and [`scatter`] along one dim, with the argument
 //! checks they share in `checks.rs`.
 
@@ -97,7 +97,7 @@ mod gather;
 mod nonzero;
 mod scatter;
 
-pub use advanced::{index_add_new, index_gather, index_scatter, AdvPlan};
+pub use advanced::{index_add_new, index_gather, index_gather_as, index_scatter, AdvPlan};
 pub use gather::gather;
 pub use nonzero::{nonzero, nonzero_rows};
 pub use scatter::{scatter, ScatterSrc};

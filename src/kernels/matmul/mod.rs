@@ -84,7 +84,10 @@ pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
         DType::F32 => Ok(matmul_typed::<f32>(a, b, false)),
         DType::F64 => Ok(matmul_typed::<f64>(a, b, false)),
         DType::I64 => Ok(matmul_typed::<i64>(a, b, false)),
-        DType::Bool => bail!(runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+        DType::Bool => bail!(
+            not_implemented,
+            "\"addmm_impl_cpu_\" not implemented for 'Bool'"
+        ),
     }
 }
 
@@ -96,7 +99,10 @@ pub fn matmul_reference(a: &Strided, b: &Strided) -> Result<Strided> {
         DType::F32 => Ok(matmul_typed::<f32>(a, b, true)),
         DType::F64 => Ok(matmul_typed::<f64>(a, b, true)),
         DType::I64 => Ok(matmul_typed::<i64>(a, b, true)),
-        DType::Bool => bail!(runtime, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+        DType::Bool => bail!(
+            not_implemented,
+            "\"addmm_impl_cpu_\" not implemented for 'Bool'"
+        ),
     }
 }
 

@@ -8,34 +8,50 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::sync::OnceLock;
 
-/// A tensor or a sequence of tensors, as torch accepts for `tensors=`/`inputs=`.
-pub fn tensor_seq(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
-    if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(vec![t.borrow().inner.clone()]);
-    }
-    obj.try_iter()?
-        .map(|item| Ok(item?.cast::<PyTensor>()?.borrow().inner.clone()))
-        .collect()
+/// A tensor or a sequence of tensors, as torch accepts for `tensors=`/
+/// `outputs=`/`inputs=`; a non-tensor entry fails as in torch: an output
+/// with its AssertionError, an input with its RuntimeError.
+fn checked_seq(obj: &Bound<'_, PyAny>, outputs: bool) -> PyResult<Vec<Tensor>> {
+    seq_of(obj, |item| match item.cast::<PyTensor>() {
+        Ok(t) => Ok(t.borrow().inner.clone()),
+        Err(_) if outputs => Err(pyo3::exceptions::PyAssertionError::new_err(
+            "Expected output to be a torch.Tensor",
+        )),
+        Err(_) => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "all inputs have to be Tensors or GradientEdges, but got {}",
+            item.get_type().name()?
+        ))),
+    })
 }
 
-/// Like `tensor_seq`, but entries may be None.
+fn seq_of<T>(
+    obj: &Bound<'_, PyAny>,
+    f: impl Fn(&Bound<'_, PyAny>) -> PyResult<T>,
+) -> PyResult<Vec<T>> {
+    if obj.is_instance_of::<PyTensor>() {
+        return Ok(vec![f(obj)?]);
+    }
+    obj.try_iter()?.map(|item| f(&item?)).collect()
+}
+
+/// Like `checked_seq`, but entries may be None (gradients: anything else is
+/// torch's TypeError).
 fn opt_tensor_seq(obj: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<Option<Tensor>>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(vec![None; n]);
     };
-    if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(vec![Some(t.borrow().inner.clone())]);
-    }
-    obj.try_iter()?
-        .map(|item| {
-            let item = item?;
-            if item.is_none() {
-                Ok(None)
-            } else {
-                Ok(Some(item.cast::<PyTensor>()?.borrow().inner.clone()))
-            }
-        })
-        .collect()
+    seq_of(obj, |item| {
+        if item.is_none() {
+            return Ok(None);
+        }
+        match item.cast::<PyTensor>() {
+            Ok(t) => Ok(Some(t.borrow().inner.clone())),
+            Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "gradients can be either Tensors or None, but got {}",
+                item.get_type().name()?
+            ))),
+        }
+    })
 }
 
 #[pyfunction]
@@ -49,9 +65,9 @@ fn backward(
     grad_variables: Option<&Bound<'_, PyAny>>,
     inputs: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let tensors = tensor_seq(tensors)?;
+    let tensors = checked_seq(tensors, true)?;
     let grads = opt_tensor_seq(grad_tensors.or(grad_variables), tensors.len())?;
-    let inputs = inputs.map(tensor_seq).transpose()?;
+    let inputs = inputs.map(|i| checked_seq(i, false)).transpose()?;
     py.detach(|| {
         crate::autograd::backward(
             &tensors,
@@ -90,8 +106,8 @@ fn grad<'py>(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.",
         ));
     }
-    let outputs = tensor_seq(outputs)?;
-    let inputs = tensor_seq(inputs)?;
+    let outputs = checked_seq(outputs, true)?;
+    let inputs = checked_seq(inputs, false)?;
     let grads = opt_tensor_seq(grad_outputs, outputs.len())?;
     let result = py.detach(|| {
         crate::autograd::grad(
@@ -191,7 +207,7 @@ impl PyTensor {
         create_graph: bool,
         inputs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let inputs = inputs.map(tensor_seq).transpose()?;
+        let inputs = inputs.map(|i| checked_seq(i, false)).transpose()?;
         let t = self.inner.clone();
         let g = gradient.map(|g| g.inner.clone());
         py.detach(|| {

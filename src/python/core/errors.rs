@@ -4,7 +4,10 @@
 //! the same exception object.
 
 use crate::{Error, ErrorKind};
-use pyo3::exceptions::{PyAssertionError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyAssertionError, PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError,
+    PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::PyErr;
 use std::sync::Arc;
@@ -25,6 +28,7 @@ impl From<Error> for PyErr {
             ErrorKind::Type => PyTypeError::new_err(e.msg),
             ErrorKind::Index => PyIndexError::new_err(e.msg),
             ErrorKind::Assertion => PyAssertionError::new_err(e.msg),
+            ErrorKind::NotImplemented => PyNotImplementedError::new_err(e.msg),
         }
     }
 }

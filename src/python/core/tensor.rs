@@ -267,7 +267,7 @@ impl PyTensor {
         operator(py, &self.inner, other, false, Tensor::sub)
     }
     fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::sub)
+        operator(py, &self.inner, other, false, Tensor::rsub_scalar)
     }
     fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         operator(py, &self.inner, other, false, Tensor::mul)
@@ -279,7 +279,7 @@ impl PyTensor {
         operator(py, &self.inner, other, false, Tensor::div)
     }
     fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::div)
+        operator(py, &self.inner, other, false, Tensor::rdiv_scalar)
     }
     fn __neg__(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.neg()?))
@@ -395,14 +395,15 @@ impl PyTensor {
     }
     #[pyo3(signature = (dim=None))]
     fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let dims: Option<Vec<i64>> = match dim {
-            None => None,
-            Some(d) => Some(match d.extract::<i64>() {
-                Ok(i) => vec![i],
-                Err(_) => d.extract::<Vec<i64>>()?,
-            }),
-        };
-        Ok(wrap(self.inner.squeeze(dims.as_deref())?))
+        // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
+        let t = &self.inner;
+        Ok(wrap(match dim {
+            None => t.squeeze(None)?,
+            Some(d) => match d.extract::<i64>() {
+                Ok(i) => t.squeeze_dim(i)?,
+                Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
+            },
+        }))
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
     fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {

@@ -135,7 +135,7 @@ pub(crate) fn randperm(
     let d = dt(dtype).unwrap_or(DType::I64);
     if d == DType::Bool {
         return Err(PyNotImplementedError::new_err(
-            "\"randperm_cpu\" not implemented for 'Bool'",
+            "\"randperm\" not implemented for 'Bool'",
         ));
     }
     finish(Tensor::randperm(n)?.cast_raw(d), requires_grad)

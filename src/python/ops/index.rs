@@ -1,5 +1,6 @@
 //! Indexing and joining from Python: `x[...]`, `x[...] = v`, gather /
-//! scatter / index_select / masked_fill / take / index_put, and the module
+//! scatter / index_select / masked_fill / take / index_put / index_add /
+//! index_copy / index_fill, and the module
 //! functions `cat` (`concat`, `concatenate`), `stack`, `split`, `chunk`,
 //! `unbind`. Argument parsing only; the semantics live in `src/ops/`.
 
@@ -253,9 +254,50 @@ fn masked_fill_out(t: &Tensor, mask: &Tensor, v: TensorOrScalar) -> crate::Resul
     }
 }
 
+fn index_fill_out(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    v: TensorOrScalar,
+) -> crate::Result<Tensor> {
+    match v {
+        TensorOrScalar::T(s) => t.index_fill(dim, index, &s),
+        TensorOrScalar::S(s) => t.index_fill_scalar(dim, index, s),
+    }
+}
+
+/// index_add's `alpha=`: a number (or a one-element tensor), 1 when absent.
+fn alpha_arg(alpha: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Scalar> {
+    let Some(a) = alpha else {
+        return Ok(Scalar::Int(1));
+    };
+    if let Some(s) = as_scalar(a) {
+        return Ok(s);
+    }
+    if a.is_instance_of::<PyInt>() {
+        // beyond int64: Python's OverflowError, as torch raises
+        return Ok(Scalar::Int(a.extract::<i64>()?));
+    }
+    if let Ok(t) = a.cast::<PyTensor>() {
+        if t.borrow().inner.numel() == 1 {
+            return Ok(t.borrow().inner.item()?);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "{}(): argument 'alpha' must be Number, not {}",
+        what,
+        type_name(a)
+    )))
+}
+
 #[pymethods]
 impl PyTensor {
     fn __getitem__(&self, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        if index.is_instance_of::<PySlice>() {
+            if let TensorIndex::Slice { start, stop, step } = parse_item(index)? {
+                return Ok(wrap(self.inner.getitem_slice(start, stop, step)?));
+            }
+        }
         let items = parse_index(index)?;
         Ok(wrap(self.inner.getitem(&items)?))
     }
@@ -377,6 +419,82 @@ impl PyTensor {
         Ok(wrap(self.inner.take(&index.inner)?))
     }
 
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let a = alpha_arg(alpha, "index_add")?;
+        Ok(wrap(self.inner.index_add(
+            dim,
+            &index.inner,
+            &source.inner,
+            a,
+        )?))
+    }
+
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add_<'py>(
+        slf: PyRef<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        source: PyRef<'py, PyTensor>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let a = alpha_arg(alpha, "index_add_")?;
+        slf.inner.index_add_(dim, &index.inner, &source.inner, a)?;
+        Ok(slf)
+    }
+
+    fn index_copy(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.index_copy(
+            dim,
+            &index.inner,
+            &source.inner,
+        )?))
+    }
+
+    fn index_copy_<'py>(
+        slf: PyRef<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        source: PyRef<'py, PyTensor>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        slf.inner.index_copy_(dim, &index.inner, &source.inner)?;
+        Ok(slf)
+    }
+
+    fn index_fill(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let v = tensor_or_number(value, "index_fill")?;
+        Ok(wrap(index_fill_out(&self.inner, dim, &index.inner, v)?))
+    }
+
+    fn index_fill_<'py>(
+        slf: PyRef<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        match tensor_or_number(value, "index_fill_")? {
+            TensorOrScalar::T(v) => slf.inner.index_fill_(dim, &index.inner, &v)?,
+            TensorOrScalar::S(s) => slf.inner.index_fill_scalar_(dim, &index.inner, s)?,
+        }
+        Ok(slf)
+    }
+
     #[pyo3(signature = (indices, values, accumulate=false))]
     fn index_put(
         &self,
@@ -485,15 +603,16 @@ fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
     Ok(wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?))
 }
 
+/// torch.split is a Python function that calls `tensor.split(...)`: any
+/// object with a `split` method is accepted, others raise its AttributeError.
 #[pyfunction]
 #[pyo3(signature = (tensor, split_size_or_sections, dim=0))]
 fn split<'py>(
-    py: Python<'py>,
-    tensor: PyRef<'py, PyTensor>,
+    tensor: &Bound<'py, PyAny>,
     split_size_or_sections: &Bound<'py, PyAny>,
     dim: i64,
-) -> PyResult<Bound<'py, PyTuple>> {
-    tuple_of(py, split_impl(&tensor.inner, split_size_or_sections, dim)?)
+) -> PyResult<Bound<'py, PyAny>> {
+    tensor.call_method1("split", (split_size_or_sections, dim))
 }
 
 #[pyfunction]
@@ -603,6 +722,49 @@ fn index_put(
 }
 
 #[pyfunction]
+#[pyo3(signature = (input, dim, index, source, *, alpha=None))]
+fn index_add(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    source: PyRef<'_, PyTensor>,
+    alpha: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let a = alpha_arg(alpha, "index_add")?;
+    Ok(wrap(input.inner.index_add(
+        dim,
+        &index.inner,
+        &source.inner,
+        a,
+    )?))
+}
+
+#[pyfunction]
+fn index_copy(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    source: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    Ok(wrap(input.inner.index_copy(
+        dim,
+        &index.inner,
+        &source.inner,
+    )?))
+}
+
+#[pyfunction]
+fn index_fill(
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
+    let v = tensor_or_number(value, "index_fill")?;
+    Ok(wrap(index_fill_out(&input.inner, dim, &index.inner, v)?))
+}
+
+#[pyfunction]
 #[pyo3(signature = (input, *, as_tuple=false))]
 fn nonzero<'py>(
     py: Python<'py>,
@@ -628,6 +790,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(masked_select, m)?)?;
     m.add_function(wrap_pyfunction!(take, m)?)?;
     m.add_function(wrap_pyfunction!(index_put, m)?)?;
+    m.add_function(wrap_pyfunction!(index_add, m)?)?;
+    m.add_function(wrap_pyfunction!(index_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(index_fill, m)?)?;
     m.add_function(wrap_pyfunction!(nonzero, m)?)?;
     Ok(())
 }

@@ -118,14 +118,15 @@ fn permute(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
 #[pyfunction]
 #[pyo3(signature = (input, dim=None))]
 fn squeeze(input: PyRef<'_, PyTensor>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-    let dims: Option<Vec<i64>> = match dim {
-        None => None,
-        Some(d) => Some(match d.extract::<i64>() {
-            Ok(i) => vec![i],
-            Err(_) => d.extract::<Vec<i64>>()?,
-        }),
-    };
-    Ok(wrap(input.inner.squeeze(dims.as_deref())?))
+    // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
+    let t = &input.inner;
+    Ok(wrap(match dim {
+        None => t.squeeze(None)?,
+        Some(d) => match d.extract::<i64>() {
+            Ok(i) => t.squeeze_dim(i)?,
+            Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
+        },
+    }))
 }
 
 #[pyfunction]
