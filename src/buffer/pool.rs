@@ -117,7 +117,14 @@ fn take_cached<T: Element>(n: usize) -> Option<Vec<T>> {
 /// the system refuses panics with torch's message (an error the caller can
 /// see, never an abort); [`try_buffer`] returns it instead.
 pub fn buffer<T: Element>(n: usize) -> Vec<T> {
-    try_buffer(n).unwrap_or_else(|e| panic!("{e}"))
+    or_panic(try_buffer(n))
+}
+
+/// The value of a fallible allocation (`try_buffer` or a kernel built on
+/// it) in code that cannot return an error: a refused allocation panics
+/// with torch's message (Python sees `PanicException`, never an abort).
+pub fn or_panic<T>(r: crate::Result<T>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// [`buffer`], failing with torch's out-of-memory error (RuntimeError)
@@ -132,7 +139,7 @@ pub fn try_buffer<T: Element>(n: usize) -> crate::Result<Vec<T>> {
 }
 
 /// torch's message for an allocation the system refused.
-fn alloc_error(bytes: usize) -> crate::Error {
+pub(crate) fn alloc_error(bytes: usize) -> crate::Error {
     crate::Error::runtime(format!(
         "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
     ))

@@ -85,7 +85,7 @@ pub fn apply2_inplace<T: Element>(
     let ls = src.layout().expand(dst.shape())?;
     // src may share dst's memory: read it into a buffer of its own first.
     if Arc::ptr_eq(dst.storage(), src.storage()) {
-        let vals = super::copy::to_vec_as::<T>(src);
+        let vals = super::copy::to_vec_as::<T>(src)?;
         let lv = Layout::contiguous(src.shape()).expand(dst.shape())?;
         let mut d = dst.storage().write();
         let d = d.as_mut_slice::<T>();

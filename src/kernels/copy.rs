@@ -32,34 +32,35 @@ pub(crate) fn cast_into<U: Element>(
     }
 }
 
-/// Reads `t`'s elements in row-major order as `U` (casting).
-pub fn to_vec_as<U: Element>(t: &Strided) -> Vec<U> {
+/// Reads `t`'s elements in row-major order as `U` (casting). Fails only
+/// when the system refuses the memory (torch's out-of-memory error).
+pub fn to_vec_as<U: Element>(t: &Strided) -> Result<Vec<U>> {
     let l = t.layout();
-    let mut out = pool::buffer::<U>(l.numel());
+    let mut out = pool::try_buffer::<U>(l.numel())?;
     let st = t.storage().read_recursive();
     cast_into(&mut out, &Layout::contiguous(&l.shape), &st, l)
         .expect("a fresh contiguous output and an input inside its storage");
-    out
+    Ok(out)
 }
 
 /// A contiguous tensor with `t`'s values, cast to `U`'s dtype.
-pub fn contiguous_as<U: Element>(t: &Strided) -> Strided {
-    Strided::contiguous(U::wrap(to_vec_as::<U>(t)), t.shape())
+pub fn contiguous_as<U: Element>(t: &Strided) -> Result<Strided> {
+    Ok(Strided::contiguous(U::wrap(to_vec_as::<U>(t)?), t.shape()))
 }
 
 /// A copy of `t` cast to `U`'s dtype, laid out as torch's
 /// `preserve_format` lays it out: `t`'s strides when `t` is dense, else
 /// dense in `t`'s memory order.
-pub fn copy_as<U: Element>(t: &Strided) -> Strided {
+pub fn copy_as<U: Element>(t: &Strided) -> Result<Strided> {
     let l = t.layout();
     let lo = super::iter::output_layout(&l.shape, &[l]);
-    let mut out = pool::buffer::<U>(lo.numel());
+    let mut out = pool::try_buffer::<U>(lo.numel())?;
     {
         let st = t.storage().read_recursive();
         cast_into(&mut out, &lo, &st, l)
             .expect("a fresh dense output and an input inside its storage");
     }
-    Strided::fresh(U::wrap(out), lo)
+    Ok(Strided::fresh(U::wrap(out), lo))
 }
 
 /// Writes `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`'s
@@ -71,7 +72,7 @@ pub fn copy_into(dst: &Strided, src: &Strided) -> Result<()> {
             return Ok(());
         }
         // Read the source first: it shares the destination's memory.
-        let vals = dispatch_all!(dst.dtype(), T => contiguous_as::<T>(src));
+        let vals = dispatch_all!(dst.dtype(), T => contiguous_as::<T>(src))?;
         return copy_into(dst, &vals);
     }
     let s = src.storage().read_recursive();
@@ -96,18 +97,19 @@ pub fn fill(dst: &Strided, v: Scalar) -> Result<()> {
 }
 
 /// Runs `f` on `t`'s elements (of dtype `T`) in row-major order as one
-/// slice: `t`'s own memory when it is contiguous, else a contiguous copy.
-pub fn with_slice<T: Element, R>(t: &Strided, f: impl FnOnce(&[T]) -> R) -> R {
+/// slice: `t`'s own memory when it is contiguous, else a contiguous copy
+/// (which fails only when the system refuses the memory).
+pub fn with_slice<T: Element, R>(t: &Strided, f: impl FnOnce(&[T]) -> R) -> Result<R> {
     let copy;
     let t = if t.is_contiguous() {
         t
     } else {
-        copy = contiguous_as::<T>(t);
+        copy = contiguous_as::<T>(t)?;
         &copy
     };
     let st = t.storage().read_recursive();
     let o = t.storage_offset();
-    f(&st.as_slice::<T>()[o..o + t.numel()])
+    Ok(f(&st.as_slice::<T>()[o..o + t.numel()]))
 }
 
 /// `t`'s storage seen with its layout broadcast to `shape`.

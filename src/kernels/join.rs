@@ -43,7 +43,7 @@ struct Direct<'a, U> {
 }
 
 fn cat_as<U: Element>(srcs: &[(&Strided, Layout)], d: usize, shape: &[usize]) -> Result<Strided> {
-    let mut out = pool::buffer::<U>(numel(shape));
+    let mut out = pool::try_buffer::<U>(numel(shape))?;
     let outer: usize = shape[..d].iter().product();
     let inner: usize = shape[d + 1..].iter().product();
     let row = shape[d] * inner;
@@ -153,7 +153,10 @@ mod tests {
         shape[d] = srcs.iter().map(|t| t.shape()[d]).sum();
         let outer: usize = shape[..d].iter().product();
         let inner: usize = shape[d + 1..].iter().product();
-        let vals: Vec<Vec<f32>> = srcs.iter().map(super::super::copy::to_vec_as).collect();
+        let vals: Vec<Vec<f32>> = srcs
+            .iter()
+            .map(|t| super::super::copy::to_vec_as(t).unwrap())
+            .collect();
         let mut out = Vec::new();
         for o in 0..outer {
             for (t, v) in srcs.iter().zip(&vals) {
@@ -186,7 +189,7 @@ mod tests {
                         // sources contiguous, of another dtype, or strided
                         match i % 3 {
                             0 => arange(n, s),
-                            1 => super::super::copy::copy_as::<f64>(&arange(n, s)),
+                            1 => super::super::copy::copy_as::<f64>(&arange(n, s)).unwrap(),
                             _ => {
                                 let last = s.len() - 1;
                                 let mut wide = s.to_vec();
@@ -204,7 +207,7 @@ mod tests {
                 let got = cat(&with, *d, &shape, DType::F32).unwrap();
                 assert_eq!(got.shape(), &shape[..]);
                 assert_eq!(
-                    super::super::copy::to_vec_as::<f32>(&got),
+                    super::super::copy::to_vec_as::<f32>(&got).unwrap(),
                     reference(&srcs, *d),
                     "{shapes:?} along {d} at {threads} threads"
                 );

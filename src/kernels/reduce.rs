@@ -74,20 +74,20 @@ pub fn with_lanes<T: Element, R>(
 }
 
 /// Folds `t` (dtype `T`) over `dims` (sorted, unique) with `f`: a tensor
-/// of the reduced shape.
-pub fn fold<T, F>(t: &Strided, dims: &[usize], keepdim: bool, f: &F) -> Strided
+/// of the reduced shape (or torch's out-of-memory error).
+pub fn fold<T, F>(t: &Strided, dims: &[usize], keepdim: bool, f: &F) -> crate::Result<Strided>
 where
     T: Element + super::fold::FoldElem,
     F: super::fold::Fold<T>,
 {
     debug_assert!(t.dtype() == T::DTYPE);
     let out_shape = reduced_shape(t.shape(), dims, keepdim);
-    let mut out = pool::buffer::<T>(out_shape.iter().product());
+    let mut out = pool::try_buffer::<T>(out_shape.iter().product())?;
     {
         let st = t.storage().read_recursive();
         super::fold::fold(&mut out, st.as_slice::<T>(), t.layout(), dims, f);
     }
-    Strided::contiguous(T::wrap(out), &out_shape)
+    Ok(Strided::contiguous(T::wrap(out), &out_shape))
 }
 
 /// `f(lane_k)` for every lane (see [`with_lanes`]), in order; rayon above
@@ -164,14 +164,19 @@ pub fn map_lanes<T: Element, U: Element>(
         .layout()
         .permute(&inverse)
         .expect("valid permutation");
-    super::copy::contiguous_as::<U>(&permuted.with_layout(l))
+    pool::or_panic(super::copy::contiguous_as::<U>(&permuted.with_layout(l)))
 }
 
 /// Runs `op` along `dim` of `t` (made contiguous first if it is not): the
 /// result has `t`'s shape with `dim` of length `op.out_len(n)`, or
 /// `out_shape` when given (the same elements in another shape, e.g. with a
-/// reduced dim dropped).
-pub fn along_dim<T, U, A>(t: &Strided, dim: usize, op: &A, out_shape: Option<&[usize]>) -> Strided
+/// reduced dim dropped). Fails only with torch's out-of-memory error.
+pub fn along_dim<T, U, A>(
+    t: &Strided,
+    dim: usize,
+    op: &A,
+    out_shape: Option<&[usize]>,
+) -> crate::Result<Strided>
 where
     T: Element,
     U: Element,
@@ -194,11 +199,11 @@ where
     if !shape.is_empty() {
         out_shape[dim] = m;
     }
-    let mut out = pool::buffer::<U>(outer * m * inner);
+    let mut out = pool::try_buffer::<U>(outer * m * inner)?;
     let x = if t.is_contiguous() {
         t.clone()
     } else {
-        super::copy::contiguous_as::<T>(t)
+        super::copy::contiguous_as::<T>(t)?
     };
     {
         let st = x.storage().read_recursive();
@@ -206,7 +211,10 @@ where
         let data = &st.as_slice::<T>()[o..o + x.numel()];
         super::lanes::along(data, [outer, n, inner], &mut out, op);
     }
-    Strided::contiguous(U::wrap(out), out_shape_given.unwrap_or(&out_shape))
+    Ok(Strided::contiguous(
+        U::wrap(out),
+        out_shape_given.unwrap_or(&out_shape),
+    ))
 }
 
 /// Sum of squares, accumulated in f64.

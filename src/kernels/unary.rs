@@ -10,16 +10,17 @@ use crate::buffer::{pool, Element, Strided};
 /// result has the layout torch gives it (`a`'s memory order when `a` is
 /// dense: a transposed input gives a transposed output).
 pub fn map1<T: Element, U: Element>(a: &Strided, f: impl Fn(T) -> U + Sync + Send) -> Strided {
-    map1_grain(a, super::PAR_THRESHOLD, f)
+    crate::buffer::pool::or_panic(try_map1(a, f))
 }
 
-/// [`map1`] split over the threads from `grain` elements.
-pub(crate) fn map1_grain<T: Element, U: Element>(
+/// [`map1`], failing with torch's out-of-memory error when the system
+/// refuses the output (a broadcast input can be far larger than its
+/// storage).
+pub fn try_map1<T: Element, U: Element>(
     a: &Strided,
-    grain: usize,
     f: impl Fn(T) -> U + Sync + Send,
-) -> Strided {
-    map1_kernel(a, grain, &elementwise::Each(f))
+) -> crate::Result<Strided> {
+    map1_kernel(a, super::PAR_THRESHOLD, &elementwise::Each(f))
 }
 
 /// [`map1`] with a kernel, split over the threads from `grain` elements.
@@ -27,26 +28,29 @@ pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
     a: &Strided,
     grain: usize,
     k: &K,
-) -> Strided {
+) -> crate::Result<Strided> {
     debug_assert!(a.dtype() == T::DTYPE);
     let l = a.layout();
     let n = l.numel();
     if n < grain && l.is_contiguous() {
         // A small contiguous input: one slice loop, no iteration plan (its
         // setup would cost more than the work).
-        let mut out = pool::buffer::<U>(n);
+        let mut out = pool::try_buffer::<U>(n)?;
         let st = a.storage().read_recursive();
         k.run(&st.as_slice::<T>()[l.offset..l.offset + n], &mut out);
-        return Strided::fresh(U::wrap(out), crate::buffer::Layout::contiguous(&l.shape));
+        return Ok(Strided::fresh(
+            U::wrap(out),
+            crate::buffer::Layout::contiguous(&l.shape),
+        ));
     }
     let lo = output_layout(&l.shape, &[l]);
-    let mut out = pool::buffer::<U>(lo.numel());
+    let mut out = pool::try_buffer::<U>(lo.numel())?;
     {
         let st = a.storage().read_recursive();
         elementwise::map_with(&mut out, &lo, st.as_slice::<T>(), l, grain, k)
             .expect("a fresh dense output and an input inside its storage");
     }
-    Strided::fresh(U::wrap(out), lo)
+    Ok(Strided::fresh(U::wrap(out), lo))
 }
 
 /// `a[i] = f(a[i])` in place. Does not bump the version. `a` must not

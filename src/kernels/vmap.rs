@@ -56,7 +56,7 @@ impl<T: Copy, K: Binary<T>> RowZip<T, T> for Kernel<K> {
 
 /// `out[i] = K(a[i])` for a tensor of dtype `T`, laid out as torch lays
 /// out a unary op's result.
-pub fn map1<T: Element, K: Unary<T>>(a: &Strided) -> Strided {
+pub fn map1<T: Element, K: Unary<T>>(a: &Strided) -> Result<Strided> {
     super::unary::map1_kernel(a, SIMD_MIN_PAR, &Kernel::<K>::NEW)
 }
 

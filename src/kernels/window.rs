@@ -24,11 +24,14 @@ type TableCache = (HashMap<Vec<usize>, Arc<Windows>>, usize);
 const MAX_CACHED_RUNS: usize = 1 << 19;
 
 /// The table for `key`, built by `build` unless cached.
-fn cached(key: Vec<usize>, build: impl FnOnce() -> Windows) -> Arc<Windows> {
+fn cached(
+    key: Vec<usize>,
+    build: impl FnOnce() -> crate::Result<Windows>,
+) -> crate::Result<Arc<Windows>> {
     if let Some(t) = TABLES.lock().as_ref().and_then(|(m, _)| m.get(&key)) {
-        return t.clone();
+        return Ok(t.clone());
     }
-    let t = Arc::new(build());
+    let t = Arc::new(build()?);
     let n = t.runs.len();
     if n <= MAX_CACHED_RUNS {
         let mut guard = TABLES.lock();
@@ -41,7 +44,7 @@ fn cached(key: Vec<usize>, build: impl FnOnce() -> Windows) -> Arc<Windows> {
             *runs += n;
         }
     }
-    t
+    Ok(t)
 }
 
 /// Where each window element reads from, for one geometry.
@@ -111,7 +114,7 @@ impl Windows {
         dilation: &[usize],
         padding: &[usize],
         stride: &[usize],
-    ) -> Arc<Windows> {
+    ) -> crate::Result<Arc<Windows>> {
         let key = [&[0], input, out, kernel, dilation, padding, stride].concat();
         cached(key, || {
             let pos = (0..input.len())
@@ -133,12 +136,12 @@ impl Windows {
     /// Adaptive pooling's windows: output `o` of a dim of size `n` covers
     /// `floor(o * n / out)..ceil((o + 1) * n / out)`; shorter windows are
     /// padded with nothing up to the longest.
-    pub fn adaptive(input: &[usize], out: &[usize]) -> Arc<Windows> {
+    pub fn adaptive(input: &[usize], out: &[usize]) -> crate::Result<Arc<Windows>> {
         let key = [&[1], input, out].concat();
         cached(key, || Windows::adaptive_table(input, out))
     }
 
-    fn adaptive_table(input: &[usize], out: &[usize]) -> Windows {
+    fn adaptive_table(input: &[usize], out: &[usize]) -> crate::Result<Windows> {
         let span = |n: usize, o: usize, j: usize| (j * n / o, ((j + 1) * n).div_ceil(o));
         let kernel: Vec<usize> = (0..input.len())
             .map(|d| {
@@ -167,13 +170,15 @@ impl Windows {
     }
 
     /// The table from each dim's input position per (kernel index, output
-    /// index), -1 where the window has no element there.
+    /// index), -1 where the window has no element there. The table holds
+    /// an entry per output element of a plane, as large as im2col's output:
+    /// a size the system refuses is torch's out-of-memory error.
     fn from_positions(
         input: &[usize],
         out: &[usize],
         kernel: &[usize],
         pos: Vec<Vec<i64>>,
-    ) -> Windows {
+    ) -> crate::Result<Windows> {
         let s = input.len();
         let plane: usize = input.iter().product();
         let k: usize = kernel.iter().product();
@@ -182,7 +187,10 @@ impl Windows {
         for d in (0..s.saturating_sub(1)).rev() {
             in_stride[d] = in_stride[d + 1] * input[d + 1];
         }
-        let mut offsets = Vec::with_capacity(k * l);
+        let mut offsets: Vec<i64> = Vec::new();
+        offsets
+            .try_reserve_exact(k.saturating_mul(l))
+            .map_err(|_| crate::buffer::pool::alloc_error(k.saturating_mul(l).saturating_mul(8)))?;
         let mut kidx = vec![0usize; s];
         for _ in 0..k {
             let mut oidx = vec![0usize; s];
@@ -201,20 +209,21 @@ impl Windows {
             }
             step(&mut kidx, kernel);
         }
-        Windows {
+        Ok(Windows {
             plane,
             k,
             l,
             runs: runs_of(&offsets, l),
-        }
+        })
     }
 
     /// im2col: `out[p, kk, o] = x[p, offset(kk, o)]`, `fill` over padding.
-    /// `x` holds whole planes; the result has `k * l` elements per plane.
-    pub fn gather<T: Element>(&self, x: &[T], fill: T) -> Vec<T> {
+    /// `x` holds whole planes; the result has `k * l` elements per plane
+    /// (a refused allocation is torch's out-of-memory error).
+    pub fn gather<T: Element>(&self, x: &[T], fill: T) -> crate::Result<Vec<T>> {
         let planes = x.len() / self.plane.max(1);
         let per = self.k * self.l;
-        let mut out = pool::buffer::<T>(planes * per);
+        let mut out = pool::try_buffer::<T>(planes.saturating_mul(per))?;
         let min_len = (crate::kernels::PAR_THRESHOLD).max(per);
         crate::parallel::for_each_chunk_mut_aligned(&mut out, min_len, per, |start, chunk| {
             for (i, dst) in chunk.chunks_mut(per).enumerate() {
@@ -235,7 +244,7 @@ impl Windows {
                 }
             }
         });
-        out
+        Ok(out)
     }
 
     /// col2im, the adjoint of [`Windows::gather`]: every window element is
@@ -438,13 +447,13 @@ mod tests {
 
     #[test]
     fn tables_are_cached_by_their_whole_geometry() {
-        let a = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[1, 0], &[2, 2]);
-        let b = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[1, 0], &[2, 2]);
+        let a = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[1, 0], &[2, 2]).unwrap();
+        let b = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[1, 0], &[2, 2]).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         // Any size differing gives another table, equal to one built anew.
-        let c = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[0, 0], &[2, 2]);
+        let c = Windows::new(&[7, 6], &[4, 3], &[3, 2], &[1, 1], &[0, 0], &[2, 2]).unwrap();
         assert!(!Arc::ptr_eq(&a, &c));
-        let d = Windows::adaptive(&[7, 6], &[4, 3]);
+        let d = Windows::adaptive(&[7, 6], &[4, 3]).unwrap();
         assert!(!Arc::ptr_eq(&a, &d));
         let (x, fresh) = (
             (0..42).map(|v| v as f32).collect::<Vec<_>>(),
@@ -462,11 +471,17 @@ mod tests {
                         v
                     })
                     .collect();
-                Windows::from_positions(&[7, 6], &[4, 3], &[3, 2], pos)
+                Windows::from_positions(&[7, 6], &[4, 3], &[3, 2], pos).unwrap()
             },
         );
-        assert_eq!(a.gather(&x, -1.0), fresh(&[1, 0]).gather(&x, -1.0));
-        assert_eq!(c.gather(&x, -1.0), fresh(&[0, 0]).gather(&x, -1.0));
+        assert_eq!(
+            a.gather(&x, -1.0).unwrap(),
+            fresh(&[1, 0]).gather(&x, -1.0).unwrap()
+        );
+        assert_eq!(
+            c.gather(&x, -1.0).unwrap(),
+            fresh(&[0, 0]).gather(&x, -1.0).unwrap()
+        );
     }
 
     #[test]
@@ -522,9 +537,9 @@ mod tests {
         let oh = (h + 2 - 3) / 2 + 1;
         // Dilated kernel width (2 - 1) * 2 + 1 = 3.
         let ow = w + 2 - 3 + 1;
-        let t = Windows::new(&[h, w], &[oh, ow], &[3, 2], &[1, 2], &[1, 1], &[2, 1]);
+        let t = Windows::new(&[h, w], &[oh, ow], &[3, 2], &[1, 2], &[1, 1], &[2, 1]).unwrap();
         let x: Vec<f64> = (0..2 * h * w).map(|i| ((i * 7) % 11) as f64).collect();
-        let cols = t.gather(&x, -5.0);
+        let cols = t.gather(&x, -5.0).unwrap();
         let (mx, at) = t.max(&x);
         for p in 0..2 {
             for (kk, (ki, kj)) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
@@ -566,16 +581,16 @@ mod tests {
     #[test]
     fn gather_then_scatter_counts_window_coverage() {
         // 1-D, size 5, kernel 3, padding 1, stride 2: windows at -1, 1, 3.
-        let w = Windows::new(&[5], &[3], &[3], &[1], &[1], &[2]);
+        let w = Windows::new(&[5], &[3], &[3], &[1], &[1], &[2]).unwrap();
         let x: Vec<f64> = (1..=5).map(f64::from).collect();
-        let cols = w.gather(&x, 0.0);
+        let cols = w.gather(&x, 0.0).unwrap();
         // rows: kernel index 0, 1, 2; columns: windows.
         assert_eq!(cols, vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0, 2.0, 4.0, 0.0]);
         let back = w.scatter_add(&[1.0; 9]);
         assert_eq!(back, vec![1.0, 2.0, 1.0, 2.0, 1.0]);
         assert_eq!(w.max(&x), (vec![2.0, 4.0, 5.0], vec![1, 3, 4]));
         // adaptive, 5 -> 3: windows 0..2, 1..4, 3..5
-        let a = Windows::adaptive(&[5], &[3]);
+        let a = Windows::adaptive(&[5], &[3]).unwrap();
         assert_eq!(
             a.max(&[5.0, 1.0, 2.0, 0.0, 4.0]),
             (vec![5.0, 2.0, 4.0], vec![0, 2, 4])

@@ -196,8 +196,8 @@ impl Tensor {
     pub fn logsigmoid(&self) -> Result<Tensor> {
         let rec = record("LogSigmoidBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::LogSigmoid>(self)),
-            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::LogSigmoid>(self)),
+            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::LogSigmoid>(self)?),
+            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::LogSigmoid>(self)?),
             dt => bail!(
                 not_implemented,
                 "\"log_sigmoid_cpu\" not implemented for '{}'",
@@ -234,10 +234,10 @@ impl Tensor {
         let tanh = gelu_mode(approximate)?;
         let rec = record("GeluBackward0", &[self]);
         let out = match (self.dtype(), tanh) {
-            (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(self)),
-            (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(self)),
-            (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)),
-            (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)),
+            (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(self)?),
+            (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(self)?),
+            (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)?),
+            (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)?),
             (dt, _) => bail!(
                 not_implemented,
                 "\"GeluKernelImpl\" not implemented for '{}'",
@@ -252,8 +252,8 @@ impl Tensor {
     pub fn silu(&self) -> Result<Tensor> {
         let rec = record("SiluBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)),
-            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)),
+            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)?),
+            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)?),
             dt => bail!(
                 not_implemented,
                 "\"silu_cpu\" not implemented for '{}'",

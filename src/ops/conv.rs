@@ -57,7 +57,7 @@ impl Window {
             })
             .collect()
     }
-    fn table(&self, input: &[usize], out: &[usize]) -> std::sync::Arc<Windows> {
+    fn table(&self, input: &[usize], out: &[usize]) -> Result<std::sync::Arc<Windows>> {
         Windows::new(
             input,
             out,
@@ -91,10 +91,10 @@ impl Tensor {
         let s = w.kernel.len();
         let (batch, channels) = (self.shape()[0], self.shape()[1]);
         let input: Vec<usize> = self.shape()[2..2 + s].to_vec();
-        let table = w.table(&input, out);
+        let table = w.table(&input, out)?;
         let rec = record("Im2ColBackward0", &[self]);
         let data = crate::dispatch_numeric!(self.dtype(), "im2col", T => {
-            let v = crate::kernels::copy::with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)));
+            let v = crate::kernels::copy::with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)))??;
             T::wrap(v)
         });
         let shape = [batch, channels * table.k, table.l];
@@ -109,12 +109,12 @@ impl Tensor {
     /// col2im, the adjoint of [`Tensor::window_cols`]: `self` is
     /// `[batch, channels * K, L]`; the result `[batch, channels, *input]`.
     pub(crate) fn window_sum(&self, input: &[usize], w: &Window, out: &[usize]) -> Result<Tensor> {
-        let table = w.table(input, out);
+        let table = w.table(input, out)?;
         let batch = self.shape()[0];
         let channels = self.shape()[1] / table.k.max(1);
         let rec = record("Col2ImBackward0", &[self]);
         let data = crate::dispatch_numeric!(self.dtype(), "col2im", T => {
-            T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.scatter_add(x)))
+            T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.scatter_add(x))?)
         });
         let mut shape = vec![batch, channels];
         shape.extend_from_slice(input);

@@ -14,7 +14,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         let rec = record("ToCopyBackward0", &[self]);
-        let out = self.cast_raw(dtype);
+        let out = self.try_cast_raw(dtype)?;
         if !dtype.is_floating() {
             return Ok(out);
         }
@@ -24,24 +24,29 @@ impl Tensor {
     /// `self` cast to `dtype` without history (a contiguous copy unless the
     /// dtype already matches).
     pub fn cast_raw(&self, dtype: DType) -> Tensor {
+        crate::buffer::pool::or_panic(self.try_cast_raw(dtype))
+    }
+    /// [`Tensor::cast_raw`], failing with torch's out-of-memory error when
+    /// the system refuses the copy's memory.
+    pub fn try_cast_raw(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
-            return self.clone();
+            return Ok(self.clone());
         }
-        dispatch_all!(dtype, T => Tensor::from(copy_as::<T>(self)))
+        Ok(dispatch_all!(dtype, T => Tensor::from(copy_as::<T>(self)?)))
     }
     /// A copy with its own memory (torch's `clone()`), laid out as torch's
     /// `preserve_format`: `self`'s strides when dense, else dense in
     /// `self`'s memory order.
     pub fn clone_tensor(&self) -> Result<Tensor> {
         let rec = record("CloneBackward0", &[self]);
-        let out = dispatch_all!(self.dtype(), T => Tensor::from(copy_as::<T>(self)));
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(copy_as::<T>(self)?));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// A contiguous copy with its own memory (torch's
     /// `clone(memory_format=torch.contiguous_format)`).
     pub fn clone_contiguous(&self) -> Result<Tensor> {
         let rec = record("CloneBackward0", &[self]);
-        let out = dispatch_all!(self.dtype(), T => Tensor::from(contiguous_as::<T>(self)));
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(contiguous_as::<T>(self)?));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// `self` if contiguous, else a contiguous copy (recorded as torch
@@ -51,7 +56,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         let rec = record("CloneBackward0", &[self]);
-        let out = dispatch_all!(self.dtype(), T => Tensor::from(contiguous_as::<T>(self)));
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(contiguous_as::<T>(self)?));
         rec.finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
     /// A zero-copy broadcast view with no history (for kernels).

@@ -149,7 +149,7 @@ pub fn plan_indices(shape: &[usize], indices: &[Option<Tensor>]) -> Result<AdvPl
     let dims: Vec<usize> = entries.iter().map(|e| e.0).collect();
     let idx: Vec<Vec<i64>> = entries
         .iter()
-        .map(|e| Ok(e.2.broadcast_to_raw(&bshape)?.to_vec::<i64>()))
+        .map(|e| e.2.broadcast_to_raw(&bshape)?.try_to_vec::<i64>())
         .collect::<Result<_>>()?;
     let (first, last) = (dims[0], *dims.last().unwrap());
     let adjacent = last - first + 1 == dims.len();
@@ -272,7 +272,7 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<Tensor> {
         let rec = record("IndexPutBackward0", &[self, values]);
-        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
+        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)?));
         let v = values.cast_raw(self.dtype());
         k::index_scatter(&out, &plan, &v, accumulate)?;
         rec.finish(out, move |c| {
@@ -509,7 +509,7 @@ impl Tensor {
         }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape()[d] as i64;
-        let iv = index.to_vec::<i64>();
+        let iv = index.try_to_vec::<i64>()?;
         if iv.iter().any(|&i| i < 0 || i >= size) {
             bail!(index, "index out of range in self");
         }
@@ -547,7 +547,7 @@ impl Tensor {
             );
         }
         let n = self.numel() as i64;
-        for &i in index.to_vec::<i64>().iter() {
+        for &i in index.try_to_vec::<i64>()?.iter() {
             if i < -n || i >= n {
                 bail!(
                     index,
@@ -660,7 +660,7 @@ impl Tensor {
             Some(src) if accumulate => record("ScatterAddBackward0", &[self, src]),
             Some(src) => record("ScatterBackward0", &[self, src]),
         };
-        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
+        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)?));
         let ks = match (src, value) {
             (Some(s), _) => ScatterSrc::Array(s),
             (None, Some(v)) => ScatterSrc::Value(v),
@@ -776,7 +776,7 @@ impl Tensor {
         let shape = self.check_mask(mask)?;
         let rec = record("MaskedFillBackward0", &[self]);
         let out = crate::dispatch_all!(self.dtype(), T =>
-            Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)));
+            Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)?));
         k::masked_fill(&out, mask, value)?;
         rec.save("mask", mask).finish(out, move |c| {
             let m = c.saved(0)?;
@@ -796,7 +796,7 @@ impl Tensor {
         let shape = self.check_mask(mask)?;
         let rec = record("MaskedFillBackward1", &[self, value]);
         let out = crate::dispatch_all!(self.dtype(), T =>
-            Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)));
+            Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)?));
         k::masked_fill(&out, mask, value.item()?)?;
         rec.save("mask", mask).finish(out, move |c| {
             let (g, m) = (c.grad(), c.saved(0)?);
@@ -932,8 +932,10 @@ fn slice_plan(shape: &[usize], dim: usize, index: &[i64]) -> Result<Arc<AdvPlan>
 }
 
 /// A contiguous copy of `t`, without history (the caller records).
-fn contiguous_copy(t: &Tensor) -> Tensor {
-    crate::dispatch_all!(t.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(t)))
+fn contiguous_copy(t: &Tensor) -> Result<Tensor> {
+    Ok(
+        crate::dispatch_all!(t.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(t)?)),
+    )
 }
 
 /// `grad.index_select(dim, index)` shaped as `source` (torch: expanded as
@@ -1032,7 +1034,7 @@ impl Tensor {
         }
         let given = alpha;
         let alpha = checked_scalar(alpha, self.dtype())?;
-        let iv = index.to_vec::<i64>();
+        let iv = index.try_to_vec::<i64>()?;
         let size = self.shape().get(d).copied().unwrap_or(1) as i64;
         if self.ndim() > 1 {
             if n == 0 || self.numel() == 0 {
@@ -1096,7 +1098,7 @@ impl Tensor {
         source: &Tensor,
     ) -> Result<Tensor> {
         let rec = record("IndexAddBackward0", &[self, source]);
-        let out = contiguous_copy(self);
+        let out = contiguous_copy(self)?;
         if !a.index.is_empty() {
             let plan = slice_plan(self.shape(), a.dim, &a.index)?;
             let v = Self::index_add_values(source, a.alpha)?;
@@ -1210,7 +1212,7 @@ impl Tensor {
                 source.shape()[d]
             );
         }
-        let iv = index.to_vec::<i64>();
+        let iv = index.try_to_vec::<i64>()?;
         let size = self.shape().get(d).copied().unwrap_or(1);
         // torch checks the indices as it copies: not at all when the
         // slices are empty
@@ -1247,7 +1249,7 @@ impl Tensor {
         source: &Tensor,
     ) -> Result<Tensor> {
         let rec = record("IndexCopyBackward0", &[self, source]);
-        let out = contiguous_copy(self);
+        let out = contiguous_copy(self)?;
         if !a.index.is_empty() {
             let plan = slice_plan(self.shape(), a.dim, &a.index)?;
             k::index_scatter(&at_least_1d(&out), &plan, &at_least_1d(source), false)?;
@@ -1333,7 +1335,7 @@ impl Tensor {
         let (d, iv) = self.check_index_fill(dim, index, false)?;
         let value = checked_scalar(value, self.dtype())?;
         let rec = record("IndexFillBackward0", &[self]);
-        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::copy_as::<T>(self)));
+        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::copy_as::<T>(self)?));
         Self::fill_slices(&at_least_1d(&out), d, &iv, value)?;
         rec.save("index", index).finish(out, move |c| {
             let index = c.saved(0)?;
@@ -1352,14 +1354,14 @@ impl Tensor {
         let (d, iv) = self.check_index_fill(dim, index, false)?;
         let v = checked_scalar(value.item()?, self.dtype())?;
         let rec = record("IndexFillBackward1", &[self, value]);
-        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::copy_as::<T>(self)));
+        let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::copy_as::<T>(self)?));
         Self::fill_slices(&at_least_1d(&out), d, &iv, v)?;
         rec.save("index", index).finish(out, move |c| {
             let (g, index) = (c.grad(), c.saved(0)?);
             let ds = c.grad_for(0, || g.index_fill_scalar(d as i64, &index, Scalar::Int(0)))?;
             let dv = c.grad_for(1, || {
                 // torch: grad.index_select(dim, unique(index)).sum()
-                let mut u = index.to_vec::<i64>();
+                let mut u = index.try_to_vec::<i64>()?;
                 u.sort_unstable();
                 u.dedup();
                 let n = u.len();

@@ -114,7 +114,7 @@ impl Tensor {
         }
         // A stand-in for self's current value with self's autograd identity,
         // so what the op saves survives the overwrite below.
-        let before = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)));
+        let before = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)?));
         if let Some(node) = self.grad_fn() {
             before.set_history(node, self.output_nr());
         }

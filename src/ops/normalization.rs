@@ -152,7 +152,7 @@ impl Tensor {
             // The input read in place when contiguous (no copy).
             crate::kernels::copy::with_slice::<T, _>(self, |x| {
                 layer_norm_rows(x, w.as_deref(), b.as_deref(), cols, eps, &mut y, &mut m, &mut r)
-            });
+            })?;
             (
                 Tensor::from_vec(y, self.shape())?,
                 Tensor::from_vec(m, &stat_shape)?,
@@ -409,13 +409,13 @@ fn layer_norm_backward_fused(
                             )
                         };
                         match &w {
-                            Some(w) => with_slice::<T, _>(w, |ws| run(Some(ws))),
+                            Some(w) => crate::buffer::pool::or_panic(with_slice::<T, _>(w, |ws| run(Some(ws)))),
                             None => run(None),
                         }
                     })
                 })
             })
-        });
+        })????; // (each level of `with_slice` may fail to copy)
         (
             dx.map(|v| Tensor::from_vec(v, x.shape())).transpose()?,
             dw.map(|v| Tensor::from_vec(v, &norm_shape)).transpose()?,

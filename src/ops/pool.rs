@@ -60,8 +60,8 @@ fn window_max(
     let with_index = want_index || rec.active();
     let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
         let (v, i) = match &cl {
-            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d, with_index)),
-            None => with_slice::<T, _>(x, |d| table.max(d)),
+            Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d, with_index))?,
+            None => with_slice::<T, _>(x, |d| table.max(d))?,
         };
         (T::wrap(v), i)
     });
@@ -356,7 +356,7 @@ impl Tensor {
             &w.dilation,
             &w.padding,
             &w.stride,
-        );
+        )?;
         let node = (MAX_POOL_NAMES[s - 1], name.as_str());
         let (values, index) = window_max(&x, &table, Some(&w), &out, node, want_index)?;
         let index = index.map(|i| unbatched(i, self, s)).transpose()?;
@@ -373,7 +373,7 @@ impl Tensor {
         let name = format!("adaptive_max_pool{s}d");
         let sizes = adaptive_sizes(&name, self, s, output_size)?;
         let x = batched(self, s)?;
-        let table = crate::kernels::window::Windows::adaptive(&x.shape()[2..], &sizes);
+        let table = crate::kernels::window::Windows::adaptive(&x.shape()[2..], &sizes)?;
         let node = (ADAPTIVE_MAX_POOL_NAMES[s - 1], name.as_str());
         let (values, index) = window_max(&x, &table, None, &sizes, node, true)?;
         let index = index.expect("positions were asked for");

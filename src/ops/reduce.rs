@@ -217,10 +217,10 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let out = match dt {
-            DType::F32 => Tensor::from(fold::<f32, _>(&x, &rd, keepdim, &Sum { scale: None })),
-            DType::F64 => Tensor::from(fold::<f64, _>(&x, &rd, keepdim, &Sum { scale: None })),
-            DType::I64 => Tensor::from(fold::<i64, _>(&x, &rd, keepdim, &Sum { scale: None })),
-            DType::Bool => Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })),
+            DType::F32 => Tensor::from(fold::<f32, _>(&x, &rd, keepdim, &Sum { scale: None })?),
+            DType::F64 => Tensor::from(fold::<f64, _>(&x, &rd, keepdim, &Sum { scale: None })?),
+            DType::I64 => Tensor::from(fold::<i64, _>(&x, &rd, keepdim, &Sum { scale: None })?),
+            DType::Bool => Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })?),
         };
         let shape = to_i64(self.shape());
         rec.finish(out, move |c| {
@@ -253,7 +253,7 @@ impl Tensor {
         let rec = record(name, &[&x]);
         let out = dispatch_float!(dt, T => {
             let scale = Some(T::from_f64(1.0 / count as f64));
-            Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale }))
+            Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale })?)
         });
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
@@ -290,10 +290,10 @@ impl Tensor {
         let x = self.to_dtype(dt)?;
         let rec = record(name, &[&x]);
         let out = match dt {
-            DType::F32 => Tensor::from(fold::<f32, _>(&x, rd, keepdim, &Prod)),
-            DType::F64 => Tensor::from(fold::<f64, _>(&x, rd, keepdim, &Prod)),
-            DType::I64 => Tensor::from(fold::<i64, _>(&x, rd, keepdim, &Prod)),
-            DType::Bool => Tensor::from(fold::<bool, _>(&x, rd, keepdim, &Prod)),
+            DType::F32 => Tensor::from(fold::<f32, _>(&x, rd, keepdim, &Prod)?),
+            DType::F64 => Tensor::from(fold::<f64, _>(&x, rd, keepdim, &Prod)?),
+            DType::I64 => Tensor::from(fold::<i64, _>(&x, rd, keepdim, &Prod)?),
+            DType::Bool => Tensor::from(fold::<bool, _>(&x, rd, keepdim, &Prod)?),
         };
         let rd = rd.to_vec();
         rec.save("self", &x)
@@ -341,9 +341,9 @@ impl Tensor {
         };
         let x = self.cast_raw(DType::Bool);
         Ok(if all {
-            Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Prod))
+            Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Prod)?)
         } else {
-            Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None }))
+            Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })?)
         })
     }
 
@@ -394,7 +394,7 @@ impl Tensor {
         let full = matches!(op, "max" | "min");
         let f = Extreme { max: want_max };
         let out =
-            dispatch_all!(self.dtype(), T => Tensor::from(fold::<T, _>(self, &rd, keepdim, &f)));
+            dispatch_all!(self.dtype(), T => Tensor::from(fold::<T, _>(self, &rd, keepdim, &f)?));
         rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -430,7 +430,7 @@ impl Tensor {
         let (values, idx) = dispatch_all!(self.dtype(), T => {
             let (v, i) = match extreme_rows_layout(self, &rd) {
                 // A non-last dim of a contiguous tensor: whole rows at a time.
-                Some(sizes) => crate::kernels::copy::with_slice::<T, _>(self, |x| arg_extreme_rows(x, sizes, want_max)),
+                Some(sizes) => crate::kernels::copy::with_slice::<T, _>(self, |x| arg_extreme_rows(x, sizes, want_max))?,
                 None => reduce_lanes::<T, (T, i64)>(self, &rd, move |v| arg_extreme(v, want_max))
                     .into_iter()
                     .unzip(),
@@ -619,7 +619,7 @@ impl Tensor {
         let rec = record("LogsumexpBackward0", &[&x]);
         let out = if rd.len() == 1 {
             let shape = reduced_shape(x.shape(), &rd, keepdim);
-            dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, rd[0], &LogSumExp, Some(&shape))))
+            dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, rd[0], &LogSumExp, Some(&shape))?))
         } else {
             dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice)))
         };
@@ -656,8 +656,7 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let f = CumSum { reverse };
-        let out =
-            dispatch_all!(self.dtype(), T => Tensor::from(along_dim::<T, T, _>(self, d, &f, None)));
+        let out = dispatch_all!(self.dtype(), T => Tensor::from(along_dim::<T, T, _>(self, d, &f, None)?));
         rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
         })

@@ -42,7 +42,7 @@ impl Tensor {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
         let rec = record("SoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &Softmax, None)));
+        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &Softmax, None)?));
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
@@ -62,7 +62,7 @@ impl Tensor {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
         let rec = record("LogSoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &LogSoftmax, None)));
+        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &LogSoftmax, None)?));
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
@@ -95,7 +95,7 @@ fn backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<
         let mut dx = crate::tensor::pool::buffer::<T>(y.numel());
         with_slice::<T, _>(g, |gs| {
             with_slice::<T, _>(y, |ys| softmax_backward_rows(gs, ys, cols, log, &mut dx))
-        });
+        })??;
         Tensor::from_vec(dx, y.shape())?
     });
     Ok(Some(dx))

@@ -51,22 +51,22 @@ macro_rules! float_map {
     ($x:expr, |$v:ident| $e:expr) => {{
         let x: &$crate::tensor::Tensor = $x;
         match x.dtype() {
-            $crate::tensor::DType::F32 => {
-                Tensor::from($crate::kernels::unary::map1::<f32, f32>(x, |$v: f32| $e))
-            }
-            $crate::tensor::DType::F64 => {
-                Tensor::from($crate::kernels::unary::map1::<f64, f64>(x, |$v: f64| $e))
-            }
+            $crate::tensor::DType::F32 => Tensor::from(
+                $crate::kernels::unary::try_map1::<f32, f32>(x, |$v: f32| $e)?,
+            ),
+            $crate::tensor::DType::F64 => Tensor::from(
+                $crate::kernels::unary::try_map1::<f64, f64>(x, |$v: f64| $e)?,
+            ),
             _ if crate::tensor::dtype::default_float() == $crate::tensor::DType::F64 => {
-                Tensor::from($crate::kernels::unary::map1::<f64, f64>(
-                    &x.cast_raw($crate::tensor::DType::F64),
+                Tensor::from($crate::kernels::unary::try_map1::<f64, f64>(
+                    &*x.try_cast_raw($crate::tensor::DType::F64)?,
                     |$v: f64| $e,
-                ))
+                )?)
             }
-            _ => Tensor::from($crate::kernels::unary::map1::<f32, f32>(
-                &x.cast_raw($crate::tensor::DType::F32),
+            _ => Tensor::from($crate::kernels::unary::try_map1::<f32, f32>(
+                &*x.try_cast_raw($crate::tensor::DType::F32)?,
                 |$v: f32| $e,
-            )),
+            )?),
         }
     }};
 }
@@ -80,12 +80,12 @@ macro_rules! float_map_simd {
         use $crate::kernels::vmap::map1;
         use $crate::tensor::DType;
         match x.dtype() {
-            DType::F32 => Tensor::from(map1::<f32, $k>(x)),
-            DType::F64 => Tensor::from(map1::<f64, $k>(x)),
+            DType::F32 => Tensor::from(map1::<f32, $k>(x)?),
+            DType::F64 => Tensor::from(map1::<f64, $k>(x)?),
             _ if $crate::tensor::dtype::default_float() == DType::F64 => {
-                Tensor::from(map1::<f64, $k>(&x.cast_raw(DType::F64)))
+                Tensor::from(map1::<f64, $k>(&x.cast_raw(DType::F64))?)
             }
-            _ => Tensor::from(map1::<f32, $k>(&x.cast_raw(DType::F32))),
+            _ => Tensor::from(map1::<f32, $k>(&x.cast_raw(DType::F32))?),
         }
     }};
 }

@@ -185,10 +185,16 @@ impl Tensor {
     // ----- data access -----
     /// Reads every element in row-major order, converted to f64.
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        crate::kernels::copy::to_vec_as::<f64>(self)
+        crate::buffer::pool::or_panic(crate::kernels::copy::to_vec_as::<f64>(self))
     }
     /// Reads every element as `T` (converting from the tensor's dtype).
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        crate::buffer::pool::or_panic(self.try_to_vec())
+    }
+    /// [`Tensor::to_vec`], failing with torch's out-of-memory error where
+    /// the system refuses the memory (a broadcast view can be far larger
+    /// than its storage).
+    pub fn try_to_vec<T: Element>(&self) -> Result<Vec<T>> {
         crate::kernels::copy::to_vec_as::<T>(self)
     }
     /// The value of a one-element tensor.

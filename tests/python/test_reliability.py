@@ -199,7 +199,9 @@ def test_view_returned_by_a_custom_function_refuses_in_place(lib):
     o = view_out(lib).apply(lib.ones(3, requires_grad=True) * 2)
     with pytest.raises(RuntimeError) as info:
         o.mul_(2)
-    assert str(info.value).startswith("Output 0 of ViewOut is a view and is being modified inplace.")
+    assert str(info.value).startswith(
+        "Output 0 of ViewOut is a view and is being modified inplace."
+    )
     assert "custom Function" in str(info.value)
 
 
@@ -347,6 +349,59 @@ def test_allocation_failure_raises(lib):
     ]:
         with pytest.raises(RuntimeError, match="DefaultCPUAllocator: can't allocate memory"):
             make()
+
+
+def big(lib, n=10**11, dtype=None):
+    """A broadcast view of one element: far more elements than memory holds."""
+    return lib.ones(1, dtype=dtype or lib.float32).expand(n)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: big(lib).contiguous(),
+        lambda lib: big(lib).clone(),
+        lambda lib: big(lib, dtype=lib.int64).float(),
+        lambda lib: big(lib).exp(),
+        lambda lib: big(lib).sin(),
+        lambda lib: big(lib).sigmoid(),
+        lambda lib: lib.nn.functional.gelu(big(lib)),
+        lambda lib: lib.ones(10).repeat(10**10),
+        lambda lib: lib.cat([big(lib), lib.ones(1)]),
+        lambda lib: big(lib)[None].expand(2, -1).sum(0),
+        lambda lib: big(lib).view(10**11, 1).expand(-1, 2).logsumexp(1),
+        lambda lib: big(lib).view(10**11, 1).softmax(1),
+        lambda lib: lib.ones(200000, 1) @ lib.ones(1, 200000),
+        lambda lib: lib.ones(4)[lib.zeros(1, dtype=lib.int64).expand(10**11)],
+        lambda lib: lib.ones(4).gather(0, lib.zeros(1, dtype=lib.int64).expand(10**11)),
+        lambda lib: lib.ones(4).index_select(0, lib.zeros(1, dtype=lib.int64).expand(10**11)),
+        lambda lib: lib.nn.functional.unfold(lib.ones(1, 1, 1, 1).expand(1, 1, 100000, 100000), 3),
+    ],
+    ids=[
+        "contiguous",
+        "clone",
+        "cast",
+        "exp",
+        "sin",
+        "sigmoid",
+        "gelu",
+        "repeat",
+        "cat",
+        "sum",
+        "logsumexp",
+        "softmax",
+        "matmul",
+        "index",
+        "gather",
+        "index_select",
+        "unfold",
+    ],
+)
+def test_kernel_outputs_larger_than_memory_raise(lib, make):
+    # kernel outputs from broadcast inputs: torch's RuntimeError, never an
+    # abort or a PanicException
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator: can't allocate memory"):
+        make(lib)
 
 
 def test_ctrl_c_stops_a_long_backward_and_the_graph_stays_usable(lib):

@@ -153,10 +153,15 @@ pub fn index_gather_as(src: &Strided, plan: &AdvPlan, out: &Layout) -> Result<St
         &out.shape,
         [(&out.strides, 0), (&src_st, l.offset), (&blk_st, 0)],
     );
-    fn go<T: Element>(src: &Strided, offs: &[usize], walk: &Plan<3>, out: &Layout) -> Strided {
+    fn go<T: Element>(
+        src: &Strided,
+        offs: &[usize],
+        walk: &Plan<3>,
+        out: &Layout,
+    ) -> Result<Strided> {
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
-        let mut buf = pool::buffer::<T>(out.numel());
+        let mut buf = pool::try_buffer::<T>(out.numel())?;
         let shared = SharedOut::new(&mut buf);
         let (io, is, ib) = (walk.inner(0), walk.inner(1), walk.inner(2));
         walk.for_each_run(GATHER_UNIT, |[o, s, b], len| {
@@ -167,9 +172,9 @@ pub fn index_gather_as(src: &Strided, plan: &AdvPlan, out: &Layout) -> Result<St
                 unsafe { shared.write(o + j * io, v) };
             }
         });
-        Strided::fresh(T::wrap(buf), out.clone())
+        Ok(Strided::fresh(T::wrap(buf), out.clone()))
     }
-    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(src, &offs, &walk, out)))
+    crate::dispatch_all!(src.dtype(), T => go::<T>(src, &offs, &walk, out))
 }
 
 /// `src[indices]` as a fresh contiguous tensor.
@@ -202,11 +207,11 @@ pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
         offs: &[usize],
         (piece, step): (usize, Option<usize>),
         (post_s, post_st): (&[usize], &[usize]),
-    ) -> Strided {
+    ) -> Result<Strided> {
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
         let n: usize = shape.iter().product();
-        let mut out = crate::buffer::pool::buffer::<T>(n);
+        let mut out = crate::buffer::pool::try_buffer::<T>(n)?;
         if n > 0 {
             let grain = (1 << 15) / piece + 1;
             crate::parallel::for_each_chunk_mut_aligned(
@@ -252,11 +257,11 @@ pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
                 },
             );
         }
-        Strided::contiguous(T::wrap(out), shape)
+        Ok(Strided::contiguous(T::wrap(out), shape))
     }
-    Ok(crate::dispatch_all!(src.dtype(), T => go::<T>(
+    crate::dispatch_all!(src.dtype(), T => go::<T>(
         src, &shape, &pre, &offs, (piece, step), (&post_s, &post_st)
-    )))
+    ))
 }
 
 /// The stride of dims `shape`/`strides` walked in row-major order when they
@@ -358,7 +363,7 @@ pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Strided) ->
         );
     }
     let data = dispatch_acc!(g.dtype(), T => {
-        let v = with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims));
+        let v = with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims))?;
         T::wrap(v)
     });
     Ok(Strided::contiguous(data, shape))
@@ -383,7 +388,7 @@ pub fn index_scatter(
         values: &Strided,
         accumulate: bool,
     ) {
-        let vals: Vec<T> = to_vec_as::<T>(values);
+        let vals: Vec<T> = crate::buffer::pool::or_panic(to_vec_as::<T>(values));
         let mut st = dst.storage().write();
         let d = st.as_mut_slice::<T>();
         let mut it = vals.into_iter();

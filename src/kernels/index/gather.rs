@@ -85,7 +85,7 @@ pub fn gather(src: &Strided, dim: usize, index: &Strided) -> Result<Strided> {
         let iv = ist.as_slice::<i64>();
         let st = src.storage().read_recursive();
         let d = st.as_slice::<T>();
-        let mut out = pool::buffer::<T>(index.numel());
+        let mut out = pool::try_buffer::<T>(index.numel())?;
         // Units of whole rows along the index's dim 0, written in place:
         // loads of different rows overlap in flight and over the threads.
         // A 1-D index is one row.

@@ -122,7 +122,7 @@ pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) 
             // torch lets masked_fill_ write an expanded tensor (deprecated):
             // one thread, element by element, as every repeat of an element
             // is written through the same location.
-            let m = to_vec_as::<bool>(mask);
+            let m = to_vec_as::<bool>(mask)?;
             let mut st = dst.storage().write();
             let d = st.as_mut_slice::<T>();
             let l = dst.layout();
@@ -135,7 +135,7 @@ pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) 
         }
         if std::sync::Arc::ptr_eq(dst.storage(), mask.storage()) {
             // The mask is (a view of) dst itself: read it first.
-            let m = to_vec_as::<bool>(mask);
+            let m = to_vec_as::<bool>(mask)?;
             let lm = crate::buffer::Layout::contiguous(mask.shape());
             let mut st = dst.storage().write();
             return update(
@@ -163,7 +163,10 @@ pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) 
 
 /// `!mask` for a bool tensor, contiguous.
 pub fn logical_not(mask: &Strided) -> Strided {
-    let v: Vec<bool> = to_vec_as::<bool>(mask).into_iter().map(|b| !b).collect();
+    let v: Vec<bool> = crate::buffer::pool::or_panic(to_vec_as::<bool>(mask))
+        .into_iter()
+        .map(|b| !b)
+        .collect();
     Strided::contiguous(
         StorageData::Bool(crate::buffer::storage::Buf::Owned(v)),
         mask.shape(),

@@ -35,7 +35,7 @@ pub fn nonzero_rows(mask: &Strided) -> (usize, Vec<i64>) {
     let vals: &[bool] = match mask.layout().contiguous_range() {
         Some(r) => &guard.as_slice::<bool>()[r],
         None => {
-            owned = to_vec_as::<bool>(mask);
+            owned = crate::buffer::pool::or_panic(to_vec_as::<bool>(mask));
             &owned
         }
     };

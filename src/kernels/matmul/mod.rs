@@ -81,9 +81,9 @@ const ROW_BLOCK: usize = 16;
 pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
     check(a, b)?;
     match a.dtype() {
-        DType::F32 => Ok(matmul_typed::<f32>(a, b, false)),
-        DType::F64 => Ok(matmul_typed::<f64>(a, b, false)),
-        DType::I64 => Ok(matmul_typed::<i64>(a, b, false)),
+        DType::F32 => matmul_typed::<f32>(a, b, false),
+        DType::F64 => matmul_typed::<f64>(a, b, false),
+        DType::I64 => matmul_typed::<i64>(a, b, false),
         DType::Bool => bail!(
             not_implemented,
             "\"addmm_impl_cpu_\" not implemented for 'Bool'"
@@ -96,9 +96,9 @@ pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
 pub fn matmul_reference(a: &Strided, b: &Strided) -> Result<Strided> {
     check(a, b)?;
     match a.dtype() {
-        DType::F32 => Ok(matmul_typed::<f32>(a, b, true)),
-        DType::F64 => Ok(matmul_typed::<f64>(a, b, true)),
-        DType::I64 => Ok(matmul_typed::<i64>(a, b, true)),
+        DType::F32 => matmul_typed::<f32>(a, b, true),
+        DType::F64 => matmul_typed::<f64>(a, b, true),
+        DType::I64 => matmul_typed::<i64>(a, b, true),
         DType::Bool => bail!(
             not_implemented,
             "\"addmm_impl_cpu_\" not implemented for 'Bool'"
@@ -161,7 +161,7 @@ fn row_split(path: Option<GemmPath>, [m, n, k]: [usize; 3], threads: usize) -> O
     }
 }
 
-fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Strided {
+fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result<Strided> {
     let nd = a.ndim();
     let (la, lb) = (a.layout(), b.layout());
     let (m, k, n) = (la.shape[nd - 2], la.shape[nd - 1], lb.shape[nd - 1]);
@@ -175,10 +175,10 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Stride
     let mut out = if reference {
         vec![T::zero(); nbatch * m * n]
     } else {
-        crate::buffer::pool::buffer::<T>(nbatch * m * n)
+        crate::buffer::pool::try_buffer::<T>(nbatch.saturating_mul(m).saturating_mul(n))?
     };
     if out.is_empty() {
-        return Strided::contiguous(T::wrap(out), &out_shape);
+        return Ok(Strided::contiguous(T::wrap(out), &out_shape));
     }
     // Offsets of every matrix pair, in row-major batch order.
     let mut offs = Vec::with_capacity(nbatch);
@@ -204,7 +204,7 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Stride
             naive(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k]);
         }
         drop((sa, sb));
-        return Strided::contiguous(T::wrap(out), &out_shape);
+        return Ok(Strided::contiguous(T::wrap(out), &out_shape));
     }
     if nbatch == 1 && (n == 1 || m == 1) && T::DTYPE.is_floating() && forced_gemm_path().is_none() {
         // A matrix-vector product (or its transpose, vector @ matrix).
@@ -230,7 +230,7 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Stride
         let (src, xsrc) = if n == 1 { (da, db) } else { (db, da) };
         if gemv(&mut out, src, mat_a, xsrc, x, [rows, k]) {
             drop((sa, sb));
-            return Strided::contiguous(T::wrap(out), &out_shape);
+            return Ok(Strided::contiguous(T::wrap(out), &out_shape));
         }
     }
     let mnk = [m, n, k];
@@ -287,7 +287,7 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Stride
         }
     }
     drop((sa, sb));
-    Strided::contiguous(T::wrap(out), &out_shape)
+    Ok(Strided::contiguous(T::wrap(out), &out_shape))
 }
 
 /// Dot product of two 1-D tensors of the same dtype and length.

@@ -339,7 +339,7 @@ pub fn tensor_from_ndarray(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyRe
     let target = dtype.unwrap_or(mapped);
     // Copy out so the tensor owns its memory and the array can go.
     Ok(
-        crate::dispatch_all!(target, T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(&view))),
+        crate::dispatch_all!(target, T => Tensor::from(crate::kernels::copy::contiguous_as::<T>(&view)?)),
     )
 }
 
