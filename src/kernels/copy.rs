@@ -126,8 +126,8 @@ pub fn check_can_cast(src: DType, dst: DType) -> Result<()> {
         bail!(
             runtime,
             "result type {} can't be cast to the desired output type {}",
-            src.name(),
-            dst.name()
+            src.scalar_type_name(),
+            dst.scalar_type_name()
         );
     }
     Ok(())

@@ -1,15 +1,57 @@
-//! Arithmetic: add, sub, mul, div, neg.
+//! Binary pointwise arithmetic, declared once each in a table (this file's
+//! `arith_ops!`; `trig.rs` and `special.rs` hold the `atan2`/`hypot` and
+//! `xlogy` tables), and `neg`.
 //!
-//! | op             | d/dself            | d/dother                   |
-//! |----------------|--------------------|----------------------------|
-//! | add            | grad               | grad                       |
-//! | sub            | grad               | -grad                      |
-//! | rsub(number)   | -grad              |                            |
-//! | mul            | grad * other       | grad * self                |
-//! | div            | grad / other       | -grad * self / other^2     |
-//! | neg            | -grad              |                            |
+//! A table of binary ops states per op, in one entry:
 //!
-//! `number / tensor` is `tensor.reciprocal() * number`, as in torch.
+//! ```text
+//! /// docstring (shown in Python and the stubs)
+//! name, name_[, name_scalar] [alias, alias_]: "NodeBackward0",
+//!     rule(check), |a, b| kernel, domain-of-self domain-of-other,
+//!     saves |grad, self, other, result| d/dself, d/dother;
+//!     py form [dunders];
+//! ```
+//!
+//! - `rule`: the dtypes. `numeric`: computed in the promoted dtype (bool
+//!   operands in int64, cast back); `float`: in the promoted floating dtype
+//!   (integers and bools in the default float dtype). `check` (optional) is
+//!   a function run on both operands first (torch's refusals: bool
+//!   subtraction, integer hypot).
+//! - the kernel: one scalar expression, instantiated for every dtype of the
+//!   rule;
+//! - the sample domains of self and other, read by the op registry's tests;
+//! - `saves`: `Nothing`, `Inputs` (self, other) or `InputsResult`; the
+//!   derivatives get `self`, `other` and `result` as closures that unpack the
+//!   saved tensor when called (so an input modified in place breaks only the
+//!   derivative that reads it, as in torch);
+//! - d/dself and d/dother, written in differentiable ops;
+//! - `py form`: the Python binding's shape. `plain` (`other` a tensor or a
+//!   number), `alpha` (and `alpha=`, `self + alpha * other`), `written`
+//!   (the name's method and function are written out, for an irregular
+//!   signature; aliases, in-place and dunders still come from here); the
+//!   dunders: `fwd __add__`, `rev __radd__` (other ⊕ self; `= f` calls
+//!   `Tensor::f(self, number)` instead), `inp __iadd__`.
+//!
+//! From it come `Tensor::name(&self, other)` (recorded), `Tensor::name_`
+//! (the kernel on self's memory when nothing is recorded and the result
+//! dtype is self's, else through `apply_inplace`), `Tensor::name_scalar`
+//! (a Python number, wrapped), the aliases, the Python method, in-place
+//! method, module function with `out=` and the dunders
+//! (`python/core/bind.rs::bind_binary_ops!`), and the row of `ops::table`
+//! that the stubs, docs and registry tests read. Binary ops broadcast, so
+//! their batching rule is `Broadcast`.
+//!
+//! | op             | d/dself            | d/dother                   | saves         |
+//! |----------------|--------------------|----------------------------|---------------|
+//! | add            | grad               | grad                       |               |
+//! | sub            | grad               | -grad                      |               |
+//! | rsub(number)   | -grad              |                            |               |
+//! | mul            | grad * other       | grad * self                | self, other   |
+//! | div            | grad / other       | -grad * self / other^2     | self, other   |
+//! | neg            | -grad              |                            |               |
+//!
+//! `number / tensor` is `tensor.reciprocal() * number`, as in torch (it
+//! saves reciprocal's result, not the tensor).
 
 use crate::autograd::record;
 use crate::kernels::binary::map2;
@@ -37,49 +79,221 @@ macro_rules! numeric2 {
     }};
 }
 
-/// Both operands cast to the promoted dtype (no copy when already there).
-fn promoted(a: &Tensor, b: &Tensor) -> (Tensor, Tensor, DType) {
-    let dt = a.result_type(b);
-    (a.cast_raw(dt), b.cast_raw(dt), dt)
+/// A table kernel's result (see the module docs for the rules).
+macro_rules! binary_kernel {
+    (numeric, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+        let (s, o): (&Tensor, &Tensor) = ($s, $o);
+        let dt = s.result_type(o);
+        let (x, y) = (s.cast_raw(dt), o.cast_raw(dt));
+        $crate::ops::arith::numeric2!(&x, &y, dt, |$a, $b| $k)?
+    }};
+    (float, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {
+        $crate::ops::unary::float_map2!($s, $o, |$a, $b| $k)
+    };
 }
 
-/// `a - b`'s operands in the promoted dtype; bool operands are refused
-/// with torch's messages.
-fn sub_operands(a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
-    let (x, y, dt) = promoted(a, b);
-    if dt == DType::Bool {
+/// Whether a table kernel runs in the memory of a tensor of dtype `dt`.
+macro_rules! binary_inplace_ok {
+    (numeric, $dt:expr) => {
+        $dt != DType::Bool
+    };
+    (float, $dt:expr) => {
+        $dt.is_floating()
+    };
+}
+
+/// A table kernel in self's memory, `o` already of self's dtype (one that
+/// `binary_inplace_ok!` accepts).
+macro_rules! binary_kernel_inplace {
+    ($rule:ident, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+        use $crate::kernels::binary::apply2_inplace;
+        let (s, o): (&Tensor, &Tensor) = ($s, $o);
+        $crate::ops::arith::binary_kernel_inplace!(@$rule, s, o, |$a, $b| $k)
+    }};
+    (@numeric, $s:ident, $o:ident, |$a:ident, $b:ident| $k:expr) => {
+        match $s.dtype() {
+            DType::I64 => apply2_inplace::<i64>($s, $o, |$a: i64, $b: i64| $k),
+            _ => $crate::ops::arith::binary_kernel_inplace!(@float, $s, $o, |$a, $b| $k),
+        }
+    };
+    (@float, $s:ident, $o:ident, |$a:ident, $b:ident| $k:expr) => {
+        match $s.dtype() {
+            DType::F32 => apply2_inplace::<f32>($s, $o, |$a, $b| $k),
+            _ => apply2_inplace::<f64>($s, $o, |$a, $b| $k),
+        }
+    };
+}
+
+/// The saves of a table entry, in their fixed slots (self 0, other 1,
+/// result 2).
+macro_rules! binary_saves {
+    (Nothing, $rec:expr, $s:expr, $o:expr) => {
+        $rec
+    };
+    (Inputs, $rec:expr, $s:expr, $o:expr) => {
+        $rec.save("self", $s).save("other", $o)
+    };
+    (InputsResult, $rec:expr, $s:expr, $o:expr) => {
+        $rec.save("self", $s)
+            .save("other", $o)
+            .save_output("result", 0)
+    };
+}
+
+/// The Python-number form and the aliases of a binary or comparison table
+/// entry (in an `impl Tensor`).
+macro_rules! binary_forms {
+    ($name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "` with a Python number (wrapped).")]
+            pub fn $scalar(&self, other: impl Into<Scalar>) -> Result<Tensor> {
+                self.$name(&self.wrap_scalar(other.into()))
+            }
+        )?
+        $(
+            #[doc = concat!("Alias of `", stringify!($name), "`.")]
+            pub fn $alias(&self, other: &Tensor) -> Result<Tensor> {
+                self.$name(other)
+            }
+            #[doc = concat!("Alias of `", stringify!($inplace), "`.")]
+            pub fn $alias_(&self, other: &Tensor) -> Result<()> {
+                self.$inplace(other)
+            }
+        )*
+    };
+}
+
+/// The op-table row of a binary or comparison table entry.
+macro_rules! binary_row {
+    (
+        $name:ident $inplace:ident [$($alias:ident)*] $node:literal [$($doc:literal)*] $domain:expr,
+        $rule:ident $form:ident [$($dn:ident)*]
+    ) => {
+        $crate::ops::table::OpRow {
+            name: stringify!($name),
+            inplace: stringify!($inplace),
+            aliases: &[$(stringify!($alias)),*],
+            node: $node,
+            doc: concat!($($doc, "\n"),*),
+            domain: $domain,
+            kind: $crate::ops::table::OpKind::Binary($crate::ops::table::DtypeRule::$rule),
+            batch: $crate::ops::table::BatchRule::Broadcast,
+            form: stringify!($form),
+            dunders: &[$(stringify!($dn)),*],
+        }
+    };
+}
+
+/// Makes the Rust ops of a binary table (see the module docs):
+/// `Tensor::name`, `Tensor::name_`, `Tensor::name_scalar` and the aliases,
+/// and the table's rows (`BINARY_ROWS`, read by `ops::table`).
+macro_rules! define_binary_ops {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]: $node:literal,
+            $rule:ident($($check:path)?), |$a:ident, $b:ident| $k:expr, $d1:ident $d2:ident,
+            $saves:ident |$g:ident, $x:ident, $y:ident, $r:ident| $dx:expr, $dy:expr;
+            py $form:ident [$($dk:ident $dn:ident $(= $df:ident)?),*];
+    )*) => {
+        impl Tensor {
+            $(
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!("d/dself = `", stringify!($dx), "`; d/dother = `", stringify!($dy), "`")]
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    $($check(self, other)?;)?
+                    let rec = record($node, &[self, other]);
+                    let out = $crate::ops::arith::binary_kernel!($rule, self, other, |$a, $b| $k);
+                    $crate::ops::arith::binary_saves!($saves, rec, self, other).finish(out, |c| {
+                        let $g = c.grad();
+                        let $x = || c.saved(0);
+                        let $y = || c.saved(1);
+                        let $r = || c.saved(2);
+                        let _ = (&$x, &$y, &$r);
+                        Ok(vec![c.grad_for(0, || $dx)?, c.grad_for(1, || $dy)?])
+                    })
+                }
+                #[doc = concat!("`", stringify!($name), "` in place.")]
+                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
+                    $($check(self, other)?;)?
+                    let ok = $crate::ops::arith::binary_inplace_ok!($rule, self.dtype());
+                    let done = self.try_fast_binary_inplace(stringify!($inplace), other, ok, |s, o| {
+                        $crate::ops::arith::binary_kernel_inplace!($rule, s, o, |$a, $b| $k)
+                    })?;
+                    if done {
+                        return Ok(());
+                    }
+                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
+                }
+                $crate::ops::arith::binary_forms!($name, $inplace $(, $scalar)? [$($alias, $alias_),*]);
+            )*
+        }
+
+        /// This family's rows of the op table.
+        pub(crate) const BINARY_ROWS: &[$crate::ops::table::OpRow] = &[$(
+            $crate::ops::arith::binary_row!(
+                $name $inplace [$($alias)*] $node [$($doc)*] concat!(stringify!($d1), " ", stringify!($d2)),
+                $rule $form [$($dn)*]
+            ),
+        )*];
+    };
+}
+pub(crate) use {
+    binary_forms, binary_inplace_ok, binary_kernel, binary_kernel_inplace, binary_row,
+    binary_saves, define_binary_ops, numeric2,
+};
+
+/// torch's refusal of bool operands in `a - b`.
+fn sub_check(a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() == DType::Bool && b.dtype() == DType::Bool {
         bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
     }
     if a.dtype() == DType::Bool || b.dtype() == DType::Bool {
         bail!(runtime, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     }
-    Ok((x, y, dt))
+    Ok(())
 }
 
+/// Addition, subtraction, multiplication and true division.
+macro_rules! arith_ops {
+    ($then:ident) => {
+        $then! {
+            /// Adds `other` (scaled by `alpha`) to `self`, with broadcasting and promotion.
+            add, add_, add_scalar []: "AddBackward0", numeric(), |a, b| a + b, normal normal,
+                Nothing |g, _x, _y, _r| Ok(g.clone()), Ok(g.clone());
+                py alpha [fwd __add__, rev __radd__, inp __iadd__];
+            /// Subtracts `other` (scaled by `alpha`) from `self`, with broadcasting and promotion.
+            sub, sub_, sub_scalar []: "SubBackward0", numeric(sub_check), |a, b| a - b, normal normal,
+                Nothing |g, _x, _y, _r| Ok(g.clone()), g.neg();
+                py alpha [fwd __sub__, rev __rsub__ = rsub_scalar, inp __isub__];
+            /// Multiplies `self` by `other`, with broadcasting and promotion.
+            mul, mul_, mul_scalar []: "MulBackward0", numeric(), |a, b| a * b, normal normal,
+                Inputs |g, x, y, _r| g.mul(&y()?), g.mul(&x()?);
+                py plain [fwd __mul__, rev __rmul__, inp __imul__];
+            /// Divides `self` by `other` (true division: integers give a float result).
+            div, div_, div_scalar [true_divide, true_divide_]: "DivBackward0", float(),
+                |a, b| a / b, normal away,
+                Inputs |g, x, y, _r| g.div(&y()?), {
+                    let y = y()?;
+                    g.neg()?.mul(&x()?)?.div(&y.mul(&y)?)
+                };
+                py written [fwd __truediv__, rev __rtruediv__ = rdiv_scalar, inp __itruediv__];
+        }
+    };
+}
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use arith_ops;
+
+arith_ops!(define_binary_ops);
+
 impl Tensor {
-    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
-        let (a, b, dt) = promoted(self, other);
-        let rec = record("AddBackward0", &[self, other]);
-        let out = numeric2!(&a, &b, dt, |x, y| x + y)?;
-        rec.finish(out, |c| {
-            Ok(vec![Some(c.grad().clone()), Some(c.grad().clone())])
-        })
-    }
-
-    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
-        let (a, b, dt) = sub_operands(self, other)?;
-        let rec = record("SubBackward0", &[self, other]);
-        let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
-        rec.finish(out, |c| {
-            Ok(vec![Some(c.grad().clone()), Some(c.grad().neg()?)])
-        })
-    }
-
     /// `number - self`, the number wrapped as a 0-dim tensor (`wrap_scalar`):
     /// torch's `rsub(Tensor, Scalar)`, which `number - tensor` calls
     /// (RsubBackward1, differentiable in `self` only).
     pub fn rsub_scalar(&self, number: &Tensor) -> Result<Tensor> {
-        let (a, b, dt) = sub_operands(number, self)?;
+        sub_check(number, self)?;
+        let dt = number.result_type(self);
+        let (a, b) = (number.cast_raw(dt), self.cast_raw(dt));
         let rec = record("RsubBackward1", &[self]);
         let out = numeric2!(&a, &b, dt, |x, y| x - y)?;
         rec.finish(out, |c| Ok(vec![Some(c.grad().neg()?)]))
@@ -87,45 +301,9 @@ impl Tensor {
 
     /// `number / self`, the number wrapped as a 0-dim tensor: torch's
     /// `Tensor.__rtruediv__`, `self.reciprocal() * number` (MulBackward0
-    /// over ReciprocalBackward0, rounded as torch rounds it).
+    /// over ReciprocalBackward0, which saves its result, not self).
     pub fn rdiv_scalar(&self, number: &Tensor) -> Result<Tensor> {
         self.reciprocal()?.mul(number)
-    }
-
-    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
-        let (a, b, dt) = promoted(self, other);
-        let rec = record("MulBackward0", &[self, other]);
-        let out = numeric2!(&a, &b, dt, |x, y| x * y)?;
-        rec.save("self", self)
-            .save("other", other)
-            .finish(out, |c| {
-                let g = c.grad();
-                let da = c.grad_for(0, || g.mul(&c.saved(1)?))?;
-                let db = c.grad_for(1, || g.mul(&c.saved(0)?))?;
-                Ok(vec![da, db])
-            })
-    }
-
-    /// True division: integer operands give a float result.
-    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
-        let dt = self.result_type(other).to_floating();
-        let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
-        let rec = record("DivBackward0", &[self, other]);
-        let out =
-            crate::dispatch_float!(dt, T => Tensor::from(map2::<T, T>(&a, &b, |x, y| x / y)?));
-        rec.save("self", self)
-            .save("other", other)
-            .finish(out, |c| {
-                let (g, other) = (c.grad(), c.saved(1)?);
-                let da = c.grad_for(0, || g.div(&other))?;
-                let db = if c.needs(1) {
-                    let s = c.saved(0)?;
-                    Some(g.neg()?.mul(&s)?.div(&other.mul(&other)?)?)
-                } else {
-                    None
-                };
-                Ok(vec![da, db])
-            })
     }
 
     pub fn neg(&self) -> Result<Tensor> {
@@ -137,18 +315,5 @@ impl Tensor {
             DType::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
         };
         rec.finish(out, |c| Ok(vec![Some(c.grad().neg()?)]))
-    }
-
-    pub fn add_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
-        self.add(&self.wrap_scalar(s.into()))
-    }
-    pub fn sub_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
-        self.sub(&self.wrap_scalar(s.into()))
-    }
-    pub fn mul_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
-        self.mul(&self.wrap_scalar(s.into()))
-    }
-    pub fn div_scalar(&self, s: impl Into<Scalar>) -> Result<Tensor> {
-        self.div(&self.wrap_scalar(s.into()))
     }
 }

@@ -7,11 +7,10 @@
 
 use crate::autograd::node::{Backward, InputMeta, Node};
 use crate::autograd::{is_grad_enabled, no_grad, record};
-use crate::kernels::binary::apply2_inplace;
 use crate::kernels::copy::{check_can_cast, copy_into, fill};
 use crate::kernels::iter::{check_write, has_internal_overlap};
 use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::{DType, Layout, Scalar, Strided, Tensor};
+use crate::tensor::{Layout, Scalar, Strided, Tensor};
 use crate::{bail, Result};
 use smallvec::SmallVec;
 use std::any::Any;
@@ -259,31 +258,6 @@ impl Tensor {
             })
         })
     }
-    pub fn add_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace("add_", other, Arith::Add)? {
-            return Ok(());
-        }
-        self.apply_inplace("add_", &[other], |s| s.add(other))
-    }
-    pub fn sub_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace("sub_", other, Arith::Sub)? {
-            return Ok(());
-        }
-        self.apply_inplace("sub_", &[other], |s| s.sub(other))
-    }
-    pub fn mul_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace("mul_", other, Arith::Mul)? {
-            return Ok(());
-        }
-        self.apply_inplace("mul_", &[other], |s| s.mul(other))
-    }
-    pub fn div_(&self, other: &Tensor) -> Result<()> {
-        if self.try_fast_binary_inplace("div_", other, Arith::Div)? {
-            return Ok(());
-        }
-        self.apply_inplace("div_", &[other], |s| s.div(other))
-    }
-
     /// True when `other` lets an in-place op on self skip the recorded path:
     /// it records no graph or tangent and broadcasts to self's shape.
     fn untracked_operand(&self, other: &Tensor) -> bool {
@@ -292,59 +266,29 @@ impl Tensor {
             && broadcast_shapes(self.shape(), other.shape()).is_ok_and(|s| s[..] == *self.shape())
     }
 
-    /// The untracked path of `add_`/`sub_`/`mul_`/`div_`: computes in self's
-    /// memory when [`Self::untracked_operand`] holds and the result dtype is
-    /// self's. Returns false for every other case, which `apply_inplace`
-    /// handles (and reports the errors of).
-    fn try_fast_binary_inplace(
+    /// The untracked path of a binary table op's in-place twin (see
+    /// `ops::arith`): runs `kernel(self, other in self's dtype)` in self's
+    /// memory when [`Self::untracked_operand`] holds, `dtype_ok` (the rule
+    /// has a kernel for self's dtype) and the result dtype is self's.
+    /// Returns false for every other case, which `apply_inplace` handles
+    /// (and reports the errors of).
+    pub(crate) fn try_fast_binary_inplace(
         &self,
         name: &'static str,
         other: &Tensor,
-        op: Arith,
+        dtype_ok: bool,
+        kernel: impl FnOnce(&Tensor, &Tensor) -> Result<()>,
     ) -> Result<bool> {
         self.check_write(&[other])?;
         let dt = self.dtype();
-        let dtype_ok = match op {
-            Arith::Div => dt.is_floating(),
-            _ => dt != DType::Bool,
-        } && self.result_type(other) == dt;
-        let eligible = dtype_ok && self.untracked_operand(other);
+        let eligible = dtype_ok && self.result_type(other) == dt && self.untracked_operand(other);
         let mut res = Ok(());
         let done = self.try_fast_inplace(name, eligible, |s| {
-            let o = other.cast_raw(dt);
-            res = match dt {
-                DType::F32 => arith_inplace::<f32>(s, &o, op),
-                DType::F64 => arith_inplace::<f64>(s, &o, op),
-                DType::I64 => arith_inplace::<i64>(s, &o, op),
-                DType::Bool => Err(crate::Error::runtime("bool arithmetic has no fast path")),
-            };
+            res = kernel(s, &other.cast_raw(dt));
         })?;
         res?;
         Ok(done)
     }
-}
-
-/// `dst = dst (op) src` in dst's memory, both of dtype `T`.
-fn arith_inplace<T>(dst: &Tensor, src: &Tensor, op: Arith) -> Result<()>
-where
-    T: crate::tensor::Element + std::ops::Add<Output = T> + std::ops::Sub<Output = T>,
-    T: std::ops::Mul<Output = T> + std::ops::Div<Output = T>,
-{
-    match op {
-        Arith::Add => apply2_inplace::<T>(dst, src, |x, y| x + y),
-        Arith::Sub => apply2_inplace::<T>(dst, src, |x, y| x - y),
-        Arith::Mul => apply2_inplace::<T>(dst, src, |x, y| x * y),
-        Arith::Div => apply2_inplace::<T>(dst, src, |x, y| x / y),
-    }
-}
-
-/// The arithmetic in-place ops with an untracked fast path.
-#[derive(Clone, Copy)]
-enum Arith {
-    Add,
-    Sub,
-    Mul,
-    Div,
 }
 
 /// After in-place op result `r` was written into `view`: the base's new

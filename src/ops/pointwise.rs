@@ -118,45 +118,129 @@ fn max_min_grad(x: &Tensor, y: &Tensor, g: &Tensor, is_max: bool) -> Result<Tens
     dispatch_all!(dt, T => crate::dispatch_float!(g.dtype(), G => go::<T, G>(&x, &y, g, is_max)))
 }
 
-/// Compares in the promoted dtype; bool output.
-macro_rules! compare_ops {
-    ($($(#[$doc:meta])* $name:ident, $scalar:ident, $inplace:ident, |$x:ident, $y:ident| $e:expr;)*) => {
-        impl Tensor {
-            $(
-                $(#[$doc])*
-                #[allow(clippy::bool_comparison)] // instantiated for bool too
-                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let dt = self.result_type(other);
-                    let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
-                    dispatch_all!(dt, T => map2::<T, bool>(&a, &b, |$x: T, $y: T| $e).map(Tensor::from))
-                }
-                /// Against a Python number (wrapped-number promotion).
-                pub fn $scalar(&self, other: impl Into<Scalar>) -> Result<Tensor> {
-                    self.$name(&self.wrap_scalar(other.into()))
-                }
-                /// In place: self keeps its dtype and holds 0/1.
-                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
-                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
-                }
-            )*
+/// A comparison table's kernel: `compare` in the promoted dtype (bool
+/// out), `logical` on truth values (nonzero, NaN is true), `bitwise` on
+/// bool and int64 only (floats are torch's "not implemented" with the
+/// kernel's name).
+macro_rules! compare_kernel {
+    (compare(), $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+        let dt = $s.result_type($o);
+        let (a, b) = ($s.cast_raw(dt), $o.cast_raw(dt));
+        dispatch_all!(dt, T => map2::<T, bool>(&a, &b, |$a: T, $b: T| $k).map(Tensor::from))
+    }};
+    (logical(), $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+        let (a, b) = ($s.cast_raw(DType::Bool), $o.cast_raw(DType::Bool));
+        map2::<bool, bool>(&a, &b, |$a, $b| $k).map(Tensor::from)
+    }};
+    (bitwise($kname:literal), $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+        let dt = $s.result_type($o);
+        let (a, b) = ($s.cast_raw(dt), $o.cast_raw(dt));
+        match dt {
+            DType::Bool => map2::<bool, bool>(&a, &b, |$a, $b| $k).map(Tensor::from),
+            DType::I64 => map2::<i64, i64>(&a, &b, |$a, $b| $k).map(Tensor::from),
+            _ => bail!(not_implemented, "\"{}\" not implemented for '{}'", $kname, dt.scalar_type_name()),
         }
+    }};
+}
+
+/// The dtype of a comparison table op's result.
+macro_rules! compare_dtype {
+    (bitwise($kname:literal), $s:expr, $o:expr) => {
+        $s.result_type($o)
+    };
+    ($rule:ident(), $s:expr, $o:expr) => {
+        DType::Bool
     };
 }
 
-compare_ops! {
-    /// `self == other`
-    eq, eq_scalar, eq_, |x, y| x == y;
-    /// `self != other` (true for NaN)
-    ne, ne_scalar, ne_, |x, y| x != y;
-    /// `self < other`
-    lt, lt_scalar, lt_, |x, y| x < y;
-    /// `self <= other`
-    le, le_scalar, le_, |x, y| x <= y;
-    /// `self > other`
-    gt, gt_scalar, gt_, |x, y| x > y;
-    /// `self >= other`
-    ge, ge_scalar, ge_, |x, y| x >= y;
+/// Makes the Rust ops of a comparison table: as `ops::arith`'s binary
+/// tables, without a derivative (bool or integer results record nothing),
+/// the rule `compare()`, `logical()` or `bitwise("kernel_cpu")`. The
+/// in-place twin keeps self's dtype (holding 0/1 for a comparison).
+macro_rules! define_compare_ops {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]:
+            $rule:ident($($kname:literal)?), |$a:ident, $b:ident| $k:expr;
+            py $form:ident [$($dk:ident $dn:ident $(= $df:ident)?),*];
+    )*) => {
+        impl Tensor {
+            $(
+                $(#[doc = $doc])*
+                #[allow(clippy::bool_comparison)] // instantiated for bool too
+                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    compare_kernel!($rule($($kname)?), self, other, |$a, $b| $k)
+                }
+                #[doc = concat!("`", stringify!($name), "` in place: self keeps its dtype.")]
+                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
+                    // torch refuses a result dtype self cannot hold first.
+                    let dt = compare_dtype!($rule($($kname)?), self, other);
+                    crate::kernels::copy::check_can_cast(dt, self.dtype())?;
+                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
+                }
+                $crate::ops::arith::binary_forms!($name, $inplace $(, $scalar)? [$($alias, $alias_),*]);
+            )*
+        }
+
+        /// This family's rows of the op table.
+        pub(crate) const COMPARE_ROWS: &[$crate::ops::table::OpRow] = &[$(
+            $crate::ops::arith::binary_row!(
+                $name $inplace [$($alias)*] "" [$($doc)*] "normal normal", $rule $form [$($dn)*]
+            ),
+        )*];
+    };
 }
+
+/// Comparisons, logical and bitwise ops (see `define_compare_ops!`; `py
+/// first`: the module function's first operand must be a tensor, `py
+/// tensor`: both; the
+/// dunder kind `fwd_np`: `==` also compares with a NumPy array).
+macro_rules! compare_ops {
+    ($then:ident) => {
+        $then! {
+            /// `self == other`, elementwise (bool).
+            eq, eq_, eq_scalar []: compare(), |x, y| x == y;
+                py first [fwd_np __eq__];
+            /// `self != other`, elementwise (bool; true for NaN).
+            ne, ne_, ne_scalar [not_equal, not_equal_]: compare(), |x, y| x != y;
+                py first [fwd __ne__];
+            /// `self < other`, elementwise (bool).
+            lt, lt_, lt_scalar [less, less_]: compare(), |x, y| x < y;
+                py first [fwd __lt__];
+            /// `self <= other`, elementwise (bool).
+            le, le_, le_scalar [less_equal, less_equal_]: compare(), |x, y| x <= y;
+                py first [fwd __le__];
+            /// `self > other`, elementwise (bool).
+            gt, gt_, gt_scalar [greater, greater_]: compare(), |x, y| x > y;
+                py first [fwd __gt__];
+            /// `self >= other`, elementwise (bool).
+            ge, ge_, ge_scalar [greater_equal, greater_equal_]: compare(), |x, y| x >= y;
+                py first [fwd __ge__];
+            /// Elementwise logical AND of the operands' truth values (bool).
+            logical_and, logical_and_ []: logical(), |x, y| x & y;
+                py tensor [];
+            /// Elementwise logical OR of the operands' truth values (bool).
+            logical_or, logical_or_ []: logical(), |x, y| x | y;
+                py tensor [];
+            /// Elementwise logical XOR of the operands' truth values (bool).
+            logical_xor, logical_xor_ []: logical(), |x, y| x ^ y;
+                py tensor [];
+            /// Elementwise bitwise AND of integer or bool tensors.
+            bitwise_and, bitwise_and_ []: bitwise("bitwise_and_cpu"), |x, y| x & y;
+                py first [fwd __and__, rev __rand__, inp __iand__];
+            /// Elementwise bitwise OR of integer or bool tensors.
+            bitwise_or, bitwise_or_ []: bitwise("bitwise_or_cpu"), |x, y| x | y;
+                py first [fwd __or__, rev __ror__, inp __ior__];
+            /// Elementwise bitwise XOR of integer or bool tensors.
+            bitwise_xor, bitwise_xor_ []: bitwise("bitwise_xor_cpu"), |x, y| x ^ y;
+                py first [fwd __xor__, rev __rxor__, inp __ixor__];
+        }
+    };
+}
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use compare_ops;
+
+compare_ops!(define_compare_ops);
 
 impl Tensor {
     /// torch.isclose: `self == other`, or both NaN with `equal_nan`, or a
@@ -233,59 +317,6 @@ impl Tensor {
             Scalar::Bool(true)
         ))
     }
-}
-
-/// Logical ops: operands read as truth values (nonzero, NaN is true).
-macro_rules! logical_ops {
-    ($($(#[$doc:meta])* $name:ident, $inplace:ident, |$x:ident, $y:ident| $e:expr;)*) => {
-        impl Tensor {
-            $(
-                $(#[$doc])*
-                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let (a, b) = (self.cast_raw(DType::Bool), other.cast_raw(DType::Bool));
-                    map2::<bool, bool>(&a, &b, |$x, $y| $e).map(Tensor::from)
-                }
-                /// In place: self keeps its dtype and holds 0/1.
-                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
-                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
-                }
-            )*
-        }
-    };
-}
-
-logical_ops! {
-    logical_and, logical_and_, |x, y| x & y;
-    logical_or, logical_or_, |x, y| x | y;
-    logical_xor, logical_xor_, |x, y| x ^ y;
-}
-
-/// Bitwise ops on bool and int64 (floats are an error, as in torch).
-macro_rules! bitwise_ops {
-    ($($name:ident, $inplace:ident, $kernel:literal, |$x:ident, $y:ident| $e:expr;)*) => {
-        impl Tensor {
-            $(
-                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let dt = self.result_type(other);
-                    let (a, b) = (self.cast_raw(dt), other.cast_raw(dt));
-                    match dt {
-                        DType::Bool => map2::<bool, bool>(&a, &b, |$x, $y| $e).map(Tensor::from),
-                        DType::I64 => map2::<i64, i64>(&a, &b, |$x, $y| $e).map(Tensor::from),
-                        _ => bail!(not_implemented, "\"{}\" not implemented for '{}'", $kernel, dt.scalar_type_name()),
-                    }
-                }
-                pub fn $inplace(&self, other: &Tensor) -> Result<()> {
-                    self.apply_inplace(stringify!($inplace), &[other], |s| s.$name(other))
-                }
-            )*
-        }
-    };
-}
-
-bitwise_ops! {
-    bitwise_and, bitwise_and_, "bitwise_and_cpu", |x, y| x & y;
-    bitwise_or, bitwise_or_, "bitwise_or_cpu", |x, y| x | y;
-    bitwise_xor, bitwise_xor_, "bitwise_xor_cpu", |x, y| x ^ y;
 }
 
 impl Tensor {

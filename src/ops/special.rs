@@ -14,6 +14,7 @@
 //! | logaddexp  | grad / (1 + exp(other - self))         | grad / (1 + exp(self - other)) | both  |
 //! | logaddexp2 | grad / (1 + 2^(other - self))          | grad / (1 + 2^(self - other)) | both   |
 
+use super::arith::define_binary_ops;
 use super::unary::{define_unary_float_ops, float_map2};
 use crate::autograd::record;
 use crate::kernels::unary::vmath;
@@ -86,6 +87,29 @@ macro_rules! xlogy {
     }};
 }
 
+/// d/dself of xlogy: `xlogy(grad, other)`, 0 where self = 0 and other
+/// <= 0 (the derivative along self = 0; torch's choice, pytorch#80770).
+fn xlogy_slope(g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let undefined = x.eq_scalar(0)?.logical_and(&y.le_scalar(0)?)?;
+    g.xlogy(y)?.masked_fill_scalar(&undefined, Scalar::Int(0))
+}
+
+/// xlogy (see `arith.rs` for the table's grammar).
+macro_rules! special_binary_ops {
+    ($then:ident) => {
+        $then! {
+            /// `self * log(other)`, 0 where self is 0 (unless other is NaN).
+            xlogy, xlogy_ []: "XlogyBackward0", float(), |a, b| xlogy!(a, b), normal pos,
+                Inputs |g, x, y, _r| xlogy_slope(g, &x()?, &y()?), g.mul(&x()?)?.div(&y()?);
+                py plain [];
+        }
+    };
+}
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use special_binary_ops;
+
+special_binary_ops!(define_binary_ops);
+
 /// `log(exp(a) + exp(b))`, or with `exp2` and a factor of log2(e),
 /// `log2(2^a + 2^b)`, without overflow, as ATen's.
 macro_rules! logaddexp {
@@ -132,29 +156,6 @@ pub(crate) use special_unary_ops;
 special_unary_ops!(define_unary_float_ops);
 
 impl Tensor {
-    /// `self * log(other)`, 0 where self is 0 (unless other is NaN).
-    pub fn xlogy(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = record("XlogyBackward0", &[self, other]);
-        let out = float_map2!(self, other, |x, y| xlogy!(x, y));
-        rec.save("self", self)
-            .save("other", other)
-            .finish(out, |c| {
-                let (x, y, g) = (c.saved(0)?, c.saved(1)?, c.grad());
-                let dx = if c.needs(0) {
-                    // Zero where x = 0 and y <= 0 (the derivative along
-                    // x = 0; torch's choice, pytorch#80770).
-                    let undefined = x.eq_scalar(0)?.logical_and(&y.le_scalar(0)?)?;
-                    Some(
-                        g.xlogy(&y)?
-                            .masked_fill_scalar(&undefined, Scalar::Int(0))?,
-                    )
-                } else {
-                    None
-                };
-                let dy = c.grad_for(1, || g.mul(&x)?.div(&y))?;
-                Ok(vec![dx, dy])
-            })
-    }
     /// `log(exp(self) + exp(other))`.
     pub fn logaddexp(&self, other: &Tensor) -> Result<Tensor> {
         self.logaddexp_base(other, false)

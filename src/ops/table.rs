@@ -1,5 +1,6 @@
-//! The op table: one row per op declared in a family table (`unary.rs`,
-//! `trig.rs`, `special.rs`). The Python bindings, the type stubs, the API
+//! The op table: one row per op declared in a family table (the unary
+//! tables of `unary.rs`, `trig.rs`, `special.rs`; the binary tables of
+//! `arith.rs`, `trig.rs`, `special.rs`). The Python bindings, the type stubs, the API
 //! docs and the registry tests read these rows (`_C._op_table()`), so a new
 //! table entry reaches all of them.
 
@@ -8,6 +9,25 @@
 pub enum OpKind {
     /// One tensor in, one out, computed in a floating dtype.
     UnaryFloat,
+    /// Two operands (a tensor and a tensor or number), broadcast, with
+    /// this dtype rule.
+    Binary(DtypeRule),
+}
+
+/// How a binary op's dtypes are computed (see `ops::arith`).
+#[allow(non_camel_case_types)] // the rules' names in the tables
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DtypeRule {
+    /// In the promoted dtype (bool operands computed in int64).
+    numeric,
+    /// In the promoted floating dtype.
+    float,
+    /// Compared in the promoted dtype, a bool result.
+    compare,
+    /// On the operands' truth values, a bool result.
+    logical,
+    /// On bool and int64 operands, in their promoted dtype.
+    bitwise,
 }
 
 /// How an op maps over a batch dimension (the hook `vmap` reads).
@@ -16,6 +36,9 @@ pub enum BatchRule {
     /// Each output element depends on the same-index input element: the
     /// batch dim passes through unchanged.
     Elementwise,
+    /// Elementwise after broadcasting the operands: the batch dims of both
+    /// are moved to the front and broadcast.
+    Broadcast,
 }
 
 /// One op of a family table.
@@ -35,11 +58,24 @@ pub struct OpRow {
     pub domain: &'static str,
     pub kind: OpKind,
     pub batch: BatchRule,
+    /// The Python binding's shape: `unary`, or a binary table's `plain`,
+    /// `alpha` or `written` (see `ops::arith`).
+    pub form: &'static str,
+    /// The operator dunders bound from the entry (`__add__`, `__radd__`, ...).
+    pub dunders: &'static [&'static str],
 }
 
 /// Every row of every family table.
 pub fn rows() -> impl Iterator<Item = &'static OpRow> {
-    [super::unary::ROWS, super::trig::ROWS, super::special::ROWS]
-        .into_iter()
-        .flatten()
+    [
+        super::unary::ROWS,
+        super::trig::ROWS,
+        super::special::ROWS,
+        super::arith::BINARY_ROWS,
+        super::trig::BINARY_ROWS,
+        super::special::BINARY_ROWS,
+        super::pointwise::COMPARE_ROWS,
+    ]
+    .into_iter()
+    .flatten()
 }

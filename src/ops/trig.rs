@@ -16,10 +16,11 @@
 //! | atanh   | grad / (1 - self^2)                 |                                      | self   |
 //! | deg2rad | grad * pi / 180                     |                                      |        |
 //! | rad2deg | grad * 180 / pi                     |                                      |        |
-//! | atan2   | grad * other / (self^2 + other^2)   | -grad * self / (self^2 + other^2)    | both   |
-//! | hypot   | grad * self / result                | grad * other / result                | both, result |
+//!
+//! atan2 and hypot are a binary table (`trig_binary_ops!`, see `arith.rs`).
 
-use super::unary::{define_unary_float_ops, float_map2, Saves};
+use super::arith::define_binary_ops;
+use super::unary::{define_unary_float_ops, Saves};
 use crate::autograd::record;
 use crate::kernels::unary::map1;
 use crate::tensor::{DType, Scalar, Tensor};
@@ -103,48 +104,47 @@ impl Tensor {
         };
         self.unary_record(rec, out, Saves::Nothing, move |g, _| g.mul_scalar(c))
     }
-
-    /// The angle of the point (other, self): d/dself = grad * other / r^2,
-    /// d/dother = -grad * self / r^2 with r^2 = self^2 + other^2.
-    pub fn atan2(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = record("Atan2Backward0", &[self, other]);
-        let out = float_map2!(self, other, |y, x| y.atan2(x));
-        rec.save("self", self)
-            .save("other", other)
-            .finish(out, |c| {
-                let (y, x, g) = (c.saved(0)?, c.saved(1)?, c.grad());
-                let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
-                // torch: at the origin the gradient is 0, not NaN.
-                let gr = g
-                    .div(&r2)?
-                    .masked_fill_scalar(&r2.eq_scalar(0)?, Scalar::Int(0))?;
-                let dy = if c.needs(0) { Some(gr.mul(&x)?) } else { None };
-                let dx = c.grad_for(1, || gr.mul(&y)?.neg())?;
-                Ok(vec![dy, dx])
-            })
-    }
-    /// `sqrt(self^2 + other^2)` without overflow: d/dself = grad * self /
-    /// result, d/dother = grad * other / result. Floating inputs only.
-    pub fn hypot(&self, other: &Tensor) -> Result<Tensor> {
-        let dt = self.result_type(other);
-        if !dt.is_floating() {
-            let name = if dt == DType::Bool { "Bool" } else { "Long" };
-            bail!(
-                not_implemented,
-                "\"hypot_cpu\" not implemented for '{name}'"
-            );
-        }
-        let rec = record("HypotBackward0", &[self, other]);
-        let out = float_map2!(self, other, |x, y| x.hypot(y));
-        rec.save("self", self)
-            .save("other", other)
-            .save_output("result", 0)
-            .finish(out, |c| {
-                let (g, r) = (c.grad(), c.saved(2)?);
-                let gr = g.div(&r)?;
-                let dx = c.grad_for(0, || gr.mul(&c.saved(0)?))?;
-                let dy = c.grad_for(1, || gr.mul(&c.saved(1)?))?;
-                Ok(vec![dx, dy])
-            })
-    }
 }
+
+/// `g / (self^2 + other^2)`, 0 at the origin (torch's: not NaN there).
+fn atan2_share(g: &Tensor, y: &Tensor, x: &Tensor) -> Result<Tensor> {
+    let r2 = y.mul(y)?.add(&x.mul(x)?)?;
+    g.div(&r2)?
+        .masked_fill_scalar(&r2.eq_scalar(0)?, Scalar::Int(0))
+}
+
+/// torch's refusal of integer operands in hypot.
+fn hypot_check(a: &Tensor, b: &Tensor) -> Result<()> {
+    let dt = a.result_type(b);
+    if !dt.is_floating() {
+        let name = if dt == DType::Bool { "Bool" } else { "Long" };
+        bail!(
+            not_implemented,
+            "\"hypot_cpu\" not implemented for '{name}'"
+        );
+    }
+    Ok(())
+}
+
+/// atan2 and hypot (see `arith.rs` for the table's grammar).
+macro_rules! trig_binary_ops {
+    ($then:ident) => {
+        $then! {
+            /// The angle of the point (other, self) in radians, in (-pi, pi].
+            atan2, atan2_ [arctan2, arctan2_]: "Atan2Backward0", float(), |a, b| a.atan2(b),
+                away away,
+                Inputs |g, y, x, _r| atan2_share(g, &y()?, &x()?)?.mul(&x()?),
+                    atan2_share(g, &y()?, &x()?)?.mul(&y()?)?.neg();
+                py tensor [];
+            /// `sqrt(self^2 + other^2)`, without overflow. Floating operands only.
+            hypot, hypot_ []: "HypotBackward0", float(hypot_check), |a, b| a.hypot(b),
+                away away,
+                InputsResult |g, x, y, r| g.div(&r()?)?.mul(&x()?), g.div(&r()?)?.mul(&y()?);
+                py tensor [];
+        }
+    };
+}
+#[cfg_attr(not(feature = "python"), allow(unused_imports))]
+pub(crate) use trig_binary_ops;
+
+trig_binary_ops!(define_binary_ops);

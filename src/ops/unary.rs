@@ -293,6 +293,8 @@ macro_rules! define_unary_float_ops {
                 domain: stringify!($domain),
                 kind: $crate::ops::table::OpKind::UnaryFloat,
                 batch: $crate::ops::table::BatchRule::Elementwise,
+                form: "unary",
+                dunders: &[],
             },
         )*];
     };

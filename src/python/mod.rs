@@ -43,6 +43,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::index::register(m)?;
     ops::linalg::register(m)?;
     ops::unary::register(m)?;
+    ops::arith::register(m)?;
     ops::pointwise::register(m)?;
     ops::reduce::register(m)?;
     ops::compare::register(m)?;

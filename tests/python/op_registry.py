@@ -276,59 +276,60 @@ def unary(name, domain="normal", method=True, fn=None, needs=None, **kw):
     return op(name, f, unary_samples(domain), needs=needs, api=api, **kw)
 
 
-# ---- arithmetic (operators and functions) ----
-op("add_op", lambda lib, x, y: x + y, binary_samples(), needs=("Tensor.__add__",))
-op(
-    "add",
-    lambda lib, x, y, **kw: lib.add(x, y, **kw),
-    binary_samples()[:2] + [S(A(3, 4), A(4), alpha=2.5)],
-    api=("Tensor.add",),
-)
-op(
-    "add_scalar",
-    lambda lib, x: (x + 1.5) + (2 + x),
-    [S(A(3, 4)), S(A())],
-    needs=("Tensor.__add__", "Tensor.__radd__"),
-)
-op("sub_op", lambda lib, x, y: x - y, binary_samples(), needs=("Tensor.__sub__",))
-op(
-    "sub",
-    lambda lib, x, y, **kw: lib.sub(x, y, **kw),
-    binary_samples()[:2] + [S(A(3, 4), A(4), alpha=0.5)],
-    api=("Tensor.sub",),
-)
-op(
-    "rsub_scalar",
-    lambda lib, x: (1.0 - x) - (x - 2),
-    [S(A(3, 4))],
-    needs=("Tensor.__sub__", "Tensor.__rsub__"),
-)
-op("mul_op", lambda lib, x, y: x * y, binary_samples(), needs=("Tensor.__mul__",))
-op("mul", lambda lib, x, y: lib.mul(x, y), binary_samples()[:2], api=("Tensor.mul",))
-op(
-    "mul_scalar",
-    lambda lib, x: (x * 3.0) * (2 * x),
-    [S(A(3, 4)), S(A())],
-    needs=("Tensor.__mul__", "Tensor.__rmul__"),
-)
-op(
-    "div_op",
-    lambda lib, x, y: x / y,
-    binary_samples("normal", "away"),
-    needs=("Tensor.__truediv__",),
-)
-op(
-    "div",
-    lambda lib, x, y: lib.div(x, y),
-    binary_samples("normal", "away")[:2],
-    api=("Tensor.div", "true_divide"),
-)
-op(
-    "rdiv_scalar",
-    lambda lib, x: 2.0 / x + x / 4,
-    [S(W(3, 4)), S(W())],
-    needs=("Tensor.__truediv__", "Tensor.__rtruediv__"),
-)
+# ---- binary table ops (arithmetic, atan2, hypot, xlogy) ----
+# Every differentiable op of the binary tables in src/ops (arith, trig,
+# special), from the op table itself: the function on broadcasting samples
+# from the entry's domains (and `alpha=`), and per dunder the operator
+# (`name_op`), the reflected operator with a number (`name_scalar`) and the
+# in-place operator on a non-leaf (`name_inplace`).
+def _binary_table_ops():
+    import operator
+
+    import ferrograd
+
+    for row in ferrograd._C._op_table():
+        if row["kind"] not in ("binary_numeric", "binary_float"):
+            continue
+        name, (d1, d2) = row["name"], row["domain"].split()
+        aliases = row["aliases"]
+        samples = binary_samples(d1, d2)
+        if row["form"] == "alpha":
+            samples = samples + [S(Arg((3, 4), d1), Arg((4,), d2), alpha=2.5)]
+        op(
+            name,
+            lambda lib, x, y, _n=name, **kw: getattr(lib, _n)(x, y, **kw),
+            samples,
+            api=(f"Tensor.{name}", *aliases, *(f"Tensor.{a}" for a in aliases)),
+        )
+        if not row["dunders"]:
+            continue
+        fwd = row["dunders"][0]
+        f = getattr(operator, fwd.strip("_"))
+        op(
+            f"{name}_op",
+            lambda lib, x, y, _f=f: _f(x, y),
+            binary_samples(d1, d2),
+            needs=(f"Tensor.{fwd}",),
+        )
+        rev, inp = "__r" + fwd[2:], "__i" + fwd[2:]
+        if rev in row["dunders"]:
+            op(
+                f"{name}_scalar",
+                lambda lib, x, _f=f: _f(x, 1.5) + _f(2.5, x),
+                [S(Arg((3, 4), d2)), S(Arg((), d2))],
+                needs=(f"Tensor.{fwd}", f"Tensor.{rev}"),
+            )
+        if inp in row["dunders"]:
+            fi = getattr(operator, inp.strip("_"))
+            op(
+                f"{name}_inplace",
+                lambda lib, x, y, _f=fi: _f(x * 1, y),
+                binary_samples(d1, d2)[:2],
+                needs=(f"Tensor.{inp}",),
+            )
+
+
+_binary_table_ops()
 op("neg_op", lambda lib, x: -x, unary_samples(), needs=("Tensor.__neg__",))
 op("neg", lambda lib, x: lib.neg(x), unary_samples(), api=("Tensor.neg", "negative"))
 op(
@@ -356,6 +357,8 @@ def _table_ops():
     import ferrograd
 
     for row in ferrograd._C._op_table():
+        if row["kind"] != "unary_float":
+            continue
         unary(row["name"], row["domain"])
         for alias in row["aliases"]:
             unary(alias, row["domain"])
@@ -407,24 +410,6 @@ op("maximum", lambda lib, x, y: lib.maximum(x, y), binary_samples(), api=("Tenso
 # ---- inverse trigonometric, hyperbolic, other bases, error functions ----
 unary("deg2rad")
 unary("rad2deg")
-op(
-    "atan2",
-    lambda lib, x, y: lib.atan2(x, y),
-    binary_samples("away", "away"),
-    api=("Tensor.atan2", "arctan2"),
-)
-op(
-    "hypot",
-    lambda lib, x, y: lib.hypot(x, y),
-    binary_samples("away", "away"),
-    api=("Tensor.hypot",),
-)
-op(
-    "xlogy",
-    lambda lib, x, y: lib.xlogy(x, y),
-    binary_samples("normal", "pos"),
-    api=("Tensor.xlogy",),
-)
 op(
     "xlogy_scalar",
     lambda lib, x: lib.xlogy(x, 2.5) + lib.xlogy(1.5, x.abs() + 0.5),

@@ -459,6 +459,33 @@ def check_same_tensor_overlaps_itself(lib):
     assert ns["t0"].tolist() == [-3.0, -3.0, -3.0]
 
 
+def check_rdiv_saves_result(lib):
+    # `number / x` is `x.reciprocal() * number` (MulBackward0 over
+    # ReciprocalBackward0, which saves its result): modifying x in place
+    # afterwards leaves the graph usable. `x / number` reads neither x nor
+    # the result for d/dx, `x * y` reads only the other operand.
+    ns = run(
+        lib,
+        """
+x = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
+h = x * 1
+y = 2 / h + h / 4 + 3 * h - 1.5 / h
+h.add_(1)
+y.sum().backward()
+""",
+    )
+    assert ns["x"].grad.tolist() == [
+        -2 + 0.25 + 3 + 1.5,
+        -0.5 + 0.25 + 3 + 0.375,
+        -0.125 + 0.25 + 3 + 0.09375,
+    ]
+    raises(
+        lib,
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\nh = x * 1\ny = h / x\nh.add_(1)\ny.sum().backward()",
+        RuntimeError,
+    )
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG = {

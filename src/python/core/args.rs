@@ -270,6 +270,25 @@ pub(crate) fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResul
     Err(not_an_operand(obj))
 }
 
+/// A tensor argument that must be a Tensor (torch's `Tensor other`).
+pub(crate) fn tensor_arg(
+    obj: &Bound<'_, PyAny>,
+    fname: &str,
+    arg: &str,
+    pos: usize,
+) -> PyResult<Tensor> {
+    match obj.cast::<PyTensor>() {
+        Ok(t) => Ok(t.borrow().inner.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{}(): argument '{}' (position {}) must be Tensor, not {}",
+            fname,
+            arg,
+            pos,
+            obj.get_type().name()?
+        ))),
+    }
+}
+
 /// The TypeError for an argument that is neither a tensor nor a number.
 pub(crate) fn not_an_operand(obj: &Bound<'_, PyAny>) -> PyErr {
     match obj.get_type().name() {
@@ -297,23 +316,28 @@ pub(crate) fn operator(
     reflected: bool,
     op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
 ) -> PyResult<Py<PyAny>> {
+    operator_of(py, a, other, reflected, false, op)
+}
+
+/// [`operator`], where `numpy` also takes a NumPy array as the other
+/// operand (torch's `==`).
+pub(crate) fn operator_of(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+    numpy: bool,
+    op: fn(&Tensor, &Tensor) -> crate::Result<Tensor>,
+) -> PyResult<Py<PyAny>> {
+    if numpy && crate::python::core::numpy::is_ndarray(other) {
+        let b = crate::python::core::numpy::tensor_from_ndarray(other, None)?;
+        return Ok(Py::new(py, wrap(op(a, &b)?))?.into_any());
+    }
     let Some(b) = operator_operand(other, a) else {
         return Ok(py.NotImplemented());
     };
     let r = if reflected { op(&b, a)? } else { op(a, &b)? };
     Ok(Py::new(py, wrap(r))?.into_any())
-}
-
-/// `op(self, alpha * other)` for `add_`/`sub_` with torch's `alpha=`.
-pub(crate) fn scaled_inplace<'py>(
-    slf: PyRef<'py, PyTensor>,
-    other: &Bound<'py, PyAny>,
-    alpha: Option<&Bound<'py, PyAny>>,
-    op: fn(&Tensor, &Tensor) -> crate::Result<()>,
-) -> PyResult<PyRef<'py, PyTensor>> {
-    let o = crate::python::core::args::scaled(other, &slf.inner, alpha)?;
-    op(&slf.inner, &o)?;
-    Ok(slf)
 }
 
 /// A shape given either as varargs ints or as one tuple/list/Size.

@@ -19,11 +19,12 @@ pub(crate) fn write_out(
     name: &str,
     out: &Bound<'_, PyTensor>,
     inputs: &[&Tensor],
+    differentiable: bool,
     op: impl FnOnce() -> crate::Result<Tensor>,
 ) -> PyResult<()> {
     let dst = out.borrow().inner.clone();
     let needs_grad = dst.requires_grad() || inputs.iter().any(|t| t.requires_grad());
-    if crate::autograd::is_grad_enabled() && needs_grad {
+    if differentiable && crate::autograd::is_grad_enabled() && needs_grad {
         return Err(PyRuntimeError::new_err(format!(
             "{name}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
         )));
@@ -69,10 +70,23 @@ pub(crate) fn result_or_out<'py>(
     inputs: &[&Tensor],
     op: impl FnOnce() -> crate::Result<Tensor>,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    result_or_out_of(py, name, out, inputs, true, op)
+}
+
+/// [`result_or_out`] of an op that is `differentiable` or not (a bool or
+/// integer result: torch takes `out=` under autograd then).
+pub(crate) fn result_or_out_of<'py>(
+    py: Python<'py>,
+    name: &str,
+    out: Option<&Bound<'py, PyTensor>>,
+    inputs: &[&Tensor],
+    differentiable: bool,
+    op: impl FnOnce() -> crate::Result<Tensor>,
+) -> PyResult<Bound<'py, PyTensor>> {
     match out {
         None => Bound::new(py, wrap(op()?)),
         Some(out) => {
-            write_out(name, out, inputs, op)?;
+            write_out(name, out, inputs, differentiable, op)?;
             Ok(out.clone())
         }
     }
@@ -150,52 +164,229 @@ macro_rules! bind_unary_float_ops {
 }
 pub(crate) use bind_unary_float_ops;
 
-/// Binary ops given as `py, py_ => rust;`: `Tensor.py(other)` and
-/// `Tensor.py_(other)` (other a tensor or a number; in place through
-/// `apply_inplace`), and `ferrograd.py(input, other)` (either may be a
-/// number) in a module `$fns` registered by `fn $register`.
-macro_rules! bind_binary {
-    ($fns:ident, $register:ident: $($py:ident, $py_:ident => $op:ident;)*) => {
-        #[pyo3::pymethods]
-        impl $crate::python::core::tensor::PyTensor {
+/// The bindings of a binary family table (see `crate::ops::arith`): per
+/// op and alias, `Tensor.name(other)`, `Tensor.name_(other)` and
+/// `ferrograd.name(input, other, *, out=None)` (either operand may be a
+/// number; `alpha=` too for the `alpha` form; none of them for a `written`
+/// name, whose aliases are `plain`), and the entry's dunders; `fn
+/// register_binary_table` adds the module functions. The `tensor` form
+/// takes only tensors (torch's `Tensor other`); `first` a tensor input and
+/// a tensor or number other.
+macro_rules! bind_binary_ops {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]: $node:literal,
+            $rule:ident($($check:path)?), |$a:ident, $b:ident| $k:expr, $d1:ident $d2:ident,
+            $saves:ident |$g:ident, $x:ident, $y:ident, $r:ident| $dx:expr, $dy:expr;
+            py $form:ident [$($dk:ident $dn:ident $(= $df:ident)?),*];
+    )*) => {
+        $crate::python::core::bind::bind_binary_ops!(@bind true $(
+            [$(#[doc = $doc])*] $name $inplace [$($alias $alias_)*] $form [$($dk $dn $(= $df)?),*]
+        )*);
+    };
+
+    // What a table's entries bind (both grammars reach here).
+    (@bind $diff:literal $(
+        [$($doc:tt)*] $name:ident $inplace:ident [$($alias:ident $alias_:ident)*] $form:ident
+            [$($dk:ident $dn:ident $(= $df:ident)?),*]
+    )*) => {
+        $(
+            $crate::python::core::bind::bind_binary_ops!(@methods $form, [$($doc)*], $name, $name, $inplace, $inplace);
             $(
-                fn $py(&self, other: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Self> {
-                    let o = $crate::python::core::args::tensor_or_scalar(other, &self.inner)?;
-                    Ok($crate::python::core::tensor::wrap(self.inner.$op(&o)?))
-                }
-                fn $py_<'py>(
-                    slf: pyo3::PyRef<'py, Self>,
-                    other: &pyo3::Bound<'py, pyo3::PyAny>,
-                ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
-                    let o = $crate::python::core::args::tensor_or_scalar(other, &slf.inner)?;
-                    slf.inner.apply_inplace(stringify!($py_), &[&o], |s| s.$op(&o))?;
-                    Ok(slf)
-                }
+                $crate::python::core::bind::bind_binary_ops!(@alias methods $form, [#[doc = concat!("Alias of `", stringify!($name), "`.")]], $alias, $name, $alias_, $inplace);
+            )*
+        )*
+        // One block: PyO3 wants the rich comparisons together.
+        $crate::python::core::bind::bind_binary_ops!(@dunders [] $($(($dk $dn $name $inplace $($df)?))*)*);
+        mod binary_table_fns {
+            $(
+                $crate::python::core::bind::bind_binary_ops!(@function $form, $diff, [$($doc)*], $name, $name);
+                $(
+                    $crate::python::core::bind::bind_binary_ops!(@alias function $form, $diff, [#[doc = concat!("Alias of `", stringify!($name), "`.")]], $alias, $name);
+                )*
             )*
         }
-        mod $fns {
-            use pyo3::prelude::*;
-            use $crate::python::core::tensor::PyTensor;
+        fn register_binary_table(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
             $(
-                #[pyfunction]
-                #[pyo3(signature = (input, other, *, out=None))]
-                pub fn $py<'py>(
-                    input: &Bound<'py, PyAny>,
-                    other: &Bound<'py, PyAny>,
-                    out: Option<&Bound<'py, PyTensor>>,
-                ) -> PyResult<Bound<'py, PyTensor>> {
-                    let (a, b) = $crate::python::core::args::operands(input, other)?;
-                    $crate::python::core::bind::result_or_out(
-                        input.py(), stringify!($py), out, &[&a, &b], || a.$op(&b),
-                    )
-                }
+                $crate::python::core::bind::bind_binary_ops!(@register $form, m, $name);
+                $($crate::python::core::bind::bind_binary_ops!(@alias register $form, m, $alias);)*
             )*
-        }
-        fn $register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
-            use pyo3::prelude::*;
-            $(m.add_function(pyo3::wrap_pyfunction!($fns::$py, m)?)?;)*
             Ok(())
         }
     };
+
+    // An alias of a `written` name is `plain`.
+    (@alias $what:ident written, $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@$what plain, $($rest)*);
+    };
+    (@alias $what:ident $form:ident, $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@$what $form, $($rest)*);
+    };
+
+    // ----- Tensor methods -----
+    (@methods written, $($rest:tt)*) => {};
+    (@methods alpha, [$($doc:tt)*], $py:ident, $op:ident, $py_:ident, $op_:ident) => {
+        #[pyo3::pymethods]
+        impl $crate::python::core::tensor::PyTensor {
+            $($doc)*
+            #[pyo3(signature = (other, *, alpha=None))]
+            fn $py(
+                &self,
+                other: &pyo3::Bound<'_, pyo3::PyAny>,
+                alpha: Option<&pyo3::Bound<'_, pyo3::PyAny>>,
+            ) -> pyo3::PyResult<Self> {
+                let o = $crate::python::core::args::scaled(other, &self.inner, alpha)?;
+                Ok($crate::python::core::tensor::wrap(self.inner.$op(&o)?))
+            }
+            #[doc = concat!("In-place version of `", stringify!($py), "`.")]
+            #[pyo3(signature = (other, *, alpha=None))]
+            fn $py_<'py>(
+                slf: pyo3::PyRef<'py, Self>,
+                other: &pyo3::Bound<'py, pyo3::PyAny>,
+                alpha: Option<&pyo3::Bound<'py, pyo3::PyAny>>,
+            ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
+                let o = $crate::python::core::args::scaled(other, &slf.inner, alpha)?;
+                slf.inner.$op_(&o)?;
+                Ok(slf)
+            }
+        }
+    };
+    (@methods $form:ident, [$($doc:tt)*], $py:ident, $op:ident, $py_:ident, $op_:ident) => {
+        #[pyo3::pymethods]
+        impl $crate::python::core::tensor::PyTensor {
+            $($doc)*
+            fn $py(&self, other: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Self> {
+                let o = $crate::python::core::bind::bind_binary_ops!(@other $form, other, &self.inner, $py);
+                Ok($crate::python::core::tensor::wrap(self.inner.$op(&o)?))
+            }
+            #[doc = concat!("In-place version of `", stringify!($py), "`.")]
+            fn $py_<'py>(
+                slf: pyo3::PyRef<'py, Self>,
+                other: &pyo3::Bound<'py, pyo3::PyAny>,
+            ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
+                let o = $crate::python::core::bind::bind_binary_ops!(@other $form, other, &slf.inner, $py_);
+                slf.inner.$op_(&o)?;
+                Ok(slf)
+            }
+        }
+    };
+    // A method's other operand: a tensor, or for all but `tensor` a number.
+    (@other tensor, $o:ident, $like:expr, $f:ident) => {
+        $crate::python::core::args::tensor_arg($o, stringify!($f), "other", 1)?
+    };
+    (@other $form:ident, $o:ident, $like:expr, $f:ident) => {
+        $crate::python::core::args::tensor_or_scalar($o, $like)?
+    };
+
+    // ----- module functions -----
+    (@function written, $($rest:tt)*) => {};
+    (@function alpha, $diff:literal, [$($doc:tt)*], $py:ident, $op:ident) => {
+        $($doc)*
+        #[pyo3::pyfunction]
+        #[pyo3(signature = (input, other, *, alpha=None, out=None))]
+        pub fn $py<'py>(
+            input: &pyo3::Bound<'py, pyo3::PyAny>,
+            other: &pyo3::Bound<'py, pyo3::PyAny>,
+            alpha: Option<&pyo3::Bound<'py, pyo3::PyAny>>,
+            out: Option<&pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>>,
+        ) -> pyo3::PyResult<pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>> {
+            let (a, b) = $crate::python::core::args::operands(input, other)?;
+            let b2 = match alpha.and_then($crate::python::core::args::as_scalar) {
+                Some(s) => $crate::python::core::args::alpha_times(&a, &b, s)?,
+                None => b.clone(),
+            };
+            $crate::python::core::bind::result_or_out_of(
+                input.py(), stringify!($py), out, &[&a, &b], $diff, || a.$op(&b2),
+            )
+        }
+    };
+    (@function $form:ident, $diff:literal, [$($doc:tt)*], $py:ident, $op:ident) => {
+        $($doc)*
+        #[pyo3::pyfunction]
+        #[pyo3(signature = (input, other, *, out=None))]
+        pub fn $py<'py>(
+            input: &pyo3::Bound<'py, pyo3::PyAny>,
+            other: &pyo3::Bound<'py, pyo3::PyAny>,
+            out: Option<&pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>>,
+        ) -> pyo3::PyResult<pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>> {
+            let (a, b) = $crate::python::core::bind::bind_binary_ops!(@operands $form, input, other, $py);
+            $crate::python::core::bind::result_or_out_of(
+                input.py(), stringify!($py), out, &[&a, &b], $diff, || a.$op(&b),
+            )
+        }
+    };
+    // A function's operands: `plain` either may be a number; `first` the
+    // input must be a tensor, `tensor` both.
+    (@operands plain, $i:ident, $o:ident, $f:ident) => {
+        $crate::python::core::args::operands($i, $o)?
+    };
+    (@operands $form:ident, $i:ident, $o:ident, $f:ident) => {{
+        let a = $crate::python::core::args::tensor_arg($i, stringify!($f), "input", 1)?;
+        let b = $crate::python::core::bind::bind_binary_ops!(@other $form, $o, &a, $f);
+        (a, b)
+    }};
+    (@register written, $m:ident, $py:ident) => {};
+    (@register $form:ident, $m:ident, $py:ident) => {
+        pyo3::types::PyModuleMethods::add_function(
+            $m,
+            pyo3::wrap_pyfunction!(binary_table_fns::$py, $m)?,
+        )?;
+    };
+
+    // ----- dunders, one block: other a tensor or a number, else NotImplemented -----
+    (@dunders [$($acc:tt)*]) => {
+        #[pyo3::pymethods]
+        impl $crate::python::core::tensor::PyTensor {
+            $($acc)*
+        }
+    };
+    (@dunders $acc:tt (fwd $dn:ident $op:ident $op_:ident) $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@dunders $acc (op $dn $op false false) $($rest)*);
+    };
+    (@dunders $acc:tt (fwd_np $dn:ident $op:ident $op_:ident) $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@dunders $acc (op $dn $op false true) $($rest)*);
+    };
+    (@dunders $acc:tt (rev $dn:ident $op:ident $op_:ident) $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@dunders $acc (op $dn $op true false) $($rest)*);
+    };
+    (@dunders $acc:tt (rev $dn:ident $op:ident $op_:ident $f:ident) $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@dunders $acc (op $dn $f false false) $($rest)*);
+    };
+    (@dunders [$($acc:tt)*] (op $dn:ident $op:ident $rev:literal $np:literal) $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@dunders [$($acc)*
+            fn $dn(
+                &self,
+                py: pyo3::Python<'_>,
+                other: &pyo3::Bound<'_, pyo3::PyAny>,
+            ) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
+                let a = &self.inner;
+                $crate::python::core::args::operator_of(py, a, other, $rev, $np, $crate::Tensor::$op)
+            }
+        ] $($rest)*);
+    };
+    (@dunders [$($acc:tt)*] (inp $dn:ident $op:ident $op_:ident) $($rest:tt)*) => {
+        $crate::python::core::bind::bind_binary_ops!(@dunders [$($acc)*
+            fn $dn(&self, other: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<()> {
+                let o = $crate::python::core::args::tensor_or_scalar(other, &self.inner)?;
+                Ok(self.inner.$op_(&o)?)
+            }
+        ] $($rest)*);
+    };
 }
-pub(crate) use bind_binary;
+pub(crate) use bind_binary_ops;
+
+/// The bindings of a comparison table (see `crate::ops::pointwise`), as
+/// `bind_binary_ops!`'s.
+macro_rules! bind_compare_ops {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]:
+            $rule:ident($($kname:literal)?), |$a:ident, $b:ident| $k:expr;
+            py $form:ident [$($dk:ident $dn:ident $(= $df:ident)?),*];
+    )*) => {
+        $crate::python::core::bind::bind_binary_ops!(@bind false $(
+            [$(#[doc = $doc])*] $name $inplace [$($alias $alias_)*] $form [$($dk $dn $(= $df)?),*]
+        )*);
+    };
+}
+pub(crate) use bind_compare_ops;

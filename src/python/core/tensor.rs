@@ -1,7 +1,7 @@
 //! The Python `Tensor` class: core properties and autograd methods. Op
 //! methods live in one `#[pymethods]` block per op family (ops_*.rs).
 
-use crate::python::core::args::{as_scalar, operator, scaled_inplace, shape_arg, tensor_or_scalar};
+use crate::python::core::args::{as_scalar, shape_arg};
 use crate::python::core::dtype::PyDType;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -256,71 +256,10 @@ impl PyTensor {
         Ok(wrap(self.inner.contiguous()?))
     }
 
-    // ----- arithmetic operators (the pattern every op family follows) -----
-    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::add)
-    }
-    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::add)
-    }
-    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::sub)
-    }
-    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::rsub_scalar)
-    }
-    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::mul)
-    }
-    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::mul)
-    }
-    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::div)
-    }
-    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::rdiv_scalar)
-    }
+    // (the arithmetic operators and methods come from the binary tables:
+    // `python/ops/arith.rs`)
     fn __neg__(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.neg()?))
-    }
-    fn __iadd__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let o = tensor_or_scalar(other, &self.inner)?;
-        Ok(self.inner.add_(&o)?)
-    }
-    fn __isub__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let o = tensor_or_scalar(other, &self.inner)?;
-        Ok(self.inner.sub_(&o)?)
-    }
-    fn __imul__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let o = tensor_or_scalar(other, &self.inner)?;
-        Ok(self.inner.mul_(&o)?)
-    }
-    fn __itruediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let o = tensor_or_scalar(other, &self.inner)?;
-        Ok(self.inner.div_(&o)?)
-    }
-    /// `self += alpha * other` (torch's `add_(other, *, alpha=1)`).
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn add_<'py>(
-        slf: PyRef<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        alpha: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        scaled_inplace(slf, other, alpha, Tensor::add_)
-    }
-    /// `self -= alpha * other` (torch's `sub_(other, *, alpha=1)`).
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn sub_<'py>(
-        slf: PyRef<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        alpha: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        scaled_inplace(slf, other, alpha, Tensor::sub_)
-    }
-    fn mul_<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-        slf.__imul__(other)?;
-        Ok(slf)
     }
     fn zero_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
         slf.inner.zero_()?;

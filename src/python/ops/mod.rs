@@ -2,6 +2,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod addmm;
+pub(crate) mod arith;
 pub(crate) mod combine;
 pub(crate) mod compare;
 pub(crate) mod conv;

@@ -1,8 +1,9 @@
 //! Pointwise ops from Python: Tensor methods, operators (`**`, `abs()`,
 //! comparisons, `& | ^ ~`) and module functions (`ferrograd.exp(x)`, ...).
 
-use crate::python::core::args::{as_scalar, operator, tensor_or_scalar};
-use crate::python::core::bind::bind_unary;
+use crate::ops::pointwise::compare_ops;
+use crate::python::core::args::{as_scalar, tensor_arg, tensor_or_scalar};
+use crate::python::core::bind::{bind_compare_ops, bind_unary};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -101,20 +102,6 @@ fn is_operand(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyTensor>() || as_scalar(obj).is_some()
 }
 
-/// A tensor argument that must be a Tensor (torch's `Tensor other`).
-fn tensor_arg(obj: &Bound<'_, PyAny>, fname: &str, arg: &str, pos: usize) -> PyResult<Tensor> {
-    match obj.cast::<PyTensor>() {
-        Ok(t) => Ok(t.borrow().inner.clone()),
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "{}(): argument '{}' (position {}) must be Tensor, not {}",
-            fname,
-            arg,
-            pos,
-            obj.get_type().name()?
-        ))),
-    }
-}
-
 /// torch.where's operands: tensors, or numbers wrapped against the other
 /// operand (two numbers give their own default dtype).
 fn where_impl(cond: &Tensor, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Tensor> {
@@ -174,37 +161,7 @@ macro_rules! predicates {
 }
 predicates!(isnan, isinf, isfinite);
 
-/// Methods taking one operand (tensor or number), and in-place forms.
-macro_rules! binary_methods {
-    ($($name:ident => $op:ident),* ; $($iname:ident => $iop:ident),*) => {
-        #[pymethods]
-        impl PyTensor {
-            $(
-                fn $name(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                    Ok(wrap(self.inner.$op(&tensor_or_scalar(other, &self.inner)?)?))
-                }
-            )*
-            $(
-                fn $iname<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-                    let o = tensor_or_scalar(other, &slf.inner)?;
-                    slf.inner.$iop(&o)?;
-                    Ok(slf)
-                }
-            )*
-        }
-    };
-}
-
-binary_methods! {
-    eq => eq, ne => ne, lt => lt, le => le, gt => gt, ge => ge,
-    greater => gt, greater_equal => ge, less => lt, less_equal => le, not_equal => ne,
-    logical_and => logical_and, logical_or => logical_or, logical_xor => logical_xor,
-    bitwise_and => bitwise_and, bitwise_or => bitwise_or, bitwise_xor => bitwise_xor;
-    eq_ => eq_, ne_ => ne_, lt_ => lt_, le_ => le_, gt_ => gt_, ge_ => ge_,
-    greater_ => gt_, greater_equal_ => ge_, less_ => lt_, less_equal_ => le_, not_equal_ => ne_,
-    logical_and_ => logical_and_, logical_or_ => logical_or_, logical_xor_ => logical_xor_,
-    bitwise_and_ => bitwise_and_, bitwise_or_ => bitwise_or_, bitwise_xor_ => bitwise_xor_
-}
+compare_ops!(bind_compare_ops);
 
 #[pymethods]
 impl PyTensor {
@@ -350,96 +307,12 @@ impl PyTensor {
         }
         Ok(wrap(self.inner.bitwise_not()?))
     }
-    fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::bitwise_and)
-    }
-    fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::bitwise_and)
-    }
-    fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::bitwise_or)
-    }
-    fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::bitwise_or)
-    }
-    fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::bitwise_xor)
-    }
-    fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, true, Tensor::bitwise_xor)
-    }
-    fn __iand__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        Ok(self
-            .inner
-            .bitwise_and_(&tensor_or_scalar(other, &self.inner)?)?)
-    }
-    fn __ior__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        Ok(self
-            .inner
-            .bitwise_or_(&tensor_or_scalar(other, &self.inner)?)?)
-    }
-    fn __ixor__(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        Ok(self
-            .inner
-            .bitwise_xor_(&tensor_or_scalar(other, &self.inner)?)?)
-    }
-
-    // Rich comparisons: a tensor or a number compares elementwise; anything
-    // else is NotImplemented (so `t == None` is False, as in torch). `==`
-    // (only it, as in torch) also compares with a NumPy array elementwise.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        if crate::python::core::numpy::is_ndarray(other) {
-            let o = crate::python::core::numpy::tensor_from_ndarray(other, None)?;
-            return Ok(Py::new(py, wrap(self.inner.eq(&o)?))?.into_any());
-        }
-        operator(py, &self.inner, other, false, Tensor::eq)
-    }
-    fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::ne)
-    }
-    fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::lt)
-    }
-    fn __le__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::le)
-    }
-    fn __gt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::gt)
-    }
-    fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        operator(py, &self.inner, other, false, Tensor::ge)
-    }
+    // (the rich comparisons and `& | ^` come from the comparison table)
     /// Hashable by identity, as torch tensors are (defining `__eq__` would
     /// otherwise make the class unhashable).
     fn __hash__(slf: &Bound<'_, Self>) -> isize {
         slf.as_ptr() as isize
     }
-}
-
-/// Module functions of two operands (tensor first, then tensor or number).
-macro_rules! binary_functions {
-    ($modname:ident, $register:ident: $($name:ident => $op:ident),*) => {
-        mod $modname {
-            use super::*;
-            $(
-                #[pyfunction]
-                pub fn $name(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                    Ok(wrap(input.inner.$op(&tensor_or_scalar(other, &input.inner)?)?))
-                }
-            )*
-        }
-        fn $register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-            $( m.add_function(wrap_pyfunction!($modname::$name, m)?)?; )*
-            Ok(())
-        }
-    };
-}
-
-binary_functions! { binary_fns, register_binary:
-    eq => eq, ne => ne, lt => lt, le => le, gt => gt, ge => ge,
-    greater => gt, greater_equal => ge, less => lt, less_equal => le, not_equal => ne,
-    logical_and => logical_and, logical_or => logical_or, logical_xor => logical_xor,
-    bitwise_and => bitwise_and, bitwise_or => bitwise_or, bitwise_xor => bitwise_xor
 }
 
 mod other_fns {
@@ -549,7 +422,7 @@ mod other_fns {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_logical(m)?;
     register_predicates(m)?;
-    register_binary(m)?;
+    register_binary_table(m)?;
     m.add_function(wrap_pyfunction!(other_fns::pow, m)?)?;
     m.add_function(wrap_pyfunction!(other_fns::maximum, m)?)?;
     m.add_function(wrap_pyfunction!(other_fns::minimum, m)?)?;

@@ -1,16 +1,14 @@
 //! Logarithms and exponentials in other bases and the error functions (the
 //! table of `crate::ops::special`), xlogy and logaddexp.
 
-use crate::ops::special::special_unary_ops;
-use crate::python::core::bind::{bind_binary, bind_unary_float_ops};
+use crate::ops::special::{special_binary_ops, special_unary_ops};
+use crate::python::core::bind::{bind_binary_ops, bind_unary_float_ops};
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 
 special_unary_ops!(bind_unary_float_ops);
 
-bind_binary! { binary_fns, register_binary:
-    xlogy, xlogy_ => xlogy;
-}
+special_binary_ops!(bind_binary_ops);
 
 #[pymethods]
 impl PyTensor {
@@ -40,7 +38,7 @@ mod functions {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_table(m)?;
-    register_binary(m)?;
+    register_binary_table(m)?;
     m.add_function(wrap_pyfunction!(functions::logaddexp, m)?)?;
     m.add_function(wrap_pyfunction!(functions::logaddexp2, m)?)
 }

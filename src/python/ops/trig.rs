@@ -2,8 +2,8 @@
 //! `crate::ops::trig`, with NumPy's `arc*` aliases as torch has), angle
 //! conversion, atan2 and hypot.
 
-use crate::ops::trig::trig_ops;
-use crate::python::core::bind::{bind_binary, bind_unary, bind_unary_float_ops};
+use crate::ops::trig::{trig_binary_ops, trig_ops};
+use crate::python::core::bind::{bind_binary_ops, bind_unary, bind_unary_float_ops};
 
 trig_ops!(bind_unary_float_ops);
 
@@ -14,14 +14,10 @@ bind_unary! { angle_fns, register_angles:
     rad2deg, rad2deg_ => rad2deg, rad2deg_;
 }
 
-bind_binary! { binary_fns, register_binary:
-    atan2, atan2_ => atan2;
-    arctan2, arctan2_ => atan2;
-    hypot, hypot_ => hypot;
-}
+trig_binary_ops!(bind_binary_ops);
 
 pub fn register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
     register_table(m)?;
     register_angles(m)?;
-    register_binary(m)
+    register_binary_table(m)
 }

@@ -1,98 +1,14 @@
-//! Module-level forms of the arithmetic and view ops (`ferrograd.add(a, b)`,
-//! `ferrograd.reshape(x, shape)`, ...) and the named arithmetic methods.
+//! Module-level forms of the view ops (`ferrograd.reshape(x, shape)`, ...).
 
-use crate::python::core::args::{alpha_times, as_scalar, tensor_or_scalar};
-use crate::python::core::args::{operands, scaled};
-use crate::python::core::bind::result_or_out;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 
 #[pymethods]
 impl PyTensor {
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn add(
-        &self,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.add(&scaled(other, &self.inner, alpha)?)?))
-    }
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn sub(
-        &self,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.sub(&scaled(other, &self.inner, alpha)?)?))
-    }
-    fn mul(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.mul(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
-    }
     /// Splits dim `dim` into `sizes` (one of them may be -1), as a view.
     fn unflatten(&self, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.unflatten(dim, &sizes)?))
     }
-    fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.div(&tensor_or_scalar(other, &self.inner)?)?,
-        ))
-    }
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, other, *, alpha=None, out=None))]
-fn add<'py>(
-    input: &Bound<'py, PyAny>,
-    other: &Bound<'py, PyAny>,
-    alpha: Option<&Bound<'py, PyAny>>,
-    out: Option<&Bound<'py, PyTensor>>,
-) -> PyResult<Bound<'py, PyTensor>> {
-    let (a, b) = operands(input, other)?;
-    let b2 = match alpha.and_then(as_scalar) {
-        Some(s) => alpha_times(&a, &b, s)?,
-        None => b.clone(),
-    };
-    result_or_out(input.py(), "add", out, &[&a, &b], || a.add(&b2))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, other, *, alpha=None, out=None))]
-fn sub<'py>(
-    input: &Bound<'py, PyAny>,
-    other: &Bound<'py, PyAny>,
-    alpha: Option<&Bound<'py, PyAny>>,
-    out: Option<&Bound<'py, PyTensor>>,
-) -> PyResult<Bound<'py, PyTensor>> {
-    let (a, b) = operands(input, other)?;
-    let b2 = match alpha.and_then(as_scalar) {
-        Some(s) => alpha_times(&a, &b, s)?,
-        None => b.clone(),
-    };
-    result_or_out(input.py(), "sub", out, &[&a, &b], || a.sub(&b2))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, other, *, out=None))]
-fn mul<'py>(
-    input: &Bound<'py, PyAny>,
-    other: &Bound<'py, PyAny>,
-    out: Option<&Bound<'py, PyTensor>>,
-) -> PyResult<Bound<'py, PyTensor>> {
-    let (a, b) = operands(input, other)?;
-    result_or_out(input.py(), "mul", out, &[&a, &b], || a.mul(&b))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, other, *, out=None))]
-fn true_divide<'py>(
-    input: &Bound<'py, PyAny>,
-    other: &Bound<'py, PyAny>,
-    out: Option<&Bound<'py, PyTensor>>,
-) -> PyResult<Bound<'py, PyTensor>> {
-    let (a, b) = operands(input, other)?;
-    result_or_out(input.py(), "true_divide", out, &[&a, &b], || a.div(&b))
 }
 
 #[pyfunction]
@@ -162,10 +78,6 @@ fn clone(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(add, m)?)?;
-    m.add_function(wrap_pyfunction!(sub, m)?)?;
-    m.add_function(wrap_pyfunction!(mul, m)?)?;
-    m.add_function(wrap_pyfunction!(true_divide, m)?)?;
     m.add_function(wrap_pyfunction!(reshape, m)?)?;
     m.add_function(wrap_pyfunction!(transpose, m)?)?;
     m.add_function(wrap_pyfunction!(t, m)?)?;
