@@ -118,14 +118,15 @@ pub fn expanded(t: &Strided, shape: &[usize]) -> Result<Strided> {
     Ok(t.with_layout(t.layout().expand(shape)?))
 }
 
-/// Checks before writing into `dst` from something of dtype `src`.
+/// Checks before writing into `dst` from something of dtype `src` (torch's
+/// message, with its ScalarType names: "Float", "Long").
 pub fn check_can_cast(src: DType, dst: DType) -> Result<()> {
     if src.category() > dst.category() {
         bail!(
             runtime,
             "result type {} can't be cast to the desired output type {}",
-            src.name(),
-            dst.name()
+            src.scalar_type_name(),
+            dst.scalar_type_name()
         );
     }
     Ok(())

@@ -409,9 +409,12 @@ fn relayout(
     let extent = from.storage_extent().max(to.storage_extent());
     let mut buf = g.strided_scatter(&[extent], onto(from))?;
     if let Some(z) = zero_region {
-        let keep = Tensor::ones(&[extent], g.dtype());
-        crate::kernels::copy::fill(&keep.alias_with_layout(z.clone()), Scalar::Int(0))?;
-        buf = buf.mul(&keep)?;
+        // a masked fill, not a product with a 0/1 mask: an inf gradient
+        // outside the region stays inf (inf * 0 would be NaN), as torch's
+        // `grad_slice.zero_()`
+        let zero = Tensor::zeros(&[extent], DType::Bool);
+        fill(&zero.alias_with_layout(z.clone()), Scalar::Bool(true))?;
+        buf = buf.masked_fill_scalar(&zero, Scalar::Int(0))?;
     }
     buf.strided_view("AsStridedBackward0", onto(to))?
         .clone_tensor()

@@ -258,7 +258,9 @@ impl Tensor {
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-            Ok(vec![Some(g.div_scalar(count as f64)?.expand(&shape)?)])
+            // torch's `grad.expand(sizes) / numel`: divided after the
+            // expand, so the gradient is dense (not stride 0), as torch's
+            Ok(vec![Some(g.expand(&shape)?.div_scalar(count as f64)?)])
         })
     }
 

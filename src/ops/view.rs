@@ -88,9 +88,6 @@ impl Tensor {
         rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-        if self.ndim() == 0 {
-            return self.reshape(&[1]);
-        }
         let (s, e) = (
             wrap_dim(start_dim, self.ndim())?,
             wrap_dim(end_dim, self.ndim())?,
@@ -100,6 +97,13 @@ impl Tensor {
                 runtime,
                 "flatten() has invalid args: start_dim cannot come after end_dim"
             );
+        }
+        if self.ndim() == 0 {
+            return self.reshape(&[1]);
+        }
+        if s == e {
+            // torch returns the tensor itself (the same Python object)
+            return Ok(self.clone());
         }
         let mut shape: Vec<i64> = to_i64(&self.shape()[..s]);
         shape.push(self.shape()[s..=e].iter().product::<usize>() as i64);

@@ -343,6 +343,74 @@ def check_index_output_strides(lib):
     assert ns["y"].stride()[1:] == (2, 4, 1)
 
 
+def check_flatten_returns_self_more(lib):
+    # flatten with start == end returns the tensor itself, a 0-d one a view;
+    # its dims are checked first (a 0-d tensor takes dims -1 and 0 only)
+    ns = run(
+        lib,
+        "x = torch.ones(2, 3).t()\ny = x.flatten(1, -1)\ns = torch.tensor(1.0)\nz = s.flatten()",
+    )
+    assert ns["y"] is ns["x"] and ns["z"] is not ns["s"] and ns["z"].shape == (1,)
+    raises(lib, "torch.tensor(1.0).flatten(1)", IndexError)
+    # the other ops torch returns their input from: a dtype conversion to
+    # the dtype it has, atleast_nd of a tensor with n dims
+    ns = run(lib, "x = torch.ones(2, 3)\ny = torch.ones(2, dtype=torch.int64)")
+    x, y = ns["x"], ns["y"]
+    assert x.float() is x and x.type_as(x) is x and y.long() is y
+    assert lib.atleast_1d(x) is x and lib.atleast_2d(x) is x and x.double() is not x
+
+
+def check_contiguous_empty_more(lib):
+    # every empty tensor is contiguous, whatever its strides
+    ns = run(lib, "x = torch.zeros(2, 0).t()\ny = x.contiguous()")
+    assert ns["x"].is_contiguous() and ns["y"] is ns["x"] and ns["x"].stride() == (1, 1)
+
+
+def check_empty_grad_strides(lib):
+    # an empty result of an elementwise op is laid out contiguously, as
+    # torch's TensorIterator (its inputs all count as contiguous)
+    src = """
+x = torch.zeros(2, 0, requires_grad=True)
+g, = torch.autograd.grad((x * 2).sum(), x, create_graph=True)
+x2 = torch.zeros(0, 3, requires_grad=True).t()
+g2, = torch.autograd.grad((x2 * 2).sum(), x2)
+"""
+    ns = run(lib, src)
+    assert ns["g"].stride() == (1, 1) and ns["g2"].stride() == (1, 1)
+
+
+def check_mean_grad_dense(lib):
+    # MeanBackward divides after expanding: a dense gradient (sum's stays
+    # expanded)
+    src = """
+x = torch.ones(2, 3, requires_grad=True)
+g, = torch.autograd.grad(x.mean(), x)
+g1, = torch.autograd.grad(x.mean(1).sum(), x, create_graph=True)
+g2, = torch.autograd.grad(x.sum(), x)
+"""
+    ns = run(lib, src)
+    assert ns["g"].stride() == (3, 1) and ns["g1"].stride() == (3, 1)
+    assert ns["g2"].stride() == (0, 0)
+    assert ns["g"].tolist() == [[ns["g"][0, 0].item()] * 3] * 2
+
+
+def check_cast_error_message(lib):
+    # torch names the dtypes by their ScalarType names
+    for src in [
+        "y = torch.ones(3, dtype=torch.int64)\ny.add_(torch.tensor([1.5]))",
+        "y = torch.ones(3, dtype=torch.int64)\ny.sqrt_()",
+        "y = torch.ones(3, dtype=torch.int64)\ntorch.add(torch.ones(3), 1, out=y)",
+    ]:
+        with pytest.raises(
+            RuntimeError, match="result type Float can't be cast to the desired output type Long"
+        ):
+            run(lib, src)
+    with pytest.raises(
+        RuntimeError, match="result type Long can't be cast to the desired output type Bool"
+    ):
+        run(lib, "y = torch.ones(3, dtype=torch.bool)\ny.add_(torch.tensor(1))")
+
+
 GRAD_FN_CASES = {
     "narrow": ("x.narrow(1, 0, 2)", "SliceBackward0"),
     "rsub": ("2 - x", "RsubBackward1"),
@@ -463,9 +531,6 @@ def check_same_tensor_overlaps_itself(lib):
 
 WRONG = {
     "restricted_view_error_order": "an op with a bad argument on a stale restricted view raises the argument's error first",
-    "flatten_returns_self": "flatten() of a 1-d tensor returns a new view, torch the tensor itself",
-    "contiguous_empty": "contiguous() of an empty tensor returns a copy",
-    "inf_grad_nan": "an inf gradient comes out NaN (scatter_add_/index_put backward)",
 }
 GRAD_FN_WRONG: set = set()
 

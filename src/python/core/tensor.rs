@@ -25,6 +25,17 @@ pub fn wrap(t: Tensor) -> PyTensor {
     PyTensor { inner: t }
 }
 
+/// An op's result as a Python object: `slf` itself when the op returned
+/// its input (torch returns the very same object there: `t.contiguous() is
+/// t` when contiguous, `t.flatten() is t` for 1-d, `t.float() is t` for
+/// float32), else a new object. A pointer comparison, no table lookup.
+pub fn same_or_new<'py>(slf: &Bound<'py, PyTensor>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+    if t.same(&slf.borrow().inner) {
+        return Ok(slf.clone().into_any());
+    }
+    Ok(Bound::new(slf.py(), wrap(t))?.into_any())
+}
+
 #[pymethods]
 impl PyTensor {
     #[getter]
@@ -234,26 +245,37 @@ impl PyTensor {
     }
 
     // ----- dtype conversions -----
-    fn float(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::F32)?))
+    // (each returns the tensor itself when it has the dtype already)
+    fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::F32)?;
+        same_or_new(slf, t)
     }
-    fn double(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::F64)?))
+    fn double<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::F64)?;
+        same_or_new(slf, t)
     }
-    fn long(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::I64)?))
+    fn long<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::I64)?;
+        same_or_new(slf, t)
     }
-    fn bool(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::Bool)?))
+    fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::Bool)?;
+        same_or_new(slf, t)
     }
-    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(other.inner.dtype())?))
+    fn type_as<'py>(
+        slf: &Bound<'py, Self>,
+        other: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(other.inner.dtype())?;
+        same_or_new(slf, t)
     }
     fn clone(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.clone_tensor()?))
     }
-    fn contiguous(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.contiguous()?))
+    /// The tensor itself when it is contiguous (every empty tensor is).
+    fn contiguous<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.contiguous()?;
+        same_or_new(slf, t)
     }
 
     // ----- arithmetic operators (the pattern every op family follows) -----
@@ -406,8 +428,13 @@ impl PyTensor {
         }))
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
-    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.flatten(start_dim, end_dim)?))
+    fn flatten<'py>(
+        slf: &Bound<'py, Self>,
+        start_dim: i64,
+        end_dim: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.flatten(start_dim, end_dim)?;
+        same_or_new(slf, t)
     }
     fn narrow(&self, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.narrow(dim, start, length)?))

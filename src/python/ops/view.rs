@@ -136,8 +136,13 @@ fn unsqueeze(input: PyRef<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
 
 #[pyfunction]
 #[pyo3(signature = (input, start_dim=0, end_dim=-1))]
-fn flatten(input: PyRef<'_, PyTensor>, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.flatten(start_dim, end_dim)?))
+fn flatten<'py>(
+    input: &Bound<'py, PyTensor>,
+    start_dim: i64,
+    end_dim: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = input.borrow().inner.flatten(start_dim, end_dim)?;
+    crate::python::core::tensor::same_or_new(input, t)
 }
 
 /// Splits dim `dim` of `input` into `sizes` (one of them may be -1), as a view.
