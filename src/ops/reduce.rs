@@ -203,6 +203,7 @@ impl Tensor {
     /// Sum over `dims` (all dims when empty). Integer and bool inputs sum to
     /// int64 unless `dtype` says otherwise.
     pub fn sum_dims(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let rd = reduce_dims(dims, self.ndim())?;
         let dt = dtype.unwrap_or(if self.dtype().is_floating() {
             self.dtype()
@@ -233,6 +234,7 @@ impl Tensor {
     }
     /// Mean over `dims` (all when empty); floating dtypes only (or `dtype`).
     pub fn mean_dims(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let dt = dtype.unwrap_or(self.dtype());
         if !dt.is_floating() {
             bail!(
@@ -269,11 +271,13 @@ impl Tensor {
     /// Product of all elements. Integer and bool inputs give int64 unless
     /// `dtype` says otherwise.
     pub fn prod(&self, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let rd: Vec<usize> = (0..self.ndim()).collect();
         self.prod_impl(&rd, false, dtype, "ProdBackward0")
     }
     /// Product along one dim.
     pub fn prod_dim(&self, dim: i64, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let rd = reduce_dims(&[dim], self.ndim())?;
         self.prod_impl(&rd, keepdim, dtype, "ProdBackward1")
     }
@@ -373,6 +377,7 @@ impl Tensor {
         op: &str,
         name: &'static str,
     ) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.numel() == 0 {
             // torch's zero_numel_check_dims, before the dim list is
             // validated as a whole (a repeated dim): each dim in the order
@@ -421,6 +426,7 @@ impl Tensor {
         self.extreme_dim(dim, keepdim, false)
     }
     fn extreme_dim(&self, dim: i64, keepdim: bool, want_max: bool) -> Result<(Tensor, Tensor)> {
+        crate::autograd::check_history_first(&[self])?;
         let (op, name) = if want_max {
             ("max", "MaxBackward0")
         } else {
@@ -508,6 +514,7 @@ impl Tensor {
         self.var_std(dims, correction, keepdim, true)
     }
     fn var_std(&self, dims: &[i64], correction: f64, keepdim: bool, sqrt: bool) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if !self.dtype().is_floating() {
             bail!(
                 runtime,
@@ -554,6 +561,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if !self.dtype().is_floating() {
             bail!(
                 runtime,
@@ -612,6 +620,7 @@ impl Tensor {
     /// `log(sum(exp(self)))` over `dims`, computed stably; integer inputs
     /// give float32.
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let x = if self.dtype().is_floating() {
             self.clone()
         } else {
@@ -640,6 +649,7 @@ impl Tensor {
     /// Inclusive prefix sum along `dim`; integer and bool inputs give int64
     /// unless `dtype` says otherwise.
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let d = wrap_dim(dim, self.ndim())?;
         let dt = dtype.unwrap_or(if self.dtype().is_floating() {
             self.dtype()

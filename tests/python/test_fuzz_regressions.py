@@ -411,6 +411,138 @@ def check_cast_error_message(lib):
         run(lib, "y = torch.ones(3, dtype=torch.bool)\ny.add_(torch.tensor(1))")
 
 
+def check_restricted_view_error_order_more(lib):
+    # the view's error wins over a bad argument wherever torch's autograd
+    # collects the op's edges before its kernel checks (most ops); torch's
+    # composite ops (flatten, narrow, movedim, chunk, indexing by an int)
+    # check their arguments first
+    src = "x = torch.ones(2, 3, 4, requires_grad=True) * 1\na, b = x.unbind(0)\nwith torch.no_grad():\n    x.mul_(2)"
+    for expr in [
+        "a.sum(5)",
+        "a.amax(5)",
+        "a.std(5)",
+        "a.cumsum(5)",
+        "a.transpose(0, 5)",
+        "a.permute(0, 0)",
+        "a.expand(5, 4)",
+        "a.unsqueeze(5)",
+        "a.select(0, 9)",
+        "a.unbind(5)",
+        "a.split(0, 5)",
+        "a.mm(torch.ones(5, 2))",
+        "a[torch.tensor([9])]",
+        "a.index_select(0, torch.tensor([9]))",
+        "torch.cat([a, torch.ones(5)])",
+        "a.diagonal(0, 0, 0)",
+        "a.sort(5)",
+    ]:
+        with pytest.raises(RuntimeError, match="its base or another view of its base"):
+            run(lib, f"{src}\n{expr}")
+    for expr, exc in [
+        ("a.flatten(5)", IndexError),
+        ("a.narrow(0, 0, 9)", RuntimeError),
+        ("a.movedim(0, 5)", IndexError),
+        ("a.chunk(0)", RuntimeError),
+        ("a[9]", IndexError),
+        ("a.argmax(5)", IndexError),
+    ]:
+        raises(lib, f"{src}\n{expr}", exc)
+
+
+def check_binary_view_error_order(lib):
+    src = "x = torch.ones(2, 3, 4, requires_grad=True) * 1\na, b = x.unbind(0)\nwith torch.no_grad():\n    x.mul_(2)"
+    for expr in [
+        "a + torch.ones(5)",
+        "a * torch.ones(5)",
+        "torch.where(a > 0, a, torch.ones(5))",
+        "a.maximum(torch.ones(5))",
+    ]:
+        with pytest.raises(RuntimeError, match="its base or another view of its base"):
+            run(lib, f"{src}\n{expr}")
+
+
+def check_grad_unreachable_view(lib):
+    # a view made under no_grad of a leaf requires grad (through its base)
+    # but has no edge: autograd.grad finds it unused, backward(inputs=)
+    # leaves everything alone
+    src = "x = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    v = x[:2]\n"
+    ns = run(lib, src + "g = torch.autograd.grad((x * 2).sum(), v, allow_unused=True)")
+    assert ns["g"] == (None,)
+    with pytest.raises(
+        RuntimeError, match="The differentiated Tensor at index 0 appears to not have been used"
+    ):
+        run(lib, src + "torch.autograd.grad((v * 2).sum(), v)")
+    ns = run(lib, src + "(v * 2).sum().backward(inputs=[v])")
+    assert ns["v"].grad is None and ns["x"].grad is None
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears"):
+        run(
+            lib,
+            "x = torch.ones(3, requires_grad=True)\ny = torch.ones(3, requires_grad=True)\ntorch.autograd.grad(x.sum(), (x, y))",
+        )
+
+
+def check_saved_detached_inplace(lib):
+    # an op's saved input (not a leaf when saved) detach_()ed before backward
+    raises(
+        lib,
+        "x = torch.ones(3, requires_grad=True)\ny = x * 1\nz = (y * y).sum()\ny.detach_()\nz.backward()",
+        RuntimeError,
+    )
+    with pytest.raises(RuntimeError, match="has been detached in-place"):
+        run(
+            lib,
+            "x = torch.ones(3, requires_grad=True)\ny = x * 1\nz = y.sin().sum()\ny.detach_()\nz.backward()",
+        )
+    # a view of it saved instead: its own grad_fn is still there
+    ns = run(
+        lib,
+        "x = torch.ones(3, requires_grad=True)\ny = x * 1\nv = y[:2]\nz = (v * v).sum()\ny.detach_()\nz.backward()",
+    )
+    assert ns["x"].grad.tolist() == [2.0, 2.0, 0.0]
+
+
+def check_mask_put_as_masked_fill(lib):
+    # index_put_ of a one-element value under one bool mask is masked_fill_
+    # with the value as a number: any dtype, any shape, the mask may be self
+    ns = run(lib, "m = torch.tensor([True, False, True])\nm[m] = torch.tensor(0.5)")
+    assert ns["m"].tolist() == [True, False, True] and ns["m"]._version == 1
+    ns = run(lib, "m = torch.tensor([1, 2, 3])\nm[m > 1] = torch.tensor(2.7)")
+    assert ns["m"].tolist() == [1, 2, 2]
+    ns = run(
+        lib, "m = torch.zeros(2, 3)\nm[:, torch.tensor([True, False, True])] = torch.ones(1, 1, 1)"
+    )
+    assert ns["m"].tolist() == [[1.0, 0.0, 1.0]] * 2
+    ns = run(
+        lib,
+        "m = torch.zeros(3)\nw = torch.tensor([2.0], requires_grad=True)\ny = m.index_put((m == 0,), w)\ny.sum().backward()",
+    )
+    assert ns["y"].tolist() == [2.0] * 3 and ns["w"].grad.tolist() == [3.0]
+    # two indices, or accumulate: index_put_'s own dtype check
+    raises(
+        lib,
+        "m = torch.zeros(2, 2, dtype=torch.int64)\nk = torch.tensor([True, False])\nm[k, k] = torch.tensor(2.5)",
+        RuntimeError,
+    )
+    raises(
+        lib,
+        "m = torch.zeros(2, dtype=torch.int64)\nm.index_put_((m == 0,), torch.tensor(2.5), accumulate=True)",
+        RuntimeError,
+    )
+
+
+def check_base_identity(lib):
+    # a view's _base is the very object it was made from (of a view: that
+    # view's base)
+    ns = run(
+        lib,
+        "t1 = torch.ones(2, 3)\nv = t1[0]\nw = v[1:]\na, b = t1.unbind(0)\nu = t1.t().unsqueeze(0).view(3, 2)",
+    )
+    t1 = ns["t1"]
+    assert all(ns[k]._base is t1 for k in ("v", "w", "a", "b", "u"))
+    assert t1._base is None and t1.expand(2, 2, 3)._base is t1 and t1.narrow(1, 0, 2)._base is t1
+    assert lib.transpose(t1, 0, 1)._base is t1 and t1.movedim(0, 1)._base is t1
+
+
 GRAD_FN_CASES = {
     "narrow": ("x.narrow(1, 0, 2)", "SliceBackward0"),
     "rsub": ("2 - x", "RsubBackward1"),
@@ -429,6 +561,11 @@ GRAD_FN_CASES = {
     "full_slices": ("x[:, 0:3]", "AliasBackward0"),
     "lone_full_slice": ("x[:]", "SliceBackward0"),
     "rsub_float": ("2.5 - x", "RsubBackward1"),
+    "matmul_batched": ("x[None] @ x.t()[None]", "UnsafeViewBackward0"),
+    "matmul_batched_4d": ("x[None, None] @ x.t()", "UnsafeViewBackward0"),
+    "matmul_matrix_batched": ("x @ x.t()[None]", "CloneBackward0"),
+    "matmul_vector_batched": ("x[0] @ x.t()[None]", "UnsafeViewBackward0"),
+    "bmm": ("torch.bmm(x[None], x.t()[None])", "BmmBackward0"),
 }
 
 
@@ -530,7 +667,7 @@ def check_same_tensor_overlaps_itself(lib):
 # ---- ferrograd: strict xfails while wrong
 
 WRONG = {
-    "restricted_view_error_order": "an op with a bad argument on a stale restricted view raises the argument's error first",
+    "binary_view_error_order": "a binary op's broadcast error comes before a stale restricted view's (arith.rs/pointwise.rs)",
 }
 GRAD_FN_WRONG: set = set()
 

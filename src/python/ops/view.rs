@@ -4,7 +4,7 @@
 use crate::python::core::args::{alpha_times, as_scalar, tensor_or_scalar};
 use crate::python::core::args::{operands, scaled};
 use crate::python::core::bind::result_or_out;
-use crate::python::core::tensor::{wrap, PyTensor};
+use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 
 #[pymethods]
@@ -31,8 +31,9 @@ impl PyTensor {
         ))
     }
     /// Splits dim `dim` into `sizes` (one of them may be -1), as a view.
-    fn unflatten(&self, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.unflatten(dim, &sizes)?))
+    fn unflatten(slf: &Bound<'_, Self>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.unflatten(dim, &sizes)?;
+        Ok(view_result(slf, t))
     }
     fn true_divide(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(
@@ -96,42 +97,49 @@ fn true_divide<'py>(
 }
 
 #[pyfunction]
-fn reshape(input: PyRef<'_, PyTensor>, shape: Vec<i64>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.reshape(&shape)?))
+fn reshape(input: &Bound<'_, PyTensor>, shape: Vec<i64>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.reshape(&shape)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn transpose(input: PyRef<'_, PyTensor>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.transpose(dim0, dim1)?))
+fn transpose(input: &Bound<'_, PyTensor>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.transpose(dim0, dim1)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn t(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.t()?))
+fn t(input: &Bound<'_, PyTensor>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.t()?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn permute(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.permute(&dims)?))
+fn permute(input: &Bound<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.permute(&dims)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, dim=None))]
-fn squeeze(input: PyRef<'_, PyTensor>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn squeeze(input: &Bound<'_, PyTensor>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
-    let t = &input.inner;
-    Ok(wrap(match dim {
+    let me = input.borrow();
+    let t = &me.inner;
+    let r = match dim {
         None => t.squeeze(None)?,
         Some(d) => match d.extract::<i64>() {
             Ok(i) => t.squeeze_dim(i)?,
             Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
         },
-    }))
+    };
+    Ok(view_result(input, r))
 }
 
 #[pyfunction]
-fn unsqueeze(input: PyRef<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.unsqueeze(dim)?))
+fn unsqueeze(input: &Bound<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.unsqueeze(dim)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
@@ -147,18 +155,21 @@ fn flatten<'py>(
 
 /// Splits dim `dim` of `input` into `sizes` (one of them may be -1), as a view.
 #[pyfunction]
-fn unflatten(input: PyRef<'_, PyTensor>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.unflatten(dim, &sizes)?))
+fn unflatten(input: &Bound<'_, PyTensor>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.unflatten(dim, &sizes)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn narrow(input: PyRef<'_, PyTensor>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.narrow(dim, start, length)?))
+fn narrow(input: &Bound<'_, PyTensor>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.narrow(dim, start, length)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn select(input: PyRef<'_, PyTensor>, dim: i64, index: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.select(dim, index)?))
+fn select(input: &Bound<'_, PyTensor>, dim: i64, index: i64) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.select(dim, index)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
