@@ -221,7 +221,10 @@ impl Tensor {
         }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
-        self.apply_inplace("fill_tensor_", &[value], |before| {
+        // no overlap check against the value: torch copies a clone of a
+        // value that aliases self (`t[None] = t` of a 0-dim t), and here the
+        // value is read before anything is written
+        self.apply_inplace_unchecked("fill_", &[value], |before| {
             let rec = record("FillBackward3", &[before, value]);
             let out = {
                 let _g = no_grad();

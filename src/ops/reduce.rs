@@ -43,9 +43,6 @@ pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
         .iter()
         .map(|&d| wrap_dim(d, ndim))
         .collect::<Result<_>>()?;
-    if ndim == 0 {
-        return Ok(Vec::new());
-    }
     if dims.is_empty() {
         return Ok((0..ndim).collect());
     }
@@ -59,7 +56,30 @@ pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
             );
         }
     }
+    if ndim == 0 {
+        // (a 0-dim tensor takes dim 0 or -1, once)
+        return Ok(Vec::new());
+    }
     Ok(out)
+}
+
+/// [`reduce_dims`] checked dim by dim in the order given (torch's
+/// `dim_list_to_bitset`, as var/std use it): a repeated dim before a later
+/// one out of range is the repeat's error.
+pub fn reduce_dims_in_order(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+    let mut seen = Vec::with_capacity(dims.len());
+    for &d in dims {
+        let w = wrap_dim(d, ndim)?;
+        if seen.contains(&w) {
+            bail!(
+                runtime,
+                "dim {} appears multiple times in the list of dims",
+                w
+            );
+        }
+        seen.push(w);
+    }
+    reduce_dims(dims, ndim)
 }
 
 /// torch's C++ scalar type name (`Long`, `Float`, ...) for messages.
@@ -409,11 +429,19 @@ impl Tensor {
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
                 // torch: max()/min() give a NaN result's gradient to the NaN
-                // inputs; amax/amin spread it over no element (NaN).
-                let m = match full {
-                    true => mask(&x, &r, |a, b| a == b || (a.is_nan() && b.is_nan()))?,
-                    false => mask(&x, &r, |a, b| a == b)?,
-                };
+                // inputs, and write it into zeros (evenly_distribute_backward's
+                // masked_fill_: a NaN or inf gradient reaches those elements
+                // only); amax/amin multiply by the mask (NaN everywhere then).
+                if full {
+                    let m = mask(&x, &r, |a, b| a == b || (a.is_nan() && b.is_nan()))?;
+                    let count = m.sum_dims(&to_i64(&rd), true, None)?;
+                    let others = mask(&x, &r, |a, b| !(a == b || (a.is_nan() && b.is_nan())))?
+                        .cast_raw(DType::Bool);
+                    return Ok(vec![Some(
+                        g.div(&count)?.masked_fill_scalar(&others, Scalar::Int(0))?,
+                    )]);
+                }
+                let m = mask(&x, &r, |a, b| a == b)?;
                 Ok(vec![Some(evenly_distribute(&g, &m, &rd)?)])
             })
     }
@@ -521,8 +549,9 @@ impl Tensor {
                 "std and var only support floating point and complex dtypes"
             );
         }
-        let rd = reduce_dims(dims, self.ndim())?;
+        let rd = reduce_dims_in_order(dims, self.ndim())?;
         let n: usize = rd.iter().map(|&d| self.shape()[d]).product();
+        let all = dims.is_empty() || self.ndim() == 0;
         let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
         let rec = record(name, &[self]);
         let out = dispatch_float!(self.dtype(), T => Tensor::from(reduce::<T, T>(self, &rd, keepdim, move |v| {
@@ -534,8 +563,28 @@ impl Tensor {
             .finish(out, move |c| {
                 let x = c.saved(0)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-                let centered = x.sub(&x.mean_dims(&to_i64(&rd), true, None)?)?;
                 let denom = n as f64 - correction;
+                if all && denom <= 0.0 {
+                    // torch's var_backward without degrees of freedom:
+                    // grad * where(self == mean, NaN, inf), a constant in self
+                    let w = {
+                        let _g = crate::autograd::no_grad();
+                        let mean = x.detach().mean_dims(&[], true, None)?;
+                        dispatch_float!(x.dtype(), T => map2::<T, T>(&x, &mean, |a, b| {
+                            T::from_f64(if a.to_f64() == b.to_f64() { f64::NAN } else { f64::INFINITY })
+                        }).map(Tensor::from))?
+                    };
+                    let gv = match sqrt {
+                        true => {
+                            let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
+                            g.div(&r.mul_scalar(2.0)?)?
+                                .masked_fill_scalar(&r.eq_scalar(0)?, Scalar::Int(0))?
+                        }
+                        false => g,
+                    };
+                    return Ok(vec![Some(gv.mul(&w)?)]);
+                }
+                let centered = x.sub(&x.mean_dims(&to_i64(&rd), true, None)?)?;
                 let grad = if sqrt {
                     // torch: where the std is 0 its gradient is 0, not NaN.
                     let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
@@ -671,7 +720,13 @@ impl Tensor {
         let out =
             dispatch_all!(self.dtype(), T => Tensor::from(along_dim::<T, T, _>(self, d, &f, None)));
         rec.finish(out, move |c| {
-            Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
+            let g = c.grad();
+            // torch's cumsum_backward: the gradient itself when there is
+            // nothing to sum (it stays a view where it is one)
+            if g.numel() <= 1 || g.shape().get(d) == Some(&1) {
+                return Ok(vec![Some(g.clone())]);
+            }
+            Ok(vec![Some(g.cumsum_dir(d, !reverse)?)])
         })
     }
 }

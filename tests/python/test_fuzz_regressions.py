@@ -543,6 +543,77 @@ def check_base_identity(lib):
     assert lib.transpose(t1, 0, 1)._base is t1 and t1.movedim(0, 1)._base is t1
 
 
+def check_setitem_0d_onto_itself(lib):
+    # x[None] = x of a 0-dim x is fill_(x): torch copies a clone of a value
+    # that aliases self (long-run seeds 700279, 700522)
+    src = "t1 = torch.tensor(1.25, dtype=torch.float64, requires_grad=True)\nt12 = t1 ** 2\nt12[None] = t12\nt12.backward()"
+    ns = run(lib, src)
+    assert ns["t12"].item() == 1.5625 and ns["t12"]._version == 1 and ns["t1"].grad.item() == 2.5
+
+
+def check_full_extreme_nan_grad(lib):
+    # max()/min() write their gradient into zeros (evenly_distribute_backward):
+    # a NaN or inf gradient reaches the extreme elements only (seeds 704564,
+    # 701564); amax multiplies by the mask, NaN everywhere
+    src = "t1 = torch.tensor([[-1.0, -0.75], [-0.5, 2.0]], requires_grad=True)\nt12 = t1.min().std()\n(t12 * t12).backward()"
+    g = run(lib, src)["t1"].grad.tolist()
+    assert repr(g) == repr([[float("nan"), 0.0], [0.0, 0.0]])
+    src = "t1 = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)\n(t1.max() * float('inf')).backward()"
+    assert run(lib, src)["t1"].grad.tolist() == [0.0, float("inf"), float("inf")]
+    src = "t1 = torch.tensor([1.0, 3.0], requires_grad=True)\nt1.amax(0).std().backward()"
+    assert repr(run(lib, src)["t1"].grad.tolist()) == repr([float("nan")] * 2)
+
+
+def check_reduction_dims_order(lib):
+    # var/std/nansum check their dims one by one (a repeat before a later dim
+    # out of range, seed 700268); sum/mean wrap them all first; a 0-dim
+    # tensor takes dim 0 once
+    raises(lib, "torch.zeros(2, 3).var((1, -1, 5))", RuntimeError)
+    raises(lib, "torch.zeros(2, 3).std((1, -1, 5))", RuntimeError)
+    raises(lib, "torch.zeros(2, 3).sum((1, -1, 5))", IndexError)
+    raises(lib, "torch.tensor(1.0).sum((0, -1))", RuntimeError)
+    raises(lib, "torch.tensor(1.0).amax((0, 0))", RuntimeError)
+    assert run(lib, "y = torch.tensor(2.0).sum((-1,))")["y"].item() == 2.0
+
+
+def check_binary_output_strides(lib):
+    # the dims TensorIterator prepends to an operand have stride 0 and do not
+    # order the output (seed 702729)
+    src = """
+t2 = torch.tensor([[-2.0], [0.75], [-1.0], [1.0]]) + torch.tensor([[0.0, 1.5, -2.0, 0.0]]).transpose(1, 0)
+t5 = t2.transpose(-2, 1).unsqueeze(-3)
+t9 = torch.maximum(t5, t2)
+t10 = t5 * t2
+"""
+    ns = run(lib, src)
+    assert ns["t9"].stride() == (1, 1, 4) and ns["t10"].stride() == (1, 1, 4)
+
+
+def check_cumsum_trivial_grad(lib):
+    # cumsum's backward returns the gradient itself when there is nothing to
+    # sum: here an expanded (view) gradient, which detach_() refuses (seed
+    # 701794)
+    src = """
+t1 = torch.zeros((0, 0), dtype=torch.float64, requires_grad=True)
+t3 = t1.mean((-1,))
+t8 = t3.cumsum(0)
+t9, t10 = torch.autograd.grad(t8.sum(), (t3, t8), allow_unused=True)
+t9.detach_()
+"""
+    raises(lib, src, RuntimeError)
+
+
+def check_var_no_dof_grad(lib):
+    # var/std over everything without degrees of freedom: torch's backward is
+    # grad * where(self == mean, NaN, inf), a constant in self (seed 703678)
+    src = "t11 = torch.tensor(-2.0, requires_grad=True)\nt17 = t11.flatten().var()\nt20, = torch.autograd.grad(t17, (t11,), create_graph=True)"
+    t20 = run(lib, src)["t20"]
+    assert not t20.requires_grad and repr(t20.item()) == "nan"
+    src = "x = torch.tensor([3.0], requires_grad=True)\ng, = torch.autograd.grad(x.std(), x, create_graph=True)"
+    g = run(lib, src)["g"]
+    assert repr(g.tolist()) == "[nan]"
+
+
 GRAD_FN_CASES = {
     "narrow": ("x.narrow(1, 0, 2)", "SliceBackward0"),
     "rsub": ("2 - x", "RsubBackward1"),
