@@ -488,6 +488,7 @@ impl Tensor {
     /// basic indexing; advanced indexing needs `self`'s dtype, as in torch).
     pub fn setitem(&self, items: &[TensorIndex], value: &Tensor) -> Result<()> {
         let (r, adv) = self.apply_basic(items)?;
+        let orig = value;
         let scalar_value = value.ndim() == 0;
         // torch drops leading size-1 dims of the value (slicePrefix1sSize)
         let lead = value.shape().iter().take_while(|&&d| d == 1).count();
@@ -504,7 +505,12 @@ impl Tensor {
             true => self.strided_view("AliasBackward0", Arc::new(|l: &Layout| l.clone()))?,
             false => r,
         };
-        // torch's copy_to: a 0-dim value of another shape is a fill (read
+        // torch's copy_to: a value of the target's very shape is copied as
+        // it is (`t[:] = t` onto its very same data, allowed), ...
+        if orig.shape() == r.shape() {
+            return r.copy_(orig);
+        }
+        // ... a 0-dim value of another shape is a fill (read
         // before anything is written, so it may be an element of self)
         if scalar_value && r.ndim() != 0 {
             return r.fill_tensor_(&value);

@@ -717,8 +717,13 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let f = CumSum { reverse };
-        let out =
-            dispatch_all!(self.dtype(), T => Tensor::from(along_dim::<T, T, _>(self, d, &f, None)));
+        let out = match self.ndim() {
+            // torch copies a 0-dim input (a -0.0 stays -0.0; 0 + -0.0 is 0.0)
+            0 => dispatch_all!(self.dtype(), T =>
+                Tensor::from(crate::kernels::copy::contiguous_as::<T>(self))),
+            _ => dispatch_all!(self.dtype(), T =>
+                Tensor::from(along_dim::<T, T, _>(self, d, &f, None))),
+        };
         rec.finish(out, move |c| {
             let g = c.grad();
             // torch's cumsum_backward: the gradient itself when there is

@@ -1640,6 +1640,18 @@ KNOWN = [
             and "its base or another view of its base has been modified inplace" in m.torch_message
         ),
     ),
+    Known(
+        "index_put_expanded_recorded",
+        "index_put_ (accumulate) into an expanded tensor while recording: torch writes the indexed elements "
+        "(a deprecation warning), ferrograd's recorded in-place path writes a whole result and refuses the "
+        "expanded target",
+        lambda p, m: (
+            m.what == "exception"
+            and m.op == "index_put_"
+            and m.torch == "no error"
+            and "more than one element of the written-to tensor" in m.ferrograd_message
+        ),
+    ),
     # -- being fixed now (overlap checks, view + in-place rules, max with NaN, unflatten, grad's inputs)
     Known(
         "overlap",

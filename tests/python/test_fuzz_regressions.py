@@ -614,6 +614,37 @@ def check_var_no_dof_grad(lib):
     assert repr(g.tolist()) == "[nan]"
 
 
+def check_setitem_same_shape_onto_itself(lib):
+    # torch's copy_to copies a value of the target's very shape as it is,
+    # before dropping its leading size-1 dims: onto its very same data that
+    # is allowed (long-run seeds 705044, 705575)
+    ns = run(
+        lib,
+        "t0 = torch.tensor(0.5)\nt1 = t0.unsqueeze(-1)\nt1[:] = t1\nt2 = torch.ones(1, 3)\nt2[0::1] = t2",
+    )
+    assert ns["t1"].tolist() == [0.5] and ns["t1"]._version == 1 and ns["t2"]._version == 1
+    src = "t7 = torch.tensor([1.25], requires_grad=True) * 1\nwith torch.no_grad():\n    t7[0::1] = t7"
+    assert run(lib, src)["t7"].tolist() == [1.25]
+
+
+def check_index_put_expanded_recorded(lib):
+    # index_put_ may write an expanded self (torch warns it is deprecated),
+    # recorded or not (seeds 706914, 709464)
+    src = """
+t2 = torch.tensor([0.25]).expand(4)
+t9 = torch.tensor(-1.5, requires_grad=True)
+t2.index_put_((torch.tensor([1, 2]),), t9, accumulate=True)
+"""
+    ns = run(lib, src)
+    assert ns["t2"].requires_grad and ns["t2"]._version == 1
+
+
+def check_cumsum_0d_negative_zero(lib):
+    # cumsum of a 0-dim tensor is a copy (seed 705026)
+    ns = run(lib, "t2 = torch.tensor(0.0, dtype=torch.float64)\nt6 = torch.rsqrt((-t2).cumsum(0))")
+    assert ns["t6"].item() == float("-inf")
+
+
 GRAD_FN_CASES = {
     "narrow": ("x.narrow(1, 0, 2)", "SliceBackward0"),
     "rsub": ("2 - x", "RsubBackward1"),
@@ -738,6 +769,7 @@ def check_same_tensor_overlaps_itself(lib):
 # ---- ferrograd: strict xfails while wrong
 
 WRONG = {
+    "index_put_expanded_recorded": "index_put_ into an expanded tensor with history: the recorded path writes a whole result (refused), torch only the indexed elements",
     "binary_view_error_order": "a binary op's broadcast error comes before a stale restricted view's (arith.rs/pointwise.rs)",
 }
 GRAD_FN_WRONG: set = set()
