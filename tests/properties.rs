@@ -12,12 +12,11 @@
 //! Known deviations (found by these properties, reported on issue 24, not
 //! fixed yet): they are skipped unless `PROPERTIES_STRICT=1`, which runs
 //! every check as written. (K1 expand past i64::MAX elements, K2 reshape
-//! sizes whose product overflows, K3 narrow of a 0-d tensor and K6 narrow
-//! with a huge length were found here and are fixed; their checks run.)
+//! sizes whose product overflows, K3 narrow of a 0-d tensor, K5 an empty
+//! tensor that was not `is_contiguous()` and K6 narrow with a huge length
+//! were found here and are fixed; their checks run.)
 //! - K4: `getitem` accepts two ellipses (`x[..., ...]`); torch: "an index
-//!   can only have a single ellipsis ('...')";
-//! - K5: an empty tensor with two or more dims (`[0, 0]`) is not
-//!   `is_contiguous()` (torch: every empty tensor is contiguous).
+//!   can only have a single ellipsis ('...')".
 //!
 //! `PROPTEST_CASES=N` changes the number of cases (default 256 per
 //! property); under Miri the properties run a few cases each (see
@@ -409,7 +408,7 @@ fn view_case(shape: &[usize], ops: &[Op], f32: bool) -> std::result::Result<(), 
     // Copy layer: reading, contiguous copies.
     check_same(&v.to_f64_vec(), &want, "to_f64_vec")?;
     let c = v.contiguous().unwrap();
-    prop_assert!(c.is_contiguous() || (!strict() && r.idx.is_empty()), "K5");
+    prop_assert!(c.is_contiguous(), "K5");
     check_same(&c.to_f64_vec(), &want, "contiguous")?;
 
     // Elementwise: map, zip over equal layouts, over mixed layouts (strided

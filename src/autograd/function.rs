@@ -153,6 +153,25 @@ pub struct Record {
     _prof: Option<super::profiler::RangeGuard>,
 }
 
+/// torch's VariableType reads every input's `grad_fn` (collecting the op's
+/// edges) before the kernel checks its arguments, so a view whose history
+/// may not be rebuilt ([`Tensor::check_view_history`]) raises its error
+/// before an invalid argument's. An op that validates its arguments before
+/// calling [`record`] calls this first (torch's composite ops, which check
+/// before dispatching, e.g. `flatten`/`narrow`/`movedim`, do not). Costs one
+/// pointer test per input that is not a view.
+pub fn check_history_first(inputs: &[&Tensor]) -> crate::Result<()> {
+    if inputs.iter().any(|t| t.is_view())
+        && is_grad_enabled()
+        && inputs.iter().any(|t| t.requires_grad())
+    {
+        for t in inputs {
+            t.check_view_history()?;
+        }
+    }
+    Ok(())
+}
+
 /// Starts recording op `name` over `inputs`; call it before the op's kernel.
 /// Inert (no node, nothing saved) when grad mode is off or no input
 /// requires grad; the profiler range still opens while a session is on.

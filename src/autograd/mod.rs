@@ -17,7 +17,7 @@ pub mod saved;
 pub mod saved_hooks;
 
 pub use accumulate::AccumulateGrad;
-pub use function::{record, BackwardCtx, Record};
+pub use function::{check_history_first, record, BackwardCtx, Record};
 pub use grad_mode::{enable_grad, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard};
 pub use meta::{AutogradMeta, PostAccumulateHook, TensorHook, ViewCreation};
 pub use node::{Backward, Edge, Node};
@@ -121,6 +121,12 @@ pub fn backward(
                 t.check_view_history()?;
                 t.retain_grad()?;
                 let Some(edge) = t.gradient_edge() else {
+                    if t.requires_grad() {
+                        // a view made under no_grad of a leaf: it requires
+                        // grad through its base but has no edge of its own,
+                        // so it is unreachable (torch: nothing accumulates)
+                        continue;
+                    }
                     bail!(
                         runtime,
                         "One of the differentiated Tensors does not require grad"
@@ -161,10 +167,18 @@ pub fn grad(
     }
     let roots = root_edges(outputs, grad_outputs)?;
     let mut capture = Vec::with_capacity(inputs.len());
+    // the index in `capture` of each input's edge; None for an input that
+    // requires grad without an edge (a view made under no_grad of a leaf):
+    // unreachable, as torch's "Autograd Unreachable Input"
+    let mut slot = Vec::with_capacity(inputs.len());
     for t in inputs {
         t.check_view_history()?;
         match t.gradient_edge() {
-            Some(e) => capture.push(e),
+            Some(e) => {
+                slot.push(Some(capture.len()));
+                capture.push(e);
+            }
+            None if t.requires_grad() => slot.push(None),
             None => bail!(
                 runtime,
                 "One of the differentiated Tensors does not require grad"
@@ -181,16 +195,17 @@ pub fn grad(
         run_targets: Vec::new(),
     })?;
     let allow_unused = allow_unused || materialize_grads;
-    grads
-        .into_iter()
+    let mut grads: Vec<Option<Tensor>> = grads;
+    slot.iter()
         .zip(inputs)
-        .map(|(g, t)| match g {
+        .enumerate()
+        .map(|(i, (s, t))| match s.and_then(|s| grads[s].take()) {
             Some(g) => Ok(Some(g)),
             None if materialize_grads => Ok(Some(t.zeros_like())),
             None if allow_unused => Ok(None),
-            None => Err(crate::Error::runtime(
-                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
-            )),
+            None => Err(crate::Error::runtime(format!(
+                "The differentiated Tensor at index {i} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+            ))),
         })
         .collect()
 }

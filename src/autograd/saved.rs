@@ -37,6 +37,9 @@ pub struct SavedTensor {
     input_edge: Option<(Arc<Node>, usize, bool)>,
     /// Name of the saving node, for the error message once it is gone.
     saved_by: &'static str,
+    /// A plain saved input that had a grad_fn when saved (torch's
+    /// `!is_leaf_`): unpacking refuses it once `detach_()` took that away.
+    had_grad_fn: bool,
 }
 
 impl SavedTensor {
@@ -47,6 +50,7 @@ impl SavedTensor {
         saved_by: &'static str,
     ) -> SavedTensor {
         let saved_version = t.version();
+        let had_grad_fn = output_of.is_none() && !t.is_leaf();
         let (value, input_edge) = match current_hooks() {
             None => (Value::Plain(data), None),
             Some(hooks) => {
@@ -81,6 +85,7 @@ impl SavedTensor {
             output_of,
             input_edge,
             saved_by,
+            had_grad_fn,
         }
     }
     /// Saves an input (or any tensor that is not the saving node's output).
@@ -183,6 +188,13 @@ impl SavedTensor {
             Value::Packed { hooks, .. } => hooks.checks_version(),
             _ => true,
         };
+        if let Value::Plain(d) = &self.value {
+            // torch's SavedVariable::unpack: an input saved with a grad_fn
+            // whose grad_fn is gone (detach_() cleared it)
+            if self.had_grad_fn && d.is_leaf() {
+                return Err(crate::Error::runtime(DETACHED_MSG));
+            }
+        }
         let now = self.version.get();
         if check && now != self.saved_version {
             return Err(self.version_error(now));
@@ -225,6 +237,8 @@ impl SavedTensor {
         }
     }
 }
+
+pub const DETACHED_MSG: &str = "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not supported, please use out-of-place `.detach()` instead";
 
 pub const PACK_INPLACE_MSG: &str = "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need to perform in-place operations on the input to a pack hook.";
 

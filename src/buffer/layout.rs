@@ -95,8 +95,12 @@ impl Layout {
     pub fn numel(&self) -> usize {
         numel(&self.shape)
     }
-    /// Dense row-major (torch's is_contiguous; size-1 dims ignore strides).
+    /// Dense row-major (torch's is_contiguous; size-1 dims ignore strides,
+    /// and an empty tensor is contiguous whatever its strides).
     pub fn is_contiguous(&self) -> bool {
+        if self.shape.contains(&0) {
+            return true;
+        }
         let mut expected = 1;
         for i in (0..self.shape.len()).rev() {
             if self.shape[i] == 1 {

@@ -18,7 +18,12 @@ fn broadcast<const N: usize>(ts: [&Strided; N]) -> Result<(crate::buffer::Dims, 
     let mut layouts: [Layout; N] = std::array::from_fn(|k| ts[k].layout().clone());
     for l in &mut layouts {
         if l.shape != shape {
+            let lead = shape.len() - l.ndim();
             *l = l.expand(&shape)?;
+            // TensorIterator gives the dims it prepends stride 0 (expand's
+            // inferExpandGeometry does not, for a new size-1 dim): they must
+            // not order the output's dims (`output_layout`)
+            l.strides[..lead].fill(0);
         }
     }
     Ok((shape, layouts))

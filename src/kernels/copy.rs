@@ -120,7 +120,8 @@ pub fn expanded(t: &Strided, shape: &[usize]) -> Result<Strided> {
     Ok(t.with_layout(t.layout().expand(shape)?))
 }
 
-/// Checks before writing into `dst` from something of dtype `src`.
+/// Checks before writing into `dst` from something of dtype `src` (torch's
+/// message, with its ScalarType names: "Float", "Long").
 pub fn check_can_cast(src: DType, dst: DType) -> Result<()> {
     if src.category() > dst.category() {
         bail!(

@@ -192,6 +192,25 @@ fn check_put_values(plan: &AdvPlan, shape: &[usize], dt: DType, values: &Tensor)
     Ok(())
 }
 
+/// torch's `canDispatchToMaskedFill`: `index_put_` without accumulate of a
+/// one-element value under a single bool mask (the other indices None) runs
+/// as `masked_fill_(mask, value.item())`: the value is converted to self's
+/// dtype as a number (any dtype, any shape), and the mask may be self.
+fn put_as_masked_fill(indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> bool {
+    let mut given = indices.iter().flatten();
+    !accumulate
+        && values.numel() == 1
+        && matches!((given.next(), given.next()), (Some(m), None) if m.dtype() == DType::Bool)
+}
+
+/// The value `index_put_plan` writes for [`put_as_masked_fill`]: 0-dim.
+fn masked_fill_value(values: &Tensor) -> Result<Tensor> {
+    match values.ndim() {
+        0 => Ok(values.clone()),
+        _ => values.reshape(&[]),
+    }
+}
+
 /// torch's `assert_no_overlap` for tensors: the very same tensor always
 /// overlaps itself (its `get_overlap_status` says Full before looking at
 /// layouts, even when empty or not dense).
@@ -236,6 +255,7 @@ impl Tensor {
     /// torch's `aten::index`: `self[indices]` where each entry indexes the
     /// next dim(s): None is `:`, an int64 tensor picks, a bool mask selects.
     pub fn index(&self, indices: &[Option<Tensor>]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let plan = Arc::new(plan_indices(self.shape(), indices)?);
         self.index_plan(plan)
     }
@@ -260,7 +280,11 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, values])?;
         let plan = Arc::new(plan_indices(self.shape(), indices)?);
+        if put_as_masked_fill(indices, values, accumulate) {
+            return self.index_put_plan(plan, &masked_fill_value(values)?, false);
+        }
         check_put_values(&plan, self.shape(), self.dtype(), values)?;
         self.index_put_plan(plan, values, accumulate)
     }
@@ -298,15 +322,27 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<()> {
         let plan = Arc::new(plan_indices(self.shape(), indices)?);
+        if put_as_masked_fill(indices, values, accumulate) {
+            // torch's masked_fill_ (value read first): no dtype or shape
+            // check of the value, the mask may be self itself
+            for m in indices.iter().flatten() {
+                assert_no_partial_overlap(self, m)?;
+            }
+            let v = masked_fill_value(values)?;
+            let direct = Tensor::scalar(values.item()?, self.dtype());
+            let p2 = plan.clone();
+            return inplace(
+                "index_put_",
+                self,
+                &[values],
+                || k::index_scatter(self, &plan, &direct, false),
+                |s| s.index_put_plan(p2, &v, false),
+            );
+        }
         check_put_values(&plan, self.shape(), self.dtype(), values)?;
         // torch: writing an expanded self is allowed (deprecated); values
-        // and indices may not share memory with self, except a 0-dim value
-        // under one bool mask (torch runs that as masked_fill_ with the
-        // value read first).
-        let one_mask = matches!(indices, [Some(m)] if m.dtype() == DType::Bool);
-        if !(one_mask && values.ndim() == 0 && !accumulate) {
-            no_overlap(self, values)?;
-        }
+        // and indices may not share memory with self.
+        no_overlap(self, values)?;
         for i in indices.iter().flatten() {
             no_overlap(self, i)?;
         }
@@ -452,6 +488,7 @@ impl Tensor {
     /// basic indexing; advanced indexing needs `self`'s dtype, as in torch).
     pub fn setitem(&self, items: &[TensorIndex], value: &Tensor) -> Result<()> {
         let (r, adv) = self.apply_basic(items)?;
+        let orig = value;
         let scalar_value = value.ndim() == 0;
         // torch drops leading size-1 dims of the value (slicePrefix1sSize)
         let lead = value.shape().iter().take_while(|&&d| d == 1).count();
@@ -468,7 +505,12 @@ impl Tensor {
             true => self.strided_view("AliasBackward0", Arc::new(|l: &Layout| l.clone()))?,
             false => r,
         };
-        // torch's copy_to: a 0-dim value of another shape is a fill (read
+        // torch's copy_to: a value of the target's very shape is copied as
+        // it is (`t[:] = t` onto its very same data, allowed), ...
+        if orig.shape() == r.shape() {
+            return r.copy_(orig);
+        }
+        // ... a 0-dim value of another shape is a fill (read
         // before anything is written, so it may be an element of self)
         if scalar_value && r.ndim() != 0 {
             return r.fill_tensor_(&value);
@@ -491,6 +533,7 @@ impl Tensor {
     // ----- index_select / take / masked_select -----
 
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if index.dtype() != DType::I64 {
             bail!(
                 runtime,
@@ -601,6 +644,7 @@ impl Tensor {
 
     /// `out[p] = self[p with p[dim] = index[p]]`.
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if index.dtype() != DType::I64 {
             bail!(runtime, "gather(): Expected dtype int32/int64 for index");
         }
@@ -629,10 +673,12 @@ impl Tensor {
     }
     /// A copy of `self` with `src` written at `index` along `dim`.
     pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         self.scatter_impl("scatter", dim, index, Some(src), None, false)
     }
     /// A copy of `self` with `value` written at `index` along `dim`.
     pub fn scatter_value(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         self.scatter_impl("scatter", dim, index, None, Some(value), false)
     }
     pub fn scatter_add_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<()> {
@@ -773,6 +819,7 @@ impl Tensor {
 
     /// A copy of `self` (broadcast with `mask`) with `value` where `mask`.
     pub fn masked_fill_scalar(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let shape = self.check_mask(mask)?;
         let rec = record("MaskedFillBackward0", &[self]);
         let out = crate::dispatch_all!(self.dtype(), T =>
@@ -786,6 +833,7 @@ impl Tensor {
 
     /// `masked_fill` with a 0-dim tensor value (differentiable in it).
     pub fn masked_fill(&self, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, value])?;
         if value.ndim() != 0 {
             bail!(
                 runtime,

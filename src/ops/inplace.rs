@@ -10,7 +10,7 @@ use crate::autograd::{is_grad_enabled, no_grad, record};
 use crate::kernels::copy::{check_can_cast, copy_into, fill};
 use crate::kernels::iter::{check_write, has_internal_overlap};
 use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::{Layout, Scalar, Strided, Tensor};
+use crate::tensor::{DType, Layout, Scalar, Strided, Tensor};
 use crate::{bail, Result};
 use smallvec::SmallVec;
 use std::any::Any;
@@ -220,7 +220,10 @@ impl Tensor {
         }
         let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
         let dt = self.dtype();
-        self.apply_inplace("fill_tensor_", &[value], |before| {
+        // no overlap check against the value: torch copies a clone of a
+        // value that aliases self (`t[None] = t` of a 0-dim t), and here the
+        // value is read before anything is written
+        self.apply_inplace_unchecked("fill_", &[value], |before| {
             let rec = record("FillBackward3", &[before, value]);
             let out = {
                 let _g = no_grad();
@@ -353,9 +356,12 @@ fn relayout(
     let extent = from.storage_extent().max(to.storage_extent());
     let mut buf = g.strided_scatter(&[extent], onto(from))?;
     if let Some(z) = zero_region {
-        let keep = Tensor::ones(&[extent], g.dtype());
-        crate::kernels::copy::fill(&keep.alias_with_layout(z.clone()), Scalar::Int(0))?;
-        buf = buf.mul(&keep)?;
+        // a masked fill, not a product with a 0/1 mask: an inf gradient
+        // outside the region stays inf (inf * 0 would be NaN), as torch's
+        // `grad_slice.zero_()`
+        let zero = Tensor::zeros(&[extent], DType::Bool);
+        fill(&zero.alias_with_layout(z.clone()), Scalar::Bool(true))?;
+        buf = buf.masked_fill_scalar(&zero, Scalar::Int(0))?;
     }
     buf.strided_view("AsStridedBackward0", onto(to))?
         .clone_tensor()

@@ -35,6 +35,9 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     if tensors.is_empty() {
         bail!(value, "torch.cat(): expected a non-empty list of Tensors");
     }
+    if tensors.iter().any(|t| t.is_view()) {
+        crate::autograd::check_history_first(&tensors.iter().collect::<Vec<_>>())?;
+    }
     for (i, t) in tensors.iter().enumerate() {
         if t.ndim() == 0 {
             bail!(
@@ -119,6 +122,9 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     if tensors.is_empty() {
         bail!(runtime, "stack expects a non-empty TensorList");
     }
+    if tensors.iter().any(|t| t.is_view()) {
+        crate::autograd::check_history_first(&tensors.iter().collect::<Vec<_>>())?;
+    }
     let first = &tensors[0];
     for (i, t) in tensors.iter().enumerate().skip(1) {
         if t.shape() != first.shape() {
@@ -186,6 +192,7 @@ impl Tensor {
 
     /// Pieces of `split_size` along `dim` (the last may be smaller); views.
     pub fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
+        crate::autograd::check_history_first(&[self])?;
         let d = self.split_dim("split", dim)?;
         if split_size < 0 {
             bail!(
@@ -218,6 +225,7 @@ impl Tensor {
 
     /// Pieces of the given sizes along `dim`; they must add up to its size.
     pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        crate::autograd::check_history_first(&[self])?;
         let d = self.split_dim("split", dim)?;
         let size = self.shape()[d];
         if sizes.iter().any(|&s| s < 0) {
@@ -264,6 +272,7 @@ impl Tensor {
 
     /// The slices along `dim`, as views without that dim.
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() == 0 {
             bail!(
                 index,

@@ -11,8 +11,10 @@
 //! broadcast shape and the engine sums them down to each input's shape.
 //! `matmul` itself is composed of the ops above, following torch's rules
 //! (1-D promotion and removal, folding `(..., k) @ (k, n)` into one mm); as
-//! in torch its result is never a view: a reshaped product is an
+//! in torch its result is never a view: a reshaped or batched product is an
 //! `_unsafe_view` (`UnsafeViewBackward0`, d/dself = grad reshaped back), a
+//! 2-D @ batched product folded as torch folds it a contiguous copy of a
+//! transpose (`CloneBackward0`), a
 //! 1-D @ 2-D product is squeezed in place (`SqueezeBackward4`, version 1);
 //! `outer` is a broadcast multiply.
 
@@ -36,9 +38,25 @@ fn is_column_major(m: &Tensor) -> bool {
     sh.len() == 2 && st[0] == 1 && st[1] == sh[0] && sh[0] > 1
 }
 
+/// torch's `should_fold(tensor1, tensor2)` for a 2-D `small` times a
+/// `large` of 3 or more dims: fold `large^T`'s batch dims into rows when
+/// `small` requires grad (whatever the grad mode, as torch), `large` is
+/// empty, or `large^T`'s batch dims fold without a copy.
+fn fold_transposed(small: &Tensor, large: &Tensor) -> bool {
+    if small.requires_grad() || large.numel() == 0 {
+        return true;
+    }
+    let n = large.ndim();
+    let (mut sh, mut st) = (large.shape().to_vec(), large.strides().to_vec());
+    sh.swap(n - 1, n - 2);
+    st.swap(n - 1, n - 2);
+    (0..n - 2).all(|i| st[i] == st[i + 1] * sh[i + 1])
+}
+
 impl Tensor {
     /// Matrix product of two 2-D tensors.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() != 2 {
             bail!(runtime, "self must be a matrix");
         }
@@ -94,6 +112,7 @@ impl Tensor {
 
     /// Batched matrix product of two 3-D tensors with equal batch sizes.
     pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() != 3 {
             bail!(runtime, "batch1 must be a 3D tensor");
         }
@@ -117,6 +136,7 @@ impl Tensor {
     /// `self @ other` for `self: [.., m, k]`, `other: [.., k, n]` (both at
     /// least 2-D) with broadcasting batch dims (BmmBackward0).
     fn batched_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let (na, nb) = (self.ndim(), other.ndim());
         let (sa, sb) = (self.shape(), other.shape());
         let batch = broadcast_shapes(&sa[..na - 2], &sb[..nb - 2])?;
@@ -160,6 +180,7 @@ impl Tensor {
 
     /// Matrix-vector product.
     pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() != 2 || vec.ndim() != 1 {
             bail!(
                 runtime,
@@ -209,6 +230,7 @@ impl Tensor {
 
     /// Inner product of two 1-D tensors.
     pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() != 1 || other.ndim() != 1 {
             bail!(
                 runtime,
@@ -294,6 +316,20 @@ impl Tensor {
                 };
                 r.unsafe_view(&shape)
             }
+            (2, _) if fold_transposed(self, other) => {
+                // torch's should_fold with the larger operand second:
+                // (other^T folded @ self^T)^T, made contiguous (a copy:
+                // CloneBackward0), so that self's gradient is one mm
+                let t1 = other.transpose(-1, -2)?;
+                let sizes = t1.shape();
+                let mut shape: Vec<i64> = sizes[..db - 1].iter().map(|&d| d as i64).collect();
+                let folded: i64 = shape.iter().product();
+                shape.push(self.shape()[0] as i64);
+                let r = t1
+                    .reshape(&[folded, sizes[db - 1] as i64])?
+                    .mm(&self.t()?)?;
+                r.unsafe_view(&shape)?.transpose(-1, -2)?.contiguous()
+            }
             _ => {
                 let a = if da == 1 {
                     self.unsqueeze(0)?
@@ -306,9 +342,6 @@ impl Tensor {
                     other.clone()
                 };
                 let r = a.batched_matmul(&b)?;
-                if da > 1 && db > 1 {
-                    return Ok(r);
-                }
                 let n = r.ndim();
                 let shape: Vec<i64> = (0..n)
                     .filter(|&i| !(da == 1 && i == n - 2 || db == 1 && i == n - 1))

@@ -56,6 +56,8 @@ impl Tensor {
 
     /// Sum over `dims` (all when empty) with NaNs counted as zero.
     pub fn nansum(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        // (torch checks its dims in order: a repeat before one out of range)
+        crate::ops::reduce::reduce_dims_in_order(dims, self.ndim())?;
         self.without_nans()?.sum_dims(dims, keepdim, dtype)
     }
 

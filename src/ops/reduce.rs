@@ -43,9 +43,6 @@ pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
         .iter()
         .map(|&d| wrap_dim(d, ndim))
         .collect::<Result<_>>()?;
-    if ndim == 0 {
-        return Ok(Vec::new());
-    }
     if dims.is_empty() {
         return Ok((0..ndim).collect());
     }
@@ -59,7 +56,30 @@ pub fn reduce_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
             );
         }
     }
+    if ndim == 0 {
+        // (a 0-dim tensor takes dim 0 or -1, once)
+        return Ok(Vec::new());
+    }
     Ok(out)
+}
+
+/// [`reduce_dims`] checked dim by dim in the order given (torch's
+/// `dim_list_to_bitset`, as var/std use it): a repeated dim before a later
+/// one out of range is the repeat's error.
+pub fn reduce_dims_in_order(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+    let mut seen = Vec::with_capacity(dims.len());
+    for &d in dims {
+        let w = wrap_dim(d, ndim)?;
+        if seen.contains(&w) {
+            bail!(
+                runtime,
+                "dim {} appears multiple times in the list of dims",
+                w
+            );
+        }
+        seen.push(w);
+    }
+    reduce_dims(dims, ndim)
 }
 
 /// torch's C++ scalar type name (`Long`, `Float`, ...) for messages.
@@ -203,6 +223,7 @@ impl Tensor {
     /// Sum over `dims` (all dims when empty). Integer and bool inputs sum to
     /// int64 unless `dtype` says otherwise.
     pub fn sum_dims(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let rd = reduce_dims(dims, self.ndim())?;
         let dt = dtype.unwrap_or(if self.dtype().is_floating() {
             self.dtype()
@@ -233,6 +254,7 @@ impl Tensor {
     }
     /// Mean over `dims` (all when empty); floating dtypes only (or `dtype`).
     pub fn mean_dims(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let dt = dtype.unwrap_or(self.dtype());
         if !dt.is_floating() {
             bail!(
@@ -258,7 +280,9 @@ impl Tensor {
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-            Ok(vec![Some(g.div_scalar(count as f64)?.expand(&shape)?)])
+            // torch's `grad.expand(sizes) / numel`: divided after the
+            // expand, so the gradient is dense (not stride 0), as torch's
+            Ok(vec![Some(g.expand(&shape)?.div_scalar(count as f64)?)])
         })
     }
 
@@ -267,11 +291,13 @@ impl Tensor {
     /// Product of all elements. Integer and bool inputs give int64 unless
     /// `dtype` says otherwise.
     pub fn prod(&self, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let rd: Vec<usize> = (0..self.ndim()).collect();
         self.prod_impl(&rd, false, dtype, "ProdBackward0")
     }
     /// Product along one dim.
     pub fn prod_dim(&self, dim: i64, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let rd = reduce_dims(&[dim], self.ndim())?;
         self.prod_impl(&rd, keepdim, dtype, "ProdBackward1")
     }
@@ -371,6 +397,7 @@ impl Tensor {
         op: &str,
         name: &'static str,
     ) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.numel() == 0 {
             // torch's zero_numel_check_dims, before the dim list is
             // validated as a whole (a repeated dim): each dim in the order
@@ -402,11 +429,19 @@ impl Tensor {
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
                 // torch: max()/min() give a NaN result's gradient to the NaN
-                // inputs; amax/amin spread it over no element (NaN).
-                let m = match full {
-                    true => mask(&x, &r, |a, b| a == b || (a.is_nan() && b.is_nan()))?,
-                    false => mask(&x, &r, |a, b| a == b)?,
-                };
+                // inputs, and write it into zeros (evenly_distribute_backward's
+                // masked_fill_: a NaN or inf gradient reaches those elements
+                // only); amax/amin multiply by the mask (NaN everywhere then).
+                if full {
+                    let m = mask(&x, &r, |a, b| a == b || (a.is_nan() && b.is_nan()))?;
+                    let count = m.sum_dims(&to_i64(&rd), true, None)?;
+                    let others = mask(&x, &r, |a, b| !(a == b || (a.is_nan() && b.is_nan())))?
+                        .cast_raw(DType::Bool);
+                    return Ok(vec![Some(
+                        g.div(&count)?.masked_fill_scalar(&others, Scalar::Int(0))?,
+                    )]);
+                }
+                let m = mask(&x, &r, |a, b| a == b)?;
                 Ok(vec![Some(evenly_distribute(&g, &m, &rd)?)])
             })
     }
@@ -419,6 +454,7 @@ impl Tensor {
         self.extreme_dim(dim, keepdim, false)
     }
     fn extreme_dim(&self, dim: i64, keepdim: bool, want_max: bool) -> Result<(Tensor, Tensor)> {
+        crate::autograd::check_history_first(&[self])?;
         let (op, name) = if want_max {
             ("max", "MaxBackward0")
         } else {
@@ -506,14 +542,16 @@ impl Tensor {
         self.var_std(dims, correction, keepdim, true)
     }
     fn var_std(&self, dims: &[i64], correction: f64, keepdim: bool, sqrt: bool) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if !self.dtype().is_floating() {
             bail!(
                 runtime,
                 "std and var only support floating point and complex dtypes"
             );
         }
-        let rd = reduce_dims(dims, self.ndim())?;
+        let rd = reduce_dims_in_order(dims, self.ndim())?;
         let n: usize = rd.iter().map(|&d| self.shape()[d]).product();
+        let all = dims.is_empty() || self.ndim() == 0;
         let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
         let rec = record(name, &[self]);
         let out = dispatch_float!(self.dtype(), T => Tensor::from(reduce::<T, T>(self, &rd, keepdim, move |v| {
@@ -525,8 +563,28 @@ impl Tensor {
             .finish(out, move |c| {
                 let x = c.saved(0)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-                let centered = x.sub(&x.mean_dims(&to_i64(&rd), true, None)?)?;
                 let denom = n as f64 - correction;
+                if all && denom <= 0.0 {
+                    // torch's var_backward without degrees of freedom:
+                    // grad * where(self == mean, NaN, inf), a constant in self
+                    let w = {
+                        let _g = crate::autograd::no_grad();
+                        let mean = x.detach().mean_dims(&[], true, None)?;
+                        dispatch_float!(x.dtype(), T => map2::<T, T>(&x, &mean, |a, b| {
+                            T::from_f64(if a.to_f64() == b.to_f64() { f64::NAN } else { f64::INFINITY })
+                        }).map(Tensor::from))?
+                    };
+                    let gv = match sqrt {
+                        true => {
+                            let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
+                            g.div(&r.mul_scalar(2.0)?)?
+                                .masked_fill_scalar(&r.eq_scalar(0)?, Scalar::Int(0))?
+                        }
+                        false => g,
+                    };
+                    return Ok(vec![Some(gv.mul(&w)?)]);
+                }
+                let centered = x.sub(&x.mean_dims(&to_i64(&rd), true, None)?)?;
                 let grad = if sqrt {
                     // torch: where the std is 0 its gradient is 0, not NaN.
                     let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
@@ -552,6 +610,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if !self.dtype().is_floating() {
             bail!(
                 runtime,
@@ -610,6 +669,7 @@ impl Tensor {
     /// `log(sum(exp(self)))` over `dims`, computed stably; integer inputs
     /// give float32.
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let x = if self.dtype().is_floating() {
             self.clone()
         } else {
@@ -638,6 +698,7 @@ impl Tensor {
     /// Inclusive prefix sum along `dim`; integer and bool inputs give int64
     /// unless `dtype` says otherwise.
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let d = wrap_dim(dim, self.ndim())?;
         let dt = dtype.unwrap_or(if self.dtype().is_floating() {
             self.dtype()
@@ -656,9 +717,21 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let f = CumSum { reverse };
-        let out = dispatch_all!(self.dtype(), T => Tensor::from(along_dim::<T, T, _>(self, d, &f, None)?));
+        let out = match self.ndim() {
+            // torch copies a 0-dim input (a -0.0 stays -0.0; 0 + -0.0 is 0.0)
+            0 => dispatch_all!(self.dtype(), T =>
+                Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)?)),
+            _ => dispatch_all!(self.dtype(), T =>
+                Tensor::from(along_dim::<T, T, _>(self, d, &f, None)?)),
+        };
         rec.finish(out, move |c| {
-            Ok(vec![Some(c.grad().cumsum_dir(d, !reverse)?)])
+            let g = c.grad();
+            // torch's cumsum_backward: the gradient itself when there is
+            // nothing to sum (it stays a view where it is one)
+            if g.numel() <= 1 || g.shape().get(d) == Some(&1) {
+                return Ok(vec![Some(g.clone())]);
+            }
+            Ok(vec![Some(g.cumsum_dir(d, !reverse)?)])
         })
     }
 }

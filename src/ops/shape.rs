@@ -80,6 +80,7 @@ fn diagonal_layout(l: &Layout, offset: i64, d1: usize, d2: usize) -> Layout {
 impl Tensor {
     /// Reverses the order of elements along `dims` (a copy).
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let ds = unique_dims(dims, self.ndim())?;
         let mut out = self.detach();
         let mut copied = false;
@@ -110,6 +111,7 @@ impl Tensor {
     /// Rotates elements along `dims` by `shifts` (element i moves to
     /// i + shift); with no dims, over the flattened tensor.
     pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if dims.is_empty() {
             if shifts.len() != 1 {
                 bail!(runtime, "`shifts` required");
@@ -158,6 +160,7 @@ impl Tensor {
     /// Tiles the tensor `sizes[i]` times along dim i (`sizes` may add
     /// leading dims).
     pub fn repeat(&self, sizes: &[i64]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if sizes.len() < self.ndim() {
             bail!(runtime, "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
         }
@@ -250,6 +253,7 @@ impl Tensor {
     /// The `offset`-th diagonal of dims `dim1`, `dim2`, as a view (those
     /// dims removed, the diagonal last).
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let nd = self.ndim();
         let (d1, d2) = (wrap_dim(dim1, nd)?, wrap_dim(dim2, nd)?);
         if d1 == d2 {

@@ -37,6 +37,7 @@ impl Tensor {
     /// `exp(x) / sum(exp(x))` along `dim`.
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.softmax_input(dtype, "softmax_lastdim_kernel_impl")?;
+        crate::autograd::check_history_first(&[self])?;
         let d = wrap_dim(dim, x.ndim())?;
         if !x.dtype().is_floating() {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
@@ -57,6 +58,7 @@ impl Tensor {
     /// `x - log(sum(exp(x)))` along `dim`.
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.softmax_input(dtype, "log_softmax_lastdim_kernel_impl")?;
+        crate::autograd::check_history_first(&[self])?;
         let d = wrap_dim(dim, x.ndim())?;
         if !x.dtype().is_floating() {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));

@@ -56,6 +56,7 @@ impl Tensor {
     }
     /// (values, indices) sorted along `dim`.
     pub fn sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        crate::autograd::check_history_first(&[self])?;
         let idx = self.argsort(dim, descending)?;
         if self.ndim() == 0 {
             return Ok((self.clone_tensor()?, idx));
@@ -65,6 +66,7 @@ impl Tensor {
     /// The `k` largest (or smallest) values along `dim` and their indices,
     /// in sorted order.
     pub fn topk(&self, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
+        crate::autograd::check_history_first(&[self])?;
         let size = if self.ndim() == 0 {
             wrap_dim(dim, 1)?;
             1

@@ -23,6 +23,10 @@ impl Tensor {
     /// `self + weight * (end - self)`, or `end - (end - self) * (1 - weight)`
     /// where |weight| >= 0.5 (ATen's two forms, exact at both ends).
     pub fn lerp(&self, end: &Tensor, weight: &Weight) -> Result<Tensor> {
+        match weight_tensor(weight) {
+            Some(w) => crate::autograd::check_history_first(&[self, end, w])?,
+            None => crate::autograd::check_history_first(&[self, end])?,
+        }
         if !self.dtype().is_floating() {
             let t = if self.dtype() == DType::Bool {
                 "Bool"
@@ -88,6 +92,7 @@ impl Tensor {
 
     /// `self + value * tensor1 * tensor2`.
     pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, tensor1, tensor2])?;
         let out = {
             let _g = no_grad();
             let (t1, t2) = (tensor1.detach(), tensor2.detach());
@@ -108,6 +113,7 @@ impl Tensor {
 
     /// `self + value * tensor1 / tensor2` (floating operands only).
     pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, tensor1, tensor2])?;
         if !tensor1.dtype().is_floating() && !tensor2.dtype().is_floating() {
             bail!(runtime, "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
         }

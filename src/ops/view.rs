@@ -30,6 +30,7 @@ impl Tensor {
     }
     /// `view` recorded as node `name`.
     fn view_named(&self, shape: &[i64], name: &'static str) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let shape = infer_shape(shape, self.numel())?;
         let Some(strides) = self.layout().view_strides(&shape) else {
             bail!(runtime, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
@@ -48,6 +49,7 @@ impl Tensor {
     /// of another (ReshapeAliasBackward0), or `_unsafe_view(self.clone())`
     /// (UnsafeViewBackward0 over CloneBackward0; the result is no view).
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let dims = infer_shape(shape, self.numel())?;
         // (torch counts every empty tensor as contiguous)
         if self.is_contiguous() || self.numel() == 0 {
@@ -88,9 +90,6 @@ impl Tensor {
         rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
     }
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-        if self.ndim() == 0 {
-            return self.reshape(&[1]);
-        }
         let (s, e) = (
             wrap_dim(start_dim, self.ndim())?,
             wrap_dim(end_dim, self.ndim())?,
@@ -100,6 +99,13 @@ impl Tensor {
                 runtime,
                 "flatten() has invalid args: start_dim cannot come after end_dim"
             );
+        }
+        if self.ndim() == 0 {
+            return self.reshape(&[1]);
+        }
+        if s == e {
+            // torch returns the tensor itself (the same Python object)
+            return Ok(self.clone());
         }
         let mut shape: Vec<i64> = to_i64(&self.shape()[..s]);
         shape.push(self.shape()[s..=e].iter().product::<usize>() as i64);
@@ -132,6 +138,7 @@ impl Tensor {
         self.view(&shape)
     }
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let (d0, d1) = (wrap_dim(dim0, self.ndim())?, wrap_dim(dim1, self.ndim())?);
         let rec = record("TransposeBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().transpose(d0, d1));
@@ -142,6 +149,7 @@ impl Tensor {
     /// 2-D transpose (`t()`, TBackward0); 0-D and 1-D tensors come back as
     /// they are (a view).
     pub fn t(&self) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() > 2 {
             bail!(
                 runtime,
@@ -158,6 +166,7 @@ impl Tensor {
         rec.finish(out, |c| Ok(vec![Some(c.grad().t()?)]))
     }
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if dims.len() != self.ndim() {
             // Checked before the dims are wrapped, as torch does.
             self.layout().permute(&vec![0; dims.len()])?;
@@ -176,6 +185,7 @@ impl Tensor {
     }
     /// Broadcast to `shape`; `-1` keeps a dim.
     pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let lead = shape.len().saturating_sub(self.ndim());
         let mut target = Vec::with_capacity(shape.len());
         for (i, &d) in shape.iter().enumerate() {
@@ -202,6 +212,7 @@ impl Tensor {
         self.expand(shape)
     }
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let d = wrap_dim(dim, self.ndim() + 1)?;
         let rec = record("UnsqueezeBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().unsqueeze(d));
@@ -211,12 +222,14 @@ impl Tensor {
     /// Removes dim `dim` if its size is 1 (torch's `squeeze(int)`,
     /// SqueezeBackward1).
     pub fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         self.squeeze_named(Some(&[dim]), "SqueezeBackward1")
     }
     /// Removes the given size-1 dims (all size-1 dims when `dims` is None):
     /// torch's `squeeze()` (SqueezeBackward0) and `squeeze(tuple)`
     /// (SqueezeBackward2).
     pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let name = match dims {
             None => "SqueezeBackward0",
             Some(_) => "SqueezeBackward2",
@@ -324,6 +337,7 @@ impl Tensor {
     }
     /// `self[..., index, ...]`: removes `dim`.
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if self.ndim() == 0 {
             bail!(index, "select() cannot be applied to a 0-dim tensor.");
         }

@@ -343,6 +343,308 @@ def check_index_output_strides(lib):
     assert ns["y"].stride()[1:] == (2, 4, 1)
 
 
+def check_flatten_returns_self_more(lib):
+    # flatten with start == end returns the tensor itself, a 0-d one a view;
+    # its dims are checked first (a 0-d tensor takes dims -1 and 0 only)
+    ns = run(
+        lib,
+        "x = torch.ones(2, 3).t()\ny = x.flatten(1, -1)\ns = torch.tensor(1.0)\nz = s.flatten()",
+    )
+    assert ns["y"] is ns["x"] and ns["z"] is not ns["s"] and ns["z"].shape == (1,)
+    raises(lib, "torch.tensor(1.0).flatten(1)", IndexError)
+    # the other ops torch returns their input from: a dtype conversion to
+    # the dtype it has, atleast_nd of a tensor with n dims
+    ns = run(lib, "x = torch.ones(2, 3)\ny = torch.ones(2, dtype=torch.int64)")
+    x, y = ns["x"], ns["y"]
+    assert x.float() is x and x.type_as(x) is x and y.long() is y
+    assert lib.atleast_1d(x) is x and lib.atleast_2d(x) is x and x.double() is not x
+
+
+def check_contiguous_empty_more(lib):
+    # every empty tensor is contiguous, whatever its strides
+    ns = run(lib, "x = torch.zeros(2, 0).t()\ny = x.contiguous()")
+    assert ns["x"].is_contiguous() and ns["y"] is ns["x"] and ns["x"].stride() == (1, 1)
+
+
+def check_empty_grad_strides(lib):
+    # an empty result of an elementwise op is laid out contiguously, as
+    # torch's TensorIterator (its inputs all count as contiguous)
+    src = """
+x = torch.zeros(2, 0, requires_grad=True)
+g, = torch.autograd.grad((x * 2).sum(), x, create_graph=True)
+x2 = torch.zeros(0, 3, requires_grad=True).t()
+g2, = torch.autograd.grad((x2 * 2).sum(), x2)
+"""
+    ns = run(lib, src)
+    assert ns["g"].stride() == (1, 1) and ns["g2"].stride() == (1, 1)
+
+
+def check_mean_grad_dense(lib):
+    # MeanBackward divides after expanding: a dense gradient (sum's stays
+    # expanded)
+    src = """
+x = torch.ones(2, 3, requires_grad=True)
+g, = torch.autograd.grad(x.mean(), x)
+g1, = torch.autograd.grad(x.mean(1).sum(), x, create_graph=True)
+g2, = torch.autograd.grad(x.sum(), x)
+"""
+    ns = run(lib, src)
+    assert ns["g"].stride() == (3, 1) and ns["g1"].stride() == (3, 1)
+    assert ns["g2"].stride() == (0, 0)
+    assert ns["g"].tolist() == [[ns["g"][0, 0].item()] * 3] * 2
+
+
+def check_cast_error_message(lib):
+    # torch names the dtypes by their ScalarType names
+    for src in [
+        "y = torch.ones(3, dtype=torch.int64)\ny.add_(torch.tensor([1.5]))",
+        "y = torch.ones(3, dtype=torch.int64)\ny.sqrt_()",
+        "y = torch.ones(3, dtype=torch.int64)\ntorch.add(torch.ones(3), 1, out=y)",
+    ]:
+        with pytest.raises(
+            RuntimeError, match="result type Float can't be cast to the desired output type Long"
+        ):
+            run(lib, src)
+    with pytest.raises(
+        RuntimeError, match="result type Long can't be cast to the desired output type Bool"
+    ):
+        run(lib, "y = torch.ones(3, dtype=torch.bool)\ny.add_(torch.tensor(1))")
+
+
+def check_restricted_view_error_order_more(lib):
+    # the view's error wins over a bad argument wherever torch's autograd
+    # collects the op's edges before its kernel checks (most ops); torch's
+    # composite ops (flatten, narrow, movedim, chunk, indexing by an int)
+    # check their arguments first
+    src = "x = torch.ones(2, 3, 4, requires_grad=True) * 1\na, b = x.unbind(0)\nwith torch.no_grad():\n    x.mul_(2)"
+    for expr in [
+        "a.sum(5)",
+        "a.amax(5)",
+        "a.std(5)",
+        "a.cumsum(5)",
+        "a.transpose(0, 5)",
+        "a.permute(0, 0)",
+        "a.expand(5, 4)",
+        "a.unsqueeze(5)",
+        "a.select(0, 9)",
+        "a.unbind(5)",
+        "a.split(0, 5)",
+        "a.mm(torch.ones(5, 2))",
+        "a[torch.tensor([9])]",
+        "a.index_select(0, torch.tensor([9]))",
+        "torch.cat([a, torch.ones(5)])",
+        "a.diagonal(0, 0, 0)",
+        "a.sort(5)",
+    ]:
+        with pytest.raises(RuntimeError, match="its base or another view of its base"):
+            run(lib, f"{src}\n{expr}")
+    for expr, exc in [
+        ("a.flatten(5)", IndexError),
+        ("a.narrow(0, 0, 9)", RuntimeError),
+        ("a.movedim(0, 5)", IndexError),
+        ("a.chunk(0)", RuntimeError),
+        ("a[9]", IndexError),
+        ("a.argmax(5)", IndexError),
+    ]:
+        raises(lib, f"{src}\n{expr}", exc)
+
+
+def check_binary_view_error_order(lib):
+    src = "x = torch.ones(2, 3, 4, requires_grad=True) * 1\na, b = x.unbind(0)\nwith torch.no_grad():\n    x.mul_(2)"
+    for expr in [
+        "a + torch.ones(5)",
+        "a * torch.ones(5)",
+        "torch.where(a > 0, a, torch.ones(5))",
+        "a.maximum(torch.ones(5))",
+    ]:
+        with pytest.raises(RuntimeError, match="its base or another view of its base"):
+            run(lib, f"{src}\n{expr}")
+
+
+def check_grad_unreachable_view(lib):
+    # a view made under no_grad of a leaf requires grad (through its base)
+    # but has no edge: autograd.grad finds it unused, backward(inputs=)
+    # leaves everything alone
+    src = "x = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    v = x[:2]\n"
+    ns = run(lib, src + "g = torch.autograd.grad((x * 2).sum(), v, allow_unused=True)")
+    assert ns["g"] == (None,)
+    with pytest.raises(
+        RuntimeError, match="The differentiated Tensor at index 0 appears to not have been used"
+    ):
+        run(lib, src + "torch.autograd.grad((v * 2).sum(), v)")
+    ns = run(lib, src + "(v * 2).sum().backward(inputs=[v])")
+    assert ns["v"].grad is None and ns["x"].grad is None
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears"):
+        run(
+            lib,
+            "x = torch.ones(3, requires_grad=True)\ny = torch.ones(3, requires_grad=True)\ntorch.autograd.grad(x.sum(), (x, y))",
+        )
+
+
+def check_saved_detached_inplace(lib):
+    # an op's saved input (not a leaf when saved) detach_()ed before backward
+    raises(
+        lib,
+        "x = torch.ones(3, requires_grad=True)\ny = x * 1\nz = (y * y).sum()\ny.detach_()\nz.backward()",
+        RuntimeError,
+    )
+    with pytest.raises(RuntimeError, match="has been detached in-place"):
+        run(
+            lib,
+            "x = torch.ones(3, requires_grad=True)\ny = x * 1\nz = y.sin().sum()\ny.detach_()\nz.backward()",
+        )
+    # a view of it saved instead: its own grad_fn is still there
+    ns = run(
+        lib,
+        "x = torch.ones(3, requires_grad=True)\ny = x * 1\nv = y[:2]\nz = (v * v).sum()\ny.detach_()\nz.backward()",
+    )
+    assert ns["x"].grad.tolist() == [2.0, 2.0, 0.0]
+
+
+def check_mask_put_as_masked_fill(lib):
+    # index_put_ of a one-element value under one bool mask is masked_fill_
+    # with the value as a number: any dtype, any shape, the mask may be self
+    ns = run(lib, "m = torch.tensor([True, False, True])\nm[m] = torch.tensor(0.5)")
+    assert ns["m"].tolist() == [True, False, True] and ns["m"]._version == 1
+    ns = run(lib, "m = torch.tensor([1, 2, 3])\nm[m > 1] = torch.tensor(2.7)")
+    assert ns["m"].tolist() == [1, 2, 2]
+    ns = run(
+        lib, "m = torch.zeros(2, 3)\nm[:, torch.tensor([True, False, True])] = torch.ones(1, 1, 1)"
+    )
+    assert ns["m"].tolist() == [[1.0, 0.0, 1.0]] * 2
+    ns = run(
+        lib,
+        "m = torch.zeros(3)\nw = torch.tensor([2.0], requires_grad=True)\ny = m.index_put((m == 0,), w)\ny.sum().backward()",
+    )
+    assert ns["y"].tolist() == [2.0] * 3 and ns["w"].grad.tolist() == [3.0]
+    # two indices, or accumulate: index_put_'s own dtype check
+    raises(
+        lib,
+        "m = torch.zeros(2, 2, dtype=torch.int64)\nk = torch.tensor([True, False])\nm[k, k] = torch.tensor(2.5)",
+        RuntimeError,
+    )
+    raises(
+        lib,
+        "m = torch.zeros(2, dtype=torch.int64)\nm.index_put_((m == 0,), torch.tensor(2.5), accumulate=True)",
+        RuntimeError,
+    )
+
+
+def check_base_identity(lib):
+    # a view's _base is the very object it was made from (of a view: that
+    # view's base)
+    ns = run(
+        lib,
+        "t1 = torch.ones(2, 3)\nv = t1[0]\nw = v[1:]\na, b = t1.unbind(0)\nu = t1.t().unsqueeze(0).view(3, 2)",
+    )
+    t1 = ns["t1"]
+    assert all(ns[k]._base is t1 for k in ("v", "w", "a", "b", "u"))
+    assert t1._base is None and t1.expand(2, 2, 3)._base is t1 and t1.narrow(1, 0, 2)._base is t1
+    assert lib.transpose(t1, 0, 1)._base is t1 and t1.movedim(0, 1)._base is t1
+
+
+def check_setitem_0d_onto_itself(lib):
+    # x[None] = x of a 0-dim x is fill_(x): torch copies a clone of a value
+    # that aliases self (long-run seeds 700279, 700522)
+    src = "t1 = torch.tensor(1.25, dtype=torch.float64, requires_grad=True)\nt12 = t1 ** 2\nt12[None] = t12\nt12.backward()"
+    ns = run(lib, src)
+    assert ns["t12"].item() == 1.5625 and ns["t12"]._version == 1 and ns["t1"].grad.item() == 2.5
+
+
+def check_full_extreme_nan_grad(lib):
+    # max()/min() write their gradient into zeros (evenly_distribute_backward):
+    # a NaN or inf gradient reaches the extreme elements only (seeds 704564,
+    # 701564); amax multiplies by the mask, NaN everywhere
+    src = "t1 = torch.tensor([[-1.0, -0.75], [-0.5, 2.0]], requires_grad=True)\nt12 = t1.min().std()\n(t12 * t12).backward()"
+    g = run(lib, src)["t1"].grad.tolist()
+    assert repr(g) == repr([[float("nan"), 0.0], [0.0, 0.0]])
+    src = "t1 = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)\n(t1.max() * float('inf')).backward()"
+    assert run(lib, src)["t1"].grad.tolist() == [0.0, float("inf"), float("inf")]
+    src = "t1 = torch.tensor([1.0, 3.0], requires_grad=True)\nt1.amax(0).std().backward()"
+    assert repr(run(lib, src)["t1"].grad.tolist()) == repr([float("nan")] * 2)
+
+
+def check_reduction_dims_order(lib):
+    # var/std/nansum check their dims one by one (a repeat before a later dim
+    # out of range, seed 700268); sum/mean wrap them all first; a 0-dim
+    # tensor takes dim 0 once
+    raises(lib, "torch.zeros(2, 3).var((1, -1, 5))", RuntimeError)
+    raises(lib, "torch.zeros(2, 3).std((1, -1, 5))", RuntimeError)
+    raises(lib, "torch.zeros(2, 3).sum((1, -1, 5))", IndexError)
+    raises(lib, "torch.tensor(1.0).sum((0, -1))", RuntimeError)
+    raises(lib, "torch.tensor(1.0).amax((0, 0))", RuntimeError)
+    assert run(lib, "y = torch.tensor(2.0).sum((-1,))")["y"].item() == 2.0
+
+
+def check_binary_output_strides(lib):
+    # the dims TensorIterator prepends to an operand have stride 0 and do not
+    # order the output (seed 702729)
+    src = """
+t2 = torch.tensor([[-2.0], [0.75], [-1.0], [1.0]]) + torch.tensor([[0.0, 1.5, -2.0, 0.0]]).transpose(1, 0)
+t5 = t2.transpose(-2, 1).unsqueeze(-3)
+t9 = torch.maximum(t5, t2)
+t10 = t5 * t2
+"""
+    ns = run(lib, src)
+    assert ns["t9"].stride() == (1, 1, 4) and ns["t10"].stride() == (1, 1, 4)
+
+
+def check_cumsum_trivial_grad(lib):
+    # cumsum's backward returns the gradient itself when there is nothing to
+    # sum: here an expanded (view) gradient, which detach_() refuses (seed
+    # 701794)
+    src = """
+t1 = torch.zeros((0, 0), dtype=torch.float64, requires_grad=True)
+t3 = t1.mean((-1,))
+t8 = t3.cumsum(0)
+t9, t10 = torch.autograd.grad(t8.sum(), (t3, t8), allow_unused=True)
+t9.detach_()
+"""
+    raises(lib, src, RuntimeError)
+
+
+def check_var_no_dof_grad(lib):
+    # var/std over everything without degrees of freedom: torch's backward is
+    # grad * where(self == mean, NaN, inf), a constant in self (seed 703678)
+    src = "t11 = torch.tensor(-2.0, requires_grad=True)\nt17 = t11.flatten().var()\nt20, = torch.autograd.grad(t17, (t11,), create_graph=True)"
+    t20 = run(lib, src)["t20"]
+    assert not t20.requires_grad and repr(t20.item()) == "nan"
+    src = "x = torch.tensor([3.0], requires_grad=True)\ng, = torch.autograd.grad(x.std(), x, create_graph=True)"
+    g = run(lib, src)["g"]
+    assert repr(g.tolist()) == "[nan]"
+
+
+def check_setitem_same_shape_onto_itself(lib):
+    # torch's copy_to copies a value of the target's very shape as it is,
+    # before dropping its leading size-1 dims: onto its very same data that
+    # is allowed (long-run seeds 705044, 705575)
+    ns = run(
+        lib,
+        "t0 = torch.tensor(0.5)\nt1 = t0.unsqueeze(-1)\nt1[:] = t1\nt2 = torch.ones(1, 3)\nt2[0::1] = t2",
+    )
+    assert ns["t1"].tolist() == [0.5] and ns["t1"]._version == 1 and ns["t2"]._version == 1
+    src = "t7 = torch.tensor([1.25], requires_grad=True) * 1\nwith torch.no_grad():\n    t7[0::1] = t7"
+    assert run(lib, src)["t7"].tolist() == [1.25]
+
+
+def check_index_put_expanded_recorded(lib):
+    # index_put_ may write an expanded self (torch warns it is deprecated),
+    # recorded or not (seeds 706914, 709464)
+    src = """
+t2 = torch.tensor([0.25]).expand(4)
+t9 = torch.tensor(-1.5, requires_grad=True)
+t2.index_put_((torch.tensor([1, 2]),), t9, accumulate=True)
+"""
+    ns = run(lib, src)
+    assert ns["t2"].requires_grad and ns["t2"]._version == 1
+
+
+def check_cumsum_0d_negative_zero(lib):
+    # cumsum of a 0-dim tensor is a copy (seed 705026)
+    ns = run(lib, "t2 = torch.tensor(0.0, dtype=torch.float64)\nt6 = torch.rsqrt((-t2).cumsum(0))")
+    assert ns["t6"].item() == float("-inf")
+
+
 GRAD_FN_CASES = {
     "narrow": ("x.narrow(1, 0, 2)", "SliceBackward0"),
     "rsub": ("2 - x", "RsubBackward1"),
@@ -361,6 +663,11 @@ GRAD_FN_CASES = {
     "full_slices": ("x[:, 0:3]", "AliasBackward0"),
     "lone_full_slice": ("x[:]", "SliceBackward0"),
     "rsub_float": ("2.5 - x", "RsubBackward1"),
+    "matmul_batched": ("x[None] @ x.t()[None]", "UnsafeViewBackward0"),
+    "matmul_batched_4d": ("x[None, None] @ x.t()", "UnsafeViewBackward0"),
+    "matmul_matrix_batched": ("x @ x.t()[None]", "CloneBackward0"),
+    "matmul_vector_batched": ("x[0] @ x.t()[None]", "UnsafeViewBackward0"),
+    "bmm": ("torch.bmm(x[None], x.t()[None])", "BmmBackward0"),
 }
 
 
@@ -489,10 +796,8 @@ y.sum().backward()
 # ---- ferrograd: strict xfails while wrong
 
 WRONG = {
-    "restricted_view_error_order": "an op with a bad argument on a stale restricted view raises the argument's error first",
-    "flatten_returns_self": "flatten() of a 1-d tensor returns a new view, torch the tensor itself",
-    "contiguous_empty": "contiguous() of an empty tensor returns a copy",
-    "inf_grad_nan": "an inf gradient comes out NaN (scatter_add_/index_put backward)",
+    "index_put_expanded_recorded": "index_put_ into an expanded tensor with history: the recorded path writes a whole result (refused), torch only the indexed elements",
+    "binary_view_error_order": "a binary op's broadcast error comes before a stale restricted view's (arith.rs/pointwise.rs)",
 }
 GRAD_FN_WRONG: set = set()
 

@@ -7,6 +7,11 @@
 //! - `y.grad_fn` and `next_functions` return one object per node, so graph
 //!   walkers that key nodes by `id()` or `is` see each node once.
 //!
+//! Two cases need no table (`core::tensor`): an op that returned its input
+//! (`t.contiguous() is t`) gives back the calling object (`same_or_new`, a
+//! pointer test), and a view made by a view op's binding holds its base's
+//! object (`view_result`), so `v._base is base`.
+//!
 //! Objects are found by the Rust object's address through weak references:
 //! a table never keeps an object alive. While an object lives it holds its
 //! Rust object (an `Arc`), so an address cannot be reused by another one

@@ -10,19 +10,65 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, weakref, dict)]
-#[derive(Clone)]
 pub struct PyTensor {
     pub inner: Tensor,
+    /// A view made by a view op's binding ([`view_result`]): its base's
+    /// Python object, so that `v._base is base` as in torch (where the
+    /// base's object lives as long as its views too). Visited by the cyclic
+    /// garbage collector.
+    base: Option<Py<PyAny>>,
+}
+
+impl Clone for PyTensor {
+    fn clone(&self) -> Self {
+        let base = self
+            .base
+            .as_ref()
+            .map(|b| Python::attach(|py| b.clone_ref(py)));
+        PyTensor {
+            inner: self.inner.clone(),
+            base,
+        }
+    }
 }
 
 impl From<Tensor> for PyTensor {
     fn from(inner: Tensor) -> Self {
-        PyTensor { inner }
+        PyTensor { inner, base: None }
     }
 }
 
 pub fn wrap(t: Tensor) -> PyTensor {
-    PyTensor { inner: t }
+    PyTensor {
+        inner: t,
+        base: None,
+    }
+}
+
+/// A view op's result made from `slf`: remembers the Python object of the
+/// view's base (`slf` itself, or the base `slf` remembers when `slf` is a
+/// view of the same base), for `_base`. One reference count, no table.
+pub fn view_result(slf: &Bound<'_, PyTensor>, t: Tensor) -> PyTensor {
+    let me = slf.borrow();
+    let base = match t.view_base() {
+        Some(b) if b.same(&me.inner) => Some(slf.clone().into_any().unbind()),
+        Some(b) if me.inner.view_base().is_some_and(|m| m.same(b)) => {
+            me.base.as_ref().map(|o| o.clone_ref(slf.py()))
+        }
+        _ => None,
+    };
+    PyTensor { inner: t, base }
+}
+
+/// An op's result as a Python object: `slf` itself when the op returned
+/// its input (torch returns the very same object there: `t.contiguous() is
+/// t` when contiguous, `t.flatten() is t` for 1-d, `t.float() is t` for
+/// float32), else a new object. A pointer comparison, no table lookup.
+pub fn same_or_new<'py>(slf: &Bound<'py, PyTensor>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+    if t.same(&slf.borrow().inner) {
+        return Ok(slf.clone().into_any());
+    }
+    Ok(Bound::new(slf.py(), view_result(slf, t))?.into_any())
 }
 
 #[pymethods]
@@ -101,9 +147,31 @@ impl PyTensor {
     fn _is_view(&self) -> bool {
         self.inner.is_view()
     }
+    /// The very object the view was made from when a view op's binding
+    /// made it ([`view_result`]), else the base's object (see `identity`).
     #[getter]
-    fn _base(&self) -> Option<PyTensor> {
-        self.inner.view_base().cloned().map(wrap)
+    fn _base<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(base) = self.inner.view_base() else {
+            return Ok(None);
+        };
+        if let Some(o) = &self.base {
+            let o = o.bind(py);
+            if o.cast::<PyTensor>()
+                .is_ok_and(|t| t.borrow().inner.same(base))
+            {
+                return Ok(Some(o.clone()));
+            }
+        }
+        crate::python::core::identity::object(py, base.clone()).map(Some)
+    }
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(b) = &self.base {
+            visit.call(b)?;
+        }
+        Ok(())
+    }
+    fn __clear__(&mut self) {
+        self.base = None;
     }
 
     // ----- autograd -----
@@ -234,26 +302,37 @@ impl PyTensor {
     }
 
     // ----- dtype conversions -----
-    fn float(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::F32)?))
+    // (each returns the tensor itself when it has the dtype already)
+    fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::F32)?;
+        same_or_new(slf, t)
     }
-    fn double(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::F64)?))
+    fn double<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::F64)?;
+        same_or_new(slf, t)
     }
-    fn long(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::I64)?))
+    fn long<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::I64)?;
+        same_or_new(slf, t)
     }
-    fn bool(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(DType::Bool)?))
+    fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::Bool)?;
+        same_or_new(slf, t)
     }
-    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.to_dtype(other.inner.dtype())?))
+    fn type_as<'py>(
+        slf: &Bound<'py, Self>,
+        other: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(other.inner.dtype())?;
+        same_or_new(slf, t)
     }
     fn clone(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.clone_tensor()?))
     }
-    fn contiguous(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.contiguous()?))
+    /// The tensor itself when it is contiguous (every empty tensor is).
+    fn contiguous<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.contiguous()?;
+        same_or_new(slf, t)
     }
 
     // (the arithmetic operators and methods come from the binary tables:
@@ -282,77 +361,98 @@ impl PyTensor {
 
     // ----- shape (views) -----
     #[pyo3(signature = (*shape))]
-    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.view(&shape_arg(shape)?)?))
+    fn view(slf: &Bound<'_, Self>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.view(&shape_arg(shape)?)?;
+        Ok(view_result(slf, t))
     }
     #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.reshape(&shape_arg(shape)?)?))
+    fn reshape(slf: &Bound<'_, Self>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.reshape(&shape_arg(shape)?)?;
+        Ok(view_result(slf, t))
     }
-    fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn view_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let s: Vec<i64> = other.inner.shape().iter().map(|&d| d as i64).collect();
-        Ok(wrap(self.inner.view(&s)?))
+        let t = slf.borrow().inner.view(&s)?;
+        Ok(view_result(slf, t))
     }
-    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn reshape_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let s: Vec<i64> = other.inner.shape().iter().map(|&d| d as i64).collect();
-        Ok(wrap(self.inner.reshape(&s)?))
+        let t = slf.borrow().inner.reshape(&s)?;
+        Ok(view_result(slf, t))
     }
-    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.transpose(dim0, dim1)?))
+    fn transpose(slf: &Bound<'_, Self>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.transpose(dim0, dim1)?;
+        Ok(view_result(slf, t))
     }
-    fn t(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.t()?))
+    fn t(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.t()?;
+        Ok(view_result(slf, t))
     }
     #[getter(T)]
-    fn big_t(&self) -> PyResult<PyTensor> {
-        let n = self.inner.ndim() as i64;
+    fn big_t(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
+        let n = slf.borrow().inner.ndim() as i64;
         let dims: Vec<i64> = (0..n).rev().collect();
-        Ok(wrap(self.inner.permute(&dims)?))
+        let t = slf.borrow().inner.permute(&dims)?;
+        Ok(view_result(slf, t))
     }
     #[getter(mT)]
-    fn m_t(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.transpose(-2, -1)?))
+    fn m_t(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.transpose(-2, -1)?;
+        Ok(view_result(slf, t))
     }
     #[pyo3(signature = (*dims))]
-    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn permute(slf: &Bound<'_, Self>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         if dims.is_empty() {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "permute() missing 1 required positional arguments: \"dims\"",
             ));
         }
-        Ok(wrap(self.inner.permute(&shape_arg(dims)?)?))
+        let t = slf.borrow().inner.permute(&shape_arg(dims)?)?;
+        Ok(view_result(slf, t))
     }
     #[pyo3(signature = (*sizes))]
-    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.expand(&shape_arg(sizes)?)?))
+    fn expand(slf: &Bound<'_, Self>, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.expand(&shape_arg(sizes)?)?;
+        Ok(view_result(slf, t))
     }
-    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.expand_as(&other.inner)?))
+    fn expand_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.expand_as(&other.inner)?;
+        Ok(view_result(slf, t))
     }
-    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.unsqueeze(dim)?))
+    fn unsqueeze(slf: &Bound<'_, Self>, dim: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.unsqueeze(dim)?;
+        Ok(view_result(slf, t))
     }
     #[pyo3(signature = (dim=None))]
-    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn squeeze(slf: &Bound<'_, Self>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
-        let t = &self.inner;
-        Ok(wrap(match dim {
+        let me = slf.borrow();
+        let t = &me.inner;
+        let r = match dim {
             None => t.squeeze(None)?,
             Some(d) => match d.extract::<i64>() {
                 Ok(i) => t.squeeze_dim(i)?,
                 Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
             },
-        }))
+        };
+        Ok(view_result(slf, r))
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
-    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.flatten(start_dim, end_dim)?))
+    fn flatten<'py>(
+        slf: &Bound<'py, Self>,
+        start_dim: i64,
+        end_dim: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.flatten(start_dim, end_dim)?;
+        same_or_new(slf, t)
     }
-    fn narrow(&self, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.narrow(dim, start, length)?))
+    fn narrow(slf: &Bound<'_, Self>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.narrow(dim, start, length)?;
+        Ok(view_result(slf, t))
     }
-    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.select(dim, index)?))
+    fn select(slf: &Bound<'_, Self>, dim: i64, index: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.select(dim, index)?;
+        Ok(view_result(slf, t))
     }
 }
 

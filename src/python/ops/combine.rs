@@ -172,12 +172,11 @@ mod functions {
         n: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         if args.len() == 1 && args.get_item(0)?.is_instance_of::<PyTensor>() {
-            let t = args
-                .get_item(0)?
-                .extract::<PyRef<'_, PyTensor>>()?
-                .inner
-                .atleast(n)?;
-            return Ok(Bound::new(py, wrap(t))?.into_any());
+            let item = args.get_item(0)?;
+            let input = item.cast::<PyTensor>()?;
+            let t = input.borrow().inner.atleast(n)?;
+            // the tensor itself when it has n dims already, as torch
+            return crate::python::core::tensor::same_or_new(input, t);
         }
         let out: Vec<PyTensor> = tensor_args(args)?
             .iter()

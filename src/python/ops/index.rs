@@ -10,7 +10,7 @@ use crate::python::core::args::as_scalar;
 use crate::python::core::args::tensor_list;
 use crate::python::core::args::type_name;
 use crate::python::core::data::tensor_from_py;
-use crate::python::core::tensor::{wrap, PyTensor};
+use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -182,6 +182,12 @@ fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, ts.into_iter().map(wrap))
 }
 
+/// The views of `slf` a multi-output view op made, as a tuple (each keeps
+/// `slf`'s base object for `_base`).
+fn views_of<'py>(slf: &Bound<'py, PyTensor>, ts: Vec<Tensor>) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(slf.py(), ts.into_iter().map(|t| view_result(slf, t)))
+}
+
 /// `split_size_or_sections`: an int or a sequence of ints.
 fn split_impl(t: &Tensor, arg: &Bound<'_, PyAny>, dim: i64) -> PyResult<Vec<Tensor>> {
     if let Ok(n) = arg.extract::<i64>() {
@@ -292,14 +298,17 @@ fn alpha_arg(alpha: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Scalar> {
 
 #[pymethods]
 impl PyTensor {
-    fn __getitem__(&self, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn __getitem__(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let me = slf.borrow();
         if index.is_instance_of::<PySlice>() {
             if let TensorIndex::Slice { start, stop, step } = parse_item(index)? {
-                return Ok(wrap(self.inner.getitem_slice(start, stop, step)?));
+                let t = me.inner.getitem_slice(start, stop, step)?;
+                return Ok(view_result(slf, t));
             }
         }
         let items = parse_index(index)?;
-        Ok(wrap(self.inner.getitem(&items)?))
+        let t = me.inner.getitem(&items)?;
+        Ok(view_result(slf, t))
     }
 
     fn __setitem__(&self, index: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -529,32 +538,34 @@ impl PyTensor {
 
     #[pyo3(signature = (split_size, dim=0))]
     fn split<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         split_size: &Bound<'py, PyAny>,
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        tuple_of(py, split_impl(&self.inner, split_size, dim)?)
+        let ts = split_impl(&slf.borrow().inner, split_size, dim)?;
+        views_of(slf, ts)
     }
 
     #[pyo3(signature = (split_sizes, dim=0))]
     fn split_with_sizes<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         split_sizes: Vec<i64>,
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        tuple_of(py, self.inner.split_with_sizes(&split_sizes, dim)?)
+        let ts = slf.borrow().inner.split_with_sizes(&split_sizes, dim)?;
+        views_of(slf, ts)
     }
 
     #[pyo3(signature = (chunks, dim=0))]
-    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        tuple_of(py, self.inner.chunk(chunks, dim)?)
+    fn chunk<'py>(slf: &Bound<'py, Self>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        let ts = slf.borrow().inner.chunk(chunks, dim)?;
+        views_of(slf, ts)
     }
 
     #[pyo3(signature = (dim=0))]
-    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        tuple_of(py, self.inner.unbind(dim)?)
+    fn unbind<'py>(slf: &Bound<'py, Self>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        let ts = slf.borrow().inner.unbind(dim)?;
+        views_of(slf, ts)
     }
 }
 
@@ -618,22 +629,19 @@ fn split<'py>(
 #[pyfunction]
 #[pyo3(signature = (input, chunks, dim=0))]
 fn chunk<'py>(
-    py: Python<'py>,
-    input: PyRef<'py, PyTensor>,
+    input: &Bound<'py, PyTensor>,
     chunks: i64,
     dim: i64,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    tuple_of(py, input.inner.chunk(chunks, dim)?)
+    let ts = input.borrow().inner.chunk(chunks, dim)?;
+    views_of(input, ts)
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, dim=0))]
-fn unbind<'py>(
-    py: Python<'py>,
-    input: PyRef<'py, PyTensor>,
-    dim: i64,
-) -> PyResult<Bound<'py, PyTuple>> {
-    tuple_of(py, input.inner.unbind(dim)?)
+fn unbind<'py>(input: &Bound<'py, PyTensor>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+    let ts = input.borrow().inner.unbind(dim)?;
+    views_of(input, ts)
 }
 
 #[pyfunction]

@@ -3,7 +3,7 @@
 
 use crate::python::core::args::ints;
 use crate::python::core::args::shape_arg;
-use crate::python::core::tensor::{wrap, PyTensor};
+use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -66,8 +66,9 @@ impl PyTensor {
         Ok(slf)
     }
     #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
-    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.diagonal(offset, dim1, dim2)?))
+    fn diagonal(slf: &Bound<'_, Self>, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.diagonal(offset, dim1, dim2)?;
+        Ok(view_result(slf, t))
     }
     #[pyo3(signature = (diagonal=0))]
     fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
@@ -77,26 +78,30 @@ impl PyTensor {
         Ok(wrap(self.inner.trace()?))
     }
     fn movedim(
-        &self,
+        slf: &Bound<'_, Self>,
         source: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(
-            self.inner.movedim(&ints(source)?, &ints(destination)?)?,
-        ))
+        let t = slf
+            .borrow()
+            .inner
+            .movedim(&ints(source)?, &ints(destination)?)?;
+        Ok(view_result(slf, t))
     }
     fn moveaxis(
-        &self,
+        slf: &Bound<'_, Self>,
         source: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        self.movedim(source, destination)
+        Self::movedim(slf, source, destination)
     }
-    fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.transpose(axis0, axis1)?))
+    fn swapaxes(slf: &Bound<'_, Self>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.transpose(axis0, axis1)?;
+        Ok(view_result(slf, t))
     }
-    fn swapdims(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.transpose(dim0, dim1)?))
+    fn swapdims(slf: &Bound<'_, Self>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.transpose(dim0, dim1)?;
+        Ok(view_result(slf, t))
     }
 }
 
@@ -133,12 +138,12 @@ mod functions {
     #[pyfunction]
     #[pyo3(signature = (input, offset=0, dim1=0, dim2=1))]
     pub fn diagonal(
-        input: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyTensor>,
         offset: i64,
         dim1: i64,
         dim2: i64,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.diagonal(offset, dim1, dim2)?))
+        PyTensor::diagonal(input, offset, dim1, dim2)
     }
     #[pyfunction]
     #[pyo3(signature = (input, diagonal=0))]
@@ -151,15 +156,15 @@ mod functions {
     }
     #[pyfunction]
     pub fn movedim(
-        input: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyTensor>,
         source: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        input.movedim(source, destination)
+        PyTensor::movedim(input, source, destination)
     }
     #[pyfunction]
-    pub fn swapaxes(input: PyRef<'_, PyTensor>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
-        input.swapaxes(axis0, axis1)
+    pub fn swapaxes(input: &Bound<'_, PyTensor>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        PyTensor::swapaxes(input, axis0, axis1)
     }
 }
 

@@ -1,75 +1,91 @@
 //! Module-level forms of the view ops (`ferrograd.reshape(x, shape)`, ...).
 
-use crate::python::core::tensor::{wrap, PyTensor};
+use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 
 #[pymethods]
 impl PyTensor {
     /// Splits dim `dim` into `sizes` (one of them may be -1), as a view.
-    fn unflatten(&self, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.unflatten(dim, &sizes)?))
+    fn unflatten(slf: &Bound<'_, Self>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.unflatten(dim, &sizes)?;
+        Ok(view_result(slf, t))
     }
 }
 
 #[pyfunction]
-fn reshape(input: PyRef<'_, PyTensor>, shape: Vec<i64>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.reshape(&shape)?))
+fn reshape(input: &Bound<'_, PyTensor>, shape: Vec<i64>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.reshape(&shape)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn transpose(input: PyRef<'_, PyTensor>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.transpose(dim0, dim1)?))
+fn transpose(input: &Bound<'_, PyTensor>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.transpose(dim0, dim1)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn t(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.t()?))
+fn t(input: &Bound<'_, PyTensor>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.t()?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn permute(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.permute(&dims)?))
+fn permute(input: &Bound<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.permute(&dims)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, dim=None))]
-fn squeeze(input: PyRef<'_, PyTensor>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn squeeze(input: &Bound<'_, PyTensor>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
-    let t = &input.inner;
-    Ok(wrap(match dim {
+    let me = input.borrow();
+    let t = &me.inner;
+    let r = match dim {
         None => t.squeeze(None)?,
         Some(d) => match d.extract::<i64>() {
             Ok(i) => t.squeeze_dim(i)?,
             Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
         },
-    }))
+    };
+    Ok(view_result(input, r))
 }
 
 #[pyfunction]
-fn unsqueeze(input: PyRef<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.unsqueeze(dim)?))
+fn unsqueeze(input: &Bound<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.unsqueeze(dim)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, start_dim=0, end_dim=-1))]
-fn flatten(input: PyRef<'_, PyTensor>, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.flatten(start_dim, end_dim)?))
+fn flatten<'py>(
+    input: &Bound<'py, PyTensor>,
+    start_dim: i64,
+    end_dim: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = input.borrow().inner.flatten(start_dim, end_dim)?;
+    crate::python::core::tensor::same_or_new(input, t)
 }
 
 /// Splits dim `dim` of `input` into `sizes` (one of them may be -1), as a view.
 #[pyfunction]
-fn unflatten(input: PyRef<'_, PyTensor>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.unflatten(dim, &sizes)?))
+fn unflatten(input: &Bound<'_, PyTensor>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.unflatten(dim, &sizes)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn narrow(input: PyRef<'_, PyTensor>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.narrow(dim, start, length)?))
+fn narrow(input: &Bound<'_, PyTensor>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.narrow(dim, start, length)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
-fn select(input: PyRef<'_, PyTensor>, dim: i64, index: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.select(dim, index)?))
+fn select(input: &Bound<'_, PyTensor>, dim: i64, index: i64) -> PyResult<PyTensor> {
+    let t = input.borrow().inner.select(dim, index)?;
+    Ok(view_result(input, t))
 }
 
 #[pyfunction]
