@@ -424,7 +424,10 @@ impl PyTensor {
         Ok(view_result(slf, t))
     }
     #[pyo3(signature = (dim=None))]
-    fn squeeze(slf: &Bound<'_, Self>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    pub(crate) fn squeeze(
+        slf: &Bound<'_, Self>,
+        dim: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
         let me = slf.borrow();
         let t = &me.inner;

@@ -39,17 +39,7 @@ fn permute(input: &Bound<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
 #[pyfunction]
 #[pyo3(signature = (input, dim=None))]
 fn squeeze(input: &Bound<'_, PyTensor>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-    // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
-    let me = input.borrow();
-    let t = &me.inner;
-    let r = match dim {
-        None => t.squeeze(None)?,
-        Some(d) => match d.extract::<i64>() {
-            Ok(i) => t.squeeze_dim(i)?,
-            Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
-        },
-    };
-    Ok(view_result(input, r))
+    PyTensor::squeeze(input, dim)
 }
 
 #[pyfunction]
