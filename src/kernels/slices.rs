@@ -4,11 +4,13 @@
 //! knows that the output aliases neither the inputs nor anything the closure
 //! reads, and vectorises it: the same loop written in the body of a closure
 //! passed to the thread pool compiled to scalar code (a broadcast scalar
-//! reloaded for every element). Each loop is also compiled twice, for the
-//! target's baseline and for AVX2+FMA, and the path is picked at run time
-//! ([`simd_path`]; tests force one with [`force_simd_path`]).
-//! Both builds perform the same operations in the same order (Rust never
-//! fuses `a * b + c` on its own), so results are bitwise identical.
+//! reloaded for every element). Each loop is also compiled three times, for
+//! the target's baseline, for AVX2+FMA and for AVX-512 (512-bit vectors),
+//! and the path is picked at run time ([`simd_path`]; tests force one with
+//! [`force_simd_path`]). All builds perform the same operations in the same
+//! order (Rust never fuses `a * b + c` on its own, nor reorders float
+//! additions), so results are bitwise identical; only the vector width
+//! differs.
 
 use crate::buffer::Element;
 use std::cell::Cell;
@@ -20,10 +22,13 @@ pub enum SimdPath {
     Baseline,
     /// AVX2 + FMA, when the CPU has them.
     Avx2,
+    /// AVX-512 (F, DQ, VL, BW) with AVX2 + FMA, when the CPU has them.
+    Avx512,
 }
 
 thread_local! {
-    /// 0: pick by CPU; 1: force baseline; 2: force AVX2 (if available).
+    /// 0: pick by CPU; 1: force baseline; 2: force AVX2, 3: force AVX-512
+    /// (each if available, else the best path below it).
     /// Per thread: tests run side by side in threads, and one test's
     /// forcing must not switch the path under another.
     static FORCED: Cell<u8> = const { Cell::new(0) };
@@ -31,38 +36,63 @@ thread_local! {
 
 /// Forces a code path for kernels run on the calling thread (tests call
 /// the slice kernels directly); `None` restores the automatic choice.
-/// Forcing AVX2 on a CPU without it keeps the baseline.
+/// Forcing a path the CPU lacks gives the best path it has below it.
 pub fn force_simd_path(path: Option<SimdPath>) {
     let v = match path {
         None => 0,
         Some(SimdPath::Baseline) => 1,
         Some(SimdPath::Avx2) => 2,
+        Some(SimdPath::Avx512) => 3,
     };
     FORCED.with(|f| f.set(v));
 }
 
-fn avx2_available() -> bool {
+/// The best path this CPU runs (detected once).
+pub fn best_simd_path() -> SimdPath {
     #[cfg(target_arch = "x86_64")]
     {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+        static BEST: std::sync::OnceLock<SimdPath> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| {
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+            let avx512 = is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512dq")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512bw");
+            match (avx2, avx512) {
+                (true, true) => SimdPath::Avx512,
+                (true, false) => SimdPath::Avx2,
+                _ => SimdPath::Baseline,
+            }
+        })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        false
+        SimdPath::Baseline
     }
 }
 
-/// The path the slice kernels take now.
+/// The path the slice kernels take now: the best one, or the one forced
+/// on this thread if the CPU has it.
 pub fn simd_path() -> SimdPath {
+    let best = best_simd_path();
     match FORCED.with(Cell::get) {
         1 => SimdPath::Baseline,
-        _ if avx2_available() => SimdPath::Avx2,
-        _ => SimdPath::Baseline,
+        2 if best == SimdPath::Avx512 => SimdPath::Avx2,
+        _ => best,
     }
 }
 
-/// Defines `$name` (dispatching), its baseline body `$plain` and its
-/// AVX2+FMA build `$avx2` from one generic body.
+/// Every path this CPU runs (for tests that compare them).
+pub fn simd_paths() -> Vec<SimdPath> {
+    let best = best_simd_path();
+    [SimdPath::Baseline, SimdPath::Avx2, SimdPath::Avx512]
+        .into_iter()
+        .filter(|&p| p as u8 <= best as u8)
+        .collect()
+}
+
+/// Defines `$name` (dispatching), its baseline body `$plain`, its
+/// AVX2+FMA build `$avx2` and an AVX-512 build from one generic body.
 macro_rules! dispatched {
     (
         $(#[$doc:meta])*
@@ -89,10 +119,22 @@ macro_rules! dispatched {
             $(where $($wt: $wb),*)?
         {
             #[cfg(target_arch = "x86_64")]
-            if simd_path() == SimdPath::Avx2 {
-                // SAFETY: simd_path() is Avx2 only when the CPU reports AVX2
-                // and FMA, the features the function is compiled for.
-                return unsafe { $avx2($($arg),*) };
+            {
+                #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+                unsafe fn avx512<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
+                    $(where $($wt: $wb),*)?
+                {
+                    $plain($($arg),*)
+                }
+                match simd_path() {
+                    // SAFETY: simd_path() is Avx512 only when the CPU
+                    // reports every feature `avx512` is compiled for.
+                    SimdPath::Avx512 => return unsafe { avx512($($arg),*) },
+                    // SAFETY: simd_path() is Avx2 (or better) only when the
+                    // CPU reports AVX2 and FMA, the features of `$avx2`.
+                    SimdPath::Avx2 => return unsafe { $avx2($($arg),*) },
+                    SimdPath::Baseline => {}
+                }
             }
             $plain($($arg),*)
         }
@@ -513,13 +555,19 @@ fn combine8<T: Copy + std::ops::Add<Output = T>>(a: [T; 8]) -> T {
 mod tests {
     use super::*;
 
-    /// Runs `f` on the baseline path and on the AVX2 path (where the CPU
-    /// has it) and returns both results.
-    fn both<R>(f: impl Fn() -> R) -> (R, R) {
+    /// Runs `f` on the baseline path and on each SIMD path the CPU has and
+    /// returns the baseline's result and the others'.
+    fn all<R>(f: impl Fn() -> R) -> (R, Vec<R>) {
         force_simd_path(Some(SimdPath::Baseline));
         let plain = f();
-        force_simd_path(Some(SimdPath::Avx2));
-        let simd = f();
+        let simd = simd_paths()
+            .into_iter()
+            .skip(1)
+            .map(|p| {
+                force_simd_path(Some(p));
+                f()
+            })
+            .collect();
         force_simd_path(None);
         (plain, simd)
     }
@@ -533,13 +581,15 @@ mod tests {
                     continue;
                 }
                 let want: Vec<f32> = (0..n).map(|i| src[i * stride]).collect();
-                let (p, s) = both(|| {
+                let (p, simd) = all(|| {
                     let mut d = vec![-1f32; n];
                     gather(&src[..], stride, &mut d);
                     d
                 });
                 assert_eq!(p, want, "stride {stride}, n {n}");
-                assert_eq!(s, want, "stride {stride}, n {n}");
+                for s in simd {
+                    assert_eq!(s, want, "stride {stride}, n {n}");
+                }
             }
         }
     }
@@ -551,7 +601,7 @@ mod tests {
         let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos() + 0.5).collect();
         let c: Vec<f32> = (0..n).map(|i| i as f32 / 7.0).collect();
         let k = 1.5f32;
-        let (p, s) = both(|| {
+        let (p, simd) = all(|| {
             let mut m = vec![0f32; n];
             map(&a, &mut m, &|x| k * (1.0 - x * x));
             let mut z = vec![0f32; n];
@@ -574,12 +624,14 @@ mod tests {
         let exact: f64 = a.iter().map(|&v| v as f64).sum();
         assert!((p.4 as f64 - exact).abs() < 1e-3, "{} vs {exact}", p.4);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&p.0), bits(&s.0));
-        assert_eq!(bits(&p.1), bits(&s.1));
-        assert_eq!(bits(&p.2), bits(&s.2));
-        assert_eq!(bits(&p.3), bits(&s.3));
-        assert_eq!(p.4.to_bits(), s.4.to_bits());
-        assert_eq!(bits(&p.5), bits(&s.5));
+        for s in simd {
+            assert_eq!(bits(&p.0), bits(&s.0));
+            assert_eq!(bits(&p.1), bits(&s.1));
+            assert_eq!(bits(&p.2), bits(&s.2));
+            assert_eq!(bits(&p.3), bits(&s.3));
+            assert_eq!(p.4.to_bits(), s.4.to_bits());
+            assert_eq!(bits(&p.5), bits(&s.5));
+        }
     }
 
     #[test]

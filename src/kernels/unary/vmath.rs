@@ -4,9 +4,9 @@
 //! The functions are branch-free (selects instead of branches, bit tricks
 //! instead of libm calls), so a loop over a slice compiles to SIMD code. The
 //! loops ([`map`], [`apply`], [`zip`] over the functions as types, see
-//! [`Unary`]) are compiled twice, as `slices`' are: for the x86-64 baseline
-//! (SSE2) and, picked at run time, for AVX2+FMA. Both compute the same
-//! formula with the same roundings:
+//! [`Unary`]) are compiled three times, as `slices`' are: for the x86-64
+//! baseline (SSE2) and, picked at run time, for AVX2+FMA and for AVX-512.
+//! All compute the same formula with the same roundings:
 //! Rust never contracts `a * b + c` on its own, and the explicit `mul_add`s
 //! are one rounding on every path (an FMA instruction on AVX2+FMA and on
 //! aarch64, libm's correctly rounded `fma` on the x86-64 baseline), so every
@@ -108,7 +108,8 @@ pub trait Binary<T: Copy> {
 }
 
 /// Defines `$name` (dispatching on [`slices::simd_path`]), its baseline
-/// body and its AVX2+FMA build, from one generic body over `K`.
+/// body, its AVX2+FMA build and an AVX-512 build, from one generic body
+/// over `K`.
 macro_rules! dispatched {
     (
         $(#[$doc:meta])*
@@ -126,10 +127,20 @@ macro_rules! dispatched {
         $(#[$doc])*
         pub fn $name<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
-            if slices::simd_path() == SimdPath::Avx2 {
-                // SAFETY: simd_path() is Avx2 only when the CPU reports AVX2
-                // and FMA, the features the function is compiled for.
-                return unsafe { $avx2::<T, K>($($arg),*) };
+            {
+                #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+                unsafe fn avx512<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
+                    $plain::<T, K>($($arg),*)
+                }
+                match slices::simd_path() {
+                    // SAFETY: simd_path() is Avx512 only when the CPU
+                    // reports every feature `avx512` is compiled for.
+                    SimdPath::Avx512 => return unsafe { avx512::<T, K>($($arg),*) },
+                    // SAFETY: simd_path() is Avx2 (or better) only when the
+                    // CPU reports AVX2 and FMA, the features of `$avx2`.
+                    SimdPath::Avx2 => return unsafe { $avx2::<T, K>($($arg),*) },
+                    SimdPath::Baseline => {}
+                }
             }
             $plain::<T, K>($($arg),*)
         }
@@ -334,7 +345,7 @@ grad_types! {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{Binary, Unary};
-    use crate::kernels::slices::{force_simd_path, SimdPath};
+    use crate::kernels::slices::{force_simd_path, simd_paths};
 
     /// The bits of each element, for bitwise comparisons.
     pub trait Bits: Copy + Default {
@@ -366,11 +377,12 @@ pub(crate) mod testing {
         v.iter().map(|&x| x.bits()).collect()
     }
 
-    /// Asserts that `K` over `src` gives the same bits on the baseline and
-    /// the AVX2 path, out of place and in place, as per-element `exact`.
+    /// Asserts that `K` over `src` gives the same bits on every path this
+    /// CPU runs (baseline, AVX2, AVX-512), out of place and in place, as
+    /// per-element `exact`.
     pub fn paths_agree<T: Bits, K: Unary<T>>(src: &[T], name: &str) {
         let scalar: Vec<u64> = src.iter().map(|&x| K::exact(x).bits()).collect();
-        for p in [SimdPath::Baseline, SimdPath::Avx2] {
+        for p in simd_paths() {
             force_simd_path(Some(p));
             let mut dst = vec![T::default(); src.len()];
             K::map(src, &mut dst);
@@ -390,7 +402,7 @@ pub(crate) mod testing {
             .zip(&b)
             .map(|(&x, &y)| K::eval(x, y).bits())
             .collect();
-        for p in [SimdPath::Baseline, SimdPath::Avx2] {
+        for p in simd_paths() {
             force_simd_path(Some(p));
             let mut dst = vec![T::default(); a.len()];
             K::zip(a, &b, &mut dst);
