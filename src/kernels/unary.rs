@@ -147,27 +147,6 @@ pub mod f {
         let s = sigmoid(x);
         s * (T::one() + x * (T::one() - s))
     }
-    /// `log1p(exp(βx)) / β`, or `x` where `βx > threshold`.
-    #[inline(always)]
-    pub fn softplus<T: Float>(x: T, beta: T, threshold: T) -> T {
-        let bx = x * beta;
-        if bx > threshold {
-            x
-        } else {
-            bx.exp().ln_1p() / beta
-        }
-    }
-    /// d softplus / dx = sigmoid(βx), or 1 where `βx > threshold`.
-    #[inline(always)]
-    pub fn softplus_grad<T: Float>(x: T, beta: T, threshold: T) -> T {
-        let bx = x * beta;
-        if bx > threshold {
-            T::one()
-        } else {
-            let z = bx.exp();
-            z / (z + T::one())
-        }
-    }
     /// NaN-propagating clamp to `[lo, hi]` (`min(max(x, lo), hi)`).
     #[inline(always)]
     pub fn clamp<T: Float>(x: T, lo: T, hi: T) -> T {

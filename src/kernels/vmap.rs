@@ -5,7 +5,7 @@
 //! Split over the threads from [`SIMD_MIN_PAR`] elements.
 
 use super::elementwise::{RowApply, RowMap, RowZip};
-use super::unary::vmath::{Binary, Unary};
+use super::unary::vmath::{self, Binary, BinaryWith, Unary, UnaryWith};
 use crate::buffer::{Element, Strided};
 use crate::Result;
 use std::marker::PhantomData;
@@ -52,6 +52,43 @@ impl<T: Copy, K: Binary<T>> RowZip<T, T> for Kernel<K> {
     fn right(&self, a: T, b: &[T], out: &mut [T]) {
         super::slices::map(b, out, &|v| K::eval(a, v))
     }
+}
+
+/// A [`UnaryWith`] or [`BinaryWith`] value as an iteration-layer kernel.
+struct With<K>(K);
+
+impl<T: Copy, K: UnaryWith<T>> RowMap<T, T> for With<K> {
+    fn run(&self, x: &[T], out: &mut [T]) {
+        vmath::map_with(&self.0, x, out)
+    }
+    fn one(&self, x: T) -> T {
+        self.0.eval(x)
+    }
+}
+
+impl<T: Copy, K: BinaryWith<T>> RowZip<T, T> for With<K> {
+    fn run(&self, a: &[T], b: &[T], out: &mut [T]) {
+        vmath::zip_with(&self.0, a, b, out)
+    }
+    fn one(&self, a: T, b: T) -> T {
+        self.0.eval(a, b)
+    }
+    fn left(&self, a: &[T], b: T, out: &mut [T]) {
+        super::slices::map(a, out, &|v| self.0.eval(v, b))
+    }
+    fn right(&self, a: T, b: &[T], out: &mut [T]) {
+        super::slices::map(b, out, &|v| self.0.eval(a, v))
+    }
+}
+
+/// `out[i] = k(a[i])` for a function with parameters (see [`map1`]).
+pub fn map1_with<T: Element, K: UnaryWith<T>>(a: &Strided, k: K) -> Result<Strided> {
+    super::unary::map1_kernel(a, SIMD_MIN_PAR, &With(k))
+}
+
+/// `out[i] = k(a[i], b[i])` with broadcasting (see [`map2_simd`]).
+pub fn map2_with<T: Element, K: BinaryWith<T>>(a: &Strided, b: &Strided, k: K) -> Result<Strided> {
+    super::binary::map2_kernel(a, b, SIMD_MIN_PAR, &With(k))
 }
 
 /// `out[i] = K(a[i])` for a tensor of dtype `T`, laid out as torch lays

@@ -14,7 +14,7 @@
 use super::unary::{float_kernel_inplace, float_map2, float_map2_simd, Saves};
 use crate::autograd::{no_grad, record};
 use crate::kernels::binary::map2;
-use crate::kernels::unary::{f, map1, vmath};
+use crate::kernels::unary::{map1, vmath};
 use crate::kernels::vmap;
 use crate::tensor::{DType, Element, Tensor};
 use crate::{bail, Result};
@@ -267,13 +267,14 @@ impl Tensor {
     pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
         let rec = record("SoftplusBackward0", &[self]);
         let out = match self.dtype() {
-            DType::F32 => {
-                let (b, t) = (beta as f32, threshold as f32);
-                Tensor::from(map1::<f32, f32>(self, move |v| f::softplus(v, b, t)))
-            }
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, move |v| {
-                f::softplus(v, beta, threshold)
-            })),
+            DType::F32 => Tensor::from(vmap::map1_with(
+                self,
+                vmath::Softplus {
+                    beta: beta as f32,
+                    threshold: threshold as f32,
+                },
+            )?),
+            DType::F64 => Tensor::from(vmap::map1_with(self, vmath::Softplus { beta, threshold })?),
             dt => bail!(
                 not_implemented,
                 "\"softplus_cpu\" not implemented for '{}'",
@@ -397,15 +398,19 @@ impl Tensor {
         let (g, xx) = (self.cast_raw(dt), x.cast_raw(dt));
         let rec = record("SoftplusBackwardBackward0", &[self, x]);
         let out = match dt {
-            DType::F32 => {
-                let (b, t) = (beta as f32, threshold as f32);
-                Tensor::from(map2::<f32, f32>(&g, &xx, move |g, x| {
-                    g * f::softplus_grad(x, b, t)
-                })?)
-            }
-            _ => Tensor::from(map2::<f64, f64>(&g, &xx, move |g, x| {
-                g * f::softplus_grad(x, beta, threshold)
-            })?),
+            DType::F32 => Tensor::from(vmap::map2_with(
+                &g,
+                &xx,
+                vmath::SoftplusBackward {
+                    beta: beta as f32,
+                    threshold: threshold as f32,
+                },
+            )?),
+            _ => Tensor::from(vmap::map2_with(
+                &g,
+                &xx,
+                vmath::SoftplusBackward { beta, threshold },
+            )?),
         };
         rec.save("grad_output", self)
             .save("self", x)

@@ -22,7 +22,7 @@
 use super::arith::define_binary_ops;
 use super::unary::{define_unary_float_ops, Saves};
 use crate::autograd::record;
-use crate::kernels::unary::map1;
+use crate::kernels::unary::{map1, vmath};
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 use std::f64::consts::PI;
@@ -38,19 +38,19 @@ macro_rules! trig_ops {
     ($then:ident) => {
         $then! {
             /// The arcsine of each element.
-            asin, asin_ [arcsin, arcsin_]: "AsinBackward0", each(|v| v.asin()), Input, unit,
+            asin, asin_ [arcsin, arcsin_]: "AsinBackward0", simd(vmath::Asin), Input, unit,
                 |g, x| g.mul(&one_minus_square(x)?.rsqrt()?);
             /// The arccosine of each element.
-            acos, acos_ [arccos, arccos_]: "AcosBackward0", each(|v| v.acos()), Input, unit,
+            acos, acos_ [arccos, arccos_]: "AcosBackward0", simd(vmath::Acos), Input, unit,
                 |g, x| g.mul(&one_minus_square(x)?.rsqrt()?)?.neg();
             /// The arctangent of each element.
-            atan, atan_ [arctan, arctan_]: "AtanBackward0", each(|v| v.atan()), Input, normal,
+            atan, atan_ [arctan, arctan_]: "AtanBackward0", simd(vmath::Atan), Input, normal,
                 |g, x| g.div(&x.mul(x)?.add_scalar(1.0)?);
             /// The hyperbolic sine of each element.
-            sinh, sinh_ []: "SinhBackward0", each(|v| v.sinh()), Input, normal,
+            sinh, sinh_ []: "SinhBackward0", simd(vmath::Sinh), Input, normal,
                 |g, x| g.mul(&x.cosh()?);
             /// The hyperbolic cosine of each element.
-            cosh, cosh_ []: "CoshBackward0", each(|v| v.cosh()), Input, normal,
+            cosh, cosh_ []: "CoshBackward0", simd(vmath::Cosh), Input, normal,
                 |g, x| g.mul(&x.sinh()?);
             /// The inverse hyperbolic sine of each element.
             asinh, asinh_ [arcsinh, arcsinh_]: "AsinhBackward0",

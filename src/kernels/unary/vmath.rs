@@ -56,6 +56,12 @@
 //! | sin         | 1       | 1               | 1.22 (1.34 large) |
 //! | cos         | 1       | 1               | 1.39 (1.34 large) |
 //! | tan         | 3       | 3               | 2.53              |
+//! | sinh        | 2       | 3               | -                 |
+//! | cosh        | 4       | 3               | -                 |
+//! | atan        | 3       | 1               | -                 |
+//! | asin        | 2       | libm            | -                 |
+//! | acos        | 1       | libm            | -                 |
+//! | softplus    | 2       | 2               | -                 |
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
 //! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and
@@ -177,6 +183,75 @@ dispatched! {
     }
 }
 
+/// A function with parameters (softplus's beta and threshold) as a value:
+/// the loops [`map_with`] and [`zip_with`] call `eval` inlined, as
+/// [`Unary`]'s.
+pub trait UnaryWith<T: Copy>: Sync {
+    fn eval(&self, x: T) -> T;
+}
+
+/// A two-argument [`UnaryWith`] (its derivative kernels).
+pub trait BinaryWith<T: Copy>: Sync {
+    fn eval(&self, a: T, b: T) -> T;
+}
+
+dispatched! {
+    /// `dst[i] = k.eval(src[i])` for `i < dst.len()`.
+    fn map_with / map_with_plain / map_with_avx2<UnaryWith>(k: &K, src: &[T], dst: &mut [T]) {
+        let src = &src[..dst.len()];
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = k.eval(s);
+        }
+    }
+}
+
+dispatched! {
+    /// `dst[i] = k.eval(a[i], b[i])` for `i < dst.len()`.
+    fn zip_with / zip_with_plain / zip_with_avx2<BinaryWith>(k: &K, a: &[T], b: &[T], dst: &mut [T]) {
+        let (a, b) = (&a[..dst.len()], &b[..dst.len()]);
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = k.eval(x, y);
+        }
+    }
+}
+
+/// softplus with its beta and threshold.
+pub struct Softplus<T> {
+    pub beta: T,
+    pub threshold: T,
+}
+
+/// `grad * softplus'(x)` with softplus's beta and threshold.
+pub struct SoftplusBackward<T> {
+    pub beta: T,
+    pub threshold: T,
+}
+
+impl UnaryWith<f32> for Softplus<f32> {
+    #[inline(always)]
+    fn eval(&self, x: f32) -> f32 {
+        softplus_f32(x, self.beta, self.threshold)
+    }
+}
+impl UnaryWith<f64> for Softplus<f64> {
+    #[inline(always)]
+    fn eval(&self, x: f64) -> f64 {
+        softplus_f64(x, self.beta, self.threshold)
+    }
+}
+impl BinaryWith<f32> for SoftplusBackward<f32> {
+    #[inline(always)]
+    fn eval(&self, g: f32, x: f32) -> f32 {
+        g * softplus_grad_f32(x, self.beta, self.threshold)
+    }
+}
+impl BinaryWith<f64> for SoftplusBackward<f64> {
+    #[inline(always)]
+    fn eval(&self, g: f64, x: f64) -> f64 {
+        g * softplus_grad_f64(x, self.beta, self.threshold)
+    }
+}
+
 /// Block length of the patched loops: the fast results of a block are
 /// computed in one SIMD call, then its rare slow-path elements redone.
 const PATCH_BLOCK: usize = 1024;
@@ -262,6 +337,16 @@ unary_types! {
     GeluTanh: gelu_tanh_f32, gelu_tanh_f64;
     /// log(sigmoid(x)).
     LogSigmoid: log_sigmoid_f32, log_sigmoid_f64;
+    /// sinh x.
+    Sinh: sinh_f32, sinh_f64;
+    /// cosh x.
+    Cosh: cosh_f32, cosh_f64;
+    /// atan x.
+    Atan: atan_f32, atan_f64;
+    /// asin x (float64: libm's, per element).
+    Asin: asin_f32, f64::asin;
+    /// acos x (float64: libm's, per element).
+    Acos: acos_f32, f64::acos;
 }
 
 /// Declares unit types implementing [`Unary`] for sin, cos and tan: the

@@ -476,3 +476,110 @@ pub fn tan_f32(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests;
+
+// ----- sinh, cosh, softplus -----
+
+/// `(e^|x|/2) e^|x|/2` as `h = (t / 2) t`, `t = e^(|x|/2)`: finite until
+/// the result overflows.
+#[inline(always)]
+fn half_exp_abs(ax: f32) -> f32 {
+    let t = exp_f32(0.5 * ax);
+    (0.5 * t) * t
+}
+
+/// sinh x: `(u + u / (u + 1)) / 2` with `u = e^|x| - 1` (no
+/// cancellation near 0; two positive terms), and where u overflows (|x|
+/// above 88.0) `h - 1 / (4h)` with `h = e^|x| / 2`; x's sign goes on.
+#[inline(always)]
+pub fn sinh_f32(x: f32) -> f32 {
+    let ax = x.abs();
+    let u = exp_m1_f32(ax);
+    let small = 0.5 * (u + u / (u + 1.0));
+    let h = half_exp_abs(ax);
+    let big = h - 0.25 / h;
+    // NaN fails the test and stays NaN (big is NaN too).
+    with_sign_of(select(ax < 88.0, small, big), x)
+}
+
+/// cosh x: `h + 1 / (4h)` with `h = e^|x| / 2`.
+#[inline(always)]
+pub fn cosh_f32(x: f32) -> f32 {
+    let h = half_exp_abs(x.abs());
+    h + 0.25 / h
+}
+
+/// softplus `log(1 + e^(βx)) / β`, or x where `βx > threshold` (torch's
+/// formula, on the vectorised exp and log1p).
+#[inline(always)]
+pub fn softplus_f32(x: f32, beta: f32, threshold: f32) -> f32 {
+    let bx = x * beta;
+    select(bx > threshold, x, ln_1p_f32(exp_f32(bx)) / beta)
+}
+
+/// d softplus / dx: `z / (z + 1)` with `z = e^(βx)`, or 1 where
+/// `βx > threshold` (torch's formula).
+#[inline(always)]
+pub fn softplus_grad_f32(x: f32, beta: f32, threshold: f32) -> f32 {
+    let bx = x * beta;
+    let z = exp_f32(bx);
+    select(bx > threshold, 1.0, z / (z + 1.0))
+}
+
+// ----- atan, asin, acos (Cephes' float32 polynomials) -----
+
+/// atan x: the argument reduced to |t| <= tan(pi/8) around 0, pi/4 or pi/2
+/// (Cephes' atanf), x's sign put back.
+#[inline(always)]
+pub fn atan_f32(x: f32) -> f32 {
+    const T3P8: f32 = 2.414_213_6; // tan(3 pi / 8)
+    const TP8: f32 = 0.414_213_57; // tan(pi / 8)
+    let ax = x.abs();
+    let big = ax > T3P8;
+    let mid = ax > TP8;
+    let t = select(big, -1.0 / ax, select(mid, (ax - 1.0) / (ax + 1.0), ax));
+    let y0 = select(
+        big,
+        std::f32::consts::FRAC_PI_2,
+        select(mid, std::f32::consts::FRAC_PI_4, 0.0),
+    );
+    let z = t * t;
+    let p = 8.053_744_5e-2f32.mul_add(z, -1.387_768_6e-1);
+    let p = p.mul_add(z, 1.997_771_1e-1);
+    let p = p.mul_add(z, -3.333_295e-1);
+    // NaN: both tests fail, t is NaN and so is the result.
+    with_sign_of(y0 + (p * z).mul_add(t, t), x)
+}
+
+/// asin v for |v| <= 0.5 (Cephes' asinf polynomial).
+#[inline(always)]
+fn asin_core(v: f32) -> f32 {
+    let z = v * v;
+    let p = 4.216_32e-2f32.mul_add(z, 2.418_131_1e-2);
+    let p = p.mul_add(z, 4.547_002_6e-2);
+    let p = p.mul_add(z, 7.495_300_3e-2);
+    let p = p.mul_add(z, 1.666_675_2e-1);
+    (p * z).mul_add(v, v)
+}
+
+/// asin x: `pi/2 - 2 asin(sqrt((1 - |x|) / 2))` above |x| = 0.5 (NaN
+/// beyond 1, from the square root).
+#[inline(always)]
+pub fn asin_f32(x: f32) -> f32 {
+    let ax = x.abs();
+    let big = ax > 0.5;
+    let p = asin_core(select(big, (0.5 * (1.0 - ax)).sqrt(), ax));
+    let r = select(big, (-2.0f32).mul_add(p, std::f32::consts::FRAC_PI_2), p);
+    // NaN stays NaN (with_sign_of keeps it), as beyond 1 (the root's)
+    with_sign_of(r, x)
+}
+
+/// acos x: `2 asin(sqrt((1 - |x|) / 2))` (subtracted from pi for
+/// negative x) above |x| = 0.5, `pi/2 - asin x` below.
+#[inline(always)]
+pub fn acos_f32(x: f32) -> f32 {
+    let ax = x.abs();
+    let big = ax > 0.5;
+    let p = asin_core(select(big, (0.5 * (1.0 - ax)).sqrt(), x));
+    let outer = select(x < 0.0, (-2.0f32).mul_add(p, std::f32::consts::PI), 2.0 * p);
+    select(big, outer, std::f32::consts::FRAC_PI_2 - p)
+}

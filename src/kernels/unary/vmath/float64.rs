@@ -559,3 +559,90 @@ pub fn tan_f64(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests;
+
+// ----- sinh, cosh, softplus -----
+
+/// `(t / 2) t` with `t = e^(|x|/2)`: e^|x| / 2, finite until the result
+/// overflows.
+#[inline(always)]
+fn half_exp_abs(ax: f64) -> f64 {
+    let t = exp_f64(0.5 * ax);
+    (0.5 * t) * t
+}
+
+/// sinh x: `(u + u / (u + 1)) / 2` with `u = e^|x| - 1` (no
+/// cancellation near 0; two positive terms), and where u overflows (|x|
+/// above 709.0) `h - 1 / (4h)` with `h = e^|x| / 2`; x's sign goes on.
+#[inline(always)]
+pub fn sinh_f64(x: f64) -> f64 {
+    let ax = x.abs();
+    let u = exp_m1_f64(ax);
+    let small = 0.5 * (u + u / (u + 1.0));
+    let h = half_exp_abs(ax);
+    let big = h - 0.25 / h;
+    with_sign_of(sel(ax < 709.0, small, big), x)
+}
+
+/// cosh x: `h + 1 / (4h)` with `h = e^|x| / 2`.
+#[inline(always)]
+pub fn cosh_f64(x: f64) -> f64 {
+    let h = half_exp_abs(x.abs());
+    h + 0.25 / h
+}
+
+/// softplus `log(1 + e^(βx)) / β`, or x where `βx > threshold`.
+#[inline(always)]
+pub fn softplus_f64(x: f64, beta: f64, threshold: f64) -> f64 {
+    let bx = x * beta;
+    sel(bx > threshold, x, ln_1p_f64(exp_f64(bx)) / beta)
+}
+
+/// d softplus / dx: `z / (z + 1)` with `z = e^(βx)`, or 1 where
+/// `βx > threshold`.
+#[inline(always)]
+pub fn softplus_grad_f64(x: f64, beta: f64, threshold: f64) -> f64 {
+    let bx = x * beta;
+    let z = exp_f64(bx);
+    sel(bx > threshold, 1.0, z / (z + 1.0))
+}
+
+// ----- atan (Cephes' rational function) -----
+
+/// atan(t) / t - 1 = z P(z) / Q(z), z = t^2, |t| <= 0.66 (Cephes' atan).
+const ATAN_P: [f64; 5] = [
+    -6.485_021_904_942_025e1,
+    -1.228_866_684_490_136_2e2,
+    -7.500_855_792_314_705e1,
+    -1.615_753_718_733_365e1,
+    -8.750_608_600_031_904e-1,
+];
+const ATAN_Q: [f64; 6] = [
+    1.945_506_571_482_614e2,
+    4.853_903_996_359_137e2,
+    4.328_810_604_912_903e2,
+    1.650_270_098_316_988_5e2,
+    2.485_846_490_142_306_3e1,
+    1.0,
+];
+
+/// atan x: the argument reduced around 0, pi/4 (above 0.66) or pi/2
+/// (above tan(3 pi / 8)) with pi/2's low bits added back (Cephes' atan),
+/// x's sign put back.
+#[inline(always)]
+pub fn atan_f64(x: f64) -> f64 {
+    const T3P8: f64 = 2.414_213_562_373_095; // tan(3 pi / 8)
+    const PIO2_LO: f64 = 6.123_233_995_736_766e-17;
+    let ax = x.abs();
+    let big = ax > T3P8;
+    let mid = ax > 0.66;
+    let t = sel(big, -1.0 / ax, sel(mid, (ax - 1.0) / (ax + 1.0), ax));
+    let y0 = sel(
+        big,
+        std::f64::consts::FRAC_PI_2,
+        sel(mid, std::f64::consts::FRAC_PI_4, 0.0),
+    );
+    let lo = sel(big, PIO2_LO, sel(mid, 0.5 * PIO2_LO, 0.0));
+    let z = t * t;
+    let r = z * poly(z, &ATAN_P) / poly(z, &ATAN_Q);
+    with_sign_of(y0 + (r.mul_add(t, t) + lo), x)
+}

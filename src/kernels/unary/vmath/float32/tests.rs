@@ -148,6 +148,47 @@ fn trig_is_accurate() {
     check("tan", tan_f32, f64::tan, 3);
 }
 #[test]
+fn hyperbolic_is_accurate() {
+    check("sinh", sinh_f32, f64::sinh, 4);
+    check("cosh", cosh_f32, f64::cosh, 4);
+}
+#[test]
+fn inverse_trig_is_accurate() {
+    check("atan", atan_f32, f64::atan, 3);
+    check("asin", asin_f32, f64::asin, 3);
+    check("acos", acos_f32, f64::acos, 3);
+}
+#[test]
+fn softplus_is_accurate() {
+    for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 5.0)] {
+        let (b, t) = (beta as f64, threshold as f64);
+        check(
+            "softplus",
+            |x| softplus_f32(x, beta, threshold),
+            |x| {
+                if x * b > t {
+                    x
+                } else {
+                    (x * b).exp().ln_1p() / b
+                }
+            },
+            4,
+        );
+        check(
+            "softplus_grad",
+            |x| softplus_grad_f32(x, beta, threshold),
+            |x| {
+                if x * b > t {
+                    1.0
+                } else {
+                    (x * b).exp() / ((x * b).exp() + 1.0)
+                }
+            },
+            4,
+        );
+    }
+}
+#[test]
 fn gelu_is_accurate() {
     // 1 + erf(x/√2) cancels for x << 0: an absolute error of a few ulp of
     // 1, times |x|, as torch's
@@ -341,7 +382,7 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(

@@ -236,6 +236,54 @@ fn trig_is_accurate() {
 }
 
 #[test]
+fn hyperbolic_is_accurate() {
+    let ranges = [(-711.0, 711.0), (-20.0, 20.0), (-1.5, 1.5)];
+    check("sinh", sinh_f64, f64::sinh, &ranges, 4);
+    check("cosh", cosh_f64, f64::cosh, &ranges, 4);
+}
+#[test]
+fn atan_is_accurate() {
+    let ranges = [(-1e6, 1e6), (-5.0, 5.0), (-1.0, 1.0)];
+    check("atan", atan_f64, f64::atan, &ranges, 2);
+    assert_eq!(atan_f64(f64::INFINITY), std::f64::consts::FRAC_PI_2);
+    assert_eq!(atan_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert!(atan_f64(f64::NAN).is_nan());
+}
+#[test]
+fn softplus_is_accurate() {
+    for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0)] {
+        let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
+        let exact = |x: f64| {
+            if x * beta > threshold {
+                x
+            } else {
+                (x * beta).exp().ln_1p() / beta
+            }
+        };
+        check(
+            "softplus",
+            |x| softplus_f64(x, beta, threshold),
+            exact,
+            &ranges,
+            4,
+        );
+        let exact = |x: f64| {
+            if x * beta > threshold {
+                1.0
+            } else {
+                (x * beta).exp() / ((x * beta).exp() + 1.0)
+            }
+        };
+        check(
+            "softplus_grad",
+            |x| softplus_grad_f64(x, beta, threshold),
+            exact,
+            &ranges,
+            4,
+        );
+    }
+}
+#[test]
 fn gelu_is_accurate() {
     // 1 + erf(x/√2) cancels for x << 0: an absolute error of a few ulp
     // of 1, times |x|, as torch's
@@ -639,7 +687,7 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
