@@ -24,11 +24,11 @@ const BLOCK_W: usize = 256;
 /// Elements from which the work is split over the threads.
 const GRAIN: usize = 1 << 14;
 
-/// Floats with vectorised exp and log (float32: [`vmath`]; float64: libm
-/// for now).
+/// Floats with vectorised exp, exp - 1 and log ([`vmath`]).
 pub trait VecFloat: Float + FoldElem {
     fn vexp(self) -> Self;
     fn vln(self) -> Self;
+    fn vexp_m1(self) -> Self;
 }
 
 impl VecFloat for f32 {
@@ -40,6 +40,10 @@ impl VecFloat for f32 {
     fn vln(self) -> Self {
         vmath::ln_f32(self)
     }
+    #[inline(always)]
+    fn vexp_m1(self) -> Self {
+        vmath::exp_m1_f32(self)
+    }
 }
 
 impl VecFloat for f64 {
@@ -50,6 +54,10 @@ impl VecFloat for f64 {
     #[inline(always)]
     fn vln(self) -> Self {
         vmath::ln_f64(self)
+    }
+    #[inline(always)]
+    fn vexp_m1(self) -> Self {
+        vmath::exp_m1_f64(self)
     }
 }
 

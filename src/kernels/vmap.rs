@@ -39,7 +39,7 @@ impl<T: Copy, K: Unary<T>> RowApply<T> for Kernel<K> {
     }
 }
 
-impl<T: Copy, K: Binary<T>> RowZip<T, T> for Kernel<K> {
+impl<T: Copy + Sync, K: Binary<T>> RowZip<T, T> for Kernel<K> {
     fn run(&self, a: &[T], b: &[T], out: &mut [T]) {
         K::zip(a, b, out)
     }
@@ -47,10 +47,51 @@ impl<T: Copy, K: Binary<T>> RowZip<T, T> for Kernel<K> {
         K::eval(a, b)
     }
     fn left(&self, a: &[T], b: T, out: &mut [T]) {
-        super::slices::map(a, out, &|v| K::eval(v, b))
+        vmath::map_with(&WithRight(b, PhantomData::<fn() -> K>), a, out)
     }
     fn right(&self, a: T, b: &[T], out: &mut [T]) {
-        super::slices::map(b, out, &|v| K::eval(a, v))
+        vmath::map_with(&WithLeft(a, PhantomData::<fn() -> K>), b, out)
+    }
+}
+
+// A two-argument function with one argument fixed, as a [`UnaryWith`]: the
+// loop runs on the SIMD path with the function inlined (a closure around
+// a large function, such as gelu's derivative, was left a call into
+// baseline code: ~30x slower).
+
+/// `K(x, b)` for fixed `b`.
+struct WithRight<T, K>(T, PhantomData<fn() -> K>);
+/// `K(a, x)` for fixed `a`.
+struct WithLeft<T, K>(T, PhantomData<fn() -> K>);
+
+impl<T: Copy + Sync, K: Binary<T>> UnaryWith<T> for WithRight<T, K> {
+    #[inline(always)]
+    fn eval(&self, x: T) -> T {
+        K::eval(x, self.0)
+    }
+}
+impl<T: Copy + Sync, K: Binary<T>> UnaryWith<T> for WithLeft<T, K> {
+    #[inline(always)]
+    fn eval(&self, x: T) -> T {
+        K::eval(self.0, x)
+    }
+}
+
+/// `k(x, b)` for fixed `b`.
+struct ValueRight<'a, T, K>(&'a K, T);
+/// `k(a, x)` for fixed `a`.
+struct ValueLeft<'a, T, K>(&'a K, T);
+
+impl<T: Copy + Sync, K: BinaryWith<T>> UnaryWith<T> for ValueRight<'_, T, K> {
+    #[inline(always)]
+    fn eval(&self, x: T) -> T {
+        self.0.eval(x, self.1)
+    }
+}
+impl<T: Copy + Sync, K: BinaryWith<T>> UnaryWith<T> for ValueLeft<'_, T, K> {
+    #[inline(always)]
+    fn eval(&self, x: T) -> T {
+        self.0.eval(self.1, x)
     }
 }
 
@@ -66,7 +107,7 @@ impl<T: Copy, K: UnaryWith<T>> RowMap<T, T> for With<K> {
     }
 }
 
-impl<T: Copy, K: BinaryWith<T>> RowZip<T, T> for With<K> {
+impl<T: Copy + Sync, K: BinaryWith<T>> RowZip<T, T> for With<K> {
     fn run(&self, a: &[T], b: &[T], out: &mut [T]) {
         vmath::zip_with(&self.0, a, b, out)
     }
@@ -74,10 +115,10 @@ impl<T: Copy, K: BinaryWith<T>> RowZip<T, T> for With<K> {
         self.0.eval(a, b)
     }
     fn left(&self, a: &[T], b: T, out: &mut [T]) {
-        super::slices::map(a, out, &|v| self.0.eval(v, b))
+        vmath::map_with(&ValueRight(&self.0, b), a, out)
     }
     fn right(&self, a: T, b: &[T], out: &mut [T]) {
-        super::slices::map(b, out, &|v| self.0.eval(a, v))
+        vmath::map_with(&ValueLeft(&self.0, a), b, out)
     }
 }
 

@@ -14,7 +14,8 @@
 use super::unary::{float_kernel_inplace, float_map2, float_map2_simd, Saves};
 use crate::autograd::{no_grad, record};
 use crate::kernels::binary::map2;
-use crate::kernels::unary::{map1, vmath};
+use crate::kernels::lanes::VecFloat;
+use crate::kernels::unary::vmath;
 use crate::kernels::vmap;
 use crate::tensor::{DType, Element, Tensor};
 use crate::{bail, Result};
@@ -51,19 +52,24 @@ pub const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
 
 /// `f(v, p)` over a floating tensor in its own dtype, with the parameters
 /// `p` converted to it; other dtypes are torch's "not implemented" error.
-fn float_params<const N: usize>(
+/// `f` is a function item (inlined into the SIMD loop, see [`Params`]).
+fn float_params<const N: usize, F32, F64>(
     x: &Tensor,
     kernel: &str,
     p: [f64; N],
-    f32f: fn(f32, [f32; N]) -> f32,
-    f64f: fn(f64, [f64; N]) -> f64,
-) -> Result<Tensor> {
+    f32f: F32,
+    f64f: F64,
+) -> Result<Tensor>
+where
+    F32: Fn(f32, [f32; N]) -> f32 + Sync,
+    F64: Fn(f64, [f64; N]) -> f64 + Sync,
+{
     Ok(match x.dtype() {
         DType::F32 => {
             let p = p.map(|v| v as f32);
-            Tensor::from(map1::<f32, f32>(x, move |v| f32f(v, p)))
+            Tensor::from(vmap::map1_with(x, Params(f32f, p))?)
         }
-        DType::F64 => Tensor::from(map1::<f64, f64>(x, move |v| f64f(v, p))),
+        DType::F64 => Tensor::from(vmap::map1_with(x, Params(f64f, p))?),
         dt => bail!(
             not_implemented,
             "\"{kernel}\" not implemented for '{}'",
@@ -72,6 +78,19 @@ fn float_params<const N: usize>(
     })
 }
 
+/// A function of an element and fixed parameters, as a SIMD kernel.
+struct Params<F, P>(F, P);
+
+impl<T: Copy + Sync, const N: usize, F: Fn(T, [T; N]) -> T + Sync> vmath::UnaryWith<T>
+    for Params<F, [T; N]>
+{
+    #[inline(always)]
+    fn eval(&self, x: T) -> T {
+        (self.0)(x, self.1)
+    }
+}
+
+#[inline(always)]
 fn leaky<T: Element + std::ops::Mul<Output = T>>(v: T, [s]: [T; 1]) -> T {
     if v > T::from_f64(0.0) {
         v
@@ -80,6 +99,7 @@ fn leaky<T: Element + std::ops::Mul<Output = T>>(v: T, [s]: [T; 1]) -> T {
     }
 }
 
+#[inline(always)]
 fn leaky_slope<T: Element>(v: T, [s]: [T; 1]) -> T {
     if v > T::from_f64(0.0) {
         T::from_f64(1.0)
@@ -88,6 +108,7 @@ fn leaky_slope<T: Element>(v: T, [s]: [T; 1]) -> T {
     }
 }
 
+#[inline(always)]
 fn clamp_to<T: Element>(v: T, [lo, hi]: [T; 2]) -> T {
     if v < lo {
         lo
@@ -98,8 +119,21 @@ fn clamp_to<T: Element>(v: T, [lo, hi]: [T; 2]) -> T {
     }
 }
 
+#[inline(always)]
 fn inside<T: Element>(v: T, [lo, hi]: [T; 2]) -> T {
     T::from_f64(if v > lo && v < hi { 1.0 } else { 0.0 })
+}
+
+/// elu's value: `scale * v` where positive, `scale * alpha * (e^(in_scale
+/// v) - 1)` elsewhere (both sides computed, so the loop has no branch).
+#[inline(always)]
+fn elu_of<T: VecFloat>(v: T, [a, s, i]: [T; 3]) -> T {
+    let negative = s * a * (i * v).vexp_m1();
+    if v > T::from_f64(0.0) {
+        s * v
+    } else {
+        negative
+    }
 }
 
 impl Tensor {
@@ -153,14 +187,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let rec = record(name, &[self]);
         let p = [alpha, scale, input_scale];
-        fn f<T: crate::tensor::Float>(v: T, [a, s, i]: [T; 3]) -> T {
-            if v > T::from_f64(0.0) {
-                s * v
-            } else {
-                s * a * (i * v).exp_m1()
-            }
-        }
-        let out = float_params(self, "elu_cpu", p, f, f)?;
+        let out = float_params(self, "elu_cpu", p, elu_of, elu_of)?;
         self.unary_record(rec, out, Saves::Input, move |g, x| {
             // The negative side's slope is a function of x (differentiable);
             // the choice of side is not.

@@ -960,9 +960,11 @@ SPECIALS64 = SPECIALS + [1e-310, -1e-310, 709.7, 709.8, -745.0, -746.0, 1e300, -
 SPECIALS64 += [1.1e9, -1.2e9, 1e15, 710.5, -710.5, 20.0, -20.0]
 # float32 erf is a polynomial in torch (an absolute error of ~1e-7), and
 # gelu's 1 + erf(u) or 1 + tanh(u) cancels for u << 0: both libraries are
-# then only accurate to ~ulp(1) * |x| in absolute terms (|x| < 100 here)
+# then only accurate to ~ulp(1) * |x| in absolute terms (|x| < 100 here).
+# torch's AVX-512 float32 gelu is off by up to ~1.1e-6 (at x = -3.397:
+# 1.07e-6 from the float64 value; ferrograd 4e-8)
 SIMD_ATOL = {
-    "float32": {"gelu_tanh": 1e-6, "gelu": 1e-6, "erf": 1e-6},
+    "float32": {"gelu_tanh": 1e-6, "gelu": 2e-6, "erf": 1e-6},
     "float64": {"gelu_tanh": 3e-14, "gelu": 3e-14},
 }
 
@@ -998,7 +1000,17 @@ def test_simd_kernels_match_torch(name, dtype, torch):
         outs.append(res)
     atol = SIMD_ATOL[dtype].get(name, 1e-44 if dtype == "float32" else 1e-300)
     rtol = 1e-6 if dtype == "float32" else 1e-13
-    for a, b in zip(*outs):
+    if name == "gelu" and dtype == "float32":
+        # torch's float32 gelu(inf) depends on the CPU: inf with its AVX2
+        # erf, NaN with its AVX-512 one; ferrograd gives inf (x * Phi(x), as
+        # torch's float64)
+        assert to_numpy(SIMD_OPS[name](fg, fg.tensor([math.inf])))[0] == math.inf
+        keep = [~np.isposinf(x), ~np.isposinf(x[:100_000].reshape(100, 1000)[:, 1:998].T)]
+        keep.append(keep[0])
+        compared = [[r[k] for r, k in zip(res, keep)] for res in outs]
+    else:
+        compared = outs
+    for a, b in zip(*compared):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
     # strided and in place give bitwise the same values as out of place
     np.testing.assert_array_equal(outs[0][0][:100_000].reshape(100, 1000)[:, 1:998].T, outs[0][1])
