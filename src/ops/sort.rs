@@ -22,21 +22,68 @@ fn nan_last<T: PartialOrd>(a: &T, b: &T) -> Ordering {
     }
 }
 
-/// The stable order of each contiguous row of `n` values.
-fn row_orders<T: Element + PartialOrd>(x: &Tensor, n: usize, descending: bool) -> Vec<i64> {
-    let data = x.to_vec::<T>();
-    let mut out = Vec::with_capacity(data.len());
-    let mut idx: Vec<usize> = Vec::with_capacity(n);
-    for row in data.chunks(n.max(1)) {
-        idx.clear();
-        idx.extend(0..row.len());
-        match descending {
-            false => idx.sort_by(|&a, &b| nan_last(&row[a], &row[b])),
-            true => idx.sort_by(|&a, &b| nan_last(&row[b], &row[a])),
-        }
-        out.extend(idx.iter().map(|&i| i as i64));
+/// Up to this many, the first `k` of a long row are found in one pass.
+const FEW: usize = 32;
+
+/// The first `k` indices of each contiguous row of `n` values in stable
+/// sorted order. (value, index) pairs compared by value, then index, are
+/// totally ordered the way a stable sort leaves them, so a partial
+/// selection (`k < n`) gives the same indices as the full sort, without
+/// it. Rows are split over the threads (each row's result does not depend
+/// on the split).
+fn row_orders<T: Element + PartialOrd>(
+    x: &Tensor,
+    n: usize,
+    k: usize,
+    descending: bool,
+) -> Result<Vec<i64>> {
+    let data = x.try_to_vec::<T>()?;
+    let rows = data.len().checked_div(n).unwrap_or(0);
+    let mut out = crate::buffer::pool::try_buffer::<i64>(rows * k)?;
+    if k == 0 {
+        return Ok(out);
     }
-    out
+    let cmp = |a: &(T, usize), b: &(T, usize)| {
+        let by_value = match descending {
+            false => nan_last(&a.0, &b.0),
+            true => nan_last(&b.0, &a.0),
+        };
+        by_value.then(a.1.cmp(&b.1))
+    };
+    // about 4096 compared elements per part
+    let min_len = (4096 / n.max(1)).max(1) * k;
+    crate::parallel::for_each_chunk_mut_aligned(&mut out, min_len, k, |start, chunk| {
+        let mut pairs: Vec<(T, usize)> = Vec::with_capacity(n);
+        for (r, o) in chunk.chunks_mut(k).enumerate() {
+            let row = &data[(start / k + r) * n..][..n];
+            pairs.clear();
+            if k <= FEW && k * 64 <= n {
+                // one pass keeping the best k in order: most elements lose
+                // one comparison against the k-th
+                for (i, &v) in row.iter().enumerate() {
+                    let c = (v, i);
+                    if pairs.len() == k {
+                        if cmp(&c, &pairs[k - 1]) != Ordering::Less {
+                            continue;
+                        }
+                        pairs.pop();
+                    }
+                    let at = pairs.partition_point(|p| cmp(p, &c) == Ordering::Less);
+                    pairs.insert(at, c);
+                }
+            } else {
+                pairs.extend(row.iter().copied().zip(0..));
+                if k < n {
+                    pairs.select_nth_unstable_by(k - 1, cmp);
+                }
+                pairs[..k].sort_unstable_by(cmp);
+            }
+            for (slot, p) in o.iter_mut().zip(&pairs) {
+                *slot = p.1 as i64;
+            }
+        }
+    });
+    Ok(out)
 }
 
 impl Tensor {
@@ -46,11 +93,19 @@ impl Tensor {
             wrap_dim(dim, 1)?;
             return Ok(Tensor::zeros(&[], DType::I64));
         }
+        let n = self.shape()[wrap_dim(dim, self.ndim())?];
+        self.first_in_order(dim, n, descending)
+    }
+    /// The indices of the first `k` elements along `dim` in stable sorted
+    /// order (`self.ndim() > 0`, `k <= size`).
+    fn first_in_order(&self, dim: i64, k: usize, descending: bool) -> Result<Tensor> {
         let d = wrap_dim(dim, self.ndim())? as i64;
         let x = self.detach().movedim(&[d], &[-1])?.contiguous()?;
         let n = *x.shape().last().expect("ndim > 0");
-        let order = crate::dispatch_all!(self.dtype(), T => row_orders::<T>(&x, n, descending));
-        Tensor::from_vec(order, x.shape())?
+        let order = crate::dispatch_all!(self.dtype(), T => row_orders::<T>(&x, n, k, descending)?);
+        let mut shape = x.shape().to_vec();
+        *shape.last_mut().expect("ndim > 0") = k;
+        Tensor::from_vec(order, &shape)?
             .movedim(&[-1], &[d])?
             .contiguous()
     }
@@ -76,11 +131,10 @@ impl Tensor {
         if k < 0 || k > size {
             bail!(runtime, "selected index k out of range");
         }
-        let idx = self.argsort(dim, largest)?;
         if self.ndim() == 0 {
-            return Ok((self.clone_tensor()?, idx));
+            return Ok((self.clone_tensor()?, self.argsort(dim, largest)?));
         }
-        let idx = idx.narrow(dim, 0, k as usize)?.contiguous()?;
+        let idx = self.first_in_order(dim, k as usize, largest)?;
         Ok((self.gather(dim, &idx)?, idx))
     }
     /// The `k`-th smallest value (1-based) along `dim` and its index.
@@ -97,7 +151,7 @@ impl Tensor {
             return Ok((self.clone_tensor()?, Tensor::zeros(&[], DType::I64)));
         }
         let idx = self
-            .argsort(dim, false)?
+            .first_in_order(dim, k as usize, false)?
             .narrow(dim, k - 1, 1)?
             .contiguous()?;
         let values = self.gather(dim, &idx)?;

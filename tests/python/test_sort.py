@@ -49,3 +49,37 @@ def test_gradient_flows_to_the_chosen_elements(lib):
     v, _ = w.topk(2)
     (v * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
     assert w.grad.tolist() == [[1.0, 0.0, 2.0], [4.0, 0.0, 3.0]]
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 32, 33, 500, 2000])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("data", ["ties", "sorted", "reversed", "nan"])
+def test_topk_and_kthvalue_agree_with_the_stable_sort(k, largest, data):
+    # topk selects (one pass for small k, a partial selection above); its
+    # indices must be the stable sort's first k, ties and NaN included
+    import ferrograd as fg
+
+    n = 2000
+    values = {
+        "ties": [float((i * 7919) % 13) for i in range(n)],
+        "sorted": [float(i) for i in range(n)],
+        "reversed": [float(n - i) for i in range(n)],
+        "nan": [NAN if i % 97 == 5 else float((i * 31) % 50) for i in range(n)],
+    }[data]
+    rows = [values, values[::-1]]
+    x = fg.tensor(rows)
+
+    def key(v):
+        return (1, 0.0) if math.isnan(v) else (0, v)
+
+    # Python's sorted is stable, also with reverse=True
+    order = [sorted(range(n), key=lambda i: key(r[i]), reverse=largest) for r in rows]
+    assert x.argsort(dim=1, descending=largest).tolist() == order
+    t = x.topk(k, dim=1, largest=largest)
+    assert t.indices.tolist() == [o[:k] for o in order]
+    assert t.indices.shape == (2, k)
+    c = x.t().topk(k, dim=0, largest=largest)
+    assert c.indices.t().tolist() == [o[:k] for o in order]
+    if k > 0 and not largest:
+        kth = x.kthvalue(k, dim=1)
+        assert kth.indices.tolist() == [o[k - 1] for o in order]
