@@ -1,6 +1,7 @@
 //! Three-operand pointwise ops: lerp, addcmul, addcdiv. The value is
-//! computed from the inputs' data by the ops it is made of, in ATen's
-//! order, and recorded as one node.
+//! computed in ATen's order, in one pass over the operands where they
+//! share a floating dtype (else by the ops it is made of: the same
+//! roundings), and recorded as one node.
 //!
 //! | op                         | d/dself         | d/dend or d/dtensor1     | d/dweight or d/dtensor2          |
 //! |----------------------------|-----------------|--------------------------|----------------------------------|
@@ -9,8 +10,41 @@
 //! | addcdiv(self, t1, t2, v)   | grad            | grad * v / t2            | -grad * v * t1 / t2^2            |
 
 use crate::autograd::{no_grad, record};
-use crate::tensor::{DType, Scalar, Tensor};
+use crate::kernels::binary::{map2, map3};
+use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, Result};
+
+/// `f(a[i], b[i], c[i])` in one pass, broadcast, where the three share a
+/// floating dtype; `None` otherwise.
+fn fused3(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f32f: impl Fn(f32, f32, f32) -> f32 + Sync + Send,
+    f64f: impl Fn(f64, f64, f64) -> f64 + Sync + Send,
+) -> Option<Result<Tensor>> {
+    let dt = a.dtype();
+    if b.dtype() != dt || c.dtype() != dt {
+        return None;
+    }
+    match dt {
+        DType::F32 => Some(map3(a, b, c, f32f).map(Tensor::from)),
+        DType::F64 => Some(map3(a, b, c, f64f).map(Tensor::from)),
+        _ => None,
+    }
+}
+
+/// lerp of one element: `s + w (e - s)` where |w| < 0.5, else
+/// `e - (e - s)(1 - w)` (ATen's two forms).
+#[inline(always)]
+fn lerp_of<T: Element + crate::tensor::Float>(s: T, e: T, w: T) -> T {
+    let d = e - s;
+    if w.abs() < T::from_f64(0.5) {
+        s + d * w
+    } else {
+        e - d * (T::from_f64(1.0) - w)
+    }
+}
 
 /// The lerp weight: a Python number or a tensor.
 #[derive(Clone)]
@@ -50,21 +84,27 @@ impl Tensor {
                 }
             }
         }
-        let (s, e) = (self.detach(), end.detach());
-        let out = {
-            let _g = no_grad();
-            let diff = e.sub(&s)?;
-            match weight {
-                Weight::Scalar(w) if w.abs() < 0.5 => s.add(&diff.mul_scalar(*w)?)?,
-                Weight::Scalar(w) => e.sub(&diff.mul_scalar(1.0 - *w)?)?,
-                Weight::Tensor(w) => {
-                    let w = w.detach();
-                    let small = w.abs()?.lt_scalar(0.5)?;
-                    let near_self = s.add(&diff.mul(&w)?)?;
-                    let near_end = e.sub(&diff.mul(&w.neg()?.add_scalar(1.0)?)?)?;
-                    Tensor::where_cond(&small, &near_self, &near_end)?
+        let out = match weight {
+            Weight::Scalar(w) => {
+                // ATen's two forms, the factor rounded to the dtype
+                let near_end = w.abs() >= 0.5;
+                let f = if near_end { 1.0 - w } else { *w };
+                match self.dtype() {
+                    DType::F32 => {
+                        let f = f as f32;
+                        Tensor::from(map2::<f32, f32>(self, end, move |s, e| match near_end {
+                            true => e - (e - s) * f,
+                            false => s + (e - s) * f,
+                        })?)
+                    }
+                    _ => Tensor::from(map2::<f64, f64>(self, end, move |s, e| match near_end {
+                        true => e - (e - s) * f,
+                        false => s + (e - s) * f,
+                    })?),
                 }
             }
+            Weight::Tensor(w) => fused3(self, end, w, lerp_of::<f32>, lerp_of::<f64>)
+                .expect("lerp's operands share a floating dtype (checked above)")?,
         };
         match weight {
             Weight::Scalar(w) => {
@@ -93,13 +133,23 @@ impl Tensor {
     /// `self + value * tensor1 * tensor2`.
     pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self, tensor1, tensor2])?;
-        let out = {
-            let _g = no_grad();
-            let (t1, t2) = (tensor1.detach(), tensor2.detach());
-            let scaled = t1.mul(&t1.wrap_scalar(value))?.mul(&t2)?;
-            self.detach().add(&scaled)?
-        };
         let v = value.to_f64();
+        let fused = fused3(
+            self,
+            tensor1,
+            tensor2,
+            move |s, a, b| s + a * (v as f32) * b,
+            move |s, a, b| s + a * v * b,
+        );
+        let out = match fused {
+            Some(out) => out?,
+            None => {
+                let _g = no_grad();
+                let (t1, t2) = (tensor1.detach(), tensor2.detach());
+                let scaled = t1.mul(&t1.wrap_scalar(value))?.mul(&t2)?;
+                self.detach().add(&scaled)?
+            }
+        };
         record("AddcmulBackward0", &[self, tensor1, tensor2])
             .save("tensor1", tensor1)
             .save("tensor2", tensor2)
@@ -117,13 +167,23 @@ impl Tensor {
         if !tensor1.dtype().is_floating() && !tensor2.dtype().is_floating() {
             bail!(runtime, "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
         }
-        let out = {
-            let _g = no_grad();
-            let (t1, t2) = (tensor1.detach(), tensor2.detach());
-            let scaled = t1.mul(&t1.wrap_scalar(value))?.div(&t2)?;
-            self.detach().add(&scaled)?
-        };
         let v = value.to_f64();
+        let fused = fused3(
+            self,
+            tensor1,
+            tensor2,
+            move |s, a, b| s + a * (v as f32) / b,
+            move |s, a, b| s + a * v / b,
+        );
+        let out = match fused {
+            Some(out) => out?,
+            None => {
+                let _g = no_grad();
+                let (t1, t2) = (tensor1.detach(), tensor2.detach());
+                let scaled = t1.mul(&t1.wrap_scalar(value))?.div(&t2)?;
+                self.detach().add(&scaled)?
+            }
+        };
         record("AddcdivBackward0", &[self, tensor1, tensor2])
             .save("tensor1", tensor1)
             .save("tensor2", tensor2)

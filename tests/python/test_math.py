@@ -161,3 +161,31 @@ def test_float32_against_torch(torch):
         got = getattr(fg, name)(fg.from_numpy(a), fg.from_numpy(b)).numpy()
         want = getattr(torch, name)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_ternary_ops_match_their_formulas_bitwise(dtype):
+    # lerp/addcmul/addcdiv run in one pass; the values must be those of
+    # ATen's formulas computed op by op (same roundings), with broadcasting
+    import ferrograd as fg
+
+    fg.manual_seed(3)
+    dt = getattr(fg, dtype)
+    a = fg.randn(64, 33, dtype=dt)
+    b = fg.randn(33, dtype=dt)
+    w = fg.randn(64, 1, dtype=dt)
+
+    def bits(t):
+        return t.numpy().tobytes()
+
+    for ws in (0.3, 0.7, -0.2, 1.5):
+        want = a + (b - a) * ws if abs(ws) < 0.5 else b - (b - a) * (1 - ws)
+        assert bits(fg.lerp(a, b, ws)) == bits(want)
+    small = w.abs() < 0.5
+    want = fg.where(small, a + (b - a) * w, b - (b - a) * (-w + 1))
+    assert bits(fg.lerp(a, b.expand(64, 33), w.expand(64, 33))) == bits(want)
+    assert bits(fg.addcmul(a, b, w, value=0.25)) == bits(a + b * 0.25 * w)
+    assert bits(fg.addcdiv(a, b, w, value=-2.0)) == bits(a + b * -2.0 / w)
+    # mixed dtypes take the op-by-op path
+    i = fg.arange(33)
+    assert bits(fg.addcmul(a, i, b, value=2)) == bits(a + i * 2 * b)
