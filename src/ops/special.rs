@@ -15,9 +15,10 @@
 //! | logaddexp2 | grad / (1 + 2^(other - self))          | grad / (1 + 2^(self - other)) | both   |
 
 use super::arith::define_binary_ops;
-use super::unary::{define_unary_float_ops, float_map2};
+use super::unary::{define_unary_float_ops, float_map2_simd};
 use crate::autograd::record;
 use crate::kernels::unary::vmath;
+use crate::kernels::vmap;
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 use std::f64::consts::{LN_10, LN_2, PI};
@@ -110,20 +111,6 @@ pub(crate) use special_binary_ops;
 
 special_binary_ops!(define_binary_ops);
 
-/// `log(exp(a) + exp(b))`, or with `exp2` and a factor of log2(e),
-/// `log2(2^a + 2^b)`, without overflow, as ATen's.
-macro_rules! logaddexp {
-    ($a:expr, $b:expr, $exp:ident, $scale:expr) => {{
-        let (a, b) = ($a, $b);
-        if a.is_infinite() && a == b {
-            a
-        } else {
-            let m = a.max(b);
-            m + (-(a - b).abs()).$exp().ln_1p() * $scale
-        }
-    }};
-}
-
 /// Logarithms and exponentials in other bases and the error functions (see
 /// `unary.rs` for the table's grammar).
 macro_rules! special_unary_ops {
@@ -136,7 +123,7 @@ macro_rules! special_unary_ops {
             log10, log10_ []: "Log10Backward0", simd(vmath::Log10), Input, pos,
                 |g, x| g.div(&x.mul_scalar(LN_10)?);
             /// 2^x.
-            exp2, exp2_ []: "Exp2Backward0", each(|v| v.exp2()), Output, normal,
+            exp2, exp2_ []: "Exp2Backward0", simd(vmath::Exp2), Output, normal,
                 |g, r| g.mul(&r.mul_scalar(LN_2)?);
             /// The error function.
             erf, erf_ []: "ErfBackward0", simd(vmath::Erf), Input, normal,
@@ -176,8 +163,8 @@ impl Tensor {
         }
         let rec = record(name, &[self, other]);
         let out = match base2 {
-            false => float_map2!(self, other, |a, b| logaddexp!(a, b, exp, 1.0)),
-            true => float_map2!(self, other, |a, b| a.logaddexp2_(b)),
+            false => float_map2_simd!(self, other, vmath::LogAddExp),
+            true => float_map2_simd!(self, other, vmath::LogAddExp2),
         };
         rec.save("self", self)
             .save("other", other)
@@ -206,7 +193,6 @@ fn erf_slope(x: &Tensor) -> Result<Tensor> {
 trait Special: Copy {
     fn erfc_(self) -> Self;
     fn erfinv_(self) -> Self;
-    fn logaddexp2_(self, other: Self) -> Self;
 }
 impl Special for f32 {
     fn erfc_(self) -> Self {
@@ -215,9 +201,6 @@ impl Special for f32 {
     fn erfinv_(self) -> Self {
         erfinv_f64(self as f64) as f32
     }
-    fn logaddexp2_(self, other: Self) -> Self {
-        logaddexp!(self, other, exp2, std::f32::consts::LOG2_E)
-    }
 }
 impl Special for f64 {
     fn erfc_(self) -> Self {
@@ -225,9 +208,6 @@ impl Special for f64 {
     }
     fn erfinv_(self) -> Self {
         erfinv_f64(self)
-    }
-    fn logaddexp2_(self, other: Self) -> Self {
-        logaddexp!(self, other, exp2, std::f64::consts::LOG2_E)
     }
 }
 fn erfc_of<T: Special>(v: T) -> T {

@@ -62,6 +62,8 @@
 //! | asin        | 2       | libm            | -                 |
 //! | acos        | 1       | libm            | -                 |
 //! | softplus    | 2       | 2               | -                 |
+//! | exp2        | 1       | 1               | -                 |
+//! | logaddexp   | 2       | 2               | -                 |
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
 //! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and
@@ -347,6 +349,35 @@ unary_types! {
     Asin: asin_f32, f64::asin;
     /// acos x (float64: libm's, per element).
     Acos: acos_f32, f64::acos;
+    /// 2^x.
+    Exp2: exp2_f32, exp2_f64;
+}
+
+/// Declares unit types implementing [`Binary`] with the given functions.
+macro_rules! binary_types {
+    ($($(#[$doc:meta])* $name:ident: $f32:path, $f64:path;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Binary<f32> for $name {
+            #[inline(always)]
+            fn eval(a: f32, b: f32) -> f32 {
+                $f32(a, b)
+            }
+        }
+        impl Binary<f64> for $name {
+            #[inline(always)]
+            fn eval(a: f64, b: f64) -> f64 {
+                $f64(a, b)
+            }
+        }
+    )*};
+}
+
+binary_types! {
+    /// log(e^a + e^b).
+    LogAddExp: logaddexp_f32, logaddexp_f64;
+    /// log2(2^a + 2^b).
+    LogAddExp2: logaddexp2_f32, logaddexp2_f64;
 }
 
 /// Declares unit types implementing [`Unary`] for sin, cos and tan: the

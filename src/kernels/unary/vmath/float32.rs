@@ -583,3 +583,37 @@ pub fn acos_f32(x: f32) -> f32 {
     let outer = select(x < 0.0, (-2.0f32).mul_add(p, std::f32::consts::PI), 2.0 * p);
     select(big, outer, std::f32::consts::FRAC_PI_2 - p)
 }
+
+// ----- exp2, logaddexp -----
+
+/// 2^x: `x = n + r` with |r| <= 1/2 (exact), `2^r = e^(r ln2)`, the scale
+/// 2^n in two halves (as [`exp_f32`]).
+#[inline(always)]
+pub fn exp2_f32(x: f32) -> f32 {
+    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
+                                     // NaN fails both tests and stays NaN.
+    let xc = select(x < -151.0, -151.0, select(x > 129.0, 129.0, x));
+    let t = xc + MAGIC;
+    let nf = t - MAGIC;
+    let n = (t.to_bits() as i32).wrapping_sub(0x4B40_0000);
+    let y = exp_poly((xc - nf) * std::f32::consts::LN_2);
+    let h = n >> 1;
+    y * pow2(h) * pow2(n.wrapping_sub(h))
+}
+
+/// `log(e^a + e^b)` as `max + log1p(e^-|a - b|)` (ATen's formula; equal
+/// infinities give themselves).
+#[inline(always)]
+pub fn logaddexp_f32(a: f32, b: f32) -> f32 {
+    let m = a.max(b);
+    let r = m + ln_1p_f32(exp_f32(-(a - b).abs()));
+    select(a.is_infinite() && a == b, a, r)
+}
+
+/// `log2(2^a + 2^b)` as `max + log1p(2^-|a - b|) / ln 2`.
+#[inline(always)]
+pub fn logaddexp2_f32(a: f32, b: f32) -> f32 {
+    let m = a.max(b);
+    let r = m + ln_1p_f32(exp2_f32(-(a - b).abs())) * LOG2_E;
+    select(a.is_infinite() && a == b, a, r)
+}

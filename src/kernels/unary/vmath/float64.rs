@@ -646,3 +646,40 @@ pub fn atan_f64(x: f64) -> f64 {
     let r = z * poly(z, &ATAN_P) / poly(z, &ATAN_Q);
     with_sign_of(y0 + (r.mul_add(t, t) + lo), x)
 }
+
+// ----- exp2, logaddexp -----
+
+/// 2^x: `x = n + r` with |r| <= 1/2 (exact), `2^r = e^(r ln2)` with
+/// `r ln2` in two parts, the scale 2^n in two halves (as [`exp_f64`]).
+#[inline(always)]
+pub fn exp2_f64(x: f64) -> f64 {
+    // NaN fails both tests and stays NaN.
+    let xc = sel(x < -1076.0, -1076.0, sel(x > 1025.0, 1025.0, x));
+    let t = xc + MAGIC;
+    let nf = t - MAGIC;
+    let n = (t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
+    let r = xc - nf;
+    let rl = r.mul_add(LN2_HI, r * LN2_LO);
+    let p = expm1_poly(rl);
+    let h = ((n.wrapping_add(2048) as u64) >> 1) as i64 - 1024;
+    let s1 = pow2(h);
+    let s2 = pow2(n.wrapping_sub(h));
+    p.mul_add(s1, s1) * s2
+}
+
+/// `log(e^a + e^b)` as `max + log1p(e^-|a - b|)` (ATen's formula; equal
+/// infinities give themselves).
+#[inline(always)]
+pub fn logaddexp_f64(a: f64, b: f64) -> f64 {
+    let m = a.max(b);
+    let r = m + ln_1p_f64(exp_f64(-(a - b).abs()));
+    sel(a.is_infinite() && a == b, a, r)
+}
+
+/// `log2(2^a + 2^b)` as `max + log1p(2^-|a - b|) / ln 2`.
+#[inline(always)]
+pub fn logaddexp2_f64(a: f64, b: f64) -> f64 {
+    let m = a.max(b);
+    let r = m + ln_1p_f64(exp2_f64(-(a - b).abs())) * LOG2_E;
+    sel(a.is_infinite() && a == b, a, r)
+}

@@ -159,6 +159,38 @@ fn inverse_trig_is_accurate() {
     check("acos", acos_f32, f64::acos, 3);
 }
 #[test]
+fn exp2_and_logaddexp_are_accurate() {
+    check("exp2", exp2_f32, f64::exp2, 1);
+    for k in -149..128 {
+        assert_eq!(exp2_f32(k as f32), (k as f64).exp2() as f32, "2^{k}");
+    }
+    let exact = |a: f64, b: f64| a.max(b) + (-(a - b).abs()).exp().ln_1p();
+    let exact2 =
+        |a: f64, b: f64| a.max(b) + (-(a - b).abs()).exp2().ln_1p() / std::f64::consts::LN_2;
+    // b >= 0: max(a, b) >= 0, no cancellation (near a zero of the
+    // function the formula's error is absolute, as ATen's)
+    for b in [0.0f32, 1.5, 20.0, 80.0] {
+        check(
+            "logaddexp",
+            |a| logaddexp_f32(a, b),
+            |a| exact(a, b as f64),
+            2,
+        );
+        // the reference divides by ln 2 (one more rounding than the kernel's
+        // LOG2_E product, as ATen's)
+        check(
+            "logaddexp2",
+            |a| logaddexp2_f32(a, b),
+            |a| exact2(a, b as f64),
+            4,
+        );
+    }
+    let inf = f32::INFINITY;
+    assert_eq!(logaddexp_f32(inf, inf), inf);
+    assert_eq!(logaddexp_f32(-inf, -inf), -inf);
+    assert!(logaddexp_f32(f32::NAN, 1.0).is_nan() && logaddexp_f32(1.0, f32::NAN).is_nan());
+}
+#[test]
 fn softplus_is_accurate() {
     for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 5.0)] {
         let (b, t) = (beta as f64, threshold as f64);
@@ -382,14 +414,20 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
             paths_agree2::<f32, vmath::$k>(&src, stringify!($k));
         )*};
     }
-    agree2!(GeluBackward, GeluTanhBackward, SiluBackward);
+    agree2!(
+        GeluBackward,
+        GeluTanhBackward,
+        SiluBackward,
+        LogAddExp,
+        LogAddExp2
+    );
 }
 
 #[test]

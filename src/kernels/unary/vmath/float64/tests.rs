@@ -250,6 +250,32 @@ fn atan_is_accurate() {
     assert!(atan_f64(f64::NAN).is_nan());
 }
 #[test]
+fn exp2_and_logaddexp_are_accurate() {
+    check(
+        "exp2",
+        exp2_f64,
+        f64::exp2,
+        &[(-1080.0, 1030.0), (-2.0, 2.0)],
+        1,
+    );
+    for k in -1074..1024 {
+        assert_eq!(exp2_f64(k as f64), (k as f64).exp2(), "2^{k}");
+    }
+    let ranges = [(-800.0, 800.0), (-40.0, 40.0), (-1.0, 1.0)];
+    // b >= 0: max(a, b) >= 0, no cancellation (near a zero of the
+    // function the formula's error is absolute, as ATen's)
+    for b in [0.0, 1.5, 20.0, 700.0] {
+        let exact = |a: f64| a.max(b) + (-(a - b).abs()).exp().ln_1p();
+        check("logaddexp", |a| logaddexp_f64(a, b), exact, &ranges, 2);
+        let exact2 = |a: f64| a.max(b) + (-(a - b).abs()).exp2().ln_1p() / std::f64::consts::LN_2;
+        check("logaddexp2", |a| logaddexp2_f64(a, b), exact2, &ranges, 4);
+    }
+    let inf = f64::INFINITY;
+    assert_eq!(logaddexp_f64(inf, inf), inf);
+    assert_eq!(logaddexp_f64(-inf, -inf), -inf);
+    assert!(logaddexp_f64(f64::NAN, 1.0).is_nan());
+}
+#[test]
 fn softplus_is_accurate() {
     for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0)] {
         let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
@@ -687,14 +713,20 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
             paths_agree2::<f64, vmath::$k>(&src, stringify!($k));
         )*};
     }
-    agree2!(GeluBackward, GeluTanhBackward, SiluBackward);
+    agree2!(
+        GeluBackward,
+        GeluTanhBackward,
+        SiluBackward,
+        LogAddExp,
+        LogAddExp2
+    );
 }
 
 #[test]
