@@ -131,7 +131,7 @@ macro_rules! trig_binary_ops {
     ($then:ident) => {
         $then! {
             /// The angle of the point (other, self) in radians, in (-pi, pi].
-            atan2, atan2_ [arctan2, arctan2_]: "Atan2Backward0", float(), |a, b| a.atan2(b),
+            atan2, atan2_ [arctan2, arctan2_]: "Atan2Backward0", float(), |a, b| vmath::VecAtan2::vatan2(a, b),
                 away away,
                 Inputs |g, y, x, _r| atan2_share(g, &y()?, &x()?)?.mul(&x()?),
                     atan2_share(g, &y()?, &x()?)?.mul(&y()?)?.neg();

@@ -170,12 +170,18 @@ def outcome(f):
     return str(r.dtype).split(".")[-1], r.detach().numpy().tolist()
 
 
-def same(a, b):
+# Ops whose float32 kernel is a polynomial within a few ulp (torch's is
+# libm's, within 1): their float32 results are compared to 4e-7.
+APPROXIMATE_F32 = {"atan2", "arctan2"}
+
+
+def same(a, b, name=""):
     if isinstance(a, str) or isinstance(b, str):
         assert a == b
         return
     assert a[0] == b[0]
-    np.testing.assert_allclose(np.array(a[1], dtype=float), np.array(b[1], dtype=float), rtol=1e-12)
+    rtol = 4e-7 if a[0] == "float32" and name in APPROXIMATE_F32 else 1e-12
+    np.testing.assert_allclose(np.array(a[1], dtype=float), np.array(b[1], dtype=float), rtol=rtol)
 
 
 def test_binary_rows_are_complete():
@@ -332,12 +338,13 @@ def test_binary_integer_and_bool_promotion(row, kinds, torch):
     name, inplace = row["name"], row["inplace"]
     fa, fb = typed(fg, kinds[0], row), typed(fg, kinds[1], row)
     ta, tb = typed(torch, kinds[0], row), typed(torch, kinds[1], row)
-    same(outcome(lambda: getattr(fa, name)(fb)), outcome(lambda: getattr(ta, name)(tb)))
+    same(outcome(lambda: getattr(fa, name)(fb)), outcome(lambda: getattr(ta, name)(tb)), name)
     # in place: the result must cast to self's dtype (int_tensor.add_(1.5))
     ya, za = fa.clone(), ta.clone()
     same(
         outcome(lambda: getattr(ya, inplace)(fb) and ya),
         outcome(lambda: getattr(za, inplace)(tb) and za),
+        name,
     )
 
 

@@ -64,6 +64,7 @@
 //! | softplus    | 2       | 2               | -                 |
 //! | exp2        | 1       | 1               | -                 |
 //! | logaddexp   | 2       | 2               | -                 |
+//! | atan2       | 3       | 2               | -                 |
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
 //! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and
@@ -378,6 +379,26 @@ binary_types! {
     LogAddExp: logaddexp_f32, logaddexp_f64;
     /// log2(2^a + 2^b).
     LogAddExp2: logaddexp2_f32, logaddexp2_f64;
+    /// atan2(a, b).
+    Atan2: atan2_f32, atan2_f64;
+}
+
+/// atan2 as a method of either float type (for the binary op tables,
+/// whose kernels are closures over a method).
+pub trait VecAtan2 {
+    fn vatan2(self, x: Self) -> Self;
+}
+impl VecAtan2 for f32 {
+    #[inline(always)]
+    fn vatan2(self, x: f32) -> f32 {
+        atan2_f32(self, x)
+    }
+}
+impl VecAtan2 for f64 {
+    #[inline(always)]
+    fn vatan2(self, x: f64) -> f64 {
+        atan2_f64(self, x)
+    }
 }
 
 /// Declares unit types implementing [`Unary`] for sin, cos and tan: the

@@ -617,3 +617,25 @@ pub fn logaddexp2_f32(a: f32, b: f32) -> f32 {
     let r = m + ln_1p_f32(exp2_f32(-(a - b).abs())) * LOG2_E;
     select(a.is_infinite() && a == b, a, r)
 }
+
+/// atan2(y, x): atan of `min(|x|, |y|) / max(|x|, |y|)` (0 for two zeros,
+/// 1 for two infinities), reflected into the right octant, y's sign put
+/// back; x's sign bit picks the left half plane (so -0 does).
+#[inline(always)]
+pub fn atan2_f32(y: f32, x: f32) -> f32 {
+    use std::f32::consts::{FRAC_PI_2, PI};
+    let (ax, ay) = (x.abs(), y.abs());
+    let swap = ay > ax;
+    let (num, den) = (select(swap, ax, ay), select(swap, ay, ax));
+    let t = select(
+        den == 0.0,
+        0.0,
+        select(num == f32::INFINITY, 1.0, num / den),
+    );
+    let a = atan_f32(t);
+    let a = select(swap, FRAC_PI_2 - a, a);
+    let a = select(x.is_sign_negative(), PI - a, a);
+    // NaN in either: the comparisons fail or t is NaN, and so is a
+    let a = select(x.is_nan() || y.is_nan(), f32::NAN, a);
+    with_sign_of(a, y)
+}

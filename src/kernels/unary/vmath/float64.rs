@@ -683,3 +683,20 @@ pub fn logaddexp2_f64(a: f64, b: f64) -> f64 {
     let r = m + ln_1p_f64(exp2_f64(-(a - b).abs())) * LOG2_E;
     sel(a.is_infinite() && a == b, a, r)
 }
+
+/// atan2(y, x): atan of `min(|x|, |y|) / max(|x|, |y|)` (0 for two zeros,
+/// 1 for two infinities), reflected into the right octant, y's sign put
+/// back; x's sign bit picks the left half plane (so -0 does).
+#[inline(always)]
+pub fn atan2_f64(y: f64, x: f64) -> f64 {
+    use std::f64::consts::{FRAC_PI_2, PI};
+    let (ax, ay) = (x.abs(), y.abs());
+    let swap = ay > ax;
+    let (num, den) = (sel(swap, ax, ay), sel(swap, ay, ax));
+    let t = sel(den == 0.0, 0.0, sel(num == f64::INFINITY, 1.0, num / den));
+    let a = atan_f64(t);
+    let a = sel(swap, FRAC_PI_2 - a, a);
+    let a = sel(x.is_sign_negative(), PI - a, a);
+    let a = sel(x.is_nan() || y.is_nan(), f64::NAN, a);
+    with_sign_of(a, y)
+}

@@ -191,6 +191,44 @@ fn exp2_and_logaddexp_are_accurate() {
     assert!(logaddexp_f32(f32::NAN, 1.0).is_nan() && logaddexp_f32(1.0, f32::NAN).is_nan());
 }
 #[test]
+fn atan2_is_accurate() {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let mut vals: Vec<f32> = vec![0.0, -0.0, inf, -inf, nan, 1.0, -1.0, 1e-30, -3.5, 7e20];
+    vals.extend((0..400).map(|i| ((i as f32) * 0.731).sin() * (1.0 + (i % 7) as f32).powi(i % 9)));
+    let mut worst = (0u64, 0.0, 0.0);
+    for &y in &vals {
+        for &x in &vals {
+            let (got, want) = (atan2_f32(y, x), y.atan2(x));
+            if got.is_nan() || want.is_nan() {
+                assert!(
+                    got.is_nan() && want.is_nan(),
+                    "atan2({y}, {x}) = {got}, want {want}"
+                );
+                continue;
+            }
+            if y == 0.0 || y.is_infinite() || x == 0.0 || x.is_infinite() {
+                // the special cases are exact, signed zeros included
+                assert_eq!(got.to_bits(), want.to_bits(), "atan2({y}, {x})");
+            }
+            let u = ulps(got, want) as u64;
+            if u > worst.0 {
+                worst = (u, y as f64, x as f64);
+            }
+        }
+    }
+    eprintln!(
+        "atan2: max {} ulps (at {:e}, {:e})",
+        worst.0, worst.1, worst.2
+    );
+    assert!(
+        worst.0 <= 3,
+        "atan2: {} ulps at ({:e}, {:e})",
+        worst.0,
+        worst.1,
+        worst.2
+    );
+}
+#[test]
 fn softplus_is_accurate() {
     for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 5.0)] {
         let (b, t) = (beta as f64, threshold as f64);
