@@ -295,9 +295,9 @@ fn atan2_is_accurate() {
                 // the special cases are exact, signed zeros included
                 assert_eq!(got.to_bits(), want.to_bits(), "atan2({y}, {x})");
             }
-            let u = ulps(got, want) as u64;
+            let u = ulps(got, want);
             if u > worst.0 {
-                worst = (u, y as f64, x as f64);
+                worst = (u, y, x);
             }
         }
     }
