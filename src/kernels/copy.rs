@@ -96,6 +96,40 @@ pub fn fill(dst: &Strided, v: Scalar) -> Result<()> {
     dispatch_all!(dst.dtype(), T => go::<T>(dst, v.cast::<T>()))
 }
 
+/// Adds `src` (of `dst`'s shape and dtype, a floating one) into the
+/// elements of `dst`, one index at a time in row-major order: where `dst`
+/// overlaps itself (an expanded view), an element receives the sum of the
+/// values at all its indices, the adjoint of reading through such a view
+/// (as torch's `as_strided_backward` sums them).
+pub fn accumulate_into(dst: &Strided, src: &Strided) -> Result<()> {
+    fn go<T: Element + std::ops::Add<Output = T>>(dst: &Strided, src: &Strided) -> Result<()> {
+        let vals = to_vec_as::<T>(src)?;
+        let mut st = dst.storage().write();
+        let d = st.as_mut_slice::<T>();
+        let l = dst.layout();
+        let mut v = vals.into_iter();
+        for_each_offset(&l.shape, &l.strides, l.offset, |o| {
+            if let Some(x) = v.next() {
+                d[o] = d[o] + x;
+            }
+        });
+        Ok(())
+    }
+    if src.shape() != dst.shape() {
+        bail!(
+            runtime,
+            "accumulate_into: shapes {:?} and {:?} differ",
+            dst.shape(),
+            src.shape()
+        );
+    }
+    match dst.dtype() {
+        DType::F32 => go::<f32>(dst, src),
+        DType::F64 => go::<f64>(dst, src),
+        dt => bail!(runtime, "accumulate_into: not implemented for {:?}", dt),
+    }
+}
+
 /// Runs `f` on `t`'s elements (of dtype `T`) in row-major order as one
 /// slice: `t`'s own memory when it is contiguous, else a contiguous copy
 /// (which fails only when the system refuses the memory).

@@ -201,6 +201,7 @@ macro_rules! define_binary_ops {
                 #[doc = ""]
                 #[doc = concat!("d/dself = `", stringify!($dx), "`; d/dother = `", stringify!($dy), "`")]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    crate::autograd::check_history_first(&[self, other])?;
                     $($check(self, other)?;)?
                     let rec = record($node, &[self, other]);
                     let out = $crate::ops::arith::binary_kernel!($rule, self, other, |$a, $b| $k);
@@ -291,6 +292,7 @@ impl Tensor {
     /// torch's `rsub(Tensor, Scalar)`, which `number - tensor` calls
     /// (RsubBackward1, differentiable in `self` only).
     pub fn rsub_scalar(&self, number: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         sub_check(number, self)?;
         let dt = number.result_type(self);
         let (a, b) = (number.cast_raw(dt), self.cast_raw(dt));

@@ -249,6 +249,23 @@ fn inplace(
     Ok(())
 }
 
+/// [`inplace`] for an op that writes only the elements it selects
+/// (`index_put_`, `index_fill_`): torch allows it into an expanded `t`,
+/// recorded or not, and `direct` writes the elements then too
+/// ([`Tensor::apply_inplace_partial`]).
+fn inplace_partial(
+    op: &'static str,
+    t: &Tensor,
+    others: &[&Tensor],
+    direct: impl FnOnce() -> Result<()>,
+    f: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<()> {
+    if inplace_tracked(t, others) {
+        return t.apply_inplace_partial(op, others, f, direct);
+    }
+    inplace(op, t, others, direct, f)
+}
+
 impl Tensor {
     // ----- advanced indexing -----
 
@@ -331,7 +348,7 @@ impl Tensor {
             let v = masked_fill_value(values)?;
             let direct = Tensor::scalar(values.item()?, self.dtype());
             let p2 = plan.clone();
-            return inplace(
+            return inplace_partial(
                 "index_put_",
                 self,
                 &[values],
@@ -349,7 +366,7 @@ impl Tensor {
         // validate the indices before anything is written
         plan.offsets(self.layout())?;
         let p2 = plan.clone();
-        inplace(
+        inplace_partial(
             "index_put_",
             self,
             &[values],
@@ -875,7 +892,7 @@ impl Tensor {
 
     pub fn masked_fill_scalar_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         self.check_masked_fill_inplace(mask)?;
-        inplace(
+        inplace_partial(
             "masked_fill_",
             self,
             &[],
@@ -894,7 +911,7 @@ impl Tensor {
         }
         self.check_masked_fill_inplace(mask)?;
         let v = value.item()?;
-        inplace(
+        inplace_partial(
             "masked_fill_",
             self,
             &[value],
@@ -1422,7 +1439,7 @@ impl Tensor {
     pub fn index_fill_scalar_(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<()> {
         let (d, iv) = self.check_index_fill(dim, index, true)?;
         let v = checked_scalar(value, self.dtype())?;
-        inplace(
+        inplace_partial(
             "index_fill_",
             self,
             &[],
@@ -1435,7 +1452,7 @@ impl Tensor {
         check_fill_value(value)?;
         let (d, iv) = self.check_index_fill(dim, index, true)?;
         let v = checked_scalar(value.item()?, self.dtype())?;
-        inplace(
+        inplace_partial(
             "index_fill_",
             self,
             &[value],

@@ -88,6 +88,39 @@ impl Tensor {
         others: &[&Tensor],
         f: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
+        self.apply_inplace_writing(op, others, f, |r| copy_into(self, r))
+    }
+
+    /// [`Self::apply_inplace`] for an op that writes only some elements of
+    /// `self` (`index_put_`, `index_fill_`), which torch allows into an
+    /// expanded tensor (deprecated): `write` writes them into `self`'s
+    /// memory (element by element, so into an expanded `self` as torch's
+    /// kernel does) instead of a copy of the whole result, and `self` may
+    /// overlap itself; the caller has checked its other operands' overlap.
+    /// The graph is still recorded from `f` on a dense copy of `self` (its
+    /// gradients do not read the result's values).
+    pub(crate) fn apply_inplace_partial(
+        &self,
+        op: &'static str,
+        others: &[&Tensor],
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+        write: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        if !has_internal_overlap(self.layout()) {
+            return self.apply_inplace(op, others, f);
+        }
+        self.apply_inplace_writing(op, others, f, |_| write())
+    }
+
+    /// The body of the in-place ops above: `write(r)` puts the op's value
+    /// `r` into `self`'s memory.
+    fn apply_inplace_writing(
+        &self,
+        op: &'static str,
+        others: &[&Tensor],
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+        write: impl FnOnce(&Tensor) -> Result<()>,
+    ) -> Result<()> {
         self.check_inplace(others)?;
         crate::autograd::saved_hooks::before_inplace(self)?;
         let tracked =
@@ -106,7 +139,7 @@ impl Tensor {
                     r.shape()
                 );
             }
-            copy_into(self, &r)?;
+            write(&r)?;
             self.modified_by(op);
             crate::autograd::forward::inplace_update(self, &r)?;
             return Ok(());
@@ -129,7 +162,7 @@ impl Tensor {
                 r.shape()
             );
         }
-        copy_into(self, &r)?;
+        write(&r)?;
         self.modified_by(op);
         crate::autograd::forward::inplace_update(self, &r)?;
         match self.view_base() {
@@ -381,6 +414,12 @@ impl Backward for CopySlices {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None, None]);
         };
+        if node.next_edges()[0].is_some() {
+            // torch copies the op's gradient for the view's old value into
+            // the view's slice of the base's gradient: refused when the
+            // view overlaps itself (an in-place op on an expanded tensor)
+            crate::kernels::iter::assert_no_internal_overlap(&self.view)?;
+        }
         let old_base = match node.next_edges()[0] {
             Some(_) => Some(relayout(&g, &self.base, &self.base, Some(&self.view))?),
             None => None,

@@ -1974,6 +1974,8 @@ FIXED = {
     "contiguous_empty",
     "inf_grad_nan",
     "restricted_view_error_order",
+    "binary_view_error_order",
+    "index_put_expanded_recorded",
 }
 KNOWN = [k for k in KNOWN if k.name not in FIXED]
 

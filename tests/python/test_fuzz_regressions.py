@@ -453,12 +453,26 @@ def check_binary_view_error_order(lib):
     src = "x = torch.ones(2, 3, 4, requires_grad=True) * 1\na, b = x.unbind(0)\nwith torch.no_grad():\n    x.mul_(2)"
     for expr in [
         "a + torch.ones(5)",
+        "torch.ones(5) + a",
         "a * torch.ones(5)",
+        "a - True",
+        "True - a",
+        "torch.tensor(True) - a",
+        "torch.atan2(a, torch.ones(5))",
         "torch.where(a > 0, a, torch.ones(5))",
         "a.maximum(torch.ones(5))",
+        "a.pow(torch.ones(5))",
+        "a.pow(-1)",
+        "2 ** a",
+        "a.clamp(torch.ones(5))",
+        "a.clamp(torch.ones(5), torch.ones(4))",
+        "a.clamp(None, None)",
     ]:
         with pytest.raises(RuntimeError, match="its base or another view of its base"):
             run(lib, f"{src}\n{expr}")
+    # a comparison records nothing: its own error
+    with pytest.raises(RuntimeError, match="must match the size"):
+        run(lib, f"{src}\na > torch.ones(5)")
 
 
 def check_grad_unreachable_view(lib):
@@ -637,6 +651,96 @@ t2.index_put_((torch.tensor([1, 2]),), t9, accumulate=True)
 """
     ns = run(lib, src)
     assert ns["t2"].requires_grad and ns["t2"]._version == 1
+    # the indexed elements are one element: it gets both additions
+    assert ns["t2"].tolist() == [-2.75] * 4
+    assert name(ns["t2"]) == "AsStridedBackward0"
+    ns = run(
+        lib,
+        src.replace("t9, accumulate", "t9 * 1, accumulate")
+        + "(t2 * torch.arange(4.0)).sum().backward()",
+    )
+    # the view's gradient is summed into the one element, which the
+    # IndexPutBackward0 then reads at both indices (torch's CopySlices)
+    assert ns["t9"].grad.item() == 12.0
+    # the expanded target of a recorded index_put_ / masked_fill_ / index_fill_
+    pre = "b = torch.tensor([1.0, 2.0], requires_grad=True)\nt = (b * 1)[:, None].expand(2, 3)\n"
+    for op, want in [
+        ("t.index_put_((torch.tensor([0]),), torch.tensor(3.0))", [[3.0] * 3, [2.0] * 3]),
+        ("t.index_put_((torch.tensor([True, False]),), torch.tensor(3.0))", [[3.0] * 3, [2.0] * 3]),
+        ("t.masked_fill_(torch.tensor([True, False, False]), 3.0)", [[3.0] * 3] * 2),
+        ("t.masked_fill_(torch.tensor([True, False, False]), torch.tensor(3.0))", [[3.0] * 3] * 2),
+        ("t.index_fill_(1, torch.tensor([0]), 5.0)", [[5.0] * 3] * 2),
+        (
+            "t.index_fill_(1, torch.tensor([2]), torch.tensor(5.0, requires_grad=True))",
+            [[5.0] * 3] * 2,
+        ),
+    ]:
+        ns = run(lib, pre + op)
+        assert ns["t"].tolist() == want and name(ns["t"]) == "AsStridedBackward0", op
+        # backward: the old value's gradient cannot be written into the
+        # expanded slice of the base's gradient (torch's CopySlices copy_)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            run(lib, pre + op + "\nt.sum().backward()")
+    # other in-place ops still refuse an expanded target
+    for op in ["t.mul_(2)", "t.index_add_(1, torch.tensor([0]), torch.ones(2, 1))"]:
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            run(lib, pre + op)
+
+
+def check_expanded_view_backward(lib):
+    # backward through an expanded view whose base was modified in place
+    # (its history rebuilt as AsStridedBackward0): the gradients of the
+    # elements that share memory add up (torch's as_strided_backward)
+    w = "(t * torch.tensor([1.0, 2.0, 3.0])).sum().backward()"
+    for body in [
+        "t = b[:, None].expand(2, 3)\nwith torch.no_grad():\n    t.index_fill_(1, torch.tensor([0]), 5.0)",
+        "h = b * 1\nt = h[:, None].expand(2, 3)\nwith torch.no_grad():\n    t.index_fill_(1, torch.tensor([0]), 5.0)",
+        "t = b[:, None].expand(2, 3)\nwith torch.no_grad():\n    b.mul_(2)",
+    ]:
+        ns = run(lib, f"b = torch.tensor([1.0, 2.0], requires_grad=True)\n{body}\n{w}")
+        assert name(ns["t"]) == "AsStridedBackward0"
+        assert ns["b"].grad.tolist() == [6.0, 6.0], body
+
+
+def check_sub_bool_scalar(lib):
+    # a Python bool in a subtraction is a bool operand, as in torch
+    msg = "Subtraction, the `-` operator, with a bool tensor is not supported"
+    for src in [
+        "torch.tensor([1.0, 2.0]) - True",
+        "True - torch.tensor([1.0])",
+        "torch.tensor([1, 2]).sub(False)",
+        "x = torch.tensor([1, 2])\nwith torch.no_grad():\n    x.sub_(True)",
+    ]:
+        with pytest.raises(RuntimeError, match=msg):
+            run(lib, src)
+    with pytest.raises(RuntimeError, match="with two bool tensors"):
+        run(lib, "torch.tensor([True]) - True")
+    # a bool number is the lowest category: the tensor's dtype stays
+    ns = run(
+        lib,
+        "a = torch.tensor([1, 2]) + True\nb = torch.tensor([1.5]) * True\nc = torch.tensor([True]) + True\n"
+        "d = torch.tensor(3) / True\ne = torch.tensor([1.0]) == True",
+    )
+    assert ns["a"].dtype == lib.int64 and ns["a"].tolist() == [2, 3]
+    assert ns["b"].dtype == lib.float32 and ns["b"].tolist() == [1.5]
+    assert ns["c"].dtype == lib.bool and ns["c"].tolist() == [True]
+    assert ns["d"].dtype == lib.float32 and ns["d"].item() == 3.0
+    assert ns["e"].tolist() == [True]
+
+
+def check_clamp_cast_message(lib):
+    # clamp_ with a number bound names the output type by its C++ name
+    for src, want in [
+        ("torch.tensor([1, 2]).clamp_(0.5)", "desired output type long int"),
+        ("torch.tensor([1, 2]).clamp_max_(0.5)", "desired output type long int"),
+        ("torch.tensor([True]).clamp_(1.5)", "desired output type bool"),
+        ("torch.tensor([1, 2]).clamp_(torch.tensor(0.5))", "desired output type Long"),
+        ("torch.tensor([1, 2]).add_(0.5)", "desired output type Long"),
+    ]:
+        with pytest.raises(RuntimeError, match=want + "$"):
+            run(lib, src)
+    ns = run(lib, "x = torch.tensor([1, 5])\nx.clamp_(2, 3)")
+    assert ns["x"].tolist() == [2, 3]
 
 
 def check_cumsum_0d_negative_zero(lib):
@@ -795,10 +899,7 @@ y.sum().backward()
 
 # ---- ferrograd: strict xfails while wrong
 
-WRONG = {
-    "index_put_expanded_recorded": "index_put_ into an expanded tensor with history: the recorded path writes a whole result (refused), torch only the indexed elements",
-    "binary_view_error_order": "a binary op's broadcast error comes before a stale restricted view's (arith.rs/pointwise.rs)",
-}
+WRONG: dict = {}
 GRAD_FN_WRONG: set = set()
 
 
