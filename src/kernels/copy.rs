@@ -49,11 +49,20 @@ pub fn contiguous_as<U: Element>(t: &Strided) -> Result<Strided> {
 }
 
 /// A copy of `t` cast to `U`'s dtype, laid out as torch's
-/// `preserve_format` lays it out: `t`'s strides when `t` is dense, else
-/// dense in `t`'s memory order.
+/// `preserve_format` lays it out: `t`'s strides when `t` is dense (those of
+/// its size-1 dims too, which later outputs' layouts read), else dense in
+/// `t`'s memory order.
 pub fn copy_as<U: Element>(t: &Strided) -> Result<Strided> {
     let l = t.layout();
-    let lo = super::iter::output_layout(&l.shape, &[l]);
+    let lo = if super::iter::is_non_overlapping_dense(l) {
+        Layout {
+            shape: l.shape.clone(),
+            strides: l.strides.clone(),
+            offset: 0,
+        }
+    } else {
+        super::iter::output_layout(&l.shape, &[l])
+    };
     let mut out = pool::try_buffer::<U>(lo.numel())?;
     {
         let st = t.storage().read_recursive();

@@ -728,6 +728,78 @@ def check_sub_bool_scalar(lib):
     assert ns["e"].tolist() == [True]
 
 
+def check_alpha_ops(lib):
+    # add/sub with alpha are one node that saves nothing (seed 901501: a
+    # second backward through it is fine), checked as torch: the bool
+    # subtraction (seeds 900590, 901265), then alpha against the result type
+    ns = run(
+        lib,
+        """
+t0 = torch.tensor(-0.25, dtype=torch.float64, requires_grad=True)
+t1 = t0 + 2
+t1.sub_(t0, alpha=2)
+t1.backward(torch.ones_like(t1))
+g, = torch.autograd.grad(t1.sum(), t0)
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = torch.tensor([3.0], requires_grad=True)
+z = torch.sub(x, y, alpha=3)
+z.sum().backward()
+""",
+    )
+    assert ns["g"].item() == -1.0 and ns["t0"].grad.item() == -1.0
+    assert name(ns["t1"]) == "SubBackward0" and name(ns["z"]) == "SubBackward0"
+    assert ns["z"].tolist() == [-8.0, -7.0] and ns["y"].grad.tolist() == [-6.0]
+    for src, msg in [
+        ("torch.sub(torch.tensor([5]), torch.tensor([True]), alpha=2)", "with a bool tensor"),
+        ("torch.tensor([5]).sub(torch.tensor([True]), alpha=2)", "with a bool tensor"),
+        ("x = torch.tensor([5])\nx.sub_(torch.tensor([True]), alpha=2)", "with a bool tensor"),
+        ("torch.add(torch.tensor([5]), torch.tensor([True]), alpha=True)", "Boolean alpha"),
+        ("torch.add(torch.tensor([5]), torch.tensor([1]), alpha=1.5)", "alpha must not be"),
+        ("b = torch.zeros(8)\nb[1:6].add_(b[0:5], alpha=2)", "some elements of the input"),
+    ]:
+        with pytest.raises(RuntimeError, match=msg):
+            run(lib, src)
+    # alpha in the result type: a bool result takes an int alpha (seed 904894)
+    ns = run(
+        lib,
+        "a = torch.tensor([True, False])\na.add_(a, alpha=2)\n"
+        "b = torch.add(torch.tensor([5]), torch.tensor([True]), alpha=2)\n"
+        "c = torch.tensor([True]).add(torch.tensor([False]), alpha=True)\n"
+        "d = torch.add(torch.tensor([1.0]), torch.tensor([1]), alpha=0.5)",
+    )
+    assert ns["a"].tolist() == [True, False] and ns["b"].tolist() == [7]
+    assert ns["c"].tolist() == [True] and ns["d"].tolist() == [1.5]
+
+
+def check_cast_keeps_size1_strides(lib):
+    # a dense tensor's copy (a cast, clone) keeps the strides of its size-1
+    # dims, which order a later output's dims as in torch (seed 901113)
+    ns = run(
+        lib,
+        """
+t5 = torch.tensor([[2.0], [1.0], [2.0]], requires_grad=True)
+t7 = torch.tensor([[[2, -3]]]).transpose(2, 0)
+t8 = t5 + t7
+c = t7.float()
+""",
+    )
+    assert ns["t7"].stride() == (1, 2, 2) and ns["c"].stride() == (1, 2, 2)
+    assert ns["t8"].shape == (2, 3, 1) and ns["t8"].stride() == (1, 2, 6)
+
+
+def check_softmax_dim_before_dtype(lib):
+    # the dim is checked before the dtype's kernel (seed 905039)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        run(lib, "torch.tensor([[True]]).log_softmax(4)")
+    for src, kernel in [
+        ("torch.tensor([[1, 5]]).softmax(0)", '"softmax_kernel_impl"'),
+        ("torch.tensor([[1, 5]]).softmax(-1)", '"softmax_lastdim_kernel_impl"'),
+        ("torch.tensor([[1, 5]]).log_softmax(0)", '"log_softmax_kernel_impl"'),
+    ]:
+        with pytest.raises(NotImplementedError, match=kernel):
+            run(lib, src)
+
+
 def check_clamp_cast_message(lib):
     # clamp_ with a number bound names the output type by its C++ name
     for src, want in [
