@@ -386,6 +386,17 @@ fn relayout(
     to: &Layout,
     zero_region: Option<&Layout>,
 ) -> Result<Tensor> {
+    relayout_view(g, from, to, zero_region)?.clone_tensor()
+}
+
+/// [`relayout`] as a view of the storage-sized buffer (torch's
+/// `as_strided_backward` returns such a view).
+fn relayout_view(
+    g: &Tensor,
+    from: &Layout,
+    to: &Layout,
+    zero_region: Option<&Layout>,
+) -> Result<Tensor> {
     let extent = from.storage_extent().max(to.storage_extent());
     let mut buf = g.strided_scatter(&[extent], onto(from))?;
     if let Some(z) = zero_region {
@@ -396,8 +407,7 @@ fn relayout(
         fill(&zero.alias_with_layout(z.clone()), Scalar::Bool(true))?;
         buf = buf.masked_fill_scalar(&zero, Scalar::Int(0))?;
     }
-    buf.strided_view("AsStridedBackward0", onto(to))?
-        .clone_tensor()
+    buf.strided_view("AsStridedBackward0", onto(to))
 }
 
 /// The base's node after an in-place op on one of its views.
@@ -450,7 +460,7 @@ impl Backward for ViewOfBase {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
-        Ok(vec![Some(relayout(&g, &self.view, &self.base, None)?)])
+        Ok(vec![Some(relayout_view(&g, &self.view, &self.base, None)?)])
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -1570,10 +1570,13 @@ def _target(m):
     return re.split(r"[.\[ ]", m.code.split("\n")[-1].strip(), maxsplit=1)[0]
 
 
+_VIEWS = (
+    r"view|reshape|transpose|permute|narrow|select|unsqueeze|squeeze|expand|flatten|movedim|t|"
+    r"diagonal|mT|unflatten|detach|data|chunk|split|unbind|requires_grad_|view_as|expand_as"
+)
+# `t3 = t2.view(..)`, `t3 = t2[..]` or `t3 = torch.permute(t2, ..)`: group 1 or 2 is t2
 _VIEW_RHS = re.compile(
-    r"^(t\d+)(?:\.(?:view|reshape|transpose|permute|narrow|select|unsqueeze|squeeze|expand|"
-    r"flatten|movedim|t|diagonal|mT|unflatten|detach|data|chunk|split|unbind|requires_grad_|"
-    r"view_as|expand_as)\b|\[(?!torch\.tensor|\[))"
+    rf"^(?:(t\d+)(?:\.(?:{_VIEWS})\b|\[(?!torch\.tensor|\[))|torch\.(?:{_VIEWS})\((t\d+)\b)"
 )
 
 
@@ -1593,7 +1596,7 @@ def _memory_root(src, name):
         m = _VIEW_RHS.match(defs[name])
         if not m:
             break
-        name = m.group(1)
+        name = m.group(1) or m.group(2)
     return name
 
 
@@ -1909,6 +1912,17 @@ KNOWN = [
         "index_output_strides",
         "advanced indexing of a permuted tensor: torch's result keeps the input's memory order, ferrograd's is contiguous",
         lambda p, m: m.what == "stride" and m.op in ("index", "mask"),
+    ),
+    Known(
+        "prod_zeros_inf_grad",
+        "gradient of prod when its input has a zero and an inf in one reduction: torch multiplies "
+        "exclusive cumulative products (0 at the inf), ferrograd divides the product of the nonzero "
+        "elements by each (NaN at the inf)",
+        lambda p, m: (
+            m.what.endswith("values")
+            and re.search(r"\.prod\(|torch\.prod\(", p.source())
+            and "nan" in str(m.ferrograd)
+        ),
     ),
     Known(
         "grad_fn_names",

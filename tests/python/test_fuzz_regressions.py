@@ -800,6 +800,46 @@ def check_softmax_dim_before_dtype(lib):
             run(lib, src)
 
 
+def check_grads_views_as_torch(lib):
+    # a gradient reduced to its input's shape is a tensor of its own (seed
+    # 922976: an in-place op with grad on a view of it is allowed) ...
+    ns = run(
+        lib,
+        """
+t2 = torch.ones(3, 3)
+t4 = torch.tensor(0.25, requires_grad=True)
+t2.index_put_((torch.tensor([0]),), t4)
+g, = torch.autograd.grad(t2.sum(), t4)
+v = g.view(-1)
+v.add_(torch.tensor([1.0], requires_grad=True), alpha=2)
+""",
+    )
+    assert ns["g"]._base is None and ns["g"].item() == 5.0
+    # ... one through a view rebuilt after an in-place op (AsStridedBackward0)
+    # is a view, which detach_() refuses (seed 927216)
+    src = """
+t0 = torch.tensor([[[-0.75], [1.0], [1.5]]]).expand(2, 3, 3).requires_grad_()
+t2 = t0.reshape((3, -1, 2))
+t3 = torch.movedim(t2, 0, 2)
+t2[0::1, :, 1] = -1
+t5, = torch.autograd.grad(t3.sum(), t2)
+"""
+    ns = run(lib, src)
+    assert ns["t5"]._base is not None and ns["t5"].tolist() == [[[1.0] * 2] * 3] * 3
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        run(lib, src + "t5.detach_()")
+
+
+def check_prod_zeros_inf_grad(lib):
+    # the gradient of prod where a lane holds a zero and an inf (seed 921917)
+    ns = run(
+        lib,
+        "x = torch.tensor([[0.0, float('inf')], [2.0, 3.0]], requires_grad=True)\n"
+        "x.prod(1).sum().backward()",
+    )
+    assert ns["x"].grad.tolist() == [[float("inf"), 0.0], [3.0, 2.0]]
+
+
 def check_clamp_cast_message(lib):
     # clamp_ with a number bound names the output type by its C++ name
     for src, want in [
@@ -971,7 +1011,9 @@ y.sum().backward()
 
 # ---- ferrograd: strict xfails while wrong
 
-WRONG: dict = {}
+WRONG = {
+    "prod_zeros_inf_grad": "prod's gradient with a zero and an inf in one lane divides by the inf (NaN)",
+}
 GRAD_FN_WRONG: set = set()
 
 
