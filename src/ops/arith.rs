@@ -47,7 +47,7 @@
 //! | sub            | grad               | -grad                      |               |
 //! | rsub(number)   | -grad              |                            |               |
 //! | mul            | grad * other       | grad * self                | self, other   |
-//! | div            | grad / other       | -grad * self / other^2     | self, other   |
+//! | div            | grad / other       | -grad * (self / other) / other | self, other |
 //! | neg            | -grad              |                            |               |
 //!
 //! `number / tensor` is `tensor.reciprocal() * number`, as in torch (it
@@ -275,8 +275,10 @@ macro_rules! arith_ops {
             div, div_, div_scalar [true_divide, true_divide_]: "DivBackward0", float(),
                 |a, b| a / b, normal away,
                 Inputs |g, x, y, _r| g.div(&y()?), {
+                    // torch's -grad * ((self / other) / other): exactly
+                    // -grad / other where self == other
                     let y = y()?;
-                    g.neg()?.mul(&x()?)?.div(&y.mul(&y)?)
+                    g.neg()?.mul(&x()?.div(&y)?.div(&y)?)
                 };
                 py written [fwd __truediv__, rev __rtruediv__ = rdiv_scalar, inp __itruediv__];
         }

@@ -210,7 +210,8 @@ impl Tensor {
                 self.modified_by("copy_");
                 return Ok(());
             }
-            return self.apply_inplace_unchecked("copy_", &[src], op);
+            // recorded, still writing nothing (self may overlap itself)
+            return self.apply_inplace_writing("copy_", &[src], op, |_| Ok(()));
         }
         self.check_write(&[src])?;
         if !self.dtype().is_floating() {

@@ -1925,6 +1925,33 @@ KNOWN = [
         ),
     ),
     Known(
+        "torch_internal_assert",
+        "torch fails an internal assert (a torch bug: e.g. retain_grad() on a custom Function's second "
+        "output, then an in-place op on it); ferrograd runs the program",
+        lambda p, m: m.what == "exception" and "INTERNAL ASSERT FAILED" in m.torch_message,
+    ),
+    Known(
+        "torch_bool_backward",
+        "torch's backward negates a bool operand that needs no gradient (atan2(bool, x): its formula "
+        "computes -self for x's gradient) and raises; ferrograd does not touch it",
+        lambda p, m: (
+            m.what == "exception"
+            and m.ferrograd == "no error"
+            and m.kind in ("backward", "autograd")
+            and "on a bool tensor is not supported" in m.torch_message
+        ),
+    ),
+    Known(
+        "float_to_int_nan",
+        "a NaN or out-of-range float written into an int64 tensor: undefined behaviour in torch (x86 "
+        "gives INT64_MIN), ferrograd converts as Rust's `as` does (NaN to 0, saturating)",
+        lambda p, m: (
+            m.what.endswith("values")
+            and m.dtype == "int64"
+            and "-9223372036854775808" in str(m.torch)
+        ),
+    ),
+    Known(
         "grad_fn_names",
         "grad_fn class named after another overload than torch's",
         _grad_fn_name,

@@ -830,6 +830,88 @@ t5, = torch.autograd.grad(t3.sum(), t2)
         run(lib, src + "t5.detach_()")
 
 
+def check_long_run_930000(lib):
+    # long-run seeds 930000-959999
+    # a custom Function's saved input detached in place unpacks (seed
+    # 959275); a built-in op's still refuses
+    ns = run(
+        lib,
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\nh = x * 2\ny, z = TwoOut.apply(h)\n"
+        "h.detach_()\ny.sum().backward()",
+    )
+    assert ns["x"].grad.tolist() == [4.0, 4.0]
+    with pytest.raises(RuntimeError, match="detached in-place"):
+        run(
+            lib,
+            "x = torch.tensor([1.0], requires_grad=True)\nh = x * 2\ny = h.sin()\nh.detach_()\n"
+            "y.sum().backward()",
+        )
+    # copy_ of the very same data while recording writes nothing, so an
+    # expanded target is fine (seeds 940423, 942139)
+    ns = run(
+        lib,
+        "t0 = torch.tensor([[-1.75]]).expand(2, 2).requires_grad_()\nt1 = t0.data\nt1.copy_(t0)\n"
+        "t2 = t0.data\nt2[None, :] = t0",
+    )
+    assert ns["t1"].tolist() == [[-1.75] * 2] * 2 and name(ns["t1"]) == "CopyBackwards"
+    # atan2's gradient at the origin is 0, but a NaN incoming gradient stays
+    # NaN there (seed 950812)
+    ns = run(
+        lib,
+        "x = torch.tensor([0.0, 1.0], requires_grad=True)\n"
+        "(torch.atan2(x, x) * torch.tensor([float('nan'), 1.0])).sum().backward()",
+    )
+    g = ns["x"].grad.tolist()
+    assert g[0] != g[0] and g[1] == 0.0
+    # x / x: the two gradients cancel exactly (torch's -grad * ((x / y) / y),
+    # seed 933920)
+    ns = run(
+        lib,
+        "x = torch.tensor([0.3, -1.7, 2.9], dtype=torch.float64, requires_grad=True)\n(x / x).sum().backward()",
+    )
+    assert ns["x"].grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def check_torch_internal_assert(lib):
+    # Not a ferrograd bug (KNOWN "torch_internal_assert", seed 937959):
+    # torch fails an internal assert here; ferrograd runs it
+    src = """
+t1 = torch.tensor([[1.0, 2.0]], requires_grad=True)
+t6, t7 = TwoOut.apply(t1 * 3)
+t7.retain_grad()
+t7.add_(0.5)
+"""
+    if lib is ferrograd:
+        ns = run(lib, src)
+        assert ns["t7"]._version == 1 and ns["t7"].requires_grad
+    else:
+        with pytest.raises(RuntimeError, match="INTERNAL ASSERT FAILED"):
+            run(lib, src)
+
+
+def check_torch_bool_backward(lib):
+    # Not a ferrograd bug (KNOWN "torch_bool_backward", seed 958239):
+    # torch's atan2 backward computes -self for other's gradient even where
+    # self is a bool that needs none, and raises
+    src = "t1 = torch.tensor([1.75, -2.0], requires_grad=True)\nt7 = (t1 == t1).atan2(t1)\nt7.sum().backward()"
+    if lib is ferrograd:
+        g = run(lib, src)["t1"].grad.tolist()
+        assert g == pytest.approx([-1 / (1 + 1.75**2), -1 / (1 + 4.0)], rel=1e-6)
+    else:
+        with pytest.raises(RuntimeError, match="on a bool tensor is not supported"):
+            run(lib, src)
+
+
+def check_float_to_int_nan(lib):
+    # Not a ferrograd bug (KNOWN "float_to_int_nan", seed 934893): a NaN
+    # written into an int64 tensor is undefined behaviour in torch
+    ns = run(
+        lib,
+        "t2 = torch.zeros(3, dtype=torch.int64)\nt2[:] = torch.tensor([1.5, float('nan'), -2.5])",
+    )
+    assert ns["t2"].tolist()[0::2] == [1, -2]
+
+
 def check_prod_zeros_inf_grad(lib):
     # the gradient of prod where a lane holds a zero and an inf (seed 921917)
     ns = run(
