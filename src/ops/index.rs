@@ -229,6 +229,11 @@ fn inplace_tracked(t: &Tensor, others: &[&Tensor]) -> bool {
     (is_grad_enabled() && all().any(|o| o.requires_grad())) || all().any(|o| o.has_fw_grad())
 }
 
+/// The in-place ops that write only the elements they select, which torch
+/// allows into an expanded tensor, recorded or not: their `direct` write
+/// runs when recorded too ([`Tensor::apply_inplace_partial`]).
+const WRITES_SELECTED: [&str; 3] = ["index_put_", "index_fill_", "masked_fill_"];
+
 /// Runs an in-place op: `direct` writes into `t` when nothing is tracked;
 /// otherwise (history or tangents) the out-of-place `f` goes through
 /// `apply_inplace`.
@@ -240,6 +245,9 @@ fn inplace(
     f: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<()> {
     if inplace_tracked(t, others) {
+        if WRITES_SELECTED.contains(&op) {
+            return t.apply_inplace_partial(op, others, f, direct);
+        }
         return t.apply_inplace(op, others, f);
     }
     t.check_inplace(others)?;
@@ -247,23 +255,6 @@ fn inplace(
     direct()?;
     t.modified_by(op);
     Ok(())
-}
-
-/// [`inplace`] for an op that writes only the elements it selects
-/// (`index_put_`, `index_fill_`): torch allows it into an expanded `t`,
-/// recorded or not, and `direct` writes the elements then too
-/// ([`Tensor::apply_inplace_partial`]).
-fn inplace_partial(
-    op: &'static str,
-    t: &Tensor,
-    others: &[&Tensor],
-    direct: impl FnOnce() -> Result<()>,
-    f: impl FnOnce(&Tensor) -> Result<Tensor>,
-) -> Result<()> {
-    if inplace_tracked(t, others) {
-        return t.apply_inplace_partial(op, others, f, direct);
-    }
-    inplace(op, t, others, direct, f)
 }
 
 impl Tensor {
@@ -348,7 +339,7 @@ impl Tensor {
             let v = masked_fill_value(values)?;
             let direct = Tensor::scalar(values.item()?, self.dtype());
             let p2 = plan.clone();
-            return inplace_partial(
+            return inplace(
                 "index_put_",
                 self,
                 &[values],
@@ -366,7 +357,7 @@ impl Tensor {
         // validate the indices before anything is written
         plan.offsets(self.layout())?;
         let p2 = plan.clone();
-        inplace_partial(
+        inplace(
             "index_put_",
             self,
             &[values],
@@ -892,7 +883,7 @@ impl Tensor {
 
     pub fn masked_fill_scalar_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         self.check_masked_fill_inplace(mask)?;
-        inplace_partial(
+        inplace(
             "masked_fill_",
             self,
             &[],
@@ -911,7 +902,7 @@ impl Tensor {
         }
         self.check_masked_fill_inplace(mask)?;
         let v = value.item()?;
-        inplace_partial(
+        inplace(
             "masked_fill_",
             self,
             &[value],
@@ -1439,7 +1430,7 @@ impl Tensor {
     pub fn index_fill_scalar_(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<()> {
         let (d, iv) = self.check_index_fill(dim, index, true)?;
         let v = checked_scalar(value, self.dtype())?;
-        inplace_partial(
+        inplace(
             "index_fill_",
             self,
             &[],
@@ -1452,7 +1443,7 @@ impl Tensor {
         check_fill_value(value)?;
         let (d, iv) = self.check_index_fill(dim, index, true)?;
         let v = checked_scalar(value.item()?, self.dtype())?;
-        inplace_partial(
+        inplace(
             "index_fill_",
             self,
             &[value],
