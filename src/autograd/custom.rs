@@ -198,7 +198,7 @@ impl FunctionCtx {
         }
         st.saved
             .iter()
-            .map(|s| s.as_ref().map(SavedTensor::unpack).transpose())
+            .map(|s| s.as_ref().map(SavedTensor::unpack_for_ctx).transpose())
             .collect()
     }
     /// The saved tensors (none of which was saved as `None`).

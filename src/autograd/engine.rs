@@ -593,6 +593,11 @@ fn validate(
             );
         }
         g = g.sum_to_size(&meta.shape)?;
+        // torch's engine reduces to a tensor of its own, not a view of the
+        // sum (at::sum_to's always_return_non_view); the sum is fresh
+        if g.is_view() && !g.requires_grad() {
+            g = g.data();
+        }
     }
     if g.dtype() != meta.dtype {
         g = g.to_dtype(meta.dtype)?;

@@ -184,6 +184,18 @@ impl SavedTensor {
     /// place since it was saved. With hooks, calls `unpack` (its errors
     /// propagate unchanged).
     pub fn unpack(&self) -> Result<Tensor> {
+        self.unpack_checked(true)
+    }
+
+    /// [`Self::unpack`] for a custom Function's `saved_tensors`: torch
+    /// refuses a tensor detached in place since it was saved only where it
+    /// unpacks without the node it was saved for, which a custom Function's
+    /// ctx always passes, so this gives the detached tensor.
+    pub fn unpack_for_ctx(&self) -> Result<Tensor> {
+        self.unpack_checked(false)
+    }
+
+    fn unpack_checked(&self, refuse_detached: bool) -> Result<Tensor> {
         let check = match &self.value {
             Value::Packed { hooks, .. } => hooks.checks_version(),
             _ => true,
@@ -191,7 +203,7 @@ impl SavedTensor {
         if let Value::Plain(d) = &self.value {
             // torch's SavedVariable::unpack: an input saved with a grad_fn
             // whose grad_fn is gone (detach_() cleared it)
-            if self.had_grad_fn && d.is_leaf() {
+            if refuse_detached && self.had_grad_fn && d.is_leaf() {
                 return Err(crate::Error::runtime(DETACHED_MSG));
             }
         }

@@ -49,11 +49,20 @@ pub fn contiguous_as<U: Element>(t: &Strided) -> Result<Strided> {
 }
 
 /// A copy of `t` cast to `U`'s dtype, laid out as torch's
-/// `preserve_format` lays it out: `t`'s strides when `t` is dense, else
-/// dense in `t`'s memory order.
+/// `preserve_format` lays it out: `t`'s strides when `t` is dense (those of
+/// its size-1 dims too, which later outputs' layouts read), else dense in
+/// `t`'s memory order.
 pub fn copy_as<U: Element>(t: &Strided) -> Result<Strided> {
     let l = t.layout();
-    let lo = super::iter::output_layout(&l.shape, &[l]);
+    let lo = if super::iter::is_non_overlapping_dense(l) {
+        Layout {
+            shape: l.shape.clone(),
+            strides: l.strides.clone(),
+            offset: 0,
+        }
+    } else {
+        super::iter::output_layout(&l.shape, &[l])
+    };
     let mut out = pool::try_buffer::<U>(lo.numel())?;
     {
         let st = t.storage().read_recursive();
@@ -94,6 +103,40 @@ pub fn fill(dst: &Strided, v: Scalar) -> Result<()> {
         elementwise::apply(d, l, COPY_GRAIN, &|_| v)
     }
     dispatch_all!(dst.dtype(), T => go::<T>(dst, v.cast::<T>()))
+}
+
+/// Adds `src` (of `dst`'s shape and dtype, a floating one) into the
+/// elements of `dst`, one index at a time in row-major order: where `dst`
+/// overlaps itself (an expanded view), an element receives the sum of the
+/// values at all its indices, the adjoint of reading through such a view
+/// (as torch's `as_strided_backward` sums them).
+pub fn accumulate_into(dst: &Strided, src: &Strided) -> Result<()> {
+    fn go<T: Element + std::ops::Add<Output = T>>(dst: &Strided, src: &Strided) -> Result<()> {
+        let vals = to_vec_as::<T>(src)?;
+        let mut st = dst.storage().write();
+        let d = st.as_mut_slice::<T>();
+        let l = dst.layout();
+        let mut v = vals.into_iter();
+        for_each_offset(&l.shape, &l.strides, l.offset, |o| {
+            if let Some(x) = v.next() {
+                d[o] = d[o] + x;
+            }
+        });
+        Ok(())
+    }
+    if src.shape() != dst.shape() {
+        bail!(
+            runtime,
+            "accumulate_into: shapes {:?} and {:?} differ",
+            dst.shape(),
+            src.shape()
+        );
+    }
+    match dst.dtype() {
+        DType::F32 => go::<f32>(dst, src),
+        DType::F64 => go::<f64>(dst, src),
+        dt => bail!(runtime, "accumulate_into: not implemented for {:?}", dt),
+    }
 }
 
 /// Runs `f` on `t`'s elements (of dtype `T`) in row-major order as one

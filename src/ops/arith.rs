@@ -47,7 +47,7 @@
 //! | sub            | grad               | -grad                      |               |
 //! | rsub(number)   | -grad              |                            |               |
 //! | mul            | grad * other       | grad * self                | self, other   |
-//! | div            | grad / other       | -grad * self / other^2     | self, other   |
+//! | div            | grad / other       | -grad * (self / other) / other | self, other |
 //! | neg            | -grad              |                            |               |
 //!
 //! `number / tensor` is `tensor.reciprocal() * number`, as in torch (it
@@ -201,6 +201,7 @@ macro_rules! define_binary_ops {
                 #[doc = ""]
                 #[doc = concat!("d/dself = `", stringify!($dx), "`; d/dother = `", stringify!($dy), "`")]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    crate::autograd::check_history_first(&[self, other])?;
                     $($check(self, other)?;)?
                     let rec = record($node, &[self, other]);
                     let out = $crate::ops::arith::binary_kernel!($rule, self, other, |$a, $b| $k);
@@ -274,8 +275,10 @@ macro_rules! arith_ops {
             div, div_, div_scalar [true_divide, true_divide_]: "DivBackward0", float(),
                 |a, b| a / b, normal away,
                 Inputs |g, x, y, _r| g.div(&y()?), {
+                    // torch's -grad * ((self / other) / other): exactly
+                    // -grad / other where self == other
                     let y = y()?;
-                    g.neg()?.mul(&x()?)?.div(&y.mul(&y)?)
+                    g.neg()?.mul(&x()?.div(&y)?.div(&y)?)
                 };
                 py written [fwd __truediv__, rev __rtruediv__ = rdiv_scalar, inp __itruediv__];
         }
@@ -286,11 +289,114 @@ pub(crate) use arith_ops;
 
 arith_ops!(define_binary_ops);
 
+/// torch's checks of `alpha` in `self ± alpha * other` computed in `dt`: a
+/// bool alpha needs a bool result, a float alpha a floating one.
+fn alpha_check(dt: DType, alpha: Scalar) -> Result<()> {
+    if matches!(alpha, Scalar::Bool(_)) && dt != DType::Bool {
+        bail!(runtime, "Boolean alpha only supported for Boolean results.");
+    }
+    if !dt.is_floating() && matches!(alpha, Scalar::Float(_)) {
+        bail!(
+            runtime,
+            "For integral input tensors, argument alpha must not be a floating point number."
+        );
+    }
+    Ok(())
+}
+
 impl Tensor {
+    /// `self + alpha * other` (torch's `add(other, alpha=)`): one
+    /// AddBackward0 node that saves nothing; d/dother = alpha * grad.
+    /// `alpha * other` is computed in the operands' result type.
+    pub fn add_alpha(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        self.alpha_op(other, alpha, false)
+    }
+    /// `self - alpha * other` (torch's `sub(other, alpha=)`): one
+    /// SubBackward0 node that saves nothing; d/dother = -alpha * grad.
+    pub fn sub_alpha(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        self.alpha_op(other, alpha, true)
+    }
+    /// `add_alpha` in place.
+    pub fn add_alpha_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
+        self.alpha_op_(other, alpha, false)
+    }
+    /// `sub_alpha` in place.
+    pub fn sub_alpha_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
+        self.alpha_op_(other, alpha, true)
+    }
+    /// `op` (`"add"`, `"sub"`, or their in-place names: the result is then
+    /// `self`) with `alpha`, for the bindings.
+    pub fn with_alpha(&self, op: &str, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        match op {
+            "add" => self.add_alpha(other, alpha),
+            "sub" => self.sub_alpha(other, alpha),
+            "add_" => self.add_alpha_(other, alpha).map(|()| self.clone()),
+            "sub_" => self.sub_alpha_(other, alpha).map(|()| self.clone()),
+            _ => bail!(runtime, "{op}() takes no alpha"),
+        }
+    }
+
+    /// `alpha * other` in the result type of `self` and `other`, after
+    /// torch's checks (in its order: the view's history, bool
+    /// subtraction, alpha).
+    fn alpha_scaled(&self, other: &Tensor, alpha: Scalar, sub: bool) -> Result<Tensor> {
+        if sub {
+            sub_check(self, other)?;
+        }
+        let dt = self.result_type(other);
+        alpha_check(dt, alpha)?;
+        let _g = crate::autograd::no_grad();
+        // alpha converted to the result type, as torch's kernel reads it
+        let o = other.to_dtype(dt)?;
+        o.mul(&Tensor::scalar(alpha, dt))
+    }
+
+    fn alpha_op(&self, other: &Tensor, alpha: Scalar, sub: bool) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, other])?;
+        let scaled = self.alpha_scaled(other, alpha, sub)?;
+        let out = {
+            let _g = crate::autograd::no_grad();
+            if sub {
+                self.sub(&scaled)?
+            } else {
+                self.add(&scaled)?
+            }
+        };
+        let (node, k) = if sub {
+            ("SubBackward0", -alpha.to_f64())
+        } else {
+            ("AddBackward0", alpha.to_f64())
+        };
+        record(node, &[self, other]).finish(out, move |c| {
+            let g = c.grad();
+            Ok(vec![Some(g.clone()), c.grad_for(1, || g.mul_scalar(k))?])
+        })
+    }
+
+    fn alpha_op_(&self, other: &Tensor, alpha: Scalar, sub: bool) -> Result<()> {
+        let scaled = self.alpha_scaled(other, alpha, sub)?;
+        self.check_write(&[other])?;
+        let recorded = (crate::autograd::is_grad_enabled()
+            && (self.requires_grad() || other.requires_grad()))
+            || self.has_fw_grad()
+            || other.has_fw_grad();
+        if !recorded {
+            // the scaled operand through the plain in-place op (its fast path)
+            return if sub {
+                self.sub_(&scaled)
+            } else {
+                self.add_(&scaled)
+            };
+        }
+        let name = if sub { "sub_" } else { "add_" };
+        self.apply_inplace(name, &[other], |s| s.alpha_op(other, alpha, sub))
+    }
+
     /// `number - self`, the number wrapped as a 0-dim tensor (`wrap_scalar`):
     /// torch's `rsub(Tensor, Scalar)`, which `number - tensor` calls
     /// (RsubBackward1, differentiable in `self` only).
     pub fn rsub_scalar(&self, number: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         sub_check(number, self)?;
         let dt = number.result_type(self);
         let (a, b) = (number.cast_raw(dt), self.cast_raw(dt));

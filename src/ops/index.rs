@@ -229,6 +229,11 @@ fn inplace_tracked(t: &Tensor, others: &[&Tensor]) -> bool {
     (is_grad_enabled() && all().any(|o| o.requires_grad())) || all().any(|o| o.has_fw_grad())
 }
 
+/// The in-place ops that write only the elements they select, which torch
+/// allows into an expanded tensor, recorded or not: their `direct` write
+/// runs when recorded too ([`Tensor::apply_inplace_partial`]).
+const WRITES_SELECTED: [&str; 3] = ["index_put_", "index_fill_", "masked_fill_"];
+
 /// Runs an in-place op: `direct` writes into `t` when nothing is tracked;
 /// otherwise (history or tangents) the out-of-place `f` goes through
 /// `apply_inplace`.
@@ -240,6 +245,9 @@ fn inplace(
     f: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<()> {
     if inplace_tracked(t, others) {
+        if WRITES_SELECTED.contains(&op) {
+            return t.apply_inplace_partial(op, others, f, direct);
+        }
         return t.apply_inplace(op, others, f);
     }
     t.check_inplace(others)?;

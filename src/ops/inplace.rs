@@ -88,6 +88,39 @@ impl Tensor {
         others: &[&Tensor],
         f: impl FnOnce(&Tensor) -> Result<Tensor>,
     ) -> Result<()> {
+        self.apply_inplace_writing(op, others, f, |r| copy_into(self, r))
+    }
+
+    /// [`Self::apply_inplace`] for an op that writes only some elements of
+    /// `self` (`index_put_`, `index_fill_`), which torch allows into an
+    /// expanded tensor (deprecated): `write` writes them into `self`'s
+    /// memory (element by element, so into an expanded `self` as torch's
+    /// kernel does) instead of a copy of the whole result, and `self` may
+    /// overlap itself; the caller has checked its other operands' overlap.
+    /// The graph is still recorded from `f` on a dense copy of `self` (its
+    /// gradients do not read the result's values).
+    pub(crate) fn apply_inplace_partial(
+        &self,
+        op: &'static str,
+        others: &[&Tensor],
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+        write: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        if !has_internal_overlap(self.layout()) {
+            return self.apply_inplace(op, others, f);
+        }
+        self.apply_inplace_writing(op, others, f, |_| write())
+    }
+
+    /// The body of the in-place ops above: `write(r)` puts the op's value
+    /// `r` into `self`'s memory.
+    fn apply_inplace_writing(
+        &self,
+        op: &'static str,
+        others: &[&Tensor],
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+        write: impl FnOnce(&Tensor) -> Result<()>,
+    ) -> Result<()> {
         self.check_inplace(others)?;
         crate::autograd::saved_hooks::before_inplace(self)?;
         let tracked =
@@ -106,7 +139,7 @@ impl Tensor {
                     r.shape()
                 );
             }
-            copy_into(self, &r)?;
+            write(&r)?;
             self.modified_by(op);
             crate::autograd::forward::inplace_update(self, &r)?;
             return Ok(());
@@ -129,7 +162,7 @@ impl Tensor {
                 r.shape()
             );
         }
-        copy_into(self, &r)?;
+        write(&r)?;
         self.modified_by(op);
         crate::autograd::forward::inplace_update(self, &r)?;
         match self.view_base() {
@@ -177,7 +210,8 @@ impl Tensor {
                 self.modified_by("copy_");
                 return Ok(());
             }
-            return self.apply_inplace_unchecked("copy_", &[src], op);
+            // recorded, still writing nothing (self may overlap itself)
+            return self.apply_inplace_writing("copy_", &[src], op, |_| Ok(()));
         }
         self.check_write(&[src])?;
         if !self.dtype().is_floating() {
@@ -353,6 +387,17 @@ fn relayout(
     to: &Layout,
     zero_region: Option<&Layout>,
 ) -> Result<Tensor> {
+    relayout_view(g, from, to, zero_region)?.clone_tensor()
+}
+
+/// [`relayout`] as a view of the storage-sized buffer (torch's
+/// `as_strided_backward` returns such a view).
+fn relayout_view(
+    g: &Tensor,
+    from: &Layout,
+    to: &Layout,
+    zero_region: Option<&Layout>,
+) -> Result<Tensor> {
     let extent = from.storage_extent().max(to.storage_extent());
     let mut buf = g.strided_scatter(&[extent], onto(from))?;
     if let Some(z) = zero_region {
@@ -363,8 +408,7 @@ fn relayout(
         fill(&zero.alias_with_layout(z.clone()), Scalar::Bool(true))?;
         buf = buf.masked_fill_scalar(&zero, Scalar::Int(0))?;
     }
-    buf.strided_view("AsStridedBackward0", onto(to))?
-        .clone_tensor()
+    buf.strided_view("AsStridedBackward0", onto(to))
 }
 
 /// The base's node after an in-place op on one of its views.
@@ -381,6 +425,12 @@ impl Backward for CopySlices {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None, None]);
         };
+        if node.next_edges()[0].is_some() {
+            // torch copies the op's gradient for the view's old value into
+            // the view's slice of the base's gradient: refused when the
+            // view overlaps itself (an in-place op on an expanded tensor)
+            crate::kernels::iter::assert_no_internal_overlap(&self.view)?;
+        }
         let old_base = match node.next_edges()[0] {
             Some(_) => Some(relayout(&g, &self.base, &self.base, Some(&self.view))?),
             None => None,
@@ -411,7 +461,7 @@ impl Backward for ViewOfBase {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
-        Ok(vec![Some(relayout(&g, &self.view, &self.base, None)?)])
+        Ok(vec![Some(relayout_view(&g, &self.view, &self.base, None)?)])
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -54,8 +54,13 @@ impl Tensor {
         )
     }
     /// A Python number as a 0-dim operand for `self ⊕ value`: a "wrapped
-    /// number" whose dtype follows torch's scalar promotion.
+    /// number" whose dtype follows torch's scalar promotion. A bool stays a
+    /// bool tensor (the lowest category, so the result dtype is the same),
+    /// as torch wraps it, so that `x - True` is refused as torch does.
     pub fn wrap_scalar(&self, value: Scalar) -> Tensor {
+        if let Scalar::Bool(_) = value {
+            return Tensor::scalar(value, DType::Bool);
+        }
         let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), value);
         Tensor::scalar(value, dt)
     }

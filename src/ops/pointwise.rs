@@ -326,6 +326,7 @@ impl Tensor {
     /// d/dself = where(e == 0, 0, grad * e * self^(e-1));
     /// d/dexponent = grad * where(self == 0 & e >= 0, 0, result * log(self)).
     pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, exponent])?;
         let dt = self.result_type(exponent);
         let (a, b) = (self.cast_raw(dt), exponent.cast_raw(dt));
         let rec = record("PowBackward1", &[self, exponent]);
@@ -361,6 +362,7 @@ impl Tensor {
     /// `self ** exponent` for a Python-number exponent.
     /// d/dself = exponent == 0 ? 0 : grad * exponent * self^(exponent-1).
     pub fn pow_scalar(&self, exponent: impl Into<Scalar>) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         let e: Scalar = exponent.into();
         let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), e);
         let x = self.cast_raw(dt);
@@ -406,6 +408,7 @@ impl Tensor {
     /// d/dexponent = grad * result * log(base) (0 where base == 0 and
     /// exponent >= 0).
     pub fn scalar_pow(base: impl Into<Scalar>, exponent: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[exponent])?;
         let b: Scalar = base.into();
         let dt = crate::tensor::dtype::result_type_scalar(exponent.dtype(), b);
         let e = exponent.cast_raw(dt);
@@ -468,6 +471,7 @@ impl Tensor {
         self.max_min(other, false)
     }
     fn max_min(&self, other: &Tensor, is_max: bool) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self, other])?;
         let dt = self.result_type(other);
         let name = if is_max {
             "MaximumBackward0"
@@ -510,6 +514,7 @@ impl Tensor {
         max: Option<Scalar>,
         name: &'static str,
     ) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[self])?;
         if min.is_none() && max.is_none() {
             bail!(
                 runtime,
@@ -582,6 +587,7 @@ impl Tensor {
         let mut all = vec![self];
         all.extend(min);
         all.extend(max);
+        crate::autograd::check_history_first(&all)?;
         if all.len() == 1 {
             bail!(
                 runtime,
@@ -655,6 +661,17 @@ impl Tensor {
         if min.is_none() && max.is_none() {
             return self.clamp(min, max).map(|_| ());
         }
+        // torch's clamp_(Scalar) names the output type by its C++ name
+        let bounds: Vec<Scalar> = min.iter().chain(max.iter()).copied().collect();
+        let dt = result_type_of(&[self], &bounds);
+        if dt.category() > self.dtype().category() {
+            bail!(
+                runtime,
+                "result type {} can't be cast to the desired output type {}",
+                dt.scalar_type_name(),
+                self.dtype().cpp_type_name()
+            );
+        }
         let fp = self.dtype().is_floating();
         let done = self.try_fast_inplace("clamp_", fp, |t| match t.dtype() {
             DType::F32 => {
@@ -692,6 +709,7 @@ impl Tensor {
     /// `x` where `cond`, else `y` (broadcast over all three; `cond` must be
     /// bool). d/dx = where(cond, grad, 0); d/dy = where(cond, 0, grad).
     pub fn where_cond(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+        crate::autograd::check_history_first(&[x, y])?;
         if cond.dtype() != DType::Bool {
             bail!(
                 runtime,

@@ -15,30 +15,34 @@ use crate::tensor::{DType, Tensor};
 use crate::{bail, dispatch_float, Result};
 
 impl Tensor {
-    /// The input of a softmax-family op: cast to `dtype` first if given.
-    fn softmax_input(&self, dtype: Option<DType>, kernel: &str) -> Result<Tensor> {
+    /// The input of a softmax-family op (cast to `dtype` first if given)
+    /// and its wrapped dim, checked in torch's order: the view's history,
+    /// the dim, then whether `op`'s kernel takes the dtype.
+    fn softmax_input(&self, dim: i64, dtype: Option<DType>, op: &str) -> Result<(Tensor, usize)> {
         let x = match dtype {
             Some(dt) => self.to_dtype(dt)?,
             None => self.clone(),
         };
+        crate::autograd::check_history_first(&[self])?;
+        let d = wrap_dim(dim, x.ndim())?;
         // torch returns an empty input's (empty) result before it picks a
         // kernel, whatever the dtype
         if !x.dtype().is_floating() && x.numel() > 0 {
+            let last = if d + 1 >= x.ndim() { "_lastdim" } else { "" };
             bail!(
                 not_implemented,
-                "\"{}\" not implemented for '{}'",
-                kernel,
+                "\"{}{}_kernel_impl\" not implemented for '{}'",
+                op,
+                last,
                 x.dtype().scalar_type_name()
             );
         }
-        Ok(x)
+        Ok((x, d))
     }
 
     /// `exp(x) / sum(exp(x))` along `dim`.
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        let x = self.softmax_input(dtype, "softmax_lastdim_kernel_impl")?;
-        crate::autograd::check_history_first(&[self])?;
-        let d = wrap_dim(dim, x.ndim())?;
+        let (x, d) = self.softmax_input(dim, dtype, "softmax")?;
         if !x.dtype().is_floating() {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
@@ -57,9 +61,7 @@ impl Tensor {
 
     /// `x - log(sum(exp(x)))` along `dim`.
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        let x = self.softmax_input(dtype, "log_softmax_lastdim_kernel_impl")?;
-        crate::autograd::check_history_first(&[self])?;
-        let d = wrap_dim(dim, x.ndim())?;
+        let (x, d) = self.softmax_input(dim, dtype, "log_softmax")?;
         if !x.dtype().is_floating() {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }

@@ -106,11 +106,14 @@ impl Tensor {
     }
 }
 
-/// `g / (self^2 + other^2)`, 0 at the origin (torch's: not NaN there).
+/// `g * (1 / (self^2 + other^2))`, the reciprocal 0 at the origin (torch's:
+/// not NaN there, but a NaN `g` stays NaN).
 fn atan2_share(g: &Tensor, y: &Tensor, x: &Tensor) -> Result<Tensor> {
     let r2 = y.mul(y)?.add(&x.mul(x)?)?;
-    g.div(&r2)?
-        .masked_fill_scalar(&r2.eq_scalar(0)?, Scalar::Int(0))
+    let recip = r2
+        .reciprocal()?
+        .masked_fill_scalar(&r2.eq_scalar(0)?, Scalar::Int(0))?;
+    g.mul(&recip)
 }
 
 /// torch's refusal of integer operands in hypot.

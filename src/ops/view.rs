@@ -273,7 +273,14 @@ impl Tensor {
         let rec = record("AsStridedScatterBackward0", &[self]);
         let out = Tensor::zeros(shape, self.dtype());
         let region = out.alias_with_layout(f(out.layout()));
-        crate::kernels::copy::copy_into(&region, self)?;
+        if crate::kernels::iter::has_internal_overlap(region.layout()) && self.dtype().is_floating()
+        {
+            // several elements of the view are one of `out`: their values add up
+            let src = self.alias_with_layout(self.layout().expand(region.shape())?);
+            crate::kernels::copy::accumulate_into(&region, &src)?;
+        } else {
+            crate::kernels::copy::copy_into(&region, self)?;
+        }
         rec.finish(out, move |c| {
             Ok(vec![Some(
                 c.grad().strided_view("AsStridedBackward0", f.clone())?,

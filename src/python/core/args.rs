@@ -202,33 +202,6 @@ pub(crate) fn shape_varargs(args: &Bound<'_, PyTuple>, fname: &str) -> PyResult<
     shape_from(args, None, fname)
 }
 
-/// `other * alpha` when alpha is given (torch's add/sub `alpha=`).
-pub(crate) fn scaled(
-    other: &Bound<'_, PyAny>,
-    like: &Tensor,
-    alpha: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Tensor> {
-    let o = tensor_or_scalar(other, like)?;
-    match alpha.and_then(as_scalar) {
-        Some(a) => Ok(alpha_times(like, &o, a)?),
-        None => Ok(o),
-    }
-}
-
-/// `alpha * b` for `a + alpha * b` (torch's `add`/`sub` with `alpha`):
-/// computed in the result dtype of `a` and `b`, which alpha does not
-/// change; a float alpha with integer operands is refused, as in torch.
-pub(crate) fn alpha_times(a: &Tensor, b: &Tensor, alpha: Scalar) -> crate::Result<Tensor> {
-    let dt = a.result_type(b);
-    if !dt.is_floating() && matches!(alpha, Scalar::Float(_)) {
-        return Err(crate::Error::runtime(
-            "For integral input tensors, argument alpha must not be a floating point number.",
-        ));
-    }
-    let b = b.to_dtype(dt)?;
-    b.mul(&b.wrap_scalar(alpha))
-}
-
 /// A Python number, or a NumPy scalar (`np.float32(2)`, `np.int64(3)`,
 /// `np.bool_(True)`), as a Scalar, if it is one. NumPy scalars count as
 /// Python numbers, as in torch (`t + np.float32(1)` keeps t's dtype): ints

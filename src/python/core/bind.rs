@@ -235,8 +235,11 @@ macro_rules! bind_binary_ops {
                 other: &pyo3::Bound<'_, pyo3::PyAny>,
                 alpha: Option<&pyo3::Bound<'_, pyo3::PyAny>>,
             ) -> pyo3::PyResult<Self> {
-                let o = $crate::python::core::args::scaled(other, &self.inner, alpha)?;
-                Ok($crate::python::core::tensor::wrap(self.inner.$op(&o)?))
+                let o = $crate::python::core::args::tensor_or_scalar(other, &self.inner)?;
+                Ok($crate::python::core::tensor::wrap(match alpha.and_then($crate::python::core::args::as_scalar) {
+                    Some(a) => self.inner.with_alpha(stringify!($op), &o, a)?,
+                    None => self.inner.$op(&o)?,
+                }))
             }
             #[doc = concat!("In-place version of `", stringify!($py), "`.")]
             #[pyo3(signature = (other, *, alpha=None))]
@@ -245,8 +248,11 @@ macro_rules! bind_binary_ops {
                 other: &pyo3::Bound<'py, pyo3::PyAny>,
                 alpha: Option<&pyo3::Bound<'py, pyo3::PyAny>>,
             ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
-                let o = $crate::python::core::args::scaled(other, &slf.inner, alpha)?;
-                slf.inner.$op_(&o)?;
+                let o = $crate::python::core::args::tensor_or_scalar(other, &slf.inner)?;
+                match alpha.and_then($crate::python::core::args::as_scalar) {
+                    Some(a) => slf.inner.with_alpha(stringify!($op_), &o, a).map(|_| ())?,
+                    None => slf.inner.$op_(&o)?,
+                }
                 Ok(slf)
             }
         }
@@ -291,12 +297,12 @@ macro_rules! bind_binary_ops {
             out: Option<&pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>>,
         ) -> pyo3::PyResult<pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>> {
             let (a, b) = $crate::python::core::args::operands(input, other)?;
-            let b2 = match alpha.and_then($crate::python::core::args::as_scalar) {
-                Some(s) => $crate::python::core::args::alpha_times(&a, &b, s)?,
-                None => b.clone(),
-            };
+            let alpha = alpha.and_then($crate::python::core::args::as_scalar);
             $crate::python::core::bind::result_or_out_of(
-                input.py(), stringify!($py), out, &[&a, &b], $diff, || a.$op(&b2),
+                input.py(), stringify!($py), out, &[&a, &b], $diff, || match alpha {
+                    Some(s) => a.with_alpha(stringify!($op), &b, s),
+                    None => a.$op(&b),
+                },
             )
         }
     };
