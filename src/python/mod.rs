@@ -41,6 +41,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::graph::register(m)?;
     create::memory::register(m)?;
     ops::index::register(m)?;
+    ops::join::register(m)?;
     ops::linalg::register(m)?;
     ops::unary::register(m)?;
     ops::arith::register(m)?;

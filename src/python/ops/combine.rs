@@ -6,6 +6,7 @@
 use crate::ops::combine::{self, StackKind};
 use crate::python::core::args::dims;
 use crate::python::core::args::tensor_list;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -44,8 +45,7 @@ fn cross_dim(py: Python<'_>, a: &Tensor, b: &Tensor, dim: Option<i64>) -> PyResu
     }
 }
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { combine_fns, register_fns:
     fn kron(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.kron(&other.inner)?))
     }
@@ -99,17 +99,6 @@ impl PyTensor {
     fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.nan_to_num(nan, posinf, neginf)?))
     }
-    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
-    fn nan_to_num_(
-        slf: PyRef<'_, Self>,
-        nan: f64,
-        posinf: Option<f64>,
-        neginf: Option<f64>,
-    ) -> PyResult<PyRef<'_, Self>> {
-        slf.inner
-            .apply_inplace("nan_to_num_", &[], |t| t.nan_to_num(nan, posinf, neginf))?;
-        Ok(slf)
-    }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn nansum(
         &self,
@@ -130,6 +119,21 @@ impl PyTensor {
     #[pyo3(signature = (dim=None))]
     fn count_nonzero(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.count_nonzero(&dims(dim)?)?))
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num_(
+        slf: PyRef<'_, Self>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<PyRef<'_, Self>> {
+        slf.inner
+            .apply_inplace("nan_to_num_", &[], |t| t.nan_to_num(nan, posinf, neginf))?;
+        Ok(slf)
     }
 }
 
@@ -280,93 +284,6 @@ mod functions {
         Ok(((nd - n..nd).collect(), (0..n).collect()))
     }
 
-    #[pyfunction]
-    pub fn kron(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        input.kron(other)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, other, dim=None))]
-    pub fn cross(
-        py: Python<'_>,
-        input: PyRef<'_, PyTensor>,
-        other: PyRef<'_, PyTensor>,
-        dim: Option<i64>,
-    ) -> PyResult<PyTensor> {
-        input.cross(py, other, dim)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, n=1, dim=-1, prepend=None, append=None))]
-    pub fn diff(
-        input: PyRef<'_, PyTensor>,
-        n: i64,
-        dim: i64,
-        prepend: Option<PyRef<'_, PyTensor>>,
-        append: Option<PyRef<'_, PyTensor>>,
-    ) -> PyResult<PyTensor> {
-        input.diff(n, dim, prepend, append)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, indices, dim=None))]
-    pub fn take_along_dim(
-        input: PyRef<'_, PyTensor>,
-        indices: PyRef<'_, PyTensor>,
-        dim: Option<i64>,
-    ) -> PyResult<PyTensor> {
-        input.take_along_dim(indices, dim)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, k=1, dims=vec![0, 1]))]
-    pub fn rot90(input: PyRef<'_, PyTensor>, k: i64, dims: Vec<i64>) -> PyResult<PyTensor> {
-        input.rot90(k, dims)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, repeats, dim=None, *, output_size=None))]
-    pub fn repeat_interleave(
-        input: PyRef<'_, PyTensor>,
-        repeats: &Bound<'_, PyAny>,
-        dim: Option<i64>,
-        output_size: Option<i64>,
-    ) -> PyResult<PyTensor> {
-        input.repeat_interleave(repeats, dim, output_size)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, nan=0.0, posinf=None, neginf=None))]
-    pub fn nan_to_num(
-        input: PyRef<'_, PyTensor>,
-        nan: f64,
-        posinf: Option<f64>,
-        neginf: Option<f64>,
-    ) -> PyResult<PyTensor> {
-        input.nan_to_num(nan, posinf, neginf)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-    pub fn nansum(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        input.nansum(dim, keepdim, dtype)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=None, keepdim=false))]
-    pub fn nanmean(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<PyTensor> {
-        input.nanmean(dim, keepdim)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=None))]
-    pub fn count_nonzero(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.count_nonzero(dim)
-    }
-
     /// `torch.linalg.cross` (dim -1 by default).
     #[pyfunction(name = "cross")]
     #[pyo3(signature = (input, other, *, dim=-1))]
@@ -397,6 +314,7 @@ mod functions {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_fns(m)?;
     use functions::*;
     for f in [
         wrap_pyfunction!(meshgrid, m)?,
@@ -409,16 +327,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(column_stack, m)?,
         wrap_pyfunction!(broadcast_to, m)?,
         wrap_pyfunction!(tensordot, m)?,
-        wrap_pyfunction!(kron, m)?,
-        wrap_pyfunction!(cross, m)?,
-        wrap_pyfunction!(diff, m)?,
-        wrap_pyfunction!(take_along_dim, m)?,
-        wrap_pyfunction!(rot90, m)?,
-        wrap_pyfunction!(repeat_interleave, m)?,
-        wrap_pyfunction!(nan_to_num, m)?,
-        wrap_pyfunction!(nansum, m)?,
-        wrap_pyfunction!(nanmean, m)?,
-        wrap_pyfunction!(count_nonzero, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -1,8 +1,17 @@
 //! `uniform_`, `normal_`, `bernoulli_`, `exponential_` (in place),
 //! `bernoulli`, and `dropout` (module function and `_C._nn.dropout`).
 
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
+
+bind_methods! { random_fill_fns, register_fns:
+    #[pyo3(signature = (*, generator=None))]
+    fn bernoulli(&self, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let _ = generator;
+        Ok(wrap(self.inner.bernoulli()?))
+    }
+}
 
 #[pymethods]
 impl PyTensor {
@@ -48,20 +57,6 @@ impl PyTensor {
         slf.inner.exponential_(lambd)?;
         Ok(slf)
     }
-    #[pyo3(signature = (*, generator=None))]
-    fn bernoulli(&self, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let _ = generator;
-        Ok(wrap(self.inner.bernoulli()?))
-    }
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, *, generator=None))]
-fn bernoulli(
-    input: PyRef<'_, PyTensor>,
-    generator: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    input.bernoulli(generator)
 }
 
 /// torch's `dropout(input, p, train)` / `nn.functional.dropout`; in place
@@ -102,7 +97,7 @@ fn feature_dropout<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(bernoulli, m)?)?;
+    register_fns(m)?;
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
     nn.add_function(wrap_pyfunction!(dropout, &nn)?)?;
     nn.add_function(wrap_pyfunction!(feature_dropout, &nn)?)

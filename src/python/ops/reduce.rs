@@ -3,6 +3,7 @@
 //! `ops::reduce` / `ops::softmax`.
 
 use crate::python::core::args::{dims, return_types, values_indices};
+use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::{DType, Tensor};
@@ -181,8 +182,7 @@ fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> 
     }))
 }
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { reduce_fns, register_fns:
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn sum(
         &self,
@@ -267,16 +267,6 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         var_std(&self.inner, dim, unbiased, keepdim, correction, true)
     }
-    #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
-    fn norm(
-        &self,
-        p: Option<&Bound<'_, PyAny>>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        norm(&self.inner, p, dim, keepdim, dtype)
-    }
     #[pyo3(signature = (dim, keepdim=false))]
     fn logsumexp(&self, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.logsumexp(&dims(Some(dim))?, keepdim)?))
@@ -292,6 +282,20 @@ impl PyTensor {
     #[pyo3(signature = (dim, dtype=None))]
     fn log_softmax(&self, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.log_softmax(dim, dt(dtype))?))
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
+    fn norm(
+        &self,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        norm(&self.inner, p, dim, keepdim, dtype)
     }
 }
 
@@ -336,117 +340,6 @@ fn std_mean(
     spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
 }
 
-// ----- module functions (torch.sum(input, ...)) -----
-
-#[pyfunction(name = "sum")]
-#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-fn sum_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    input.sum(dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "mean")]
-#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-fn mean_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    input.mean(dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "prod")]
-#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-fn prod_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<i64>,
-    keepdim: bool,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    prod(&input.inner, dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "amax")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn amax_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    input.amax(dim, keepdim)
-}
-
-#[pyfunction(name = "amin")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn amin_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    input.amin(dim, keepdim)
-}
-
-#[pyfunction(name = "max")]
-#[pyo3(signature = (input, dim=None, keepdim=None))]
-fn max_fn<'py>(
-    input: &Bound<'py, PyTensor>,
-    dim: Option<&Bound<'py, PyAny>>,
-    keepdim: Option<bool>,
-) -> PyResult<Bound<'py, PyAny>> {
-    PyTensor::max(input, dim, keepdim)
-}
-
-#[pyfunction(name = "min")]
-#[pyo3(signature = (input, dim=None, keepdim=None))]
-fn min_fn<'py>(
-    input: &Bound<'py, PyTensor>,
-    dim: Option<&Bound<'py, PyAny>>,
-    keepdim: Option<bool>,
-) -> PyResult<Bound<'py, PyAny>> {
-    PyTensor::min(input, dim, keepdim)
-}
-
-#[pyfunction(name = "argmax")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn argmax_fn(input: PyRef<'_, PyTensor>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-    input.argmax(dim, keepdim)
-}
-
-#[pyfunction(name = "argmin")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn argmin_fn(input: PyRef<'_, PyTensor>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-    input.argmin(dim, keepdim)
-}
-
-#[pyfunction(name = "var")]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn var_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    var_std(&input.inner, dim, unbiased, keepdim, correction, false)
-}
-
-#[pyfunction(name = "std")]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn std_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    var_std(&input.inner, dim, unbiased, keepdim, correction, true)
-}
-
 #[pyfunction(name = "norm")]
 #[pyo3(signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
 fn norm_fn(
@@ -463,57 +356,11 @@ fn norm_fn(
     norm(&input.inner, p, dim, keepdim, dtype)
 }
 
-#[pyfunction(name = "logsumexp")]
-#[pyo3(signature = (input, dim, keepdim=false))]
-fn logsumexp_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: &Bound<'_, PyAny>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    input.logsumexp(dim, keepdim)
-}
-
-#[pyfunction(name = "cumsum")]
-#[pyo3(signature = (input, dim, *, dtype=None))]
-fn cumsum_fn(input: PyRef<'_, PyTensor>, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-    input.cumsum(dim, dtype)
-}
-
-#[pyfunction(name = "softmax")]
-#[pyo3(signature = (input, dim, dtype=None))]
-fn softmax_fn(input: PyRef<'_, PyTensor>, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-    input.softmax(dim, dtype)
-}
-
-#[pyfunction(name = "log_softmax")]
-#[pyo3(signature = (input, dim, dtype=None))]
-fn log_softmax_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    input.log_softmax(dim, dtype)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(sum_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(mean_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(prod_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(amax_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(amin_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(max_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(min_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(argmax_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(argmin_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(var_fn, m)?)?;
+    register_fns(m)?;
     m.add_function(wrap_pyfunction!(var_mean, m)?)?;
     m.add_function(wrap_pyfunction!(std_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(std_fn, m)?)?;
     m.add_function(wrap_pyfunction!(norm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(logsumexp_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(cumsum_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(log_softmax_fn, m)?)?;
     m.add("return_types", return_types(m.py())?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use crate::ops::ternary::Weight;
 use crate::python::core::args::as_scalar;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
@@ -32,11 +33,14 @@ fn value(v: Option<&Bound<'_, PyAny>>, op: &str) -> PyResult<Scalar> {
     }
 }
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { ternary_fns, register_fns:
     fn lerp(&self, end: PyRef<'_, PyTensor>, weight: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.lerp(&end.inner, &self::weight(weight)?)?))
     }
+}
+
+#[pymethods]
+impl PyTensor {
     fn lerp_<'py>(
         slf: PyRef<'py, Self>,
         end: PyRef<'py, PyTensor>,
@@ -84,14 +88,6 @@ mod functions {
     use super::*;
 
     #[pyfunction]
-    pub fn lerp(
-        input: PyRef<'_, PyTensor>,
-        end: PyRef<'_, PyTensor>,
-        weight: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.lerp(&end.inner, &super::weight(weight)?)?))
-    }
-    #[pyfunction]
     #[pyo3(signature = (input, tensor1, tensor2, *, value=None))]
     pub fn addcmul(
         input: PyRef<'_, PyTensor>,
@@ -114,7 +110,7 @@ mod functions {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(functions::lerp, m)?)?;
+    register_fns(m)?;
     m.add_function(wrap_pyfunction!(functions::addcmul, m)?)?;
     m.add_function(wrap_pyfunction!(functions::addcdiv, m)?)
 }

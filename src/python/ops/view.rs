@@ -1,10 +1,10 @@
 //! Module-level forms of the view ops (`ferrograd.reshape(x, shape)`, ...).
 
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { view_fns, register_fns:
     /// Splits dim `dim` into `sizes` (one of them may be -1), as a view.
     fn unflatten(slf: &Bound<'_, Self>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
         let t = slf.borrow().inner.unflatten(dim, &sizes)?;
@@ -59,13 +59,6 @@ fn flatten<'py>(
     crate::python::core::tensor::same_or_new(input, t)
 }
 
-/// Splits dim `dim` of `input` into `sizes` (one of them may be -1), as a view.
-#[pyfunction]
-fn unflatten(input: &Bound<'_, PyTensor>, dim: i64, sizes: Vec<i64>) -> PyResult<PyTensor> {
-    let t = input.borrow().inner.unflatten(dim, &sizes)?;
-    Ok(view_result(input, t))
-}
-
 #[pyfunction]
 fn narrow(input: &Bound<'_, PyTensor>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
     let t = input.borrow().inner.narrow(dim, start, length)?;
@@ -84,6 +77,7 @@ fn clone(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_fns(m)?;
     m.add_function(wrap_pyfunction!(reshape, m)?)?;
     m.add_function(wrap_pyfunction!(transpose, m)?)?;
     m.add_function(wrap_pyfunction!(t, m)?)?;
@@ -91,7 +85,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(squeeze, m)?)?;
     m.add_function(wrap_pyfunction!(unsqueeze, m)?)?;
     m.add_function(wrap_pyfunction!(flatten, m)?)?;
-    m.add_function(wrap_pyfunction!(unflatten, m)?)?;
     m.add_function(wrap_pyfunction!(narrow, m)?)?;
     m.add_function(wrap_pyfunction!(select, m)?)?;
     m.add_function(wrap_pyfunction!(clone, m)?)?;
