@@ -11,6 +11,9 @@
 //! - `create/`: factories and conversion from Python data;
 //! - `nn/`, `optim.rs`: what `ferrograd.nn` and `ferrograd.optim` call.
 
+// Bindings take torch's arguments, however many a signature has.
+#![allow(clippy::too_many_arguments)]
+
 mod autograd;
 mod core;
 mod create;

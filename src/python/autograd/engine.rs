@@ -82,7 +82,6 @@ fn backward(
 
 #[pyfunction]
 #[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, only_inputs=true, allow_unused=None, is_grads_batched=false, materialize_grads=false))]
-#[allow(clippy::too_many_arguments)]
 fn grad<'py>(
     py: Python<'py>,
     outputs: &Bound<'_, PyAny>,

@@ -60,7 +60,6 @@ like_factories! {
 
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn full_like(
     input: PyRef<'_, PyTensor>,
     fill_value: &Bound<'_, PyAny>,
@@ -83,7 +82,6 @@ pub(crate) fn full_like(
 /// `randint_like(input, high)` or `randint_like(input, low, high)`.
 #[pyfunction]
 #[pyo3(signature = (input, low_or_high, high=None, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn randint_like(
     input: PyRef<'_, PyTensor>,
     low_or_high: &Bound<'_, PyAny>,

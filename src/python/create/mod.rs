@@ -62,6 +62,18 @@ pub(crate) fn check_pin_memory(pin_memory: bool) -> PyResult<()> {
     Ok(())
 }
 
+/// The factory arguments ferrograd only checks: `layout` (any), `device`
+/// (the CPU) and `pin_memory` (False).
+pub(crate) fn cpu_only(
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
+) -> PyResult<()> {
+    let _ = layout;
+    check_device(device)?;
+    check_pin_memory(pin_memory)
+}
+
 /// `as_tensor`: shares memory with a tensor or NumPy array when no
 /// conversion is needed, else copies as `tensor()` does.
 #[pyfunction]
@@ -102,7 +114,6 @@ macro_rules! shape_factories {
         $(#[$meta])*
         #[pyfunction]
         #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-        #[allow(clippy::too_many_arguments)]
         pub(crate) fn $name(
             shape: &Bound<'_, PyTuple>,
             size: Option<&Bound<'_, PyAny>>,
@@ -112,9 +123,7 @@ macro_rules! shape_factories {
             pin_memory: bool,
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
-            let _ = layout;
-            check_device(device)?;
-            check_pin_memory(pin_memory)?;
+            cpu_only(layout, device, pin_memory)?;
             let $s = shape_from(shape, size, stringify!($name))?;
             let $d = default_float(dtype);
             finish($make, requires_grad)
@@ -132,7 +141,6 @@ shape_factories! {
 /// `empty`: ferrograd zero-fills, so "uninitialised" memory is zeros.
 #[pyfunction]
 #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false, memory_format=None))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn empty(
     shape: &Bound<'_, PyTuple>,
     size: Option<&Bound<'_, PyAny>>,
@@ -188,7 +196,6 @@ pub(crate) fn fill_scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
 
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn full(
     size: &Bound<'_, PyAny>,
     fill_value: &Bound<'_, PyAny>,
@@ -198,9 +205,7 @@ pub(crate) fn full(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     let s = checked_dims(&seq_shape(size, "full")?)?;
     let v = fill_scalar(fill_value)?;
     let d = dt(dtype).unwrap_or(v.dtype());
@@ -234,7 +239,6 @@ pub(crate) fn range_scalar(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Scalar>
 
 #[pyfunction]
 #[pyo3(signature = (*args, start=None, end=None, step=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn arange(
     args: &Bound<'_, PyTuple>,
     start: Option<&Bound<'_, PyAny>>,
@@ -246,9 +250,7 @@ pub(crate) fn arange(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let (s, e, st) = match (pos.len(), start, end, step) {
         (0, s, Some(e), st) => (s.cloned(), e.clone(), st.cloned()),
@@ -290,7 +292,6 @@ pub(crate) fn arange(
 
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn linspace(
     start: &Bound<'_, PyAny>,
     end: &Bound<'_, PyAny>,
@@ -301,9 +302,7 @@ pub(crate) fn linspace(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     if steps < 0 {
         return Err(PyRuntimeError::new_err(
             "number of steps must be non-negative",
@@ -322,7 +321,6 @@ pub(crate) fn linspace(
 
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn eye(
     n: i64,
     m: Option<i64>,
@@ -332,9 +330,7 @@ pub(crate) fn eye(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     if n < 0 {
         return Err(PyRuntimeError::new_err(format!(
             "n must be greater or equal to 0, got {n}"

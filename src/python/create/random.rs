@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::python::core::args::*;
-use crate::python::core::device::*;
 use crate::python::core::tensor::PyTensor;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -36,7 +35,6 @@ macro_rules! random_factories {
         $(#[$meta])*
         #[pyfunction]
         #[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-        #[allow(clippy::too_many_arguments)]
         pub(crate) fn $name(
             shape: &Bound<'_, PyTuple>,
             size: Option<&Bound<'_, PyAny>>,
@@ -47,9 +45,7 @@ macro_rules! random_factories {
             pin_memory: bool,
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
-            let _ = layout;
-            check_device(device)?;
-            check_pin_memory(pin_memory)?;
+            cpu_only(layout, device, pin_memory)?;
             check_generator(generator)?;
             let $s = shape_from(shape, size, stringify!($name))?;
             let $d = default_float(dtype);
@@ -76,7 +72,6 @@ pub(crate) fn int_bound(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
 /// `randint(high, size)`, `randint(low, high, size)` and keyword forms.
 #[pyfunction]
 #[pyo3(signature = (*args, low=None, high=None, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn randint(
     args: &Bound<'_, PyTuple>,
     low: Option<&Bound<'_, PyAny>>,
@@ -89,9 +84,7 @@ pub(crate) fn randint(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     check_generator(generator)?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let bad = || {
@@ -117,7 +110,6 @@ pub(crate) fn randint(
 
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn randperm(
     n: i64,
     generator: Option<&Bound<'_, PyAny>>,
@@ -127,9 +119,7 @@ pub(crate) fn randperm(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     check_generator(generator)?;
     let n = checked_dims(&[n])?[0];
     let d = dt(dtype).unwrap_or(DType::I64);

@@ -65,7 +65,6 @@ fn fold(
 }
 
 /// conv{s}d's arguments after `input` and `weight`.
-#[allow(clippy::too_many_arguments)]
 fn conv(
     s: usize,
     input: PyRef<'_, PyTensor>,
@@ -95,7 +94,6 @@ macro_rules! conv_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, dilation=None, groups=1))]
-        #[allow(clippy::too_many_arguments)]
         fn $name(
             input: PyRef<'_, PyTensor>,
             weight: PyRef<'_, PyTensor>,
@@ -117,7 +115,6 @@ macro_rules! conv_transpose_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
-        #[allow(clippy::too_many_arguments)]
         fn $name(
             input: PyRef<'_, PyTensor>,
             weight: PyRef<'_, PyTensor>,
@@ -164,7 +161,6 @@ macro_rules! max_pool_fn {
     ($name:ident, $with_indices:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false, return_indices=false))]
-        #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             py: Python<'py>,
             input: PyRef<'py, PyTensor>,
@@ -189,7 +185,6 @@ macro_rules! max_pool_fn {
 
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false))]
-        #[allow(clippy::too_many_arguments)]
         fn $with_indices<'py>(
             py: Python<'py>,
             input: PyRef<'py, PyTensor>,
@@ -229,7 +224,6 @@ fn avg_pool1d(
     )
 }
 
-#[allow(clippy::too_many_arguments)]
 fn avg_pool(
     s: usize,
     input: PyRef<'_, PyTensor>,
@@ -256,7 +250,6 @@ macro_rules! avg_pool_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true, divisor_override=None))]
-        #[allow(clippy::too_many_arguments)]
         fn $name(
             input: PyRef<'_, PyTensor>,
             kernel_size: &Bound<'_, PyAny>,

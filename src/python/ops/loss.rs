@@ -120,7 +120,6 @@ fn binary_cross_entropy(
 
 #[pyfunction]
 #[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None))]
-#[allow(clippy::too_many_arguments)]
 fn binary_cross_entropy_with_logits(
     input: PyRef<'_, PyTensor>,
     target: PyRef<'_, PyTensor>,
@@ -143,7 +142,6 @@ fn binary_cross_entropy_with_logits(
 
 #[pyfunction]
 #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"))]
-#[allow(clippy::too_many_arguments)]
 fn nll_loss(
     input: PyRef<'_, PyTensor>,
     target: PyRef<'_, PyTensor>,
@@ -166,7 +164,6 @@ fn nll_loss(
 
 #[pyfunction]
 #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0))]
-#[allow(clippy::too_many_arguments)]
 fn cross_entropy(
     input: PyRef<'_, PyTensor>,
     target: PyRef<'_, PyTensor>,

@@ -54,7 +54,6 @@ fn group_norm(
 
 #[pyfunction]
 #[pyo3(signature = (input, running_mean, running_var, weight=None, bias=None, training=false, momentum=0.1, eps=1e-5))]
-#[allow(clippy::too_many_arguments)]
 fn batch_norm(
     input: PyRef<'_, PyTensor>,
     running_mean: Opt<'_>,
@@ -79,7 +78,6 @@ fn batch_norm(
 
 /// nn.BatchNorm's forward (see `batch_norm_module`).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn _batch_norm_module(
     input: PyRef<'_, PyTensor>,
     running_mean: Opt<'_>,

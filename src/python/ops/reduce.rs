@@ -2,7 +2,7 @@
 //! functions with torch's signatures. Argument parsing only; the math is in
 //! `ops::reduce` / `ops::softmax`.
 
-use crate::python::core::args::{dims, return_types, values_indices};
+use crate::python::core::args::{dims, return_types, type_name, values_indices};
 use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
@@ -13,13 +13,6 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString};
 
 fn dt(d: Option<PyDType>) -> Option<DType> {
     d.map(|d| d.dtype)
-}
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into())
 }
 
 /// max/min: no dim (full reduction), a dim (values, indices), or another

@@ -51,11 +51,11 @@ impl PyTensor {
     }
 }
 
-/// `name(tensor1, tensor2, *, value=1)` and its in-place form.
+/// `name(tensor1, tensor2, *, value=1)` (method and module function) and
+/// its in-place form.
 macro_rules! addc_methods {
     ($($name:ident, $inplace:ident);*) => {
-        #[pymethods]
-        impl PyTensor {
+        bind_methods! { addc_fns, register_addc:
             $(
                 #[pyo3(signature = (tensor1, tensor2, *, value=None))]
                 fn $name(
@@ -67,6 +67,11 @@ macro_rules! addc_methods {
                     let v = self::value(value, stringify!($name))?;
                     Ok(wrap(self.inner.$name(&tensor1.inner, &tensor2.inner, v)?))
                 }
+            )*
+        }
+        #[pymethods]
+        impl PyTensor {
+            $(
                 #[pyo3(signature = (tensor1, tensor2, *, value=None))]
                 fn $inplace<'py>(
                     slf: PyRef<'py, Self>,
@@ -84,33 +89,7 @@ macro_rules! addc_methods {
 }
 addc_methods!(addcmul, addcmul_; addcdiv, addcdiv_);
 
-mod functions {
-    use super::*;
-
-    #[pyfunction]
-    #[pyo3(signature = (input, tensor1, tensor2, *, value=None))]
-    pub fn addcmul(
-        input: PyRef<'_, PyTensor>,
-        tensor1: PyRef<'_, PyTensor>,
-        tensor2: PyRef<'_, PyTensor>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.addcmul(tensor1, tensor2, value)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, tensor1, tensor2, *, value=None))]
-    pub fn addcdiv(
-        input: PyRef<'_, PyTensor>,
-        tensor1: PyRef<'_, PyTensor>,
-        tensor2: PyRef<'_, PyTensor>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.addcdiv(tensor1, tensor2, value)
-    }
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(functions::addcmul, m)?)?;
-    m.add_function(wrap_pyfunction!(functions::addcdiv, m)?)
+    register_addc(m)
 }
