@@ -108,15 +108,17 @@ pub(crate) fn default_float(d: Option<DTypeArg>) -> DType {
 }
 
 /// `name(*shape, size=None, dtype=None, layout=None, device=None,
-/// pin_memory=False, requires_grad=False)` factories: `|shape, dtype| make`.
+/// pin_memory=False, requires_grad=False)` factories: `|shape, dtype| make`;
+/// `name [generator]` also takes `generator=None` after `size`.
 macro_rules! shape_factories {
-    ($($(#[$meta:meta])* $name:ident => |$s:ident, $d:ident| $make:expr;)*) => {$(
+    ($($(#[$meta:meta])* $name:ident $([$generator:ident])? => |$s:ident, $d:ident| $make:expr;)*) => {$(
         $(#[$meta])*
         #[pyfunction]
-        #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+        #[pyo3(signature = (*shape, size=None, $($generator=None,)? dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
         pub(crate) fn $name(
             shape: &Bound<'_, PyTuple>,
             size: Option<&Bound<'_, PyAny>>,
+            $($generator: Option<&Bound<'_, PyAny>>,)?
             dtype: Option<DTypeArg>,
             layout: Option<&Bound<'_, PyAny>>,
             device: Option<&Bound<'_, PyAny>>,
@@ -124,12 +126,14 @@ macro_rules! shape_factories {
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
             cpu_only(layout, device, pin_memory)?;
+            $(random::check_generator($generator)?;)?
             let $s = shape_from(shape, size, stringify!($name))?;
             let $d = default_float(dtype);
             finish($make, requires_grad)
         }
     )*};
 }
+pub(crate) use shape_factories;
 
 shape_factories! {
     /// A tensor of zeros.

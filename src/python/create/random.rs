@@ -28,38 +28,17 @@ pub(crate) fn random_float(d: DType, what: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// `name(*shape, size=None, generator=None, dtype=None, ...)` random
-/// factories of floating dtypes (`kernel` names torch's error).
-macro_rules! random_factories {
-    ($($(#[$meta:meta])* $name:ident, $kernel:literal => |$s:ident, $d:ident| $make:expr;)*) => {$(
-        $(#[$meta])*
-        #[pyfunction]
-        #[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-        pub(crate) fn $name(
-            shape: &Bound<'_, PyTuple>,
-            size: Option<&Bound<'_, PyAny>>,
-            generator: Option<&Bound<'_, PyAny>>,
-            dtype: Option<DTypeArg>,
-            layout: Option<&Bound<'_, PyAny>>,
-            device: Option<&Bound<'_, PyAny>>,
-            pin_memory: bool,
-            requires_grad: bool,
-        ) -> PyResult<PyTensor> {
-            cpu_only(layout, device, pin_memory)?;
-            check_generator(generator)?;
-            let $s = shape_from(shape, size, stringify!($name))?;
-            let $d = default_float(dtype);
-            random_float($d, $kernel)?;
-            finish($make?, requires_grad)
-        }
-    )*};
-}
-
-random_factories! {
+shape_factories! {
     /// Uniform random numbers in [0, 1).
-    rand, "check_uniform_bounds" => |s, d| Tensor::rand(&s, d);
+    rand [generator] => |s, d| {
+        random_float(d, "check_uniform_bounds")?;
+        Tensor::rand(&s, d)?
+    };
     /// Standard normal random numbers.
-    randn, "normal_kernel_cpu" => |s, d| Tensor::randn(&s, d);
+    randn [generator] => |s, d| {
+        random_float(d, "normal_kernel_cpu")?;
+        Tensor::randn(&s, d)?
+    };
 }
 
 pub(crate) fn int_bound(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
