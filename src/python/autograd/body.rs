@@ -4,6 +4,7 @@
 
 use super::function::{as_tensor, bases, PyFunctionCtx};
 use crate::autograd::custom::{check_num_grads, CustomBody, CustomNode};
+use crate::python::core::args::type_name;
 use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -135,11 +136,7 @@ impl PyBody {
             } else if let Some(t) = as_tensor(o) {
                 out.push(Some(t));
             } else {
-                let ty = o
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default();
+                let ty = type_name(o);
                 crate::bail!(runtime, "expected Variable or None (got {})", ty);
             }
         }

@@ -2,6 +2,7 @@
 //! methods live in one `#[pymethods]` block per op family (ops_*.rs).
 
 use crate::python::core::args::as_scalar;
+use crate::python::core::args::type_name;
 use crate::python::core::dtype::PyDType;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -211,10 +212,7 @@ impl PyTensor {
             Some(v) => Some(v.cast_into::<PyTensor>().map_err(|e| {
                 PyTypeError::new_err(format!(
                     "assigned grad expected to be a Tensor or None but got grad of type {}",
-                    e.into_inner()
-                        .get_type()
-                        .name()
-                        .map_or("?".into(), |n| n.to_string())
+                    type_name(&e.into_inner())
                 ))
             })?),
         };

@@ -189,10 +189,7 @@ impl PyTensor {
             let v: bool = b.extract().map_err(|_| {
                 bad(format!(
                     "unexpected argument of type {}",
-                    b.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
+                    crate::python::core::args::type_name(b)
                 ))
             })?;
             match positional_nb {

@@ -10,30 +10,31 @@ use pyo3::prelude::*;
 
 type Out<'py> = PyResult<PyRef<'py, PyTensor>>;
 
-#[pyfunction]
-#[pyo3(signature = (tensor, a=0.0, b=1.0, generator=None))]
-fn uniform_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    a: f64,
-    b: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::uniform_(&tensor.inner, a, b)?;
-    Ok(tensor)
+/// `name(tensor, <args>, generator=None)` schemes with the same arguments
+/// as `crate::nn::init::name`.
+macro_rules! schemes {
+    ($($name:ident($($arg:ident: $ty:ty = $def:tt),*);)*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (tensor, $($arg = $def,)* generator=None))]
+        fn $name<'py>(
+            tensor: PyRef<'py, PyTensor>,
+            $($arg: $ty,)*
+            generator: Option<&Bound<'py, PyAny>>,
+        ) -> Out<'py> {
+            let _ = generator;
+            init::$name(&tensor.inner, $($arg),*)?;
+            Ok(tensor)
+        }
+    )*};
 }
 
-#[pyfunction]
-#[pyo3(signature = (tensor, mean=0.0, std=1.0, generator=None))]
-fn normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    mean: f64,
-    std: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::normal_(&tensor.inner, mean, std)?;
-    Ok(tensor)
+schemes! {
+    uniform_(a: f64 = 0.0, b: f64 = 1.0);
+    normal_(mean: f64 = 0.0, std: f64 = 1.0);
+    xavier_uniform_(gain: f64 = 1.0);
+    xavier_normal_(gain: f64 = 1.0);
+    kaiming_uniform_(a: f64 = 0.0, mode: &str = "fan_in", nonlinearity: &str = "leaky_relu");
+    kaiming_normal_(a: f64 = 0.0, mode: &str = "fan_in", nonlinearity: &str = "leaky_relu");
 }
 
 #[pyfunction]
@@ -74,58 +75,6 @@ fn zeros_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
 #[pyfunction]
 fn eye_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
     init::eye_(&tensor.inner)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, gain=1.0, generator=None))]
-fn xavier_uniform_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    gain: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::xavier_uniform_(&tensor.inner, gain)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, gain=1.0, generator=None))]
-fn xavier_normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    gain: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::xavier_normal_(&tensor.inner, gain)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None))]
-fn kaiming_uniform_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    a: f64,
-    mode: &str,
-    nonlinearity: &str,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::kaiming_uniform_(&tensor.inner, a, mode, nonlinearity)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None))]
-fn kaiming_normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    a: f64,
-    mode: &str,
-    nonlinearity: &str,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::kaiming_normal_(&tensor.inner, a, mode, nonlinearity)?;
     Ok(tensor)
 }
 

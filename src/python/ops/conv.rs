@@ -64,32 +64,7 @@ fn fold(
     )?))
 }
 
-/// conv{s}d's arguments after `input` and `weight`.
-fn conv(
-    s: usize,
-    input: PyRef<'_, PyTensor>,
-    weight: PyRef<'_, PyTensor>,
-    bias: Option<PyRef<'_, PyTensor>>,
-    stride: Option<&Bound<'_, PyAny>>,
-    padding: Option<&Bound<'_, PyAny>>,
-    dilation: Option<&Bound<'_, PyAny>>,
-    groups: i64,
-) -> PyResult<PyTensor> {
-    let padding = match padding.map(|p| p.extract::<String>()) {
-        Some(Ok(p)) => ConvPadding::parse(&p)?,
-        _ => ConvPadding::Explicit(sizes_or(padding, 0)?),
-    };
-    Ok(wrap(input.inner.conv(
-        &weight.inner,
-        bias.as_ref().map(|b| &b.inner),
-        &sizes_or(stride, 1)?,
-        &padding,
-        &sizes_or(dilation, 1)?,
-        groups,
-        s,
-    )?))
-}
-
+/// conv{s}d: a padding string ('same', 'valid') or sizes.
 macro_rules! conv_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
@@ -103,7 +78,19 @@ macro_rules! conv_fn {
             dilation: Option<&Bound<'_, PyAny>>,
             groups: i64,
         ) -> PyResult<PyTensor> {
-            conv($s, input, weight, bias, stride, padding, dilation, groups)
+            let padding = match padding.map(|p| p.extract::<String>()) {
+                Some(Ok(p)) => ConvPadding::parse(&p)?,
+                _ => ConvPadding::Explicit(sizes_or(padding, 0)?),
+            };
+            Ok(wrap(input.inner.conv(
+                &weight.inner,
+                bias.as_ref().map(|b| &b.inner),
+                &sizes_or(stride, 1)?,
+                &padding,
+                &sizes_or(dilation, 1)?,
+                groups,
+                $s,
+            )?))
         }
     };
 }

@@ -175,44 +175,38 @@ fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> 
     }))
 }
 
+/// `name(dim=None, keepdim=False)` reductions over `dim` (an int, a
+/// sequence, or None: all dims), with `*, dtype=None` where a `dtype` is
+/// named: Tensor methods and module functions.
+macro_rules! dim_reductions {
+    ($($name:ident => $op:ident($($dtype:ident)?);)*) => {
+        bind_methods! { dim_fns, register_dims:
+            $(
+                #[pyo3(signature = (dim=None, keepdim=false $(, *, $dtype=None)?))]
+                fn $name(
+                    &self,
+                    dim: Option<&Bound<'_, PyAny>>,
+                    keepdim: bool,
+                    $($dtype: Option<PyDType>,)?
+                ) -> PyResult<PyTensor> {
+                    Ok(wrap(self.inner.$op(&dims(dim)?, keepdim $(, dt($dtype))?)?))
+                }
+            )*
+        }
+    };
+}
+
+dim_reductions! {
+    sum => sum_dims(dtype);
+    mean => mean_dims(dtype);
+    amax => amax();
+    amin => amin();
+}
+
 bind_methods! { reduce_fns, register_fns:
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum(
-        &self,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.sum_dims(
-            &dims(dim)?,
-            keepdim,
-            dt(dtype),
-        )?))
-    }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean(
-        &self,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.mean_dims(
-            &dims(dim)?,
-            keepdim,
-            dt(dtype),
-        )?))
-    }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn prod(&self, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         prod(&self.inner, dim, keepdim, dtype)
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.amax(&dims(dim)?, keepdim)?))
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.amin(&dims(dim)?, keepdim)?))
     }
     #[pyo3(signature = (dim=None, keepdim=None))]
     fn max<'py>(
@@ -350,6 +344,7 @@ fn norm_fn(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_dims(m)?;
     register_fns(m)?;
     m.add_function(wrap_pyfunction!(var_mean, m)?)?;
     m.add_function(wrap_pyfunction!(std_mean, m)?)?;
