@@ -57,7 +57,6 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::special::register(m)?;
     ops::ternary::register(m)?;
     ops::shape::register(m)?;
-    ops::shape::register_einsum(m)?;
     ops::loss::register(m)?;
     ops::sort::register(m)?;
     ops::addmm::register(m)?;

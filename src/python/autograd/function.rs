@@ -30,6 +30,7 @@ use super::stash::{stash_own_tensors, Stash};
 use crate::autograd::custom::{apply_custom, delayed_error, intern, CustomNode, FunctionCtx};
 use crate::autograd::Node;
 use crate::python::autograd::hooks::{self, PyRemovableHandle};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -578,17 +579,18 @@ fn custom_jvp(
     Ok(())
 }
 
-/// torch's `_functions.DelayedError` (for `once_differentiable`): returns
-/// aliases of `tensors` whose backward raises `msg`.
-#[pyfunction]
-#[pyo3(signature = (msg, *tensors))]
-fn _delayed_error<'py>(
-    py: Python<'py>,
-    msg: &str,
-    tensors: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let t: Vec<Option<Tensor>> = tensors.iter().map(|a| as_tensor(&a)).collect();
-    PyTuple::new(py, delayed_error(msg, &t).into_iter().map(|t| t.map(wrap)))
+bind_functions! { register_functions:
+    /// torch's `_functions.DelayedError` (for `once_differentiable`): returns
+    /// aliases of `tensors` whose backward raises `msg`.
+    #[pyo3(signature = (msg, *tensors))]
+    fn _delayed_error<'py>(
+        py: Python<'py>,
+        msg: &str,
+        tensors: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let t: Vec<Option<Tensor>> = tensors.iter().map(|a| as_tensor(&a)).collect();
+        PyTuple::new(py, delayed_error(msg, &t).into_iter().map(|t| t.map(wrap)))
+    }
 }
 
 /// Runs a section that waits on the thread pool with the GIL released when
@@ -620,8 +622,8 @@ fn without_gil(section: &mut dyn FnMut()) {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     crate::parallel::set_blocking_wrapper(without_gil);
     m.add_class::<PyFunctionCtx>()?;
-    m.add_function(wrap_pyfunction!(_delayed_error, m)?)?;
     Ok(())
 }

@@ -463,3 +463,27 @@ macro_rules! bind_methods {
     };
 }
 pub(crate) use bind_methods;
+
+/// Module functions, each written once: the items given become
+/// `#[pyfunction]`s (their docs and `#[pyo3(...)]` options kept) and
+/// `fn $register(m)` adds them all to the module `m`, so no list of them
+/// is kept apart from their definitions.
+macro_rules! bind_functions {
+    ($register:ident: $(
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident $(<$($lt:lifetime),*>)? ($($params:tt)*) $(-> $ret:ty)? $body:block
+    )*) => {
+        $(
+            #[pyo3::pyfunction]
+            $(#[$meta])*
+            $vis fn $name $(<$($lt),*>)? ($($params)*) $(-> $ret)? $body
+        )*
+        pub(crate) fn $register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+            $(
+                pyo3::types::PyModuleMethods::add_function(m, pyo3::wrap_pyfunction!($name, m)?)?;
+            )*
+            Ok(())
+        }
+    };
+}
+pub(crate) use bind_functions;

@@ -4,6 +4,7 @@
 
 use crate::nn::init;
 use crate::python::core::args::as_scalar;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::PyTensor;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -37,84 +38,67 @@ schemes! {
     kaiming_normal_(a: f64 = 0.0, mode: &str = "fan_in", nonlinearity: &str = "leaky_relu");
 }
 
-#[pyfunction]
-#[pyo3(signature = (tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None))]
-fn trunc_normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    mean: f64,
-    std: f64,
-    a: f64,
-    b: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::trunc_normal_(&tensor.inner, mean, std, a, b)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn constant_<'py>(tensor: PyRef<'py, PyTensor>, val: &Bound<'py, PyAny>) -> Out<'py> {
-    let v =
-        as_scalar(val).ok_or_else(|| PyTypeError::new_err("constant_(): val must be a number"))?;
-    init::constant_(&tensor.inner, v)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn ones_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
-    init::constant_(&tensor.inner, 1.0.into())?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn zeros_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
-    init::constant_(&tensor.inner, 0.0.into())?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn eye_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
-    init::eye_(&tensor.inner)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (nonlinearity, param=None))]
-fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> PyResult<f64> {
-    Ok(init::gain(nonlinearity, param)?)
-}
-
-#[pyfunction]
-fn _calculate_fan_in_and_fan_out(tensor: PyRef<'_, PyTensor>) -> PyResult<(usize, usize)> {
-    Ok(init::fans(&tensor.inner)?)
-}
-
-/// `Linear.reset_parameters`.
-#[pyfunction]
-fn _reset_linear_(weight: PyRef<'_, PyTensor>, bias: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
-    Ok(init::reset_linear_(
-        &weight.inner,
-        bias.as_ref().map(|b| &b.inner),
-    )?)
+bind_functions! { register_i_fns:
+    #[pyo3(signature = (tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None))]
+    fn trunc_normal_<'py>(
+        tensor: PyRef<'py, PyTensor>,
+        mean: f64,
+        std: f64,
+        a: f64,
+        b: f64,
+        generator: Option<&Bound<'py, PyAny>>,
+    ) -> Out<'py> {
+        let _ = generator;
+        init::trunc_normal_(&tensor.inner, mean, std, a, b)?;
+        Ok(tensor)
+    }
+    fn constant_<'py>(tensor: PyRef<'py, PyTensor>, val: &Bound<'py, PyAny>) -> Out<'py> {
+        let v =
+            as_scalar(val).ok_or_else(|| PyTypeError::new_err("constant_(): val must be a number"))?;
+        init::constant_(&tensor.inner, v)?;
+        Ok(tensor)
+    }
+    fn ones_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
+        init::constant_(&tensor.inner, 1.0.into())?;
+        Ok(tensor)
+    }
+    fn zeros_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
+        init::constant_(&tensor.inner, 0.0.into())?;
+        Ok(tensor)
+    }
+    fn eye_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
+        init::eye_(&tensor.inner)?;
+        Ok(tensor)
+    }
+    #[pyo3(signature = (nonlinearity, param=None))]
+    fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> PyResult<f64> {
+        Ok(init::gain(nonlinearity, param)?)
+    }
+    fn _calculate_fan_in_and_fan_out(tensor: PyRef<'_, PyTensor>) -> PyResult<(usize, usize)> {
+        Ok(init::fans(&tensor.inner)?)
+    }
+    /// `Linear.reset_parameters`.
+    fn _reset_linear_(
+        weight: PyRef<'_, PyTensor>,
+        bias: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<()> {
+        Ok(init::reset_linear_(
+            &weight.inner,
+            bias.as_ref().map(|b| &b.inner),
+        )?)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let i = PyModule::new(m.py(), "_init")?;
+    register_i_fns(&i)?;
     for f in [
         wrap_pyfunction!(uniform_, &i)?,
         wrap_pyfunction!(normal_, &i)?,
-        wrap_pyfunction!(trunc_normal_, &i)?,
-        wrap_pyfunction!(constant_, &i)?,
-        wrap_pyfunction!(ones_, &i)?,
-        wrap_pyfunction!(zeros_, &i)?,
-        wrap_pyfunction!(eye_, &i)?,
         wrap_pyfunction!(xavier_uniform_, &i)?,
         wrap_pyfunction!(xavier_normal_, &i)?,
         wrap_pyfunction!(kaiming_uniform_, &i)?,
         wrap_pyfunction!(kaiming_normal_, &i)?,
-        wrap_pyfunction!(calculate_gain, &i)?,
-        wrap_pyfunction!(_calculate_fan_in_and_fan_out, &i)?,
-        wrap_pyfunction!(_reset_linear_, &i)?,
     ] {
         i.add_function(f)?;
     }

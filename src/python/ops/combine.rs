@@ -6,6 +6,7 @@
 use crate::ops::combine::{self, StackKind};
 use crate::python::core::args::dims;
 use crate::python::core::args::tensor_list;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
@@ -137,10 +138,7 @@ impl PyTensor {
     }
 }
 
-mod functions {
-    use super::*;
-
-    #[pyfunction]
+bind_functions! { register_functions:
     #[pyo3(signature = (*tensors, indexing=None))]
     pub fn meshgrid<'py>(
         py: Python<'py>,
@@ -168,28 +166,6 @@ mod functions {
         let grids = combine::meshgrid(&tensor_args(tensors)?, xy)?;
         PyTuple::new(py, grids.into_iter().map(wrap))
     }
-
-    /// atleast_nd of one tensor (a tensor back) or several (a tuple).
-    fn atleast<'py>(
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        n: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        if args.len() == 1 && args.get_item(0)?.is_instance_of::<PyTensor>() {
-            let item = args.get_item(0)?;
-            let input = item.cast::<PyTensor>()?;
-            let t = input.borrow().inner.atleast(n)?;
-            // the tensor itself when it has n dims already, as torch
-            return crate::python::core::tensor::same_or_new(input, t);
-        }
-        let out: Vec<PyTensor> = tensor_args(args)?
-            .iter()
-            .map(|t| t.atleast(n).map(wrap))
-            .collect::<crate::Result<_>>()?;
-        Ok(PyTuple::new(py, out)?.into_any())
-    }
-
-    #[pyfunction]
     #[pyo3(signature = (*tensors))]
     pub fn atleast_1d<'py>(
         py: Python<'py>,
@@ -197,7 +173,6 @@ mod functions {
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 1)
     }
-    #[pyfunction]
     #[pyo3(signature = (*tensors))]
     pub fn atleast_2d<'py>(
         py: Python<'py>,
@@ -205,7 +180,6 @@ mod functions {
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 2)
     }
-    #[pyfunction]
     #[pyo3(signature = (*tensors))]
     pub fn atleast_3d<'py>(
         py: Python<'py>,
@@ -213,44 +187,35 @@ mod functions {
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 3)
     }
-
-    #[pyfunction]
     pub fn vstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "vstack")?,
             StackKind::V,
         )?))
     }
-    #[pyfunction]
     pub fn hstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "hstack")?,
             StackKind::H,
         )?))
     }
-    #[pyfunction]
     pub fn dstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "dstack")?,
             StackKind::D,
         )?))
     }
-    #[pyfunction]
     pub fn column_stack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "column_stack")?,
             StackKind::Column,
         )?))
     }
-
-    #[pyfunction]
     pub fn broadcast_to(input: PyRef<'_, PyTensor>, size: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.broadcast_to(&size)?))
     }
-
     /// `dims`: an int n (the last n dims of a with the first n of b), or a
     /// pair of dim lists.
-    #[pyfunction]
     #[pyo3(signature = (a, b, dims=None))]
     pub fn tensordot(
         a: PyRef<'_, PyTensor>,
@@ -273,20 +238,11 @@ mod functions {
         };
         Ok(wrap(a.inner.tensordot(&b.inner, &da, &db)?))
     }
+}
 
-    fn tail_head(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
-        if n < 0 {
-            return Err(PyRuntimeError::new_err(format!(
-                "tensordot expects dims >= 0, but got dims={n}"
-            )));
-        }
-        let nd = a.ndim() as i64;
-        Ok(((nd - n..nd).collect(), (0..n).collect()))
-    }
-
+bind_functions! { register_linalg_fns:
     /// `torch.linalg.cross` (dim -1 by default).
-    #[pyfunction(name = "cross")]
-    #[pyo3(signature = (input, other, *, dim=-1))]
+    #[pyo3(name = "cross", signature = (input, other, *, dim=-1))]
     pub fn linalg_cross(
         input: PyRef<'_, PyTensor>,
         other: PyRef<'_, PyTensor>,
@@ -295,7 +251,6 @@ mod functions {
         Ok(wrap(input.inner.cross(&other.inner, dim)?))
     }
     /// `torch.linalg.vector_norm`.
-    #[pyfunction]
     #[pyo3(signature = (x, ord=2.0, dim=None, keepdim=false, *, dtype=None))]
     pub fn vector_norm(
         x: PyRef<'_, PyTensor>,
@@ -313,27 +268,42 @@ mod functions {
     }
 }
 
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    register_fns(m)?;
-    use functions::*;
-    for f in [
-        wrap_pyfunction!(meshgrid, m)?,
-        wrap_pyfunction!(atleast_1d, m)?,
-        wrap_pyfunction!(atleast_2d, m)?,
-        wrap_pyfunction!(atleast_3d, m)?,
-        wrap_pyfunction!(vstack, m)?,
-        wrap_pyfunction!(hstack, m)?,
-        wrap_pyfunction!(dstack, m)?,
-        wrap_pyfunction!(column_stack, m)?,
-        wrap_pyfunction!(broadcast_to, m)?,
-        wrap_pyfunction!(tensordot, m)?,
-    ] {
-        m.add_function(f)?;
+/// atleast_nd of one tensor (a tensor back) or several (a tuple).
+fn atleast<'py>(
+    py: Python<'py>,
+    args: &Bound<'py, PyTuple>,
+    n: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    if args.len() == 1 && args.get_item(0)?.is_instance_of::<PyTensor>() {
+        let item = args.get_item(0)?;
+        let input = item.cast::<PyTensor>()?;
+        let t = input.borrow().inner.atleast(n)?;
+        // the tensor itself when it has n dims already, as torch
+        return crate::python::core::tensor::same_or_new(input, t);
     }
+    let out: Vec<PyTensor> = tensor_args(args)?
+        .iter()
+        .map(|t| t.atleast(n).map(wrap))
+        .collect::<crate::Result<_>>()?;
+    Ok(PyTuple::new(py, out)?.into_any())
+}
+
+fn tail_head(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
+    if n < 0 {
+        return Err(PyRuntimeError::new_err(format!(
+            "tensordot expects dims >= 0, but got dims={n}"
+        )));
+    }
+    let nd = a.ndim() as i64;
+    Ok(((nd - n..nd).collect(), (0..n).collect()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
+    register_fns(m)?;
     m.add("row_stack", m.getattr("vstack")?)?;
     let linalg = PyModule::new(m.py(), "_linalg")?;
-    linalg.add_function(wrap_pyfunction!(linalg_cross, &linalg)?)?;
-    linalg.add_function(wrap_pyfunction!(vector_norm, &linalg)?)?;
+    register_linalg_fns(&linalg)?;
     m.add_submodule(&linalg)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! signatures. Argument parsing only; the math is in `ops::reduce` and
 //! `ops::pointwise`.
 
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -69,29 +70,27 @@ impl PyTensor {
     }
 }
 
-#[pyfunction(name = "all")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn all_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    all(&input.inner, dim, keepdim)
-}
-
-#[pyfunction(name = "any")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn any_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    any(&input.inner, dim, keepdim)
+bind_functions! { register_functions:
+    #[pyo3(name = "all", signature = (input, dim=None, keepdim=false))]
+    fn all_fn(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        all(&input.inner, dim, keepdim)
+    }
+    #[pyo3(name = "any", signature = (input, dim=None, keepdim=false))]
+    fn any_fn(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        any(&input.inner, dim, keepdim)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(all_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(any_fn, m)?)?;
     Ok(())
 }

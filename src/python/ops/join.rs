@@ -5,6 +5,7 @@
 
 use crate::ops::join;
 use crate::python::core::args::tensor_list;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use crate::Tensor;
@@ -61,51 +62,40 @@ impl PyTensor {
     }
 }
 
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn cat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::cat(&tensor_list(tensors, "cat")?, dim)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn concat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::cat(&tensor_list(tensors, "concat")?, dim)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, axis=0))]
-fn concatenate(tensors: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::cat(
-        &tensor_list(tensors, "concatenate")?,
-        axis,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?))
-}
-
-/// torch.split is a Python function that calls `tensor.split(...)`: any
-/// object with a `split` method is accepted, others raise its AttributeError.
-#[pyfunction]
-#[pyo3(signature = (tensor, split_size_or_sections, dim=0))]
-fn split<'py>(
-    tensor: &Bound<'py, PyAny>,
-    split_size_or_sections: &Bound<'py, PyAny>,
-    dim: i64,
-) -> PyResult<Bound<'py, PyAny>> {
-    tensor.call_method1("split", (split_size_or_sections, dim))
+bind_functions! { register_functions:
+    #[pyo3(signature = (tensors, dim=0))]
+    fn cat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(join::cat(&tensor_list(tensors, "cat")?, dim)?))
+    }
+    #[pyo3(signature = (tensors, dim=0))]
+    fn concat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(join::cat(&tensor_list(tensors, "concat")?, dim)?))
+    }
+    #[pyo3(signature = (tensors, axis=0))]
+    fn concatenate(tensors: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+        Ok(wrap(join::cat(
+            &tensor_list(tensors, "concatenate")?,
+            axis,
+        )?))
+    }
+    #[pyo3(signature = (tensors, dim=0))]
+    fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?))
+    }
+    /// torch.split is a Python function that calls `tensor.split(...)`: any
+    /// object with a `split` method is accepted, others raise its AttributeError.
+    #[pyo3(signature = (tensor, split_size_or_sections, dim=0))]
+    fn split<'py>(
+        tensor: &Bound<'py, PyAny>,
+        split_size_or_sections: &Bound<'py, PyAny>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor.call_method1("split", (split_size_or_sections, dim))
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(cat, m)?)?;
-    m.add_function(wrap_pyfunction!(concat, m)?)?;
-    m.add_function(wrap_pyfunction!(concatenate, m)?)?;
-    m.add_function(wrap_pyfunction!(stack, m)?)?;
-    m.add_function(wrap_pyfunction!(split, m)?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use crate::ops::pointwise::compare_ops;
 use crate::python::core::args::{as_scalar, tensor_arg, tensor_or_scalar};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::{bind_compare_ops, bind_methods, bind_unary};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
@@ -318,26 +319,20 @@ impl PyTensor {
     }
 }
 
-mod other_fns {
-    use super::*;
-
-    #[pyfunction]
+bind_functions! { register_functions:
     pub fn pow(input: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(pow_any(input, exponent)?))
     }
-    #[pyfunction]
     pub fn maximum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let o = tensor_arg(other, "maximum", "other", 2)?;
         Ok(wrap(input.inner.maximum(&o)?))
     }
-    #[pyfunction]
     pub fn minimum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let o = tensor_arg(other, "minimum", "other", 2)?;
         Ok(wrap(input.inner.minimum(&o)?))
     }
     /// `where(condition, input, other)`; numbers allowed for input/other.
     /// `where(condition)` is `condition.nonzero(as_tuple=True)`.
-    #[pyfunction]
     #[pyo3(name = "where", signature = (condition, input=None, other=None))]
     pub fn where_fn<'py>(
         condition: &Bound<'py, PyTensor>,
@@ -362,13 +357,10 @@ mod other_fns {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     register_fns(m)?;
     register_logical(m)?;
     register_predicates(m)?;
     register_binary_table(m)?;
-    m.add_function(wrap_pyfunction!(other_fns::pow, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::maximum, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::minimum, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::where_fn, m)?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! `ops::reduce` / `ops::softmax`.
 
 use crate::python::core::args::{dims, return_types, type_name, values_indices};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
@@ -303,52 +304,47 @@ fn spread_mean(
     Ok((spread, wrap(t.mean_dims(&mean_dims, keepdim, None)?)))
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn var_mean(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(PyTensor, PyTensor)> {
-    spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn std_mean(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(PyTensor, PyTensor)> {
-    spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
-}
-
-#[pyfunction(name = "norm")]
-#[pyo3(signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
-fn norm_fn(
-    input: PyRef<'_, PyTensor>,
-    p: Option<&Bound<'_, PyAny>>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    if out.is_some_and(|o| !o.is_none()) {
-        return Err(PyTypeError::new_err("norm(): out= is not supported"));
+bind_functions! { register_functions:
+    #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn var_mean(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
     }
-    norm(&input.inner, p, dim, keepdim, dtype)
+    #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn std_mean(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
+    }
+    #[pyo3(name = "norm", signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
+    fn norm_fn(
+        input: PyRef<'_, PyTensor>,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        out: Option<&Bound<'_, PyAny>>,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        if out.is_some_and(|o| !o.is_none()) {
+            return Err(PyTypeError::new_err("norm(): out= is not supported"));
+        }
+        norm(&input.inner, p, dim, keepdim, dtype)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     register_dims(m)?;
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(var_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(std_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(norm_fn, m)?)?;
     m.add("return_types", return_types(m.py())?)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 use crate::ops::rounding::RoundingMode;
 use crate::python::core::args::operands;
 use crate::python::core::args::{as_scalar, not_an_operand, operator, tensor_or_scalar};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::{bind_methods, result_or_out};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -200,36 +201,31 @@ fn remainder_function(
     Ok(wrap(if fmod { a.fmod(&b)? } else { a.remainder(&b)? }))
 }
 
-#[pyfunction]
-fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    remainder_function(input, other, false)
-}
-
-#[pyfunction]
-fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    remainder_function(input, other, true)
-}
-
-/// `torch.div(input, other, *, rounding_mode=None)`.
-#[pyfunction]
-#[pyo3(signature = (input, other, *, rounding_mode=None, out=None))]
-pub(crate) fn div<'py>(
-    input: &Bound<'py, PyAny>,
-    other: &Bound<'py, PyAny>,
-    rounding_mode: Option<&str>,
-    out: Option<&Bound<'py, PyTensor>>,
-) -> PyResult<Bound<'py, PyTensor>> {
-    let (a, b) = operands(input, other)?;
-    let m = mode(rounding_mode)?;
-    result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))
+bind_functions! { register_functions:
+    fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        remainder_function(input, other, false)
+    }
+    fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        remainder_function(input, other, true)
+    }
+    /// `torch.div(input, other, *, rounding_mode=None)`.
+    #[pyo3(signature = (input, other, *, rounding_mode=None, out=None))]
+    pub(crate) fn div<'py>(
+        input: &Bound<'py, PyAny>,
+        other: &Bound<'py, PyAny>,
+        rounding_mode: Option<&str>,
+        out: Option<&Bound<'py, PyTensor>>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let (a, b) = operands(input, other)?;
+        let m = mode(rounding_mode)?;
+        result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(remainder, m)?)?;
-    m.add_function(wrap_pyfunction!(fmod, m)?)?;
     m.add_function(wrap_pyfunction!(floor_divide, m)?)?;
-    m.add_function(wrap_pyfunction!(div, m)?)?;
     m.add("divide", m.getattr("div")?)?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use crate::python::core::args::ints;
 use crate::python::core::args::shape_arg;
-use crate::python::core::bind::bind_methods;
+use crate::python::core::bind::{bind_functions, bind_methods};
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -109,45 +109,32 @@ impl PyTensor {
     }
 }
 
-mod functions {
-    use super::*;
-
-    #[pyfunction]
-    pub fn flip(input: PyRef<'_, PyTensor>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+bind_functions! { register_functions:
+    fn flip(input: PyRef<'_, PyTensor>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.flip(&ints(dims)?)?))
     }
-    #[pyfunction]
-    pub fn tile(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+    fn tile(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.tile(&dims)?))
+    }
+    /// `torch.einsum(equation, *operands)`; the operands may also come as one
+    /// list or tuple.
+    #[pyo3(signature = (equation, *operands))]
+    fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
+            1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
+                operands.get_item(0)?.extract()?
+            }
+            _ => operands.extract()?,
+        };
+        let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
+        Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
     }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_fns(m)?;
-    use functions::*;
-    for f in [wrap_pyfunction!(flip, m)?, wrap_pyfunction!(tile, m)?] {
-        m.add_function(f)?;
-    }
+    register_functions(m)?;
     m.add("moveaxis", m.getattr("movedim")?)?;
     m.add("swapdims", m.getattr("swapaxes")?)?;
     Ok(())
-}
-
-/// `torch.einsum(equation, *operands)`; the operands may also come as one
-/// list or tuple.
-#[pyfunction]
-#[pyo3(signature = (equation, *operands))]
-fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-    let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
-        1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
-            operands.get_item(0)?.extract()?
-        }
-        _ => operands.extract()?,
-    };
-    let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
-    Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
-}
-
-pub fn register_einsum(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(einsum, m)?)
 }

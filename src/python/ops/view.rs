@@ -2,6 +2,7 @@
 //! module forms (`ferrograd.reshape(x, shape)`, ...).
 
 use crate::python::core::args::shape_arg;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{same_or_new, view_result, wrap, PyTensor};
 use pyo3::prelude::*;
@@ -64,16 +65,15 @@ bind_methods! { view_fns, register_fns:
     }
 }
 
-#[pyfunction]
-fn reshape(input: &Bound<'_, PyTensor>, shape: Vec<i64>) -> PyResult<PyTensor> {
-    let t = input.borrow().inner.reshape(&shape)?;
-    Ok(view_result(input, t))
-}
-
-#[pyfunction]
-fn permute(input: &Bound<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
-    let t = input.borrow().inner.permute(&dims)?;
-    Ok(view_result(input, t))
+bind_functions! { register_functions:
+    fn reshape(input: &Bound<'_, PyTensor>, shape: Vec<i64>) -> PyResult<PyTensor> {
+        let t = input.borrow().inner.reshape(&shape)?;
+        Ok(view_result(input, t))
+    }
+    fn permute(input: &Bound<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+        let t = input.borrow().inner.permute(&dims)?;
+        Ok(view_result(input, t))
+    }
 }
 
 #[pymethods]
@@ -132,8 +132,7 @@ impl PyTensor {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(reshape, m)?)?;
-    m.add_function(wrap_pyfunction!(permute, m)?)?;
     Ok(())
 }
