@@ -11,6 +11,9 @@
 //! - `create/`: factories and conversion from Python data;
 //! - `nn/`, `optim.rs`: what `ferrograd.nn` and `ferrograd.optim` call.
 
+// Bindings take torch's arguments, however many a signature has.
+#![allow(clippy::too_many_arguments)]
+
 mod autograd;
 mod core;
 mod create;
@@ -41,6 +44,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::graph::register(m)?;
     create::memory::register(m)?;
     ops::index::register(m)?;
+    ops::join::register(m)?;
     ops::linalg::register(m)?;
     ops::unary::register(m)?;
     ops::arith::register(m)?;
@@ -53,7 +57,6 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::special::register(m)?;
     ops::ternary::register(m)?;
     ops::shape::register(m)?;
-    ops::shape::register_einsum(m)?;
     ops::loss::register(m)?;
     ops::sort::register(m)?;
     ops::addmm::register(m)?;

@@ -5,6 +5,7 @@
 //! `state_dict()` holds what torch's does.
 
 use crate::optim::*;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::{PyKeyError, PyValueError};
@@ -71,17 +72,113 @@ fn unknown(rule: &str) -> PyErr {
     PyValueError::new_err(format!("unknown optimizer rule {rule:?}"))
 }
 
-/// Checks a group's hyper-parameters (torch's ValueErrors).
-#[pyfunction]
-fn check(rule: &str, group: &Bound<'_, PyDict>) -> PyResult<()> {
-    match rule {
-        "sgd" => sgd_options(group)?.check(),
-        "adam" => adam_options(group)?.check(),
-        "rmsprop" => rmsprop_options(group)?.check(),
-        "adagrad" => adagrad_options(group)?.check(),
-        _ => return Err(unknown(rule)),
+bind_functions! { register_optim_fns:
+    /// Checks a group's hyper-parameters (torch's ValueErrors).
+    fn check(rule: &str, group: &Bound<'_, PyDict>) -> PyResult<()> {
+        match rule {
+            "sgd" => sgd_options(group)?.check(),
+            "adam" => adam_options(group)?.check(),
+            "rmsprop" => rmsprop_options(group)?.check(),
+            "adagrad" => adagrad_options(group)?.check(),
+            _ => return Err(unknown(rule)),
+        }
+        .map_err(Into::into)
     }
-    .map_err(Into::into)
+    /// Fills an empty state dict with the rule's initial state for `param`
+    /// (a no-op for SGD, whose momentum buffer comes with the first step).
+    fn init_state(
+        rule: &str,
+        param: PyRef<'_, PyTensor>,
+        state: &Bound<'_, PyDict>,
+        group: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        fill_state(rule, &param.inner, state, group)
+    }
+    /// One step of `rule` over `params` (each with a gradient), with their
+    /// state dicts and the group's hyper-parameters.
+    fn step(
+        rule: &str,
+        params: Vec<PyRef<'_, PyTensor>>,
+        states: Vec<Bound<'_, PyDict>>,
+        group: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        if params.len() != states.len() {
+            return Err(PyValueError::new_err(
+                "optimizer step: one state dict per parameter",
+            ));
+        }
+        for (param, state) in params.iter().zip(&states) {
+            let p = &param.inner;
+            fill_state(rule, p, state, group)?;
+            let Some(g) = p.grad() else { continue };
+            match rule {
+                "sgd" => {
+                    let o = sgd_options(group)?;
+                    let mut buf = entry(state, "momentum_buffer")?;
+                    sgd_update(p, &g, &mut buf, &o)?;
+                    put(state, "momentum_buffer", &buf)?;
+                }
+                "adam" => {
+                    let o = adam_options(group)?;
+                    let s = AdamState {
+                        step: required(state, "step")?,
+                        exp_avg: required(state, "exp_avg")?,
+                        exp_avg_sq: required(state, "exp_avg_sq")?,
+                        max_exp_avg_sq: if o.amsgrad {
+                            Some(required(state, "max_exp_avg_sq")?)
+                        } else {
+                            None
+                        },
+                    };
+                    adam_update(p, &g, &s, &o)?;
+                }
+                "rmsprop" => {
+                    let o = rmsprop_options(group)?;
+                    let s = RmspropState {
+                        step: required(state, "step")?,
+                        square_avg: required(state, "square_avg")?,
+                        momentum_buffer: entry(state, "momentum_buffer")?,
+                        grad_avg: entry(state, "grad_avg")?,
+                    };
+                    rmsprop_update(p, &g, &s, &o)?;
+                }
+                "adagrad" => {
+                    let o = adagrad_options(group)?;
+                    let s = AdagradState {
+                        step: required(state, "step")?,
+                        sum: required(state, "sum")?,
+                    };
+                    adagrad_update(p, &g, &s, &o)?;
+                }
+                _ => return Err(unknown(rule)),
+            }
+        }
+        Ok(())
+    }
+    /// Checks a scheduler's hyper-parameters (torch's ValueErrors).
+    fn schedule_check(kind: &str, hyper: &Bound<'_, PyDict>) -> PyResult<()> {
+        Ok(schedule(kind, hyper, Some(1.0))?.check()?)
+    }
+    /// A group's rate for `epoch` (see `crate::optim::lr_schedule`).
+    #[pyo3(signature = (kind, hyper, epoch, step_count, lr, base_lr, factor=None))]
+    fn next_lr(
+        kind: &str,
+        hyper: &Bound<'_, PyDict>,
+        epoch: i64,
+        step_count: i64,
+        lr: f64,
+        base_lr: f64,
+        factor: Option<f64>,
+    ) -> PyResult<f64> {
+        let tick = Tick { epoch, step_count };
+        Ok(schedule(kind, hyper, factor)?.next_lr(tick, lr, base_lr))
+    }
+    /// `zero_grad` of optimisers and modules (see `crate::optim::zero_grad`).
+    #[pyo3(name = "zero_grad")]
+    fn py_zero_grad(params: Vec<PyRef<'_, PyTensor>>, set_to_none: bool) -> PyResult<()> {
+        let params: Vec<Tensor> = params.iter().map(|p| p.inner.clone()).collect();
+        Ok(crate::optim::zero_grad(&params, set_to_none)?)
+    }
 }
 
 /// A state entry as a tensor (None when absent).
@@ -101,18 +198,6 @@ fn put(state: &Bound<'_, PyDict>, key: &str, t: &Option<Tensor>) -> PyResult<()>
 
 fn required(state: &Bound<'_, PyDict>, key: &str) -> PyResult<Tensor> {
     entry(state, key)?.ok_or_else(|| PyKeyError::new_err(key.to_string()))
-}
-
-/// Fills an empty state dict with the rule's initial state for `param`
-/// (a no-op for SGD, whose momentum buffer comes with the first step).
-#[pyfunction]
-fn init_state(
-    rule: &str,
-    param: PyRef<'_, PyTensor>,
-    state: &Bound<'_, PyDict>,
-    group: &Bound<'_, PyDict>,
-) -> PyResult<()> {
-    fill_state(rule, &param.inner, state, group)
 }
 
 fn fill_state(
@@ -146,69 +231,6 @@ fn fill_state(
             state.set_item("sum", wrap(s.sum))?;
         }
         _ => return Err(unknown(rule)),
-    }
-    Ok(())
-}
-
-/// One step of `rule` over `params` (each with a gradient), with their
-/// state dicts and the group's hyper-parameters.
-#[pyfunction]
-fn step(
-    rule: &str,
-    params: Vec<PyRef<'_, PyTensor>>,
-    states: Vec<Bound<'_, PyDict>>,
-    group: &Bound<'_, PyDict>,
-) -> PyResult<()> {
-    if params.len() != states.len() {
-        return Err(PyValueError::new_err(
-            "optimizer step: one state dict per parameter",
-        ));
-    }
-    for (param, state) in params.iter().zip(&states) {
-        let p = &param.inner;
-        fill_state(rule, p, state, group)?;
-        let Some(g) = p.grad() else { continue };
-        match rule {
-            "sgd" => {
-                let o = sgd_options(group)?;
-                let mut buf = entry(state, "momentum_buffer")?;
-                sgd_update(p, &g, &mut buf, &o)?;
-                put(state, "momentum_buffer", &buf)?;
-            }
-            "adam" => {
-                let o = adam_options(group)?;
-                let s = AdamState {
-                    step: required(state, "step")?,
-                    exp_avg: required(state, "exp_avg")?,
-                    exp_avg_sq: required(state, "exp_avg_sq")?,
-                    max_exp_avg_sq: if o.amsgrad {
-                        Some(required(state, "max_exp_avg_sq")?)
-                    } else {
-                        None
-                    },
-                };
-                adam_update(p, &g, &s, &o)?;
-            }
-            "rmsprop" => {
-                let o = rmsprop_options(group)?;
-                let s = RmspropState {
-                    step: required(state, "step")?,
-                    square_avg: required(state, "square_avg")?,
-                    momentum_buffer: entry(state, "momentum_buffer")?,
-                    grad_avg: entry(state, "grad_avg")?,
-                };
-                rmsprop_update(p, &g, &s, &o)?;
-            }
-            "adagrad" => {
-                let o = adagrad_options(group)?;
-                let s = AdagradState {
-                    step: required(state, "step")?,
-                    sum: required(state, "sum")?,
-                };
-                adagrad_update(p, &g, &s, &o)?;
-            }
-            _ => return Err(unknown(rule)),
-        }
     }
     Ok(())
 }
@@ -248,28 +270,6 @@ fn schedule(kind: &str, h: &Bound<'_, PyDict>, factor: Option<f64>) -> PyResult<
     })
 }
 
-/// Checks a scheduler's hyper-parameters (torch's ValueErrors).
-#[pyfunction]
-fn schedule_check(kind: &str, hyper: &Bound<'_, PyDict>) -> PyResult<()> {
-    Ok(schedule(kind, hyper, Some(1.0))?.check()?)
-}
-
-/// A group's rate for `epoch` (see `crate::optim::lr_schedule`).
-#[pyfunction]
-#[pyo3(signature = (kind, hyper, epoch, step_count, lr, base_lr, factor=None))]
-fn next_lr(
-    kind: &str,
-    hyper: &Bound<'_, PyDict>,
-    epoch: i64,
-    step_count: i64,
-    lr: f64,
-    base_lr: f64,
-    factor: Option<f64>,
-) -> PyResult<f64> {
-    let tick = Tick { epoch, step_count };
-    Ok(schedule(kind, hyper, factor)?.next_lr(tick, lr, base_lr))
-}
-
 /// ReduceLROnPlateau's rule from its arguments.
 #[pyclass(name = "Plateau", module = "ferrograd._C._optim", frozen)]
 struct PyPlateau(Plateau);
@@ -303,21 +303,9 @@ impl PyPlateau {
     }
 }
 
-/// `zero_grad` of optimisers and modules (see `crate::optim::zero_grad`).
-#[pyfunction(name = "zero_grad")]
-fn py_zero_grad(params: Vec<PyRef<'_, PyTensor>>, set_to_none: bool) -> PyResult<()> {
-    let params: Vec<Tensor> = params.iter().map(|p| p.inner.clone()).collect();
-    Ok(crate::optim::zero_grad(&params, set_to_none)?)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let optim = PyModule::new(m.py(), "_optim")?;
-    optim.add_function(wrap_pyfunction!(py_zero_grad, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(schedule_check, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(next_lr, &optim)?)?;
+    register_optim_fns(&optim)?;
     optim.add_class::<PyPlateau>()?;
-    optim.add_function(wrap_pyfunction!(check, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(init_state, &optim)?)?;
-    optim.add_function(wrap_pyfunction!(step, &optim)?)?;
     m.add_submodule(&optim)
 }

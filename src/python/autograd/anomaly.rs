@@ -3,6 +3,7 @@
 //! failing backward's exception (as a PEP 678 note) and warns as torch does.
 
 use crate::autograd::anomaly::{self, AnomalyPayload};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::errors::PyErrPayload;
 use crate::Error;
 use pyo3::intern;
@@ -129,26 +130,21 @@ fn on_error(name: &str, payload: Option<&AnomalyPayload>, e: Error) -> Error {
     })
 }
 
-#[pyfunction]
-#[pyo3(signature = (enabled, check_nan = true))]
-fn _set_anomaly_enabled(enabled: bool, check_nan: bool) {
-    anomaly::set_enabled(enabled, check_nan);
-}
-
-#[pyfunction]
-fn _is_anomaly_enabled() -> bool {
-    anomaly::is_enabled()
-}
-
-#[pyfunction]
-fn _is_anomaly_check_nan_enabled() -> bool {
-    anomaly::check_nan_enabled()
+bind_functions! { register_functions:
+    #[pyo3(signature = (enabled, check_nan = true))]
+    fn _set_anomaly_enabled(enabled: bool, check_nan: bool) {
+        anomaly::set_enabled(enabled, check_nan);
+    }
+    fn _is_anomaly_enabled() -> bool {
+        anomaly::is_enabled()
+    }
+    fn _is_anomaly_check_nan_enabled() -> bool {
+        anomaly::check_nan_enabled()
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     anomaly::set_callbacks(capture, on_error, describe);
-    m.add_function(wrap_pyfunction!(_set_anomaly_enabled, m)?)?;
-    m.add_function(wrap_pyfunction!(_is_anomaly_enabled, m)?)?;
-    m.add_function(wrap_pyfunction!(_is_anomaly_check_nan_enabled, m)?)?;
     Ok(())
 }

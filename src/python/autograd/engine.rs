@@ -1,6 +1,7 @@
 //! autograd entry points and global switches exposed to Python.
 
 use crate::autograd::grad_mode;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -54,109 +55,93 @@ fn opt_tensor_seq(obj: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<Opti
     })
 }
 
-#[pyfunction]
-#[pyo3(signature = (tensors, grad_tensors=None, retain_graph=None, create_graph=false, grad_variables=None, inputs=None))]
-fn backward(
-    py: Python<'_>,
-    tensors: &Bound<'_, PyAny>,
-    grad_tensors: Option<&Bound<'_, PyAny>>,
-    retain_graph: Option<bool>,
-    create_graph: bool,
-    grad_variables: Option<&Bound<'_, PyAny>>,
-    inputs: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
-    let tensors = checked_seq(tensors, true)?;
-    let grads = opt_tensor_seq(grad_tensors.or(grad_variables), tensors.len())?;
-    let inputs = inputs.map(|i| checked_seq(i, false)).transpose()?;
-    py.detach(|| {
-        crate::autograd::backward(
-            &tensors,
-            &grads,
-            retain_graph,
-            create_graph,
-            inputs.as_deref(),
-        )
-    })?;
-    Ok(())
-}
-
-#[pyfunction]
-#[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, only_inputs=true, allow_unused=None, is_grads_batched=false, materialize_grads=false))]
-#[allow(clippy::too_many_arguments)]
-fn grad<'py>(
-    py: Python<'py>,
-    outputs: &Bound<'_, PyAny>,
-    inputs: &Bound<'_, PyAny>,
-    grad_outputs: Option<&Bound<'_, PyAny>>,
-    retain_graph: Option<bool>,
-    create_graph: bool,
-    only_inputs: bool,
-    allow_unused: Option<bool>,
-    is_grads_batched: bool,
-    materialize_grads: bool,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let _ = only_inputs;
-    if is_grads_batched {
-        return Err(pyo3::exceptions::PyNotImplementedError::new_err(
-            "is_grads_batched=True needs vmap, which ferrograd does not have yet",
-        ));
+bind_functions! { register_functions:
+    #[pyo3(signature = (tensors, grad_tensors=None, retain_graph=None, create_graph=false, grad_variables=None, inputs=None))]
+    fn backward(
+        py: Python<'_>,
+        tensors: &Bound<'_, PyAny>,
+        grad_tensors: Option<&Bound<'_, PyAny>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        grad_variables: Option<&Bound<'_, PyAny>>,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let tensors = checked_seq(tensors, true)?;
+        let grads = opt_tensor_seq(grad_tensors.or(grad_variables), tensors.len())?;
+        let inputs = inputs.map(|i| checked_seq(i, false)).transpose()?;
+        py.detach(|| {
+            crate::autograd::backward(
+                &tensors,
+                &grads,
+                retain_graph,
+                create_graph,
+                inputs.as_deref(),
+            )
+        })?;
+        Ok(())
     }
-    if materialize_grads && allow_unused == Some(false) {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.",
-        ));
+    #[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, only_inputs=true, allow_unused=None, is_grads_batched=false, materialize_grads=false))]
+    fn grad<'py>(
+        py: Python<'py>,
+        outputs: &Bound<'_, PyAny>,
+        inputs: &Bound<'_, PyAny>,
+        grad_outputs: Option<&Bound<'_, PyAny>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        only_inputs: bool,
+        allow_unused: Option<bool>,
+        is_grads_batched: bool,
+        materialize_grads: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = only_inputs;
+        if is_grads_batched {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+                "is_grads_batched=True needs vmap, which ferrograd does not have yet",
+            ));
+        }
+        if materialize_grads && allow_unused == Some(false) {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.",
+            ));
+        }
+        let outputs = checked_seq(outputs, true)?;
+        let inputs = checked_seq(inputs, false)?;
+        let grads = opt_tensor_seq(grad_outputs, outputs.len())?;
+        let result = py.detach(|| {
+            crate::autograd::grad(
+                &outputs,
+                &inputs,
+                &grads,
+                retain_graph,
+                create_graph,
+                allow_unused.unwrap_or(false),
+                materialize_grads,
+            )
+        })?;
+        // A tuple, as torch.autograd.grad returns.
+        PyTuple::new(py, result.into_iter().map(|g| g.map(wrap)))
     }
-    let outputs = checked_seq(outputs, true)?;
-    let inputs = checked_seq(inputs, false)?;
-    let grads = opt_tensor_seq(grad_outputs, outputs.len())?;
-    let result = py.detach(|| {
-        crate::autograd::grad(
-            &outputs,
-            &inputs,
-            &grads,
-            retain_graph,
-            create_graph,
-            allow_unused.unwrap_or(false),
-            materialize_grads,
-        )
-    })?;
-    // A tuple, as torch.autograd.grad returns.
-    PyTuple::new(py, result.into_iter().map(|g| g.map(wrap)))
-}
-
-#[pyfunction]
-fn is_grad_enabled() -> bool {
-    grad_mode::is_grad_enabled()
-}
-
-#[pyfunction]
-fn _set_grad_enabled(enabled: bool) {
-    grad_mode::set_grad_enabled(enabled)
-}
-
-#[pyfunction]
-fn is_inference_mode_enabled() -> bool {
-    grad_mode::is_inference_mode_enabled()
-}
-
-#[pyfunction]
-fn _set_inference_mode(enabled: bool) {
-    grad_mode::set_inference_mode(enabled)
-}
-
-#[pyfunction]
-fn set_num_threads(n: usize) {
-    crate::parallel::set_num_threads(n)
-}
-
-#[pyfunction]
-fn get_num_threads() -> usize {
-    crate::parallel::num_threads()
-}
-
-#[pyfunction]
-fn manual_seed(seed: i64) {
-    crate::manual_seed(seed as u64)
+    fn is_grad_enabled() -> bool {
+        grad_mode::is_grad_enabled()
+    }
+    fn _set_grad_enabled(enabled: bool) {
+        grad_mode::set_grad_enabled(enabled)
+    }
+    fn is_inference_mode_enabled() -> bool {
+        grad_mode::is_inference_mode_enabled()
+    }
+    fn _set_inference_mode(enabled: bool) {
+        grad_mode::set_inference_mode(enabled)
+    }
+    fn set_num_threads(n: usize) {
+        crate::parallel::set_num_threads(n)
+    }
+    fn get_num_threads() -> usize {
+        crate::parallel::num_threads()
+    }
+    fn manual_seed(seed: i64) {
+        crate::manual_seed(seed as u64)
+    }
 }
 
 /// The thread that imported the extension: Python's main thread, the one
@@ -173,17 +158,9 @@ fn interrupt_check() -> crate::Result<()> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     let _ = MAIN_THREAD.set(std::thread::current().id());
     crate::autograd::engine::set_interrupt_check(interrupt_check);
-    m.add_function(wrap_pyfunction!(backward, m)?)?;
-    m.add_function(wrap_pyfunction!(grad, m)?)?;
-    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
-    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
-    m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;
-    m.add_function(wrap_pyfunction!(_set_inference_mode, m)?)?;
-    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
     Ok(())
 }
 

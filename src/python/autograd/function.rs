@@ -25,11 +25,12 @@
 //!   alias of the output with this node as grad_fn, as a saved output is
 //!   unpacked), so backward and double backward see what torch gives them.
 
-use crate::autograd::custom::{
-    apply_custom, check_num_grads, delayed_error, intern, CustomBody, CustomNode, FunctionCtx,
-};
+use super::body::{user_fn, PyBody};
+use super::stash::{stash_own_tensors, Stash};
+use crate::autograd::custom::{apply_custom, delayed_error, intern, CustomNode, FunctionCtx};
 use crate::autograd::Node;
 use crate::python::autograd::hooks::{self, PyRemovableHandle};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -37,9 +38,8 @@ use parking_lot::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple, PyType, PyWeakrefReference};
+use pyo3::types::{PyDict, PyTuple, PyType, PyWeakrefReference};
 use pyo3::{intern, PyTraverseError, PyVisit};
-use std::any::Any;
 use std::sync::Arc;
 
 /// The Python object for a graph node: the ctx of a Python custom Function,
@@ -97,7 +97,7 @@ pub(crate) fn next_functions<'py>(py: Python<'py>, node: &Node) -> PyResult<Boun
     PyTuple::new(py, items)
 }
 
-fn as_tensor(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
+pub(super) fn as_tensor(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
     let t = obj.cast::<PyTensor>().ok()?;
     let t = t.try_borrow().ok()?;
     Some(t.inner.clone())
@@ -130,18 +130,18 @@ fn tensor_args(
 }
 
 /// Python objects the binding needs from function.py.
-struct Bases {
+pub(super) struct Bases {
     /// The base of the ctx classes, whose `__del__` hands a ctx back to its
     /// node.
     backward_cfunction: Py<PyAny>,
     setup_context: Py<PyAny>,
-    backward: Py<PyAny>,
-    vjp: Py<PyAny>,
+    pub(super) backward: Py<PyAny>,
+    pub(super) vjp: Py<PyAny>,
 }
 
 static BASES: PyOnceLock<Bases> = PyOnceLock::new();
 
-fn bases(py: Python<'_>) -> PyResult<&'static Bases> {
+pub(super) fn bases(py: Python<'_>) -> PyResult<&'static Bases> {
     BASES.get_or_try_init(py, || {
         let m = py.import("ferrograd.autograd.function")?;
         let base = m.getattr("_SingleLevelFunction")?;
@@ -221,9 +221,9 @@ pub struct PyFunctionCtx {
     /// finalizer only once per object, so the node keeps owning it.
     finalized: std::sync::atomic::AtomicBool,
     /// Tensors on ctx that would own the node (see the module docs).
-    stash: Mutex<Stash>,
+    pub(super) stash: Mutex<Stash>,
     /// `save_for_forward`'s tensors: what `saved_tensors` gives inside `jvp`.
-    saved_for_forward: Mutex<Option<Vec<Option<Tensor>>>>,
+    pub(super) saved_for_forward: Mutex<Option<Vec<Option<Tensor>>>>,
     in_jvp: std::sync::atomic::AtomicBool,
 }
 
@@ -377,24 +377,16 @@ impl PyFunctionCtx {
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        if let Some(st) = self.stash.try_lock() {
-            for e in &st.entries {
-                visit.call(&e.container)?;
-                visit.call(&e.key)?;
-                visit.call(&e.standin)?;
-                if let Some(l) = &e.live {
-                    visit.call(l)?;
-                }
-                e.piece.traverse(&visit)?;
-            }
+        match self.stash.try_lock() {
+            Some(st) => st.traverse(&visit),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn __clear__(&self) {
         let node = self.node.lock().take();
         drop(node);
-        let stash = std::mem::take(&mut self.stash.lock().entries);
+        let stash = self.stash.lock().take();
         drop(stash);
     }
 }
@@ -407,349 +399,6 @@ impl PyFunctionCtx {
                 "Attribute '{attr}' is invalid for this instance of _C._FunctionBase. Accessing this attribute directly on an instance of autograd.Function is a legacy access pattern that is no longer supported. For examples on how to use new-style autograd functions, see https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function ",
             ))
         })
-    }
-}
-
-// ----- tensors on ctx that would own the node -----
-
-/// How deep `stash_own_tensors` looks into lists, tuples and dicts.
-const STASH_DEPTH: usize = 8;
-
-/// Tensors stashed away from a ctx (see the module docs).
-#[derive(Default)]
-struct Stash {
-    entries: Vec<StashEntry>,
-    /// Backward calls running with the tensors put back.
-    active: usize,
-}
-
-/// One slot of a dict (the ctx's `__dict__` included) or list that held
-/// such a tensor, or a tuple holding one.
-struct StashEntry {
-    container: Py<PyAny>,
-    /// The dict key, or the list index.
-    key: Py<PyAny>,
-    /// What the slot holds outside backward.
-    standin: Py<PyAny>,
-    /// What it holds during backward.
-    live: Option<Py<PyAny>>,
-    piece: Piece,
-}
-
-/// A stashed value, to rebuild for backward.
-enum Piece {
-    /// A value kept as it is (in a rebuilt tuple).
-    Keep(Py<PyAny>),
-    Tensor {
-        standin: Py<PyAny>,
-        /// The tensor the user stored, while its Python object lives.
-        original: Py<PyWeakrefReference>,
-        /// Its output number, for an output of the node (a view of one has
-        /// none: its stand-in is what backward gets once it is gone).
-        output_nr: Option<usize>,
-    },
-    Tuple(Vec<Piece>),
-}
-
-impl Piece {
-    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        match self {
-            Piece::Keep(v) => visit.call(v),
-            Piece::Tensor {
-                standin, original, ..
-            } => {
-                visit.call(standin)?;
-                visit.call(original)
-            }
-            Piece::Tuple(pieces) => pieces.iter().try_for_each(|p| p.traverse(visit)),
-        }
-    }
-}
-
-/// Whether `t` owns `node`: it is an output of it, or a view of one, or was
-/// rebased onto it (an input marked dirty, through its base's history).
-fn leads_to(t: &Tensor, node: &Arc<Node>) -> bool {
-    let hits = |t: &Tensor| {
-        t.grad_fn().is_some_and(|f| {
-            Arc::ptr_eq(&f, node)
-                || f.next_edges()
-                    .iter()
-                    .flatten()
-                    .any(|e| Arc::ptr_eq(&e.node, node))
-        })
-    };
-    hits(t) || t.view_base().is_some_and(hits)
-}
-
-/// Stand-ins made while scanning one ctx, by original object, so that a
-/// tensor stored twice gets one stand-in.
-type Memo = std::collections::HashMap<usize, (Py<PyAny>, Py<PyWeakrefReference>)>;
-
-struct Scan<'a, 'py> {
-    py: Python<'py>,
-    node: &'a Arc<Node>,
-    memo: Memo,
-    entries: Vec<StashEntry>,
-}
-
-impl<'py> Scan<'_, 'py> {
-    /// The stand-in for `v` (and its piece) when `v` must not stay where it
-    /// is; lists and dicts are changed in place.
-    fn value(
-        &mut self,
-        v: &Bound<'py, PyAny>,
-        depth: usize,
-    ) -> PyResult<Option<(Bound<'py, PyAny>, Piece)>> {
-        let py = self.py;
-        if let Ok(t) = v.cast::<PyTensor>() {
-            let t = t.borrow().inner.clone();
-            if !leads_to(&t, self.node) {
-                return Ok(None);
-            }
-            let key = v.as_ptr() as usize;
-            let (standin, original) = match self.memo.get(&key) {
-                Some((s, o)) => (s.clone_ref(py), o.clone_ref(py)),
-                None => {
-                    // Same memory and version counter, no history, not a view.
-                    let s = Bound::new(py, wrap(t.with_data_of(&t)))?
-                        .into_any()
-                        .unbind();
-                    let o = PyWeakrefReference::new(v)?.unbind();
-                    self.memo.insert(key, (s.clone_ref(py), o.clone_ref(py)));
-                    (s, o)
-                }
-            };
-            let own = t.grad_fn().is_some_and(|f| Arc::ptr_eq(&f, self.node));
-            let piece = Piece::Tensor {
-                standin: standin.clone_ref(py),
-                original,
-                output_nr: own.then(|| t.output_nr()),
-            };
-            return Ok(Some((standin.into_bound(py), piece)));
-        }
-        if depth >= STASH_DEPTH {
-            return Ok(None);
-        }
-        if v.is_exact_instance_of::<PyList>() {
-            let list = v.cast::<PyList>()?;
-            for i in 0..list.len() {
-                let item = list.get_item(i)?;
-                if let Some((standin, piece)) = self.value(&item, depth + 1)? {
-                    list.set_item(i, &standin)?;
-                    self.push(v, i.into_pyobject(py)?.into_any(), standin, piece);
-                }
-            }
-        } else if v.is_exact_instance_of::<PyDict>() {
-            self.dict(v.cast::<PyDict>()?, depth)?;
-        } else if v.is_exact_instance_of::<PyTuple>() {
-            let items: Vec<Bound<'py, PyAny>> = v.cast::<PyTuple>()?.iter().collect();
-            let mut pieces = Vec::with_capacity(items.len());
-            let mut changed = false;
-            let mut new = Vec::with_capacity(items.len());
-            for item in items {
-                match self.value(&item, depth + 1)? {
-                    Some((standin, piece)) => {
-                        changed = true;
-                        new.push(standin);
-                        pieces.push(piece);
-                    }
-                    None => {
-                        pieces.push(Piece::Keep(item.clone().unbind()));
-                        new.push(item);
-                    }
-                }
-            }
-            if changed {
-                return Ok(Some((
-                    PyTuple::new(py, new)?.into_any(),
-                    Piece::Tuple(pieces),
-                )));
-            }
-        }
-        Ok(None)
-    }
-
-    fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> PyResult<()> {
-        let items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = d.iter().collect();
-        for (k, item) in items {
-            if let Some((standin, piece)) = self.value(&item, depth + 1)? {
-                d.set_item(&k, &standin)?;
-                self.push(d.as_any(), k, standin, piece);
-            }
-        }
-        Ok(())
-    }
-
-    fn push(
-        &mut self,
-        container: &Bound<'py, PyAny>,
-        key: Bound<'py, PyAny>,
-        standin: Bound<'py, PyAny>,
-        piece: Piece,
-    ) {
-        self.entries.push(StashEntry {
-            container: container.clone().unbind(),
-            key: key.unbind(),
-            standin: standin.unbind(),
-            live: None,
-            piece,
-        });
-    }
-}
-
-/// Replaces the tensors on ctx (attributes, in lists, tuples and dicts)
-/// that would own `node` by stand-ins, as apply returns. Also drops the
-/// history of such tensors given to `save_for_forward` (only `jvp`, run by
-/// now, reads them, for their values).
-fn stash_own_tensors(ctx: &Bound<'_, PyFunctionCtx>, node: &Arc<Node>) -> PyResult<()> {
-    let py = ctx.py();
-    let this = ctx.get();
-    if let Some(saved) = this.saved_for_forward.lock().as_mut() {
-        for t in saved.iter_mut().flatten() {
-            if leads_to(t, node) {
-                *t = t.with_data_of(t);
-            }
-        }
-    }
-    let dict = ctx.getattr(intern!(py, "__dict__"))?;
-    let Ok(dict) = dict.cast::<PyDict>() else {
-        return Ok(());
-    };
-    if dict.is_empty() {
-        return Ok(());
-    }
-    let mut scan = Scan {
-        py,
-        node,
-        memo: Memo::new(),
-        entries: Vec::new(),
-    };
-    scan.dict(dict, 0)?;
-    if !scan.entries.is_empty() {
-        this.stash.lock().entries.extend(scan.entries);
-    }
-    Ok(())
-}
-
-/// The value a stashed piece has during backward.
-fn materialize<'py>(
-    py: Python<'py>,
-    piece: &Piece,
-    node: &Arc<Node>,
-    memo: &mut std::collections::HashMap<usize, Py<PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    match piece {
-        Piece::Keep(v) => Ok(v.bind(py).clone()),
-        Piece::Tuple(pieces) => {
-            let items = pieces
-                .iter()
-                .map(|p| materialize(py, p, node, memo))
-                .collect::<PyResult<Vec<_>>>()?;
-            Ok(PyTuple::new(py, items)?.into_any())
-        }
-        Piece::Tensor {
-            standin,
-            original,
-            output_nr,
-        } => {
-            let key = standin.as_ptr() as usize;
-            if let Some(v) = memo.get(&key) {
-                return Ok(v.bind(py).clone());
-            }
-            let v = match original.bind(py).upgrade() {
-                Some(o)
-                    if o.cast::<PyTensor>()
-                        .is_ok_and(|t| leads_to(&t.borrow().inner, node)) =>
-                {
-                    o
-                }
-                _ => match output_nr {
-                    // An alias of the output with its history, as a saved
-                    // output is unpacked.
-                    Some(nr) => {
-                        let s = standin.bind(py).cast::<PyTensor>()?.borrow().inner.clone();
-                        let t = s.detach();
-                        t.set_history(node.clone(), *nr);
-                        Bound::new(py, wrap(t))?.into_any()
-                    }
-                    None => standin.bind(py).clone(),
-                },
-            };
-            memo.insert(key, v.clone().unbind());
-            Ok(v)
-        }
-    }
-}
-
-fn slot<'py>(container: &Bound<'py, PyAny>, key: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
-    if let Ok(d) = container.cast::<PyDict>() {
-        return d.get_item(key).ok().flatten();
-    }
-    let list = container.cast::<PyList>().ok()?;
-    let i: usize = key.extract().ok()?;
-    (i < list.len()).then(|| list.get_item(i).ok()).flatten()
-}
-
-impl PyFunctionCtx {
-    /// Puts the stashed tensors back for a backward call (the first of
-    /// those running at once).
-    fn restore_stash(&self, py: Python<'_>, node: &Arc<Node>) -> PyResult<()> {
-        let mut entries = {
-            let mut st = self.stash.lock();
-            st.active += 1;
-            if st.active > 1 || st.entries.is_empty() {
-                return Ok(());
-            }
-            std::mem::take(&mut st.entries)
-        };
-        let mut memo = std::collections::HashMap::new();
-        let mut result = Ok(());
-        for e in &mut entries {
-            let container = e.container.bind(py);
-            let key = e.key.bind(py);
-            if !slot(container, key).is_some_and(|v| v.is(e.standin.bind(py))) {
-                continue; // the user put something else there
-            }
-            match materialize(py, &e.piece, node, &mut memo) {
-                Ok(live) => {
-                    if let Err(err) = container.set_item(key, &live) {
-                        result = Err(err);
-                        break;
-                    }
-                    e.live = Some(live.unbind());
-                }
-                Err(err) => {
-                    result = Err(err);
-                    break;
-                }
-            }
-        }
-        self.stash.lock().entries.extend(entries);
-        result
-    }
-
-    /// Stashes the tensors again when the last backward call running ends.
-    fn unrestore_stash(&self, py: Python<'_>) {
-        let mut entries = {
-            let mut st = self.stash.lock();
-            st.active = st.active.saturating_sub(1);
-            if st.active > 0 {
-                return;
-            }
-            std::mem::take(&mut st.entries)
-        };
-        for e in &mut entries {
-            let Some(live) = e.live.take() else {
-                continue;
-            };
-            let container = e.container.bind(py);
-            let key = e.key.bind(py);
-            if slot(container, key).is_some_and(|v| v.is(live.bind(py))) {
-                let _ = container.set_item(key, e.standin.bind(py));
-            }
-            drop(live);
-        }
-        self.stash.lock().entries.extend(entries);
     }
 }
 
@@ -930,197 +579,18 @@ fn custom_jvp(
     Ok(())
 }
 
-/// The user's `backward`, or its `vjp` (torch refuses a Function that
-/// defines both): the one place this is decided.
-fn user_fn<'py>(ctx: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = ctx.py();
-    let bases = bases(py)?;
-    let fwd = ctx.getattr(intern!(py, "_forward_cls"))?;
-    let backward = fwd.getattr(intern!(py, "backward"))?;
-    let vjp = fwd.getattr(intern!(py, "vjp"))?;
-    let custom_vjp = !vjp.is(&bases.vjp);
-    if custom_vjp && !backward.is(&bases.backward) {
-        return Err(PyRuntimeError::new_err(
-            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only implement one of them.",
-        ));
+bind_functions! { register_functions:
+    /// torch's `_functions.DelayedError` (for `once_differentiable`): returns
+    /// aliases of `tensors` whose backward raises `msg`.
+    #[pyo3(signature = (msg, *tensors))]
+    fn _delayed_error<'py>(
+        py: Python<'py>,
+        msg: &str,
+        tensors: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let t: Vec<Option<Tensor>> = tensors.iter().map(|a| as_tensor(&a)).collect();
+        PyTuple::new(py, delayed_error(msg, &t).into_iter().map(|t| t.map(wrap)))
     }
-    Ok(if custom_vjp { vjp } else { backward })
-}
-
-/// The backward of a Python Function: calls the user's `backward` (or
-/// `vjp`) on the ctx object, with the GIL held for that call only.
-struct PyBody {
-    obj: Mutex<CtxRef>,
-}
-
-/// How the node refers to its ctx object (see the module docs).
-enum CtxRef {
-    /// The node owns the ctx.
-    Owned(Py<PyAny>),
-    /// Python holds the ctx, which owns the node.
-    Lent(Py<PyWeakrefReference>),
-}
-
-impl PyBody {
-    fn new(obj: Py<PyAny>) -> Self {
-        PyBody {
-            obj: Mutex::new(CtxRef::Owned(obj)),
-        }
-    }
-    /// The ctx object.
-    fn ctx<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        // No Python code runs under the lock (upgrade only takes a reference).
-        let obj = match &*self.obj.lock() {
-            CtxRef::Owned(o) => Some(o.bind(py).clone()),
-            CtxRef::Lent(w) => w.bind(py).upgrade(),
-        };
-        obj.ok_or_else(|| {
-            PyRuntimeError::new_err("the ctx object of this custom Function node was freed")
-        })
-    }
-    /// Python took the ctx: the node refers to it weakly from now on.
-    fn lend(&self, weak: Py<PyWeakrefReference>) {
-        let old = std::mem::replace(&mut *self.obj.lock(), CtxRef::Lent(weak));
-        drop(old); // outside the lock: a decref
-    }
-    /// Python dropped the ctx: the node owns it again.
-    fn own(&self, obj: Py<PyAny>) {
-        let old = std::mem::replace(&mut *self.obj.lock(), CtxRef::Owned(obj));
-        drop(old);
-    }
-
-    fn run(
-        &self,
-        py: Python<'_>,
-        node: &CustomNode,
-        grads: Vec<Option<Tensor>>,
-    ) -> crate::Result<Vec<Option<Tensor>>> {
-        let ctx = &self.ctx(py).map_err(|e| error_from_py(py, e))?;
-        let pctx = ctx.cast::<PyFunctionCtx>().ok().map(|c| c.get());
-        // Tensors stashed away from ctx are back for the user's backward
-        // (and stashed again when it returns or fails).
-        struct Unrestore<'a, 'py>(Option<&'a PyFunctionCtx>, Python<'py>);
-        impl Drop for Unrestore<'_, '_> {
-            fn drop(&mut self) {
-                if let Some(c) = self.0 {
-                    c.unrestore_stash(self.1);
-                }
-            }
-        }
-        let graph_node = node.ctx().node();
-        let restored = Unrestore(pctx.filter(|_| graph_node.is_some()), py);
-        if let (Some(pctx), Some(n)) = (restored.0, &graph_node) {
-            pctx.restore_stash(py, n)
-                .map_err(|e| error_from_py(py, e))?;
-        }
-        let call = || -> PyResult<Bound<'_, PyAny>> {
-            let user_fn = user_fn(ctx)?;
-            let mut args = Vec::with_capacity(grads.len() + 1);
-            args.push(ctx.clone());
-            for g in grads {
-                args.push(match g {
-                    Some(g) => Bound::new(py, wrap(g))?.into_any(),
-                    None => py.None().into_bound(py),
-                });
-            }
-            user_fn.call1(PyTuple::new(py, args)?)
-        };
-        let r = call().map_err(|e| error_from_py(py, e))?;
-        let items: Vec<Bound<'_, PyAny>> = match r.cast::<PyTuple>() {
-            Ok(t) => t.iter().collect(),
-            Err(_) => vec![r],
-        };
-        let items = check_num_grads(node.name(), items, node.num_forward_inputs(), |o| {
-            o.is_none()
-        })?;
-        let mut out = Vec::with_capacity(items.len());
-        for (i, (o, &is_tensor)) in items.iter().zip(node.is_tensor_input()).enumerate() {
-            if !is_tensor {
-                if !o.is_none() {
-                    crate::bail!(
-                        runtime,
-                        "function {} returned a gradient different than None at position {}, but the corresponding forward input was not a Variable",
-                        node.name(),
-                        i + 1
-                    );
-                }
-                continue;
-            }
-            if o.is_none() {
-                out.push(None);
-            } else if let Some(t) = as_tensor(o) {
-                out.push(Some(t));
-            } else {
-                let ty = o
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default();
-                crate::bail!(runtime, "expected Variable or None (got {})", ty);
-            }
-        }
-        Ok(out)
-    }
-}
-
-impl CustomBody for PyBody {
-    fn backward(
-        &self,
-        node: &CustomNode,
-        grads: Vec<Option<Tensor>>,
-    ) -> crate::Result<Vec<Option<Tensor>>> {
-        Python::attach(|py| self.run(py, node, grads))
-    }
-    /// Tensors stored as plain ctx attributes (`ctx.x = x`) are released
-    /// with the saved tensors, so they cannot keep the graph alive.
-    fn release(&self) {
-        Python::attach(|py| {
-            let Ok(obj) = self.ctx(py) else {
-                return;
-            };
-            if let Ok(c) = obj.cast::<PyFunctionCtx>() {
-                let stash = std::mem::take(&mut c.get().stash.lock().entries);
-                drop(stash);
-            }
-            let Ok(dict) = obj.getattr(intern!(py, "__dict__")) else {
-                return;
-            };
-            let Ok(dict) = dict.cast_into::<PyDict>() else {
-                return;
-            };
-            let holds_tensor = |v: &Bound<'_, PyAny>| {
-                v.is_instance_of::<PyTensor>()
-                    || ((v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>())
-                        && v.try_iter().is_ok_and(|mut it| {
-                            it.any(|x| x.is_ok_and(|x| x.is_instance_of::<PyTensor>()))
-                        }))
-            };
-            let keys: Vec<Bound<'_, PyAny>> = dict
-                .iter()
-                .filter(|(_, v)| holds_tensor(v))
-                .map(|(k, _)| k)
-                .collect();
-            for k in keys {
-                let _ = dict.del_item(k);
-            }
-        })
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// torch's `_functions.DelayedError` (for `once_differentiable`): returns
-/// aliases of `tensors` whose backward raises `msg`.
-#[pyfunction]
-#[pyo3(signature = (msg, *tensors))]
-fn _delayed_error<'py>(
-    py: Python<'py>,
-    msg: &str,
-    tensors: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let t: Vec<Option<Tensor>> = tensors.iter().map(|a| as_tensor(&a)).collect();
-    PyTuple::new(py, delayed_error(msg, &t).into_iter().map(|t| t.map(wrap)))
 }
 
 /// Runs a section that waits on the thread pool with the GIL released when
@@ -1152,8 +622,8 @@ fn without_gil(section: &mut dyn FnMut()) {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     crate::parallel::set_blocking_wrapper(without_gil);
     m.add_class::<PyFunctionCtx>()?;
-    m.add_function(wrap_pyfunction!(_delayed_error, m)?)?;
     Ok(())
 }

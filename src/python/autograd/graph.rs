@@ -8,6 +8,7 @@ use crate::autograd::multi_grad_hook::{
 use crate::autograd::saved_hooks::{self, Packed, SavedTensorHooks};
 use crate::autograd::{AccumulateGrad, Node};
 use crate::python::autograd::function::node_to_py;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Tensor;
@@ -57,81 +58,146 @@ impl SavedTensorHooks for PyHooks {
     }
 }
 
-#[pyfunction]
-fn _push_saved_tensors_hooks(pack_hook: Py<PyAny>, unpack_hook: Py<PyAny>) -> PyResult<()> {
-    saved_hooks::push_hooks(Arc::new(PyHooks {
-        pack: pack_hook,
-        unpack: unpack_hook,
-    }))?;
-    Ok(())
-}
-
-#[pyfunction]
-fn _push_save_on_cpu_hooks() -> PyResult<()> {
-    saved_hooks::push_hooks(Arc::new(saved_hooks::SaveOnCpu))?;
-    Ok(())
-}
-
-#[pyfunction]
-fn _pop_saved_tensors_hooks() {
-    saved_hooks::pop_hooks();
-}
-
-/// Re-raises the first error a pack hook raised under a built-in op since
-/// the last call (built-in ops cannot fail at record time).
-#[pyfunction]
-fn _take_saved_tensors_pack_error() -> PyResult<()> {
-    match saved_hooks::take_pack_error() {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
+bind_functions! { register_functions:
+    fn _push_saved_tensors_hooks(pack_hook: Py<PyAny>, unpack_hook: Py<PyAny>) -> PyResult<()> {
+        saved_hooks::push_hooks(Arc::new(PyHooks {
+            pack: pack_hook,
+            unpack: unpack_hook,
+        }))?;
+        Ok(())
     }
-}
-
-#[pyfunction]
-#[pyo3(signature = (message))]
-fn _saved_tensors_hooks_disable(message: Option<String>) -> PyResult<()> {
-    saved_hooks::set_disabled(message)?;
-    Ok(())
+    fn _push_save_on_cpu_hooks() -> PyResult<()> {
+        saved_hooks::push_hooks(Arc::new(saved_hooks::SaveOnCpu))?;
+        Ok(())
+    }
+    fn _pop_saved_tensors_hooks() {
+        saved_hooks::pop_hooks();
+    }
+    /// Re-raises the first error a pack hook raised under a built-in op since
+    /// the last call (built-in ops cannot fail at record time).
+    fn _take_saved_tensors_pack_error() -> PyResult<()> {
+        match saved_hooks::take_pack_error() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+    #[pyo3(signature = (message))]
+    fn _saved_tensors_hooks_disable(message: Option<String>) -> PyResult<()> {
+        saved_hooks::set_disabled(message)?;
+        Ok(())
+    }
+    fn _enter_allow_mutation_on_saved_tensors() -> PyResult<()> {
+        saved_hooks::enter_allow_mutation()?;
+        Ok(())
+    }
+    fn _exit_allow_mutation_on_saved_tensors() {
+        saved_hooks::exit_allow_mutation();
+    }
+    fn _increment_version(t: PyRef<'_, PyTensor>) {
+        t.inner.modified_by("increment_version");
+    }
+    /// (node, output_nr) of the edge a gradient for `t` flows along.
+    fn _get_gradient_edge<'py>(
+        py: Python<'py>,
+        t: PyRef<'_, PyTensor>,
+    ) -> PyResult<(Bound<'py, PyAny>, usize)> {
+        if !t.inner.requires_grad() {
+            return Err(PyRuntimeError::new_err(
+                "It is not possible to get the gradient edge for a Tensor that does not require gradients",
+            ));
+        }
+        t.inner.check_view_history()?;
+        let e = t
+            .inner
+            .gradient_edge()
+            .ok_or_else(|| PyRuntimeError::new_err("tensor has no gradient edge"))?;
+        Ok((node_to_py(py, e.node)?, e.input_nr))
+    }
+    fn _register_multi_grad_hook(
+        tensors: Vec<PyRef<'_, PyTensor>>,
+        f: Py<PyAny>,
+        mode: &str,
+    ) -> PyResult<PyMultiGradHandle> {
+        let mode = match mode {
+            "all" => MultiGradMode::All,
+            "any" => MultiGradMode::Any,
+            m => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "Expects mode to be one of ('all', 'any') but got {m}"
+                )))
+            }
+        };
+        let ts: Vec<Tensor> = tensors.iter().map(|t| t.inner.clone()).collect();
+        let call: MultiGradFn = Arc::new(move |grads: Vec<Option<Tensor>>| {
+            Python::attach(|py| {
+                let r = match mode {
+                    MultiGradMode::Any => {
+                        let g = grads.into_iter().next().flatten().map(wrap);
+                        f.call1(py, (g,))
+                    }
+                    MultiGradMode::All => {
+                        let items: Vec<Option<PyTensor>> =
+                            grads.into_iter().map(|g| g.map(wrap)).collect();
+                        let list =
+                            pyo3::types::PyList::new(py, items).map_err(|e| error_from_py(py, e))?;
+                        f.call1(py, (list,))
+                    }
+                };
+                r.map(|_| ()).map_err(|e| error_from_py(py, e))
+            })
+        });
+        Ok(PyMultiGradHandle(register_multi_grad_hook(
+            &ts, call, mode,
+        )?))
+    }
+    /// `to_dot(tensor_or_tensors, params, show_saved)`.
+    #[pyo3(signature = (tensor, params=None, show_saved=false))]
+    fn _to_dot(
+        tensor: &Bound<'_, PyAny>,
+        params: Option<&Bound<'_, PyDict>>,
+        show_saved: bool,
+    ) -> PyResult<String> {
+        let mut names: HashMap<usize, String> = HashMap::new();
+        if let Some(p) = params {
+            for (k, v) in p.iter() {
+                let t = v.cast::<PyTensor>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err("to_dot: params values must be tensors")
+                })?;
+                names.insert(
+                    Arc::as_ptr(&t.borrow().inner.0) as usize,
+                    k.str()?.to_string(),
+                );
+            }
+        }
+        let mut roots = Vec::new();
+        let items: Vec<Bound<'_, PyAny>> = match tensor.cast::<PyTensor>() {
+            Ok(t) => vec![t.clone().into_any()],
+            Err(_) => tensor
+                .try_iter()
+                .map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err(
+                        "to_dot: expected a Tensor or a sequence of Tensors",
+                    )
+                })?
+                .collect::<PyResult<_>>()?,
+        };
+        for it in items {
+            let t = it.cast::<PyTensor>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "to_dot: expected a Tensor or a sequence of Tensors",
+                )
+            })?;
+            let inner = t.borrow().inner.clone();
+            let name = names.get(&(Arc::as_ptr(&inner.0) as usize)).cloned();
+            roots.push((inner, name));
+        }
+        Ok(graph_to_dot(&roots, &names, show_saved))
+    }
 }
 
 #[pyfunction]
 fn _saved_tensors_hooks_get_disabled_error_message() -> Option<String> {
     saved_hooks::disabled_message()
-}
-
-#[pyfunction]
-fn _enter_allow_mutation_on_saved_tensors() -> PyResult<()> {
-    saved_hooks::enter_allow_mutation()?;
-    Ok(())
-}
-
-#[pyfunction]
-fn _exit_allow_mutation_on_saved_tensors() {
-    saved_hooks::exit_allow_mutation();
-}
-
-#[pyfunction]
-fn _increment_version(t: PyRef<'_, PyTensor>) {
-    t.inner.modified_by("increment_version");
-}
-
-/// (node, output_nr) of the edge a gradient for `t` flows along.
-#[pyfunction]
-fn _get_gradient_edge<'py>(
-    py: Python<'py>,
-    t: PyRef<'_, PyTensor>,
-) -> PyResult<(Bound<'py, PyAny>, usize)> {
-    if !t.inner.requires_grad() {
-        return Err(PyRuntimeError::new_err(
-            "It is not possible to get the gradient edge for a Tensor that does not require gradients",
-        ));
-    }
-    t.inner.check_view_history()?;
-    let e = t
-        .inner
-        .gradient_edge()
-        .ok_or_else(|| PyRuntimeError::new_err("tensor has no gradient edge"))?;
-    Ok((node_to_py(py, e.node)?, e.input_nr))
 }
 
 /// Handle of `register_multi_grad_hook`.
@@ -154,45 +220,6 @@ impl PyMultiGradHandle {
     fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) {
         self.0.remove();
     }
-}
-
-#[pyfunction]
-fn _register_multi_grad_hook(
-    tensors: Vec<PyRef<'_, PyTensor>>,
-    f: Py<PyAny>,
-    mode: &str,
-) -> PyResult<PyMultiGradHandle> {
-    let mode = match mode {
-        "all" => MultiGradMode::All,
-        "any" => MultiGradMode::Any,
-        m => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "Expects mode to be one of ('all', 'any') but got {m}"
-            )))
-        }
-    };
-    let ts: Vec<Tensor> = tensors.iter().map(|t| t.inner.clone()).collect();
-    let call: MultiGradFn = Arc::new(move |grads: Vec<Option<Tensor>>| {
-        Python::attach(|py| {
-            let r = match mode {
-                MultiGradMode::Any => {
-                    let g = grads.into_iter().next().flatten().map(wrap);
-                    f.call1(py, (g,))
-                }
-                MultiGradMode::All => {
-                    let items: Vec<Option<PyTensor>> =
-                        grads.into_iter().map(|g| g.map(wrap)).collect();
-                    let list =
-                        pyo3::types::PyList::new(py, items).map_err(|e| error_from_py(py, e))?;
-                    f.call1(py, (list,))
-                }
-            };
-            r.map(|_| ()).map_err(|e| error_from_py(py, e))
-        })
-    });
-    Ok(PyMultiGradHandle(register_multi_grad_hook(
-        &ts, call, mode,
-    )?))
 }
 
 fn shape_str(s: &[usize]) -> String {
@@ -290,67 +317,12 @@ pub fn graph_to_dot(
     out
 }
 
-/// `to_dot(tensor_or_tensors, params, show_saved)`.
-#[pyfunction]
-#[pyo3(signature = (tensor, params=None, show_saved=false))]
-fn _to_dot(
-    tensor: &Bound<'_, PyAny>,
-    params: Option<&Bound<'_, PyDict>>,
-    show_saved: bool,
-) -> PyResult<String> {
-    let mut names: HashMap<usize, String> = HashMap::new();
-    if let Some(p) = params {
-        for (k, v) in p.iter() {
-            let t = v.cast::<PyTensor>().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err("to_dot: params values must be tensors")
-            })?;
-            names.insert(
-                Arc::as_ptr(&t.borrow().inner.0) as usize,
-                k.str()?.to_string(),
-            );
-        }
-    }
-    let mut roots = Vec::new();
-    let items: Vec<Bound<'_, PyAny>> = match tensor.cast::<PyTensor>() {
-        Ok(t) => vec![t.clone().into_any()],
-        Err(_) => tensor
-            .try_iter()
-            .map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(
-                    "to_dot: expected a Tensor or a sequence of Tensors",
-                )
-            })?
-            .collect::<PyResult<_>>()?,
-    };
-    for it in items {
-        let t = it.cast::<PyTensor>().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(
-                "to_dot: expected a Tensor or a sequence of Tensors",
-            )
-        })?;
-        let inner = t.borrow().inner.clone();
-        let name = names.get(&(Arc::as_ptr(&inner.0) as usize)).cloned();
-        roots.push((inner, name));
-    }
-    Ok(graph_to_dot(&roots, &names, show_saved))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_push_saved_tensors_hooks, m)?)?;
-    m.add_function(wrap_pyfunction!(_push_save_on_cpu_hooks, m)?)?;
-    m.add_function(wrap_pyfunction!(_pop_saved_tensors_hooks, m)?)?;
-    m.add_function(wrap_pyfunction!(_take_saved_tensors_pack_error, m)?)?;
-    m.add_function(wrap_pyfunction!(_saved_tensors_hooks_disable, m)?)?;
+    register_functions(m)?;
     m.add_function(wrap_pyfunction!(
         _saved_tensors_hooks_get_disabled_error_message,
         m
     )?)?;
-    m.add_function(wrap_pyfunction!(_enter_allow_mutation_on_saved_tensors, m)?)?;
-    m.add_function(wrap_pyfunction!(_exit_allow_mutation_on_saved_tensors, m)?)?;
-    m.add_function(wrap_pyfunction!(_increment_version, m)?)?;
-    m.add_function(wrap_pyfunction!(_get_gradient_edge, m)?)?;
-    m.add_function(wrap_pyfunction!(_to_dot, m)?)?;
-    m.add_function(wrap_pyfunction!(_register_multi_grad_hook, m)?)?;
     m.add_class::<PyMultiGradHandle>()?;
     Ok(())
 }

@@ -11,6 +11,7 @@
 
 use crate::autograd::node::{next_hook_id, PostHook, PreHook};
 use crate::autograd::Node;
+use crate::python::core::args::type_name as type_name_of;
 use crate::python::core::errors::error_from_py;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::{DType, TensorImpl};
@@ -85,13 +86,6 @@ fn type_name(dt: DType) -> &'static str {
     }
 }
 
-fn py_type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
-}
-
 fn grads_tuple<'py>(py: Python<'py>, grads: &[Option<Tensor>]) -> PyResult<Bound<'py, PyTuple>> {
     let items = grads
         .iter()
@@ -121,7 +115,7 @@ fn check_single_result(
     let Ok(r) = result.cast::<PyTensor>() else {
         return Err(PyTypeError::new_err(format!(
             "expected Variable, but hook returned '{}'",
-            py_type_name(result)
+            type_name_of(result)
         )));
     };
     let r = r.borrow().inner.clone();
@@ -152,7 +146,7 @@ fn check_result(
     let Ok(t) = result.cast::<PyTuple>() else {
         return Err(PyTypeError::new_err(format!(
             "expected tuple, but hook returned '{}'",
-            py_type_name(result)
+            type_name_of(result)
         )));
     };
     if t.len() != prev.len() {

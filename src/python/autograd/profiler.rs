@@ -2,6 +2,7 @@
 //! `crate::autograd::profiler`) and `record_function` ranges.
 
 use crate::autograd::profiler::{self, EventKind, RangeGuard};
+use crate::python::core::bind::bind_functions;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 
@@ -20,14 +21,46 @@ type PyEvent = (
     i64,
 );
 
-#[pyfunction]
-#[pyo3(signature = (record_shapes = false, with_stack = false, profile_memory = false))]
-fn _profiler_start(record_shapes: bool, with_stack: bool, profile_memory: bool) -> PyResult<()> {
-    Ok(profiler::start_with(profiler::Options {
-        record_shapes,
-        with_stack,
-        profile_memory,
-    })?)
+bind_functions! { register_functions:
+    #[pyo3(signature = (record_shapes = false, with_stack = false, profile_memory = false))]
+    fn _profiler_start(
+        record_shapes: bool,
+        with_stack: bool,
+        profile_memory: bool,
+    ) -> PyResult<()> {
+        Ok(profiler::start_with(profiler::Options {
+            record_shapes,
+            with_stack,
+            profile_memory,
+        })?)
+    }
+    /// Ends the session; forward ops are named as torch names them (`aten::mul`).
+    fn _profiler_stop() -> Vec<PyEvent> {
+        profiler::stop()
+            .into_iter()
+            .map(|e| {
+                let name = match e.kind {
+                    EventKind::Op => profiler::forward_op_name(&e.name),
+                    _ => e.name.into_owned(),
+                };
+                (
+                    name,
+                    e.kind.as_str(),
+                    e.start_ns,
+                    e.dur_ns,
+                    e.self_ns,
+                    e.tid,
+                    e.shapes,
+                    e.stack,
+                    e.memory,
+                    e.self_memory,
+                )
+            })
+            .collect()
+    }
+    fn _profiler_enabled() -> bool {
+        profiler::is_enabled()
+    }
 }
 
 /// The Python stack of the calling thread, innermost frame first, as
@@ -55,37 +88,6 @@ fn capture_stack() -> Vec<String> {
         }
         out
     })
-}
-
-/// Ends the session; forward ops are named as torch names them (`aten::mul`).
-#[pyfunction]
-fn _profiler_stop() -> Vec<PyEvent> {
-    profiler::stop()
-        .into_iter()
-        .map(|e| {
-            let name = match e.kind {
-                EventKind::Op => profiler::forward_op_name(&e.name),
-                _ => e.name.into_owned(),
-            };
-            (
-                name,
-                e.kind.as_str(),
-                e.start_ns,
-                e.dur_ns,
-                e.self_ns,
-                e.tid,
-                e.shapes,
-                e.stack,
-                e.memory,
-                e.self_memory,
-            )
-        })
-        .collect()
-}
-
-#[pyfunction]
-fn _profiler_enabled() -> bool {
-    profiler::is_enabled()
 }
 
 /// A user range: opened by `_enter`, reported by `_exit`.
@@ -117,10 +119,8 @@ impl PyRecordFunction {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     profiler::set_stack_capture(capture_stack);
-    m.add_function(wrap_pyfunction!(_profiler_start, m)?)?;
-    m.add_function(wrap_pyfunction!(_profiler_stop, m)?)?;
-    m.add_function(wrap_pyfunction!(_profiler_enabled, m)?)?;
     m.add_class::<PyRecordFunction>()?;
     Ok(())
 }

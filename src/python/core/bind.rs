@@ -396,3 +396,100 @@ macro_rules! bind_compare_ops {
     };
 }
 pub(crate) use bind_compare_ops;
+
+/// Tensor methods that torch also has as module functions taking the tensor
+/// first, as `input`: each is written once, as the method (docs, then an
+/// optional `#[pyo3(signature = ...)]`), and becomes `Tensor.name(...)` and
+/// `ferrograd.name(input, ...)`, a function in a module `$fns` (added by
+/// `fn $register`) that calls the method. The receiver `&self` makes the
+/// function's `input` a `PyRef<PyTensor>`, `slf: &Bound<'py, Self>` a
+/// `&Bound<'py, PyTensor>`, `slf: PyRef<'py, Self>` a `PyRef<'py, PyTensor>`.
+/// Types other than the receiver's name `PyTensor`, not `Self`.
+macro_rules! bind_methods {
+    ($fns:ident, $register:ident: $(
+        $(#[doc = $doc:literal])*
+        $(#[pyo3(signature = ($($sig:tt)*))])?
+        fn $name:ident $(<$lt:lifetime>)? ($($params:tt)*) -> $ret:ty $body:block
+    )*) => {
+        $(
+            #[pyo3::pymethods]
+            impl $crate::python::core::tensor::PyTensor {
+                $(#[doc = $doc])*
+                $(#[pyo3(signature = ($($sig)*))])?
+                fn $name $(<$lt>)? ($($params)*) -> $ret $body
+            }
+        )*
+        mod $fns {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                $crate::python::core::bind::bind_methods!(@function
+                    [$(#[doc = $doc])*] [$(($($sig)*))?] $name [$($lt)?] ($($params)*) $ret
+                );
+            )*
+        }
+        pub(crate) fn $register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+            $(
+                pyo3::types::PyModuleMethods::add_function(
+                    m,
+                    pyo3::wrap_pyfunction!($fns::$name, m)?,
+                )?;
+            )*
+            Ok(())
+        }
+    };
+
+    // The function's `input` for each receiver.
+    (@function $doc:tt $sig:tt $name:ident $lt:tt
+        (&$s:ident $(, $arg:ident: $ty:ty)* $(,)?) $ret:ty) => {
+        $crate::python::core::bind::bind_methods!(@emit $doc $sig $name $lt
+            [pyo3::PyRef<'_, $crate::python::core::tensor::PyTensor>] [&] [$($arg: $ty),*] $ret
+        );
+    };
+    (@function $doc:tt $sig:tt $name:ident $lt:tt
+        ($s:ident: &Bound<$l:lifetime, Self> $(, $arg:ident: $ty:ty)* $(,)?) $ret:ty) => {
+        $crate::python::core::bind::bind_methods!(@emit $doc $sig $name $lt
+            [&pyo3::Bound<$l, $crate::python::core::tensor::PyTensor>] [] [$($arg: $ty),*] $ret
+        );
+    };
+    (@function $doc:tt $sig:tt $name:ident $lt:tt
+        ($s:ident: PyRef<$l:lifetime, Self> $(, $arg:ident: $ty:ty)* $(,)?) $ret:ty) => {
+        $crate::python::core::bind::bind_methods!(@emit $doc $sig $name $lt
+            [pyo3::PyRef<$l, $crate::python::core::tensor::PyTensor>] [] [$($arg: $ty),*] $ret
+        );
+    };
+    (@emit [$($doc:tt)*] [$(($($sig:tt)*))?] $name:ident [$($lt:lifetime)?]
+        [$input:ty] [$($amp:tt)?] [$($arg:ident: $ty:ty),*] $ret:ty) => {
+        $($doc)*
+        #[pyo3::pyfunction]
+        $(#[pyo3(signature = (input, $($sig)*))])?
+        pub fn $name $(<$lt>)? (input: $input $(, $arg: $ty)*) -> $ret {
+            $crate::python::core::tensor::PyTensor::$name($($amp)? input $(, $arg)*)
+        }
+    };
+}
+pub(crate) use bind_methods;
+
+/// Module functions, each written once: the items given become
+/// `#[pyfunction]`s (their docs and `#[pyo3(...)]` options kept) and
+/// `fn $register(m)` adds them all to the module `m`, so no list of them
+/// is kept apart from their definitions.
+macro_rules! bind_functions {
+    ($register:ident: $(
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident $(<$($lt:lifetime),*>)? ($($params:tt)*) $(-> $ret:ty)? $body:block
+    )*) => {
+        $(
+            #[pyo3::pyfunction]
+            $(#[$meta])*
+            $vis fn $name $(<$($lt),*>)? ($($params)*) $(-> $ret)? $body
+        )*
+        pub(crate) fn $register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+            $(
+                pyo3::types::PyModuleMethods::add_function(m, pyo3::wrap_pyfunction!($name, m)?)?;
+            )*
+            Ok(())
+        }
+    };
+}
+pub(crate) use bind_functions;

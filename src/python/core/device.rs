@@ -1,5 +1,6 @@
 //! `ferrograd.device` and the `device=` argument (only "cpu" is usable).
 
+use crate::python::core::args::type_name;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString, PyTuple};
@@ -103,11 +104,7 @@ impl PyDevice {
         let s: String = r#type.extract().map_err(|_| {
             PyTypeError::new_err(format!(
                 "device(): argument 'type' must be str, not {}",
-                r#type
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
+                type_name(r#type)
             ))
         })?;
         let d = Self::parse(&s)?;

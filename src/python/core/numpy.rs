@@ -12,6 +12,7 @@
 //! float16; ferrograd has no half type). `from_numpy` only shares memory, so
 //! it takes only the four exact dtypes.
 
+use crate::python::core::bind::bind_functions;
 use crate::python::core::data::Val;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::storage::Buf;
@@ -359,39 +360,40 @@ pub fn share_ndarray(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<O
     }
 }
 
-/// `from_numpy(ndarray)`: a tensor sharing the array's memory. Writes on
-/// either side are visible on the other; the array stays alive as long as
-/// the tensor (or any view of it) does.
-///
-/// A read-only array is copied instead, with a UserWarning: ferrograd's
-/// in-place ops would otherwise write into memory NumPy promised not to
-/// change (torch shares it and calls such writes undefined behaviour).
-#[pyfunction]
-fn from_numpy(py: Python<'_>, ndarray: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    if !is_ndarray(ndarray) {
-        return Err(PyTypeError::new_err(format!(
-            "expected np.ndarray (got {})",
-            ndarray.get_type().name()?
-        )));
+bind_functions! { register_functions:
+    /// `from_numpy(ndarray)`: a tensor sharing the array's memory. Writes on
+    /// either side are visible on the other; the array stays alive as long as
+    /// the tensor (or any view of it) does.
+    ///
+    /// A read-only array is copied instead, with a UserWarning: ferrograd's
+    /// in-place ops would otherwise write into memory NumPy promised not to
+    /// change (torch shares it and calls such writes undefined behaviour).
+    fn from_numpy(py: Python<'_>, ndarray: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        if !is_ndarray(ndarray) {
+            return Err(PyTypeError::new_err(format!(
+                "expected np.ndarray (got {})",
+                ndarray.get_type().name()?
+            )));
+        }
+        let arr = ndarray.cast::<PyUntypedArray>()?;
+        let descr = arr.dtype();
+        let d = match classify(&descr) {
+            Kind::Exact(d) => d,
+            _ => return Err(unsupported_from_numpy(&descr)),
+        };
+        check_byte_order(&descr)?;
+        if !is_writeable(arr) {
+            element_strides(arr, d.itemsize())?;
+            PyErr::warn(
+                py,
+                &py.get_type::<PyUserWarning>(),
+                c"The given NumPy array is not writable; ferrograd copied it, so the tensor does not share its memory. Make the array writable (or copy it) to share memory.",
+                1,
+            )?;
+            return Ok(wrap(tensor_from_ndarray(ndarray, None)?));
+        }
+        Ok(wrap(borrow_array(arr, d)?))
     }
-    let arr = ndarray.cast::<PyUntypedArray>()?;
-    let descr = arr.dtype();
-    let d = match classify(&descr) {
-        Kind::Exact(d) => d,
-        _ => return Err(unsupported_from_numpy(&descr)),
-    };
-    check_byte_order(&descr)?;
-    if !is_writeable(arr) {
-        element_strides(arr, d.itemsize())?;
-        PyErr::warn(
-            py,
-            &py.get_type::<PyUserWarning>(),
-            c"The given NumPy array is not writable; ferrograd copied it, so the tensor does not share its memory. Make the array writable (or copy it) to share memory.",
-            1,
-        )?;
-        return Ok(wrap(tensor_from_ndarray(ndarray, None)?));
-    }
-    Ok(wrap(borrow_array(arr, d)?))
 }
 
 // ---------------------------------------------------------------------------
@@ -548,7 +550,7 @@ impl PyTensor {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     m.add_class::<StorageOwner>()?;
-    m.add_function(wrap_pyfunction!(from_numpy, m)?)?;
     Ok(())
 }

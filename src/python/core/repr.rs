@@ -5,6 +5,7 @@
 //! `dtype=`, `size=`, `grad_fn=`/`requires_grad=` suffixes. Options are set
 //! with `ferrograd.set_printoptions` as in torch.
 
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::PyTensor;
 use crate::tensor::StorageData;
 use crate::{DType, Tensor};
@@ -428,82 +429,80 @@ impl PyTensor {
     }
 }
 
-/// torch.set_printoptions.
-#[pyfunction]
-#[pyo3(signature = (precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None))]
-fn set_printoptions(
-    precision: Option<usize>,
-    threshold: Option<f64>,
-    edgeitems: Option<usize>,
-    linewidth: Option<usize>,
-    profile: Option<&str>,
-    sci_mode: Option<bool>,
-) -> PyResult<()> {
-    let mut o = PRINT_OPTS.lock();
-    match profile {
-        None => {}
-        Some("default") => {
-            *o = PrintOpts {
-                sci_mode: o.sci_mode,
-                ..DEFAULT_OPTS
+bind_functions! { register_functions:
+    /// torch.set_printoptions.
+    #[pyo3(signature = (precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None))]
+    fn set_printoptions(
+        precision: Option<usize>,
+        threshold: Option<f64>,
+        edgeitems: Option<usize>,
+        linewidth: Option<usize>,
+        profile: Option<&str>,
+        sci_mode: Option<bool>,
+    ) -> PyResult<()> {
+        let mut o = PRINT_OPTS.lock();
+        match profile {
+            None => {}
+            Some("default") => {
+                *o = PrintOpts {
+                    sci_mode: o.sci_mode,
+                    ..DEFAULT_OPTS
+                }
+            }
+            Some("short") => {
+                *o = PrintOpts {
+                    precision: 2,
+                    edgeitems: 2,
+                    sci_mode: o.sci_mode,
+                    ..DEFAULT_OPTS
+                }
+            }
+            Some("full") => {
+                *o = PrintOpts {
+                    threshold: f64::INFINITY,
+                    sci_mode: o.sci_mode,
+                    ..DEFAULT_OPTS
+                }
+            }
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown print profile '{other}': expected 'default', 'short' or 'full'"
+                )))
             }
         }
-        Some("short") => {
-            *o = PrintOpts {
-                precision: 2,
-                edgeitems: 2,
-                sci_mode: o.sci_mode,
-                ..DEFAULT_OPTS
-            }
+        if let Some(p) = precision {
+            o.precision = p;
         }
-        Some("full") => {
-            *o = PrintOpts {
-                threshold: f64::INFINITY,
-                sci_mode: o.sci_mode,
-                ..DEFAULT_OPTS
-            }
+        if let Some(t) = threshold {
+            o.threshold = t;
         }
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "unknown print profile '{other}': expected 'default', 'short' or 'full'"
-            )))
+        if let Some(e) = edgeitems {
+            o.edgeitems = e;
         }
+        if let Some(l) = linewidth {
+            o.linewidth = l;
+        }
+        o.sci_mode = sci_mode;
+        Ok(())
     }
-    if let Some(p) = precision {
-        o.precision = p;
+    /// torch.get_printoptions: a dict usable as `set_printoptions(**opts)`.
+    fn get_printoptions(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let o = *PRINT_OPTS.lock();
+        let d = PyDict::new(py);
+        d.set_item("precision", o.precision)?;
+        if o.threshold.is_finite() && o.threshold.fract() == 0.0 {
+            d.set_item("threshold", o.threshold as i64)?;
+        } else {
+            d.set_item("threshold", o.threshold)?;
+        }
+        d.set_item("edgeitems", o.edgeitems)?;
+        d.set_item("linewidth", o.linewidth)?;
+        d.set_item("sci_mode", o.sci_mode)?;
+        Ok(d)
     }
-    if let Some(t) = threshold {
-        o.threshold = t;
-    }
-    if let Some(e) = edgeitems {
-        o.edgeitems = e;
-    }
-    if let Some(l) = linewidth {
-        o.linewidth = l;
-    }
-    o.sci_mode = sci_mode;
-    Ok(())
-}
-
-/// torch.get_printoptions: a dict usable as `set_printoptions(**opts)`.
-#[pyfunction]
-fn get_printoptions(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let o = *PRINT_OPTS.lock();
-    let d = PyDict::new(py);
-    d.set_item("precision", o.precision)?;
-    if o.threshold.is_finite() && o.threshold.fract() == 0.0 {
-        d.set_item("threshold", o.threshold as i64)?;
-    } else {
-        d.set_item("threshold", o.threshold)?;
-    }
-    d.set_item("edgeitems", o.edgeitems)?;
-    d.set_item("linewidth", o.linewidth)?;
-    d.set_item("sci_mode", o.sci_mode)?;
-    Ok(d)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(set_printoptions, m)?)?;
-    m.add_function(wrap_pyfunction!(get_printoptions, m)?)?;
+    register_functions(m)?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The Python `Tensor` class: core properties and autograd methods. Op
 //! methods live in one `#[pymethods]` block per op family (ops_*.rs).
 
-use crate::python::core::args::{as_scalar, shape_arg};
+use crate::python::core::args::as_scalar;
+use crate::python::core::args::type_name;
 use crate::python::core::dtype::PyDType;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -211,10 +212,7 @@ impl PyTensor {
             Some(v) => Some(v.cast_into::<PyTensor>().map_err(|e| {
                 PyTypeError::new_err(format!(
                     "assigned grad expected to be a Tensor or None but got grad of type {}",
-                    e.into_inner()
-                        .get_type()
-                        .name()
-                        .map_or("?".into(), |n| n.to_string())
+                    type_name(&e.into_inner())
                 ))
             })?),
         };
@@ -326,9 +324,6 @@ impl PyTensor {
         let t = slf.borrow().inner.to_dtype(other.inner.dtype())?;
         same_or_new(slf, t)
     }
-    fn clone(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.clone_tensor()?))
-    }
     /// The tensor itself when it is contiguous (every empty tensor is).
     fn contiguous<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let t = slf.borrow().inner.contiguous()?;
@@ -357,105 +352,6 @@ impl PyTensor {
     fn copy_<'py>(slf: PyRef<'py, Self>, src: PyRef<'py, PyTensor>) -> PyResult<PyRef<'py, Self>> {
         slf.inner.copy_(&src.inner)?;
         Ok(slf)
-    }
-
-    // ----- shape (views) -----
-    #[pyo3(signature = (*shape))]
-    fn view(slf: &Bound<'_, Self>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.view(&shape_arg(shape)?)?;
-        Ok(view_result(slf, t))
-    }
-    #[pyo3(signature = (*shape))]
-    fn reshape(slf: &Bound<'_, Self>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.reshape(&shape_arg(shape)?)?;
-        Ok(view_result(slf, t))
-    }
-    fn view_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        let s: Vec<i64> = other.inner.shape().iter().map(|&d| d as i64).collect();
-        let t = slf.borrow().inner.view(&s)?;
-        Ok(view_result(slf, t))
-    }
-    fn reshape_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        let s: Vec<i64> = other.inner.shape().iter().map(|&d| d as i64).collect();
-        let t = slf.borrow().inner.reshape(&s)?;
-        Ok(view_result(slf, t))
-    }
-    fn transpose(slf: &Bound<'_, Self>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.transpose(dim0, dim1)?;
-        Ok(view_result(slf, t))
-    }
-    fn t(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.t()?;
-        Ok(view_result(slf, t))
-    }
-    #[getter(T)]
-    fn big_t(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        let n = slf.borrow().inner.ndim() as i64;
-        let dims: Vec<i64> = (0..n).rev().collect();
-        let t = slf.borrow().inner.permute(&dims)?;
-        Ok(view_result(slf, t))
-    }
-    #[getter(mT)]
-    fn m_t(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.transpose(-2, -1)?;
-        Ok(view_result(slf, t))
-    }
-    #[pyo3(signature = (*dims))]
-    fn permute(slf: &Bound<'_, Self>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        if dims.is_empty() {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "permute() missing 1 required positional arguments: \"dims\"",
-            ));
-        }
-        let t = slf.borrow().inner.permute(&shape_arg(dims)?)?;
-        Ok(view_result(slf, t))
-    }
-    #[pyo3(signature = (*sizes))]
-    fn expand(slf: &Bound<'_, Self>, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.expand(&shape_arg(sizes)?)?;
-        Ok(view_result(slf, t))
-    }
-    fn expand_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.expand_as(&other.inner)?;
-        Ok(view_result(slf, t))
-    }
-    fn unsqueeze(slf: &Bound<'_, Self>, dim: i64) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.unsqueeze(dim)?;
-        Ok(view_result(slf, t))
-    }
-    #[pyo3(signature = (dim=None))]
-    pub(crate) fn squeeze(
-        slf: &Bound<'_, Self>,
-        dim: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        // torch's overloads: squeeze() / squeeze(int) / squeeze(tuple)
-        let me = slf.borrow();
-        let t = &me.inner;
-        let r = match dim {
-            None => t.squeeze(None)?,
-            Some(d) => match d.extract::<i64>() {
-                Ok(i) => t.squeeze_dim(i)?,
-                Err(_) => t.squeeze(Some(&d.extract::<Vec<i64>>()?))?,
-            },
-        };
-        Ok(view_result(slf, r))
-    }
-    #[pyo3(signature = (start_dim=0, end_dim=-1))]
-    fn flatten<'py>(
-        slf: &Bound<'py, Self>,
-        start_dim: i64,
-        end_dim: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.flatten(start_dim, end_dim)?;
-        same_or_new(slf, t)
-    }
-    fn narrow(slf: &Bound<'_, Self>, dim: i64, start: i64, length: usize) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.narrow(dim, start, length)?;
-        Ok(view_result(slf, t))
-    }
-    fn select(slf: &Bound<'_, Self>, dim: i64, index: i64) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.select(dim, index)?;
-        Ok(view_result(slf, t))
     }
 }
 

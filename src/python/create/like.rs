@@ -13,16 +13,20 @@ pub(crate) fn like_dtype(input: &Tensor, dtype: Option<DTypeArg>) -> DType {
     dt(dtype).unwrap_or(input.dtype())
 }
 
-/// `name(input, *, dtype=None, layout=None, device=None,
+/// `name(input, [args], *, dtype=None, layout=None, device=None,
 /// requires_grad=False, memory_format=None)`: `|input, dtype| make`, dtype
 /// defaulting to the input's.
 macro_rules! like_factories {
-    ($($(#[$meta:meta])* $name:ident => |$t:ident, $d:ident| $make:expr;)*) => {$(
+    ($(
+        $(#[$meta:meta])* $name:ident($($arg:ident: $ty:ty $(= $def:tt)?),*)
+            => |$t:ident, $d:ident| $make:expr;
+    )*) => {$(
         $(#[$meta])*
         #[pyfunction]
-        #[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
+        #[pyo3(signature = (input, $($arg $(= $def)?,)* *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
         pub(crate) fn $name(
             input: PyRef<'_, PyTensor>,
+            $($arg: $ty,)*
             dtype: Option<DTypeArg>,
             layout: Option<&Bound<'_, PyAny>>,
             device: Option<&Bound<'_, PyAny>>,
@@ -33,7 +37,7 @@ macro_rules! like_factories {
             check_device(device)?;
             let $t = &input.inner;
             let $d = like_dtype($t, dtype);
-            let made: crate::Result<Tensor> = $make;
+            let made: PyResult<Tensor> = $make;
             finish(made?, requires_grad)
         }
     )*};
@@ -41,70 +45,33 @@ macro_rules! like_factories {
 
 like_factories! {
     /// Zeros of the input's shape.
-    zeros_like => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
+    zeros_like() => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
     /// Ones of the input's shape.
-    ones_like => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(1), d)?);
+    ones_like() => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(1), d)?);
     /// A tensor of the input's shape (zero-filled in ferrograd).
-    empty_like => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
+    empty_like() => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
     /// Uniform random numbers in [0, 1) of the input's shape.
-    rand_like => |t, d| {
+    rand_like() => |t, d| {
         random_float(d, "check_uniform_bounds")?;
-        Tensor::rand(t.shape(), d)
+        Ok(Tensor::rand(t.shape(), d)?)
     };
     /// Standard normal random numbers of the input's shape.
-    randn_like => |t, d| {
+    randn_like() => |t, d| {
         random_float(d, "normal_kernel_cpu")?;
-        Tensor::randn(t.shape(), d)
+        Ok(Tensor::randn(t.shape(), d)?)
     };
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn full_like(
-    input: PyRef<'_, PyTensor>,
-    fill_value: &Bound<'_, PyAny>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let t = &input.inner;
-    let v = fill_scalar(fill_value)?;
-    finish(
-        Tensor::try_full(t.shape(), v, like_dtype(t, dtype))?,
-        requires_grad,
-    )
-}
-
-/// `randint_like(input, high)` or `randint_like(input, low, high)`.
-#[pyfunction]
-#[pyo3(signature = (input, low_or_high, high=None, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn randint_like(
-    input: PyRef<'_, PyTensor>,
-    low_or_high: &Bound<'_, PyAny>,
-    high: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let (lo, hi) = match high {
-        Some(h) => (int_bound(low_or_high, "low")?, int_bound(h, "high")?),
-        None => (0, int_bound(low_or_high, "high")?),
+    full_like(fill_value: &Bound<'_, PyAny>) => |t, d| {
+        let v = fill_scalar(fill_value)?;
+        Ok(Tensor::try_full(t.shape(), v, d)?)
     };
-    let t = &input.inner;
-    finish(
-        Tensor::randint(lo, hi, t.shape(), like_dtype(t, dtype))?,
-        requires_grad,
-    )
+    /// `randint_like(input, high)` or `randint_like(input, low, high)`.
+    randint_like(low_or_high: &Bound<'_, PyAny>, high: Option<&Bound<'_, PyAny>> = None) => |t, d| {
+        let (lo, hi) = match high {
+            Some(h) => (int_bound(low_or_high, "low")?, int_bound(h, "high")?),
+            None => (0, int_bound(low_or_high, "high")?),
+        };
+        Ok(Tensor::randint(lo, hi, t.shape(), d)?)
+    };
 }
 
 // ---------------------------------------------------------------------------

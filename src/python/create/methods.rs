@@ -35,6 +35,41 @@ pub(crate) fn dtype_from_type_name(s: &str) -> Option<DType> {
     })
 }
 
+/// `Tensor.new_*(*size, dtype=None, device=None, requires_grad=False,
+/// layout=None, pin_memory=False)` filled with `value`, of self's dtype
+/// unless `dtype` is given.
+macro_rules! new_factories {
+    ($($(#[$meta:meta])* $name:ident => $value:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                $(#[$meta])*
+                #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
+                fn $name(
+                    &self,
+                    size: &Bound<'_, PyTuple>,
+                    dtype: Option<DTypeArg>,
+                    device: Option<&Bound<'_, PyAny>>,
+                    requires_grad: bool,
+                    layout: Option<&Bound<'_, PyAny>>,
+                    pin_memory: bool,
+                ) -> PyResult<PyTensor> {
+                    cpu_only(layout, device, pin_memory)?;
+                    let s = shape_varargs(size, stringify!($name))?;
+                    let d = like_dtype(&self.inner, dtype);
+                    finish(Tensor::try_full(&s, Scalar::Int($value), d)?, requires_grad)
+                }
+            )*
+        }
+    };
+}
+
+new_factories! {
+    new_zeros => 0;
+    new_ones => 1;
+    new_empty => 0;
+}
+
 #[pymethods]
 impl PyTensor {
     /// The legacy constructor `Tensor(...)`: `Tensor()` is empty,
@@ -79,65 +114,7 @@ impl PyTensor {
         ))
     }
 
-    #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    fn new_zeros(
-        &self,
-        size: &Bound<'_, PyTuple>,
-        dtype: Option<DTypeArg>,
-        device: Option<&Bound<'_, PyAny>>,
-        requires_grad: bool,
-        layout: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-    ) -> PyResult<PyTensor> {
-        let _ = layout;
-        check_device(device)?;
-        check_pin_memory(pin_memory)?;
-        let s = shape_varargs(size, "new_zeros")?;
-        finish(
-            Tensor::try_full(&s, Scalar::Int(0), like_dtype(&self.inner, dtype))?,
-            requires_grad,
-        )
-    }
-    #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    fn new_ones(
-        &self,
-        size: &Bound<'_, PyTuple>,
-        dtype: Option<DTypeArg>,
-        device: Option<&Bound<'_, PyAny>>,
-        requires_grad: bool,
-        layout: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-    ) -> PyResult<PyTensor> {
-        let _ = layout;
-        check_device(device)?;
-        check_pin_memory(pin_memory)?;
-        let s = shape_varargs(size, "new_ones")?;
-        finish(
-            Tensor::try_full(&s, Scalar::Int(1), like_dtype(&self.inner, dtype))?,
-            requires_grad,
-        )
-    }
-    #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    fn new_empty(
-        &self,
-        size: &Bound<'_, PyTuple>,
-        dtype: Option<DTypeArg>,
-        device: Option<&Bound<'_, PyAny>>,
-        requires_grad: bool,
-        layout: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-    ) -> PyResult<PyTensor> {
-        let _ = layout;
-        check_device(device)?;
-        check_pin_memory(pin_memory)?;
-        let s = shape_varargs(size, "new_empty")?;
-        finish(
-            Tensor::try_full(&s, Scalar::Int(0), like_dtype(&self.inner, dtype))?,
-            requires_grad,
-        )
-    }
     #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    #[allow(clippy::too_many_arguments)]
     fn new_full(
         &self,
         size: &Bound<'_, PyAny>,
@@ -148,9 +125,7 @@ impl PyTensor {
         layout: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
     ) -> PyResult<PyTensor> {
-        let _ = layout;
-        check_device(device)?;
-        check_pin_memory(pin_memory)?;
+        cpu_only(layout, device, pin_memory)?;
         let s = checked_dims(&seq_shape(size, "new_full")?)?;
         let v = fill_scalar(fill_value)?;
         finish(
@@ -159,7 +134,6 @@ impl PyTensor {
         )
     }
     #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    #[allow(clippy::too_many_arguments)]
     fn new_tensor(
         &self,
         data: &Bound<'_, PyAny>,
@@ -169,9 +143,7 @@ impl PyTensor {
         layout: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
     ) -> PyResult<PyTensor> {
-        let _ = layout;
-        check_device(device)?;
-        check_pin_memory(pin_memory)?;
+        cpu_only(layout, device, pin_memory)?;
         let t = tensor_from_py(data, Some(like_dtype(&self.inner, dtype)))?;
         finish(t, requires_grad)
     }
@@ -217,10 +189,7 @@ impl PyTensor {
             let v: bool = b.extract().map_err(|_| {
                 bad(format!(
                     "unexpected argument of type {}",
-                    b.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
+                    crate::python::core::args::type_name(b)
                 ))
             })?;
             match positional_nb {

@@ -11,6 +11,7 @@ pub(crate) mod random;
 
 use crate::python::core::args::as_scalar;
 use crate::python::core::args::*;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::data::*;
 use crate::python::core::device::*;
 use crate::python::core::dtype::PyDType;
@@ -39,18 +40,250 @@ pub(crate) fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
 // tensor(data)
 // ---------------------------------------------------------------------------
 
-#[pyfunction]
-#[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, pin_memory=false))]
-pub(crate) fn tensor(
-    data: &Bound<'_, PyAny>,
-    dtype: Option<DTypeArg>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    pin_memory: bool,
-) -> PyResult<PyTensor> {
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    finish(tensor_from_py(data, dt(dtype))?, requires_grad)
+bind_functions! { register_functions:
+    #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, pin_memory=false))]
+    pub(crate) fn tensor(
+        data: &Bound<'_, PyAny>,
+        dtype: Option<DTypeArg>,
+        device: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+        pin_memory: bool,
+    ) -> PyResult<PyTensor> {
+        check_device(device)?;
+        check_pin_memory(pin_memory)?;
+        finish(tensor_from_py(data, dt(dtype))?, requires_grad)
+    }
+    /// `as_tensor`: shares memory with a tensor or NumPy array when no
+    /// conversion is needed, else copies as `tensor()` does.
+    #[pyo3(signature = (data, dtype=None, device=None))]
+    pub(crate) fn as_tensor(
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        dtype: Option<DTypeArg>,
+        device: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        check_device(device)?;
+        let dtype = dt(dtype);
+        if let Ok(t) = data.cast::<PyTensor>() {
+            let inner = t.borrow().inner.clone();
+            return match dtype {
+                Some(d) if d != inner.dtype() => {
+                    Ok(Py::new(py, wrap(inner.to_dtype(d)?))?.into_any())
+                }
+                _ => Ok(data.clone().unbind()),
+            };
+        }
+        if let Some(t) = numpy::share_ndarray(data, dtype)? {
+            return Ok(Py::new(py, wrap(t))?.into_any());
+        }
+        Ok(Py::new(py, wrap(tensor_from_py(data, dtype)?))?.into_any())
+    }
+    /// `empty`: ferrograd zero-fills, so "uninitialised" memory is zeros.
+    #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false, memory_format=None))]
+    pub(crate) fn empty(
+        shape: &Bound<'_, PyTuple>,
+        size: Option<&Bound<'_, PyAny>>,
+        dtype: Option<DTypeArg>,
+        layout: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        pin_memory: bool,
+        requires_grad: bool,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = (layout, memory_format);
+        check_device(device)?;
+        check_pin_memory(pin_memory)?;
+        let s = shape_from(shape, size, "empty")?;
+        finish(
+            Tensor::try_full(&s, Scalar::Int(0), default_float(dtype))?,
+            requires_grad,
+        )
+    }
+    #[pyo3(signature = (size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+    pub(crate) fn full(
+        size: &Bound<'_, PyAny>,
+        fill_value: &Bound<'_, PyAny>,
+        dtype: Option<DTypeArg>,
+        layout: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        pin_memory: bool,
+        requires_grad: bool,
+    ) -> PyResult<PyTensor> {
+        cpu_only(layout, device, pin_memory)?;
+        let s = checked_dims(&seq_shape(size, "full")?)?;
+        let v = fill_scalar(fill_value)?;
+        let d = dt(dtype).unwrap_or(v.dtype());
+        finish(Tensor::try_full(&s, v, d)?, requires_grad)
+    }
+    #[pyo3(signature = (*args, start=None, end=None, step=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+    pub(crate) fn arange(
+        args: &Bound<'_, PyTuple>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        step: Option<&Bound<'_, PyAny>>,
+        dtype: Option<DTypeArg>,
+        layout: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        pin_memory: bool,
+        requires_grad: bool,
+    ) -> PyResult<PyTensor> {
+        cpu_only(layout, device, pin_memory)?;
+        let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let (s, e, st) = match (pos.len(), start, end, step) {
+            (0, s, Some(e), st) => (s.cloned(), e.clone(), st.cloned()),
+            (1, None, None, st) => (None, pos[0].clone(), st.cloned()),
+            (1, None, Some(e), st) => (Some(pos[0].clone()), e.clone(), st.cloned()),
+            (2, None, None, st) => (Some(pos[0].clone()), pos[1].clone(), st.cloned()),
+            (3, None, None, None) => (Some(pos[0].clone()), pos[1].clone(), Some(pos[2].clone())),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "arange() received an invalid combination of arguments: expected (end), (start, end) or (start, end, step)",
+                ))
+            }
+        };
+        let e = range_scalar(&e, "end")?;
+        let s = s
+            .map(|s| range_scalar(&s, "start"))
+            .transpose()?
+            .unwrap_or(Scalar::Int(0));
+        let st = st
+            .map(|s| range_scalar(&s, "step"))
+            .transpose()?
+            .unwrap_or(Scalar::Int(1));
+        let any_float = [s, e, st].iter().any(|x| matches!(x, Scalar::Float(_)));
+        let d = dt(dtype).unwrap_or(if any_float {
+            crate::tensor::dtype::default_float()
+        } else {
+            DType::I64
+        });
+        if d == DType::Bool {
+            return Err(PyNotImplementedError::new_err(
+                "\"arange_cpu\" not implemented for 'Bool'",
+            ));
+        }
+        if d == DType::I64 && st.to_f64() != 0.0 && (st.to_f64() as i64) == 0 {
+            return Err(PyValueError::new_err("step must be nonzero"));
+        }
+        finish(Tensor::arange(s, e, st, d)?, requires_grad)
+    }
+    #[pyo3(signature = (start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+    pub(crate) fn linspace(
+        start: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        steps: i64,
+        dtype: Option<DTypeArg>,
+        layout: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        pin_memory: bool,
+        requires_grad: bool,
+    ) -> PyResult<PyTensor> {
+        cpu_only(layout, device, pin_memory)?;
+        if steps < 0 {
+            return Err(PyRuntimeError::new_err(
+                "number of steps must be non-negative",
+            ));
+        }
+        let s = range_scalar(start, "start")?.to_f64();
+        let e = range_scalar(end, "end")?.to_f64();
+        let d = default_float(dtype);
+        if d == DType::Bool {
+            return Err(PyNotImplementedError::new_err(
+                "\"linspace_cpu\" not implemented for 'Bool'",
+            ));
+        }
+        finish(Tensor::linspace(s, e, steps as usize, d)?, requires_grad)
+    }
+    #[pyo3(signature = (n, m=None, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+    pub(crate) fn eye(
+        n: i64,
+        m: Option<i64>,
+        dtype: Option<DTypeArg>,
+        layout: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        pin_memory: bool,
+        requires_grad: bool,
+    ) -> PyResult<PyTensor> {
+        cpu_only(layout, device, pin_memory)?;
+        if n < 0 {
+            return Err(PyRuntimeError::new_err(format!(
+                "n must be greater or equal to 0, got {n}"
+            )));
+        }
+        let m = m.unwrap_or(n);
+        if m < 0 {
+            return Err(PyRuntimeError::new_err(format!(
+                "m must be greater or equal to 0, got {m}"
+            )));
+        }
+        checked_dims(&[n, m])?;
+        finish(
+            Tensor::eye(n as usize, m as usize, default_float(dtype))?,
+            requires_grad,
+        )
+    }
+    pub(crate) fn get_default_dtype() -> PyDType {
+        crate::tensor::dtype::default_float().into()
+    }
+    pub(crate) fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Ok(d) = d.extract::<PyDType>() else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "set_default_dtype(): argument 'd' must be torch.dtype, not {}",
+                d.get_type().name()?
+            )));
+        };
+        Ok(crate::tensor::dtype::set_default_float(d.dtype)?)
+    }
+    pub(crate) fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
+        obj.is_instance_of::<PyTensor>()
+    }
+    pub(crate) fn is_floating_point(input: PyRef<'_, PyTensor>) -> bool {
+        input.inner.dtype().is_floating()
+    }
+    pub(crate) fn numel(input: PyRef<'_, PyTensor>) -> usize {
+        input.inner.numel()
+    }
+    /// The seed the global generator was last seeded with.
+    pub(crate) fn initial_seed() -> u64 {
+        crate::tensor::random::initial_seed()
+    }
+    /// Seeds the global generator from the clock; returns the seed.
+    pub(crate) fn seed() -> u64 {
+        let s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            & ((1u64 << 63) - 1);
+        crate::manual_seed(s);
+        s
+    }
+    /// The global generator's state, as an int64 tensor (opaque: pass it back to
+    /// `set_rng_state`).
+    pub(crate) fn get_rng_state() -> PyResult<PyTensor> {
+        let st = crate::tensor::random::rng_state();
+        Ok(wrap(Tensor::from_vec(
+            st.iter().map(|&w| w as i64).collect::<Vec<_>>(),
+            &[st.len()],
+        )?))
+    }
+    pub(crate) fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
+        let t = &new_state.inner;
+        if t.dtype() != DType::I64 || t.shape() != [5] {
+            return Err(PyRuntimeError::new_err(
+                "set_rng_state expects a state returned by ferrograd.get_rng_state()",
+            ));
+        }
+        let v = t.to_vec::<i64>();
+        let mut st = [0u64; 5];
+        for (s, x) in st.iter_mut().zip(v) {
+            *s = x as u64;
+        }
+        crate::tensor::random::set_rng_state(st).map_err(PyErr::from)
+    }
+    /// Panics inside Rust, to test that a panic becomes a Python exception
+    /// (pyo3's PanicException) and leaves the interpreter alive.
+    pub(crate) fn _test_panic() {
+        panic!("ferrograd._C._test_panic: deliberate panic for testing");
+    }
 }
 
 pub(crate) fn check_pin_memory(pin_memory: bool) -> PyResult<()> {
@@ -62,29 +295,16 @@ pub(crate) fn check_pin_memory(pin_memory: bool) -> PyResult<()> {
     Ok(())
 }
 
-/// `as_tensor`: shares memory with a tensor or NumPy array when no
-/// conversion is needed, else copies as `tensor()` does.
-#[pyfunction]
-#[pyo3(signature = (data, dtype=None, device=None))]
-pub(crate) fn as_tensor(
-    py: Python<'_>,
-    data: &Bound<'_, PyAny>,
-    dtype: Option<DTypeArg>,
+/// The factory arguments ferrograd only checks: `layout` (any), `device`
+/// (the CPU) and `pin_memory` (False).
+pub(crate) fn cpu_only(
+    layout: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
+    pin_memory: bool,
+) -> PyResult<()> {
+    let _ = layout;
     check_device(device)?;
-    let dtype = dt(dtype);
-    if let Ok(t) = data.cast::<PyTensor>() {
-        let inner = t.borrow().inner.clone();
-        return match dtype {
-            Some(d) if d != inner.dtype() => Ok(Py::new(py, wrap(inner.to_dtype(d)?))?.into_any()),
-            _ => Ok(data.clone().unbind()),
-        };
-    }
-    if let Some(t) = numpy::share_ndarray(data, dtype)? {
-        return Ok(Py::new(py, wrap(t))?.into_any());
-    }
-    Ok(Py::new(py, wrap(tensor_from_py(data, dtype)?))?.into_any())
+    check_pin_memory(pin_memory)
 }
 
 // ---------------------------------------------------------------------------
@@ -96,61 +316,38 @@ pub(crate) fn default_float(d: Option<DTypeArg>) -> DType {
 }
 
 /// `name(*shape, size=None, dtype=None, layout=None, device=None,
-/// pin_memory=False, requires_grad=False)` factories: `|shape, dtype| make`.
+/// pin_memory=False, requires_grad=False)` factories: `|shape, dtype| make`;
+/// `name [generator]` also takes `generator=None` after `size`.
 macro_rules! shape_factories {
-    ($($(#[$meta:meta])* $name:ident => |$s:ident, $d:ident| $make:expr;)*) => {$(
+    ($($(#[$meta:meta])* $name:ident $([$generator:ident])? => |$s:ident, $d:ident| $make:expr;)*) => {$(
         $(#[$meta])*
         #[pyfunction]
-        #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-        #[allow(clippy::too_many_arguments)]
+        #[pyo3(signature = (*shape, size=None, $($generator=None,)? dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
         pub(crate) fn $name(
             shape: &Bound<'_, PyTuple>,
             size: Option<&Bound<'_, PyAny>>,
+            $($generator: Option<&Bound<'_, PyAny>>,)?
             dtype: Option<DTypeArg>,
             layout: Option<&Bound<'_, PyAny>>,
             device: Option<&Bound<'_, PyAny>>,
             pin_memory: bool,
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
-            let _ = layout;
-            check_device(device)?;
-            check_pin_memory(pin_memory)?;
+            cpu_only(layout, device, pin_memory)?;
+            $(random::check_generator($generator)?;)?
             let $s = shape_from(shape, size, stringify!($name))?;
             let $d = default_float(dtype);
             finish($make, requires_grad)
         }
     )*};
 }
+pub(crate) use shape_factories;
 
 shape_factories! {
     /// A tensor of zeros.
     zeros => |s, d| Tensor::try_full(&s, Scalar::Int(0), d)?;
     /// A tensor of ones.
     ones => |s, d| Tensor::try_full(&s, Scalar::Int(1), d)?;
-}
-
-/// `empty`: ferrograd zero-fills, so "uninitialised" memory is zeros.
-#[pyfunction]
-#[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false, memory_format=None))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn empty(
-    shape: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    let s = shape_from(shape, size, "empty")?;
-    finish(
-        Tensor::try_full(&s, Scalar::Int(0), default_float(dtype))?,
-        requires_grad,
-    )
 }
 
 /// A fill value and the dtype torch infers from it.
@@ -186,27 +383,6 @@ pub(crate) fn fill_scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     )))
 }
 
-#[pyfunction]
-#[pyo3(signature = (size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn full(
-    size: &Bound<'_, PyAny>,
-    fill_value: &Bound<'_, PyAny>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    let s = checked_dims(&seq_shape(size, "full")?)?;
-    let v = fill_scalar(fill_value)?;
-    let d = dt(dtype).unwrap_or(v.dtype());
-    finish(Tensor::try_full(&s, v, d)?, requires_grad)
-}
-
 /// A number argument of a range function (Python number, NumPy scalar or
 /// one-element tensor).
 pub(crate) fn range_scalar(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Scalar> {
@@ -232,226 +408,16 @@ pub(crate) fn range_scalar(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Scalar>
     )))
 }
 
-#[pyfunction]
-#[pyo3(signature = (*args, start=None, end=None, step=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn arange(
-    args: &Bound<'_, PyTuple>,
-    start: Option<&Bound<'_, PyAny>>,
-    end: Option<&Bound<'_, PyAny>>,
-    step: Option<&Bound<'_, PyAny>>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
-    let (s, e, st) = match (pos.len(), start, end, step) {
-        (0, s, Some(e), st) => (s.cloned(), e.clone(), st.cloned()),
-        (1, None, None, st) => (None, pos[0].clone(), st.cloned()),
-        (1, None, Some(e), st) => (Some(pos[0].clone()), e.clone(), st.cloned()),
-        (2, None, None, st) => (Some(pos[0].clone()), pos[1].clone(), st.cloned()),
-        (3, None, None, None) => (Some(pos[0].clone()), pos[1].clone(), Some(pos[2].clone())),
-        _ => {
-            return Err(PyTypeError::new_err(
-                "arange() received an invalid combination of arguments: expected (end), (start, end) or (start, end, step)",
-            ))
-        }
-    };
-    let e = range_scalar(&e, "end")?;
-    let s = s
-        .map(|s| range_scalar(&s, "start"))
-        .transpose()?
-        .unwrap_or(Scalar::Int(0));
-    let st = st
-        .map(|s| range_scalar(&s, "step"))
-        .transpose()?
-        .unwrap_or(Scalar::Int(1));
-    let any_float = [s, e, st].iter().any(|x| matches!(x, Scalar::Float(_)));
-    let d = dt(dtype).unwrap_or(if any_float {
-        crate::tensor::dtype::default_float()
-    } else {
-        DType::I64
-    });
-    if d == DType::Bool {
-        return Err(PyNotImplementedError::new_err(
-            "\"arange_cpu\" not implemented for 'Bool'",
-        ));
-    }
-    if d == DType::I64 && st.to_f64() != 0.0 && (st.to_f64() as i64) == 0 {
-        return Err(PyValueError::new_err("step must be nonzero"));
-    }
-    finish(Tensor::arange(s, e, st, d)?, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn linspace(
-    start: &Bound<'_, PyAny>,
-    end: &Bound<'_, PyAny>,
-    steps: i64,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    if steps < 0 {
-        return Err(PyRuntimeError::new_err(
-            "number of steps must be non-negative",
-        ));
-    }
-    let s = range_scalar(start, "start")?.to_f64();
-    let e = range_scalar(end, "end")?.to_f64();
-    let d = default_float(dtype);
-    if d == DType::Bool {
-        return Err(PyNotImplementedError::new_err(
-            "\"linspace_cpu\" not implemented for 'Bool'",
-        ));
-    }
-    finish(Tensor::linspace(s, e, steps as usize, d)?, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (n, m=None, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn eye(
-    n: i64,
-    m: Option<i64>,
-    dtype: Option<DTypeArg>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    pin_memory: bool,
-    requires_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
-    if n < 0 {
-        return Err(PyRuntimeError::new_err(format!(
-            "n must be greater or equal to 0, got {n}"
-        )));
-    }
-    let m = m.unwrap_or(n);
-    if m < 0 {
-        return Err(PyRuntimeError::new_err(format!(
-            "m must be greater or equal to 0, got {m}"
-        )));
-    }
-    checked_dims(&[n, m])?;
-    finish(
-        Tensor::eye(n as usize, m as usize, default_float(dtype))?,
-        requires_grad,
-    )
-}
-
-#[pyfunction]
-pub(crate) fn get_default_dtype() -> PyDType {
-    crate::tensor::dtype::default_float().into()
-}
-
-#[pyfunction]
-pub(crate) fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
-    let Ok(d) = d.extract::<PyDType>() else {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "set_default_dtype(): argument 'd' must be torch.dtype, not {}",
-            d.get_type().name()?
-        )));
-    };
-    Ok(crate::tensor::dtype::set_default_float(d.dtype)?)
-}
-
-#[pyfunction]
-pub(crate) fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_instance_of::<PyTensor>()
-}
-
-#[pyfunction]
-pub(crate) fn is_floating_point(input: PyRef<'_, PyTensor>) -> bool {
-    input.inner.dtype().is_floating()
-}
-
-#[pyfunction]
-pub(crate) fn numel(input: PyRef<'_, PyTensor>) -> usize {
-    input.inner.numel()
-}
-
-/// The seed the global generator was last seeded with.
-#[pyfunction]
-pub(crate) fn initial_seed() -> u64 {
-    crate::tensor::random::initial_seed()
-}
-
-/// Seeds the global generator from the clock; returns the seed.
-#[pyfunction]
-pub(crate) fn seed() -> u64 {
-    let s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-        & ((1u64 << 63) - 1);
-    crate::manual_seed(s);
-    s
-}
-
-/// The global generator's state, as an int64 tensor (opaque: pass it back to
-/// `set_rng_state`).
-#[pyfunction]
-pub(crate) fn get_rng_state() -> PyResult<PyTensor> {
-    let st = crate::tensor::random::rng_state();
-    Ok(wrap(Tensor::from_vec(
-        st.iter().map(|&w| w as i64).collect::<Vec<_>>(),
-        &[st.len()],
-    )?))
-}
-
-#[pyfunction]
-pub(crate) fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
-    let t = &new_state.inner;
-    if t.dtype() != DType::I64 || t.shape() != [5] {
-        return Err(PyRuntimeError::new_err(
-            "set_rng_state expects a state returned by ferrograd.get_rng_state()",
-        ));
-    }
-    let v = t.to_vec::<i64>();
-    let mut st = [0u64; 5];
-    for (s, x) in st.iter_mut().zip(v) {
-        *s = x as u64;
-    }
-    crate::tensor::random::set_rng_state(st).map_err(PyErr::from)
-}
-
-/// Panics inside Rust, to test that a panic becomes a Python exception
-/// (pyo3's PanicException) and leaves the interpreter alive.
-#[pyfunction]
-pub(crate) fn _test_panic() {
-    panic!("ferrograd._C._test_panic: deliberate panic for testing");
-}
-
 // ---------------------------------------------------------------------------
 // Tensor methods: new_*, to, type, cpu
 // ---------------------------------------------------------------------------
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
     m.add_class::<crate::python::core::device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(_set_size_class, m)?)?;
-    m.add_function(wrap_pyfunction!(tensor, m)?)?;
-    m.add_function(wrap_pyfunction!(as_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(ones, m)?)?;
-    m.add_function(wrap_pyfunction!(empty, m)?)?;
-    m.add_function(wrap_pyfunction!(full, m)?)?;
-    m.add_function(wrap_pyfunction!(arange, m)?)?;
-    m.add_function(wrap_pyfunction!(linspace, m)?)?;
-    m.add_function(wrap_pyfunction!(eye, m)?)?;
     m.add_function(wrap_pyfunction!(random::rand, m)?)?;
     m.add_function(wrap_pyfunction!(random::randn, m)?)?;
     m.add_function(wrap_pyfunction!(random::randint, m)?)?;
@@ -463,15 +429,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(like::rand_like, m)?)?;
     m.add_function(wrap_pyfunction!(like::randn_like, m)?)?;
     m.add_function(wrap_pyfunction!(like::randint_like, m)?)?;
-    m.add_function(wrap_pyfunction!(get_default_dtype, m)?)?;
-    m.add_function(wrap_pyfunction!(set_default_dtype, m)?)?;
-    m.add_function(wrap_pyfunction!(is_tensor, m)?)?;
-    m.add_function(wrap_pyfunction!(is_floating_point, m)?)?;
-    m.add_function(wrap_pyfunction!(numel, m)?)?;
-    m.add_function(wrap_pyfunction!(initial_seed, m)?)?;
-    m.add_function(wrap_pyfunction!(seed, m)?)?;
-    m.add_function(wrap_pyfunction!(get_rng_state, m)?)?;
-    m.add_function(wrap_pyfunction!(set_rng_state, m)?)?;
-    m.add_function(wrap_pyfunction!(_test_panic, m)?)?;
     Ok(())
 }

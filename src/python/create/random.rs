@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::python::core::args::*;
-use crate::python::core::device::*;
 use crate::python::core::tensor::PyTensor;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -29,41 +28,17 @@ pub(crate) fn random_float(d: DType, what: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// `name(*shape, size=None, generator=None, dtype=None, ...)` random
-/// factories of floating dtypes (`kernel` names torch's error).
-macro_rules! random_factories {
-    ($($(#[$meta:meta])* $name:ident, $kernel:literal => |$s:ident, $d:ident| $make:expr;)*) => {$(
-        $(#[$meta])*
-        #[pyfunction]
-        #[pyo3(signature = (*shape, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-        #[allow(clippy::too_many_arguments)]
-        pub(crate) fn $name(
-            shape: &Bound<'_, PyTuple>,
-            size: Option<&Bound<'_, PyAny>>,
-            generator: Option<&Bound<'_, PyAny>>,
-            dtype: Option<DTypeArg>,
-            layout: Option<&Bound<'_, PyAny>>,
-            device: Option<&Bound<'_, PyAny>>,
-            pin_memory: bool,
-            requires_grad: bool,
-        ) -> PyResult<PyTensor> {
-            let _ = layout;
-            check_device(device)?;
-            check_pin_memory(pin_memory)?;
-            check_generator(generator)?;
-            let $s = shape_from(shape, size, stringify!($name))?;
-            let $d = default_float(dtype);
-            random_float($d, $kernel)?;
-            finish($make?, requires_grad)
-        }
-    )*};
-}
-
-random_factories! {
+shape_factories! {
     /// Uniform random numbers in [0, 1).
-    rand, "check_uniform_bounds" => |s, d| Tensor::rand(&s, d);
+    rand [generator] => |s, d| {
+        random_float(d, "check_uniform_bounds")?;
+        Tensor::rand(&s, d)?
+    };
     /// Standard normal random numbers.
-    randn, "normal_kernel_cpu" => |s, d| Tensor::randn(&s, d);
+    randn [generator] => |s, d| {
+        random_float(d, "normal_kernel_cpu")?;
+        Tensor::randn(&s, d)?
+    };
 }
 
 pub(crate) fn int_bound(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
@@ -76,7 +51,6 @@ pub(crate) fn int_bound(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
 /// `randint(high, size)`, `randint(low, high, size)` and keyword forms.
 #[pyfunction]
 #[pyo3(signature = (*args, low=None, high=None, size=None, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn randint(
     args: &Bound<'_, PyTuple>,
     low: Option<&Bound<'_, PyAny>>,
@@ -89,9 +63,7 @@ pub(crate) fn randint(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     check_generator(generator)?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let bad = || {
@@ -117,7 +89,6 @@ pub(crate) fn randint(
 
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn randperm(
     n: i64,
     generator: Option<&Bound<'_, PyAny>>,
@@ -127,9 +98,7 @@ pub(crate) fn randperm(
     pin_memory: bool,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let _ = layout;
-    check_device(device)?;
-    check_pin_memory(pin_memory)?;
+    cpu_only(layout, device, pin_memory)?;
     check_generator(generator)?;
     let n = checked_dims(&[n])?[0];
     let d = dt(dtype).unwrap_or(DType::I64);

@@ -4,168 +4,101 @@
 
 use crate::nn::init;
 use crate::python::core::args::as_scalar;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::PyTensor;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 type Out<'py> = PyResult<PyRef<'py, PyTensor>>;
 
-#[pyfunction]
-#[pyo3(signature = (tensor, a=0.0, b=1.0, generator=None))]
-fn uniform_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    a: f64,
-    b: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::uniform_(&tensor.inner, a, b)?;
-    Ok(tensor)
+/// `name(tensor, <args>, generator=None)` schemes with the same arguments
+/// as `crate::nn::init::name`.
+macro_rules! schemes {
+    ($($name:ident($($arg:ident: $ty:ty = $def:tt),*);)*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (tensor, $($arg = $def,)* generator=None))]
+        fn $name<'py>(
+            tensor: PyRef<'py, PyTensor>,
+            $($arg: $ty,)*
+            generator: Option<&Bound<'py, PyAny>>,
+        ) -> Out<'py> {
+            let _ = generator;
+            init::$name(&tensor.inner, $($arg),*)?;
+            Ok(tensor)
+        }
+    )*};
 }
 
-#[pyfunction]
-#[pyo3(signature = (tensor, mean=0.0, std=1.0, generator=None))]
-fn normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    mean: f64,
-    std: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::normal_(&tensor.inner, mean, std)?;
-    Ok(tensor)
+schemes! {
+    uniform_(a: f64 = 0.0, b: f64 = 1.0);
+    normal_(mean: f64 = 0.0, std: f64 = 1.0);
+    xavier_uniform_(gain: f64 = 1.0);
+    xavier_normal_(gain: f64 = 1.0);
+    kaiming_uniform_(a: f64 = 0.0, mode: &str = "fan_in", nonlinearity: &str = "leaky_relu");
+    kaiming_normal_(a: f64 = 0.0, mode: &str = "fan_in", nonlinearity: &str = "leaky_relu");
 }
 
-#[pyfunction]
-#[pyo3(signature = (tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None))]
-fn trunc_normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    mean: f64,
-    std: f64,
-    a: f64,
-    b: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::trunc_normal_(&tensor.inner, mean, std, a, b)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn constant_<'py>(tensor: PyRef<'py, PyTensor>, val: &Bound<'py, PyAny>) -> Out<'py> {
-    let v =
-        as_scalar(val).ok_or_else(|| PyTypeError::new_err("constant_(): val must be a number"))?;
-    init::constant_(&tensor.inner, v)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn ones_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
-    init::constant_(&tensor.inner, 1.0.into())?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn zeros_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
-    init::constant_(&tensor.inner, 0.0.into())?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-fn eye_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
-    init::eye_(&tensor.inner)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, gain=1.0, generator=None))]
-fn xavier_uniform_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    gain: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::xavier_uniform_(&tensor.inner, gain)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, gain=1.0, generator=None))]
-fn xavier_normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    gain: f64,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::xavier_normal_(&tensor.inner, gain)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None))]
-fn kaiming_uniform_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    a: f64,
-    mode: &str,
-    nonlinearity: &str,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::kaiming_uniform_(&tensor.inner, a, mode, nonlinearity)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None))]
-fn kaiming_normal_<'py>(
-    tensor: PyRef<'py, PyTensor>,
-    a: f64,
-    mode: &str,
-    nonlinearity: &str,
-    generator: Option<&Bound<'py, PyAny>>,
-) -> Out<'py> {
-    let _ = generator;
-    init::kaiming_normal_(&tensor.inner, a, mode, nonlinearity)?;
-    Ok(tensor)
-}
-
-#[pyfunction]
-#[pyo3(signature = (nonlinearity, param=None))]
-fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> PyResult<f64> {
-    Ok(init::gain(nonlinearity, param)?)
-}
-
-#[pyfunction]
-fn _calculate_fan_in_and_fan_out(tensor: PyRef<'_, PyTensor>) -> PyResult<(usize, usize)> {
-    Ok(init::fans(&tensor.inner)?)
-}
-
-/// `Linear.reset_parameters`.
-#[pyfunction]
-fn _reset_linear_(weight: PyRef<'_, PyTensor>, bias: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
-    Ok(init::reset_linear_(
-        &weight.inner,
-        bias.as_ref().map(|b| &b.inner),
-    )?)
+bind_functions! { register_i_fns:
+    #[pyo3(signature = (tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None))]
+    fn trunc_normal_<'py>(
+        tensor: PyRef<'py, PyTensor>,
+        mean: f64,
+        std: f64,
+        a: f64,
+        b: f64,
+        generator: Option<&Bound<'py, PyAny>>,
+    ) -> Out<'py> {
+        let _ = generator;
+        init::trunc_normal_(&tensor.inner, mean, std, a, b)?;
+        Ok(tensor)
+    }
+    fn constant_<'py>(tensor: PyRef<'py, PyTensor>, val: &Bound<'py, PyAny>) -> Out<'py> {
+        let v =
+            as_scalar(val).ok_or_else(|| PyTypeError::new_err("constant_(): val must be a number"))?;
+        init::constant_(&tensor.inner, v)?;
+        Ok(tensor)
+    }
+    fn ones_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
+        init::constant_(&tensor.inner, 1.0.into())?;
+        Ok(tensor)
+    }
+    fn zeros_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
+        init::constant_(&tensor.inner, 0.0.into())?;
+        Ok(tensor)
+    }
+    fn eye_(tensor: PyRef<'_, PyTensor>) -> Out<'_> {
+        init::eye_(&tensor.inner)?;
+        Ok(tensor)
+    }
+    #[pyo3(signature = (nonlinearity, param=None))]
+    fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> PyResult<f64> {
+        Ok(init::gain(nonlinearity, param)?)
+    }
+    fn _calculate_fan_in_and_fan_out(tensor: PyRef<'_, PyTensor>) -> PyResult<(usize, usize)> {
+        Ok(init::fans(&tensor.inner)?)
+    }
+    /// `Linear.reset_parameters`.
+    fn _reset_linear_(
+        weight: PyRef<'_, PyTensor>,
+        bias: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<()> {
+        Ok(init::reset_linear_(
+            &weight.inner,
+            bias.as_ref().map(|b| &b.inner),
+        )?)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let i = PyModule::new(m.py(), "_init")?;
+    register_i_fns(&i)?;
     for f in [
         wrap_pyfunction!(uniform_, &i)?,
         wrap_pyfunction!(normal_, &i)?,
-        wrap_pyfunction!(trunc_normal_, &i)?,
-        wrap_pyfunction!(constant_, &i)?,
-        wrap_pyfunction!(ones_, &i)?,
-        wrap_pyfunction!(zeros_, &i)?,
-        wrap_pyfunction!(eye_, &i)?,
         wrap_pyfunction!(xavier_uniform_, &i)?,
         wrap_pyfunction!(xavier_normal_, &i)?,
         wrap_pyfunction!(kaiming_uniform_, &i)?,
         wrap_pyfunction!(kaiming_normal_, &i)?,
-        wrap_pyfunction!(calculate_gain, &i)?,
-        wrap_pyfunction!(_calculate_fan_in_and_fan_out, &i)?,
-        wrap_pyfunction!(_reset_linear_, &i)?,
     ] {
         i.add_function(f)?;
     }

@@ -2,6 +2,7 @@
 //! are `crate::nn::clip`).
 
 use crate::nn::clip;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::PyValueError;
@@ -31,19 +32,20 @@ fn norm_order(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     obj.extract::<f64>()
 }
 
-#[pyfunction]
-#[pyo3(signature = (parameters, max_norm, norm_type=None, error_if_nonfinite=false, foreach=None))]
-fn clip_grad_norm_(
-    parameters: &Bound<'_, PyAny>,
-    max_norm: f64,
-    norm_type: Option<&Bound<'_, PyAny>>,
-    error_if_nonfinite: bool,
-    foreach: Option<bool>,
-) -> PyResult<PyTensor> {
-    let _ = foreach;
-    let p = norm_type.map(norm_order).transpose()?.unwrap_or(2.0);
-    let total = clip::clip_grad_norm_(&tensors(parameters)?, max_norm, p, error_if_nonfinite)?;
-    Ok(wrap(total))
+bind_functions! { register_nn_fns:
+    #[pyo3(signature = (parameters, max_norm, norm_type=None, error_if_nonfinite=false, foreach=None))]
+    fn clip_grad_norm_(
+        parameters: &Bound<'_, PyAny>,
+        max_norm: f64,
+        norm_type: Option<&Bound<'_, PyAny>>,
+        error_if_nonfinite: bool,
+        foreach: Option<bool>,
+    ) -> PyResult<PyTensor> {
+        let _ = foreach;
+        let p = norm_type.map(norm_order).transpose()?.unwrap_or(2.0);
+        let total = clip::clip_grad_norm_(&tensors(parameters)?, max_norm, p, error_if_nonfinite)?;
+        Ok(wrap(total))
+    }
 }
 
 #[pyfunction]
@@ -59,6 +61,6 @@ fn clip_grad_value_(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
-    nn.add_function(wrap_pyfunction!(clip_grad_norm_, &nn)?)?;
+    register_nn_fns(&nn)?;
     nn.add_function(wrap_pyfunction!(clip_grad_value_, &nn)?)
 }

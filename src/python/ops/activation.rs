@@ -4,6 +4,7 @@
 
 use crate::ops::activation::{SELU_ALPHA, SELU_SCALE};
 use crate::ops::pad::PadMode;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -25,121 +26,100 @@ fn activation<'py>(
     Ok(Bound::new(input.py(), wrap(op(&t)?))?.into_any())
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, negative_slope=0.01, inplace=false))]
-fn leaky_relu<'py>(input: &Bound<'py, PyTensor>, negative_slope: f64, inplace: bool) -> Out<'py> {
-    activation(
-        input,
-        inplace,
-        |t| t.leaky_relu(negative_slope),
-        |t| t.leaky_relu_(negative_slope),
-    )
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, min_val=-1.0, max_val=1.0, inplace=false))]
-fn hardtanh<'py>(
-    input: &Bound<'py, PyTensor>,
-    min_val: f64,
-    max_val: f64,
-    inplace: bool,
-) -> Out<'py> {
-    activation(
-        input,
-        inplace,
-        |t| t.hardtanh(min_val, max_val),
-        |t| t.hardtanh_(min_val, max_val),
-    )
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, inplace=false))]
-fn relu6<'py>(input: &Bound<'py, PyTensor>, inplace: bool) -> Out<'py> {
-    activation(input, inplace, |t| t.relu6(), |t| t.hardtanh_(0.0, 6.0))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, alpha=1.0, inplace=false))]
-fn elu<'py>(input: &Bound<'py, PyTensor>, alpha: f64, inplace: bool) -> Out<'py> {
-    activation(
-        input,
-        inplace,
-        |t| t.elu(alpha, 1.0, 1.0),
-        |t| t.elu_(alpha, 1.0, 1.0),
-    )
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, inplace=false))]
-fn selu<'py>(input: &Bound<'py, PyTensor>, inplace: bool) -> Out<'py> {
-    activation(
-        input,
-        inplace,
-        |t| t.selu(),
-        |t| t.elu_(SELU_ALPHA, SELU_SCALE, 1.0),
-    )
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, alpha=1.0, inplace=false))]
-fn celu<'py>(input: &Bound<'py, PyTensor>, alpha: f64, inplace: bool) -> Out<'py> {
-    activation(
-        input,
-        inplace,
-        |t| t.celu(alpha),
-        |t| t.elu_(alpha, 1.0, 1.0 / alpha),
-    )
-}
-
-#[pyfunction]
-fn logsigmoid(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.logsigmoid()?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensor, num_classes=-1))]
-fn one_hot(tensor: PyRef<'_, PyTensor>, num_classes: i64) -> PyResult<PyTensor> {
-    Ok(wrap(tensor.inner.one_hot(num_classes)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, pad, mode="constant", value=None))]
-fn pad(
-    input: PyRef<'_, PyTensor>,
-    pad: Vec<i64>,
-    mode: &str,
-    value: Option<f64>,
-) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.pad(&pad, PadMode::parse(mode)?, value)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, p=2.0, dim=1, eps=1e-12, out=None))]
-fn normalize(
-    input: PyRef<'_, PyTensor>,
-    p: f64,
-    dim: i64,
-    eps: f64,
-    out: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    if out.is_some_and(|o| !o.is_none()) {
-        return Err(pyo3::exceptions::PyTypeError::new_err(
-            "ferrograd: normalize(out=...) is not supported",
-        ));
+bind_functions! { register_nn_fns:
+    #[pyo3(signature = (input, negative_slope=0.01, inplace=false))]
+    fn leaky_relu<'py>(
+        input: &Bound<'py, PyTensor>,
+        negative_slope: f64,
+        inplace: bool,
+    ) -> Out<'py> {
+        activation(
+            input,
+            inplace,
+            |t| t.leaky_relu(negative_slope),
+            |t| t.leaky_relu_(negative_slope),
+        )
     }
-    Ok(wrap(input.inner.normalize(p, dim, eps)?))
-}
-
-/// torch._C._nn: activations the nn.functional layer calls.
-mod nn_fns {
-    use super::*;
-
-    #[pyfunction]
+    #[pyo3(signature = (input, min_val=-1.0, max_val=1.0, inplace=false))]
+    fn hardtanh<'py>(
+        input: &Bound<'py, PyTensor>,
+        min_val: f64,
+        max_val: f64,
+        inplace: bool,
+    ) -> Out<'py> {
+        activation(
+            input,
+            inplace,
+            |t| t.hardtanh(min_val, max_val),
+            |t| t.hardtanh_(min_val, max_val),
+        )
+    }
+    #[pyo3(signature = (input, inplace=false))]
+    fn relu6<'py>(input: &Bound<'py, PyTensor>, inplace: bool) -> Out<'py> {
+        activation(input, inplace, |t| t.relu6(), |t| t.hardtanh_(0.0, 6.0))
+    }
+    #[pyo3(signature = (input, alpha=1.0, inplace=false))]
+    fn elu<'py>(input: &Bound<'py, PyTensor>, alpha: f64, inplace: bool) -> Out<'py> {
+        activation(
+            input,
+            inplace,
+            |t| t.elu(alpha, 1.0, 1.0),
+            |t| t.elu_(alpha, 1.0, 1.0),
+        )
+    }
+    #[pyo3(signature = (input, inplace=false))]
+    fn selu<'py>(input: &Bound<'py, PyTensor>, inplace: bool) -> Out<'py> {
+        activation(
+            input,
+            inplace,
+            |t| t.selu(),
+            |t| t.elu_(SELU_ALPHA, SELU_SCALE, 1.0),
+        )
+    }
+    #[pyo3(signature = (input, alpha=1.0, inplace=false))]
+    fn celu<'py>(input: &Bound<'py, PyTensor>, alpha: f64, inplace: bool) -> Out<'py> {
+        activation(
+            input,
+            inplace,
+            |t| t.celu(alpha),
+            |t| t.elu_(alpha, 1.0, 1.0 / alpha),
+        )
+    }
+    fn logsigmoid(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.logsigmoid()?))
+    }
+    #[pyo3(signature = (tensor, num_classes=-1))]
+    fn one_hot(tensor: PyRef<'_, PyTensor>, num_classes: i64) -> PyResult<PyTensor> {
+        Ok(wrap(tensor.inner.one_hot(num_classes)?))
+    }
+    #[pyo3(signature = (input, pad, mode="constant", value=None))]
+    fn pad(
+        input: PyRef<'_, PyTensor>,
+        pad: Vec<i64>,
+        mode: &str,
+        value: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.pad(&pad, PadMode::parse(mode)?, value)?))
+    }
+    #[pyo3(signature = (input, p=2.0, dim=1, eps=1e-12, out=None))]
+    fn normalize(
+        input: PyRef<'_, PyTensor>,
+        p: f64,
+        dim: i64,
+        eps: f64,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        if out.is_some_and(|o| !o.is_none()) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "ferrograd: normalize(out=...) is not supported",
+            ));
+        }
+        Ok(wrap(input.inner.normalize(p, dim, eps)?))
+    }
     #[pyo3(signature = (input, approximate="none"))]
     pub fn gelu(input: PyRef<'_, PyTensor>, approximate: &str) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.gelu(approximate)?))
     }
-    #[pyfunction]
     #[pyo3(signature = (input, approximate="none"))]
     pub fn gelu_<'py>(
         input: PyRef<'py, PyTensor>,
@@ -148,16 +128,13 @@ mod nn_fns {
         input.inner.gelu_(approximate)?;
         Ok(input)
     }
-    #[pyfunction]
     pub fn silu(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.silu()?))
     }
-    #[pyfunction]
     pub fn silu_(input: PyRef<'_, PyTensor>) -> PyResult<PyRef<'_, PyTensor>> {
         input.inner.silu_()?;
         Ok(input)
     }
-    #[pyfunction]
     #[pyo3(signature = (input, beta=1.0, threshold=20.0))]
     pub fn softplus(input: PyRef<'_, PyTensor>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.softplus(beta, threshold)?))
@@ -166,24 +143,6 @@ mod nn_fns {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
-    for f in [
-        wrap_pyfunction!(leaky_relu, &nn)?,
-        wrap_pyfunction!(hardtanh, &nn)?,
-        wrap_pyfunction!(relu6, &nn)?,
-        wrap_pyfunction!(elu, &nn)?,
-        wrap_pyfunction!(selu, &nn)?,
-        wrap_pyfunction!(celu, &nn)?,
-        wrap_pyfunction!(logsigmoid, &nn)?,
-        wrap_pyfunction!(one_hot, &nn)?,
-        wrap_pyfunction!(pad, &nn)?,
-        wrap_pyfunction!(normalize, &nn)?,
-        wrap_pyfunction!(nn_fns::gelu, &nn)?,
-        wrap_pyfunction!(nn_fns::gelu_, &nn)?,
-        wrap_pyfunction!(nn_fns::silu, &nn)?,
-        wrap_pyfunction!(nn_fns::silu_, &nn)?,
-        wrap_pyfunction!(nn_fns::softplus, &nn)?,
-    ] {
-        nn.add_function(f)?;
-    }
+    register_nn_fns(&nn)?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! functions), inner and vdot.
 
 use crate::python::core::args::as_scalar;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
@@ -72,8 +73,7 @@ add_product!(
     addbmm, addbmm_, addbmm_fn, "addbmm"
 );
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { addmm_fns, register_fns:
     fn inner(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.inner(&other.inner)?))
     }
@@ -82,22 +82,11 @@ impl PyTensor {
     }
 }
 
-#[pyfunction]
-fn inner(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    input.inner(other)
-}
-
-#[pyfunction]
-fn vdot(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    input.vdot(other)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_fns(m)?;
     m.add_function(wrap_pyfunction!(addmm_fn, m)?)?;
     m.add_function(wrap_pyfunction!(addmv_fn, m)?)?;
     m.add_function(wrap_pyfunction!(baddbmm_fn, m)?)?;
     m.add_function(wrap_pyfunction!(addbmm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(inner, m)?)?;
-    m.add_function(wrap_pyfunction!(vdot, m)?)?;
     Ok(())
 }

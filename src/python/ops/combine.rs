@@ -6,6 +6,8 @@
 use crate::ops::combine::{self, StackKind};
 use crate::python::core::args::dims;
 use crate::python::core::args::tensor_list;
+use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
@@ -44,8 +46,7 @@ fn cross_dim(py: Python<'_>, a: &Tensor, b: &Tensor, dim: Option<i64>) -> PyResu
     }
 }
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { combine_fns, register_fns:
     fn kron(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.kron(&other.inner)?))
     }
@@ -99,17 +100,6 @@ impl PyTensor {
     fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.nan_to_num(nan, posinf, neginf)?))
     }
-    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
-    fn nan_to_num_(
-        slf: PyRef<'_, Self>,
-        nan: f64,
-        posinf: Option<f64>,
-        neginf: Option<f64>,
-    ) -> PyResult<PyRef<'_, Self>> {
-        slf.inner
-            .apply_inplace("nan_to_num_", &[], |t| t.nan_to_num(nan, posinf, neginf))?;
-        Ok(slf)
-    }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn nansum(
         &self,
@@ -133,10 +123,22 @@ impl PyTensor {
     }
 }
 
-mod functions {
-    use super::*;
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num_(
+        slf: PyRef<'_, Self>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<PyRef<'_, Self>> {
+        slf.inner
+            .apply_inplace("nan_to_num_", &[], |t| t.nan_to_num(nan, posinf, neginf))?;
+        Ok(slf)
+    }
+}
 
-    #[pyfunction]
+bind_functions! { register_functions:
     #[pyo3(signature = (*tensors, indexing=None))]
     pub fn meshgrid<'py>(
         py: Python<'py>,
@@ -164,28 +166,6 @@ mod functions {
         let grids = combine::meshgrid(&tensor_args(tensors)?, xy)?;
         PyTuple::new(py, grids.into_iter().map(wrap))
     }
-
-    /// atleast_nd of one tensor (a tensor back) or several (a tuple).
-    fn atleast<'py>(
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        n: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        if args.len() == 1 && args.get_item(0)?.is_instance_of::<PyTensor>() {
-            let item = args.get_item(0)?;
-            let input = item.cast::<PyTensor>()?;
-            let t = input.borrow().inner.atleast(n)?;
-            // the tensor itself when it has n dims already, as torch
-            return crate::python::core::tensor::same_or_new(input, t);
-        }
-        let out: Vec<PyTensor> = tensor_args(args)?
-            .iter()
-            .map(|t| t.atleast(n).map(wrap))
-            .collect::<crate::Result<_>>()?;
-        Ok(PyTuple::new(py, out)?.into_any())
-    }
-
-    #[pyfunction]
     #[pyo3(signature = (*tensors))]
     pub fn atleast_1d<'py>(
         py: Python<'py>,
@@ -193,7 +173,6 @@ mod functions {
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 1)
     }
-    #[pyfunction]
     #[pyo3(signature = (*tensors))]
     pub fn atleast_2d<'py>(
         py: Python<'py>,
@@ -201,7 +180,6 @@ mod functions {
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 2)
     }
-    #[pyfunction]
     #[pyo3(signature = (*tensors))]
     pub fn atleast_3d<'py>(
         py: Python<'py>,
@@ -209,44 +187,35 @@ mod functions {
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 3)
     }
-
-    #[pyfunction]
     pub fn vstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "vstack")?,
             StackKind::V,
         )?))
     }
-    #[pyfunction]
     pub fn hstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "hstack")?,
             StackKind::H,
         )?))
     }
-    #[pyfunction]
     pub fn dstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "dstack")?,
             StackKind::D,
         )?))
     }
-    #[pyfunction]
     pub fn column_stack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(combine::stack_kind(
             &tensor_list(tensors, "column_stack")?,
             StackKind::Column,
         )?))
     }
-
-    #[pyfunction]
     pub fn broadcast_to(input: PyRef<'_, PyTensor>, size: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.broadcast_to(&size)?))
     }
-
     /// `dims`: an int n (the last n dims of a with the first n of b), or a
     /// pair of dim lists.
-    #[pyfunction]
     #[pyo3(signature = (a, b, dims=None))]
     pub fn tensordot(
         a: PyRef<'_, PyTensor>,
@@ -269,107 +238,11 @@ mod functions {
         };
         Ok(wrap(a.inner.tensordot(&b.inner, &da, &db)?))
     }
+}
 
-    fn tail_head(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
-        if n < 0 {
-            return Err(PyRuntimeError::new_err(format!(
-                "tensordot expects dims >= 0, but got dims={n}"
-            )));
-        }
-        let nd = a.ndim() as i64;
-        Ok(((nd - n..nd).collect(), (0..n).collect()))
-    }
-
-    #[pyfunction]
-    pub fn kron(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        input.kron(other)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, other, dim=None))]
-    pub fn cross(
-        py: Python<'_>,
-        input: PyRef<'_, PyTensor>,
-        other: PyRef<'_, PyTensor>,
-        dim: Option<i64>,
-    ) -> PyResult<PyTensor> {
-        input.cross(py, other, dim)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, n=1, dim=-1, prepend=None, append=None))]
-    pub fn diff(
-        input: PyRef<'_, PyTensor>,
-        n: i64,
-        dim: i64,
-        prepend: Option<PyRef<'_, PyTensor>>,
-        append: Option<PyRef<'_, PyTensor>>,
-    ) -> PyResult<PyTensor> {
-        input.diff(n, dim, prepend, append)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, indices, dim=None))]
-    pub fn take_along_dim(
-        input: PyRef<'_, PyTensor>,
-        indices: PyRef<'_, PyTensor>,
-        dim: Option<i64>,
-    ) -> PyResult<PyTensor> {
-        input.take_along_dim(indices, dim)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, k=1, dims=vec![0, 1]))]
-    pub fn rot90(input: PyRef<'_, PyTensor>, k: i64, dims: Vec<i64>) -> PyResult<PyTensor> {
-        input.rot90(k, dims)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, repeats, dim=None, *, output_size=None))]
-    pub fn repeat_interleave(
-        input: PyRef<'_, PyTensor>,
-        repeats: &Bound<'_, PyAny>,
-        dim: Option<i64>,
-        output_size: Option<i64>,
-    ) -> PyResult<PyTensor> {
-        input.repeat_interleave(repeats, dim, output_size)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, nan=0.0, posinf=None, neginf=None))]
-    pub fn nan_to_num(
-        input: PyRef<'_, PyTensor>,
-        nan: f64,
-        posinf: Option<f64>,
-        neginf: Option<f64>,
-    ) -> PyResult<PyTensor> {
-        input.nan_to_num(nan, posinf, neginf)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-    pub fn nansum(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        input.nansum(dim, keepdim, dtype)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=None, keepdim=false))]
-    pub fn nanmean(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<PyTensor> {
-        input.nanmean(dim, keepdim)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=None))]
-    pub fn count_nonzero(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.count_nonzero(dim)
-    }
-
+bind_functions! { register_linalg_fns:
     /// `torch.linalg.cross` (dim -1 by default).
-    #[pyfunction(name = "cross")]
-    #[pyo3(signature = (input, other, *, dim=-1))]
+    #[pyo3(name = "cross", signature = (input, other, *, dim=-1))]
     pub fn linalg_cross(
         input: PyRef<'_, PyTensor>,
         other: PyRef<'_, PyTensor>,
@@ -378,7 +251,6 @@ mod functions {
         Ok(wrap(input.inner.cross(&other.inner, dim)?))
     }
     /// `torch.linalg.vector_norm`.
-    #[pyfunction]
     #[pyo3(signature = (x, ord=2.0, dim=None, keepdim=false, *, dtype=None))]
     pub fn vector_norm(
         x: PyRef<'_, PyTensor>,
@@ -396,36 +268,42 @@ mod functions {
     }
 }
 
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    use functions::*;
-    for f in [
-        wrap_pyfunction!(meshgrid, m)?,
-        wrap_pyfunction!(atleast_1d, m)?,
-        wrap_pyfunction!(atleast_2d, m)?,
-        wrap_pyfunction!(atleast_3d, m)?,
-        wrap_pyfunction!(vstack, m)?,
-        wrap_pyfunction!(hstack, m)?,
-        wrap_pyfunction!(dstack, m)?,
-        wrap_pyfunction!(column_stack, m)?,
-        wrap_pyfunction!(broadcast_to, m)?,
-        wrap_pyfunction!(tensordot, m)?,
-        wrap_pyfunction!(kron, m)?,
-        wrap_pyfunction!(cross, m)?,
-        wrap_pyfunction!(diff, m)?,
-        wrap_pyfunction!(take_along_dim, m)?,
-        wrap_pyfunction!(rot90, m)?,
-        wrap_pyfunction!(repeat_interleave, m)?,
-        wrap_pyfunction!(nan_to_num, m)?,
-        wrap_pyfunction!(nansum, m)?,
-        wrap_pyfunction!(nanmean, m)?,
-        wrap_pyfunction!(count_nonzero, m)?,
-    ] {
-        m.add_function(f)?;
+/// atleast_nd of one tensor (a tensor back) or several (a tuple).
+fn atleast<'py>(
+    py: Python<'py>,
+    args: &Bound<'py, PyTuple>,
+    n: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    if args.len() == 1 && args.get_item(0)?.is_instance_of::<PyTensor>() {
+        let item = args.get_item(0)?;
+        let input = item.cast::<PyTensor>()?;
+        let t = input.borrow().inner.atleast(n)?;
+        // the tensor itself when it has n dims already, as torch
+        return crate::python::core::tensor::same_or_new(input, t);
     }
+    let out: Vec<PyTensor> = tensor_args(args)?
+        .iter()
+        .map(|t| t.atleast(n).map(wrap))
+        .collect::<crate::Result<_>>()?;
+    Ok(PyTuple::new(py, out)?.into_any())
+}
+
+fn tail_head(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
+    if n < 0 {
+        return Err(PyRuntimeError::new_err(format!(
+            "tensordot expects dims >= 0, but got dims={n}"
+        )));
+    }
+    let nd = a.ndim() as i64;
+    Ok(((nd - n..nd).collect(), (0..n).collect()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
+    register_fns(m)?;
     m.add("row_stack", m.getattr("vstack")?)?;
     let linalg = PyModule::new(m.py(), "_linalg")?;
-    linalg.add_function(wrap_pyfunction!(linalg_cross, &linalg)?)?;
-    linalg.add_function(wrap_pyfunction!(vector_norm, &linalg)?)?;
+    register_linalg_fns(&linalg)?;
     m.add_submodule(&linalg)?;
     Ok(())
 }

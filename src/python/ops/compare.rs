@@ -3,6 +3,8 @@
 //! signatures. Argument parsing only; the math is in `ops::reduce` and
 //! `ops::pointwise`.
 
+use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -25,16 +27,7 @@ fn any(t: &Tensor, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py
     Ok(wrap(t.any(truth_dims(dim)?.as_deref(), keepdim)?))
 }
 
-#[pymethods]
-impl PyTensor {
-    #[pyo3(name = "all", signature = (dim=None, keepdim=false))]
-    fn all_method(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        all(&self.inner, dim, keepdim)
-    }
-    #[pyo3(name = "any", signature = (dim=None, keepdim=false))]
-    fn any_method(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        any(&self.inner, dim, keepdim)
-    }
+bind_methods! { compare_fns, register_fns:
     #[pyo3(signature = (other, rtol=1e-05, atol=1e-08, equal_nan=false))]
     fn isclose(
         &self,
@@ -65,60 +58,39 @@ impl PyTensor {
     }
 }
 
-#[pyfunction(name = "all")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn all_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    all(&input.inner, dim, keepdim)
+#[pymethods]
+impl PyTensor {
+    #[pyo3(name = "all", signature = (dim=None, keepdim=false))]
+    fn all_method(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        all(&self.inner, dim, keepdim)
+    }
+    #[pyo3(name = "any", signature = (dim=None, keepdim=false))]
+    fn any_method(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        any(&self.inner, dim, keepdim)
+    }
 }
 
-#[pyfunction(name = "any")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn any_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    any(&input.inner, dim, keepdim)
-}
-
-#[pyfunction(name = "isclose")]
-#[pyo3(signature = (input, other, rtol=1e-05, atol=1e-08, equal_nan=false))]
-fn isclose_fn(
-    input: PyRef<'_, PyTensor>,
-    other: PyRef<'_, PyTensor>,
-    rtol: f64,
-    atol: f64,
-    equal_nan: bool,
-) -> PyResult<PyTensor> {
-    input.isclose(other, rtol, atol, equal_nan)
-}
-
-#[pyfunction(name = "allclose")]
-#[pyo3(signature = (input, other, rtol=1e-05, atol=1e-08, equal_nan=false))]
-fn allclose_fn(
-    input: PyRef<'_, PyTensor>,
-    other: PyRef<'_, PyTensor>,
-    rtol: f64,
-    atol: f64,
-    equal_nan: bool,
-) -> PyResult<bool> {
-    input.allclose(other, rtol, atol, equal_nan)
-}
-
-#[pyfunction(name = "equal")]
-fn equal_fn(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
-    input.equal(other)
+bind_functions! { register_functions:
+    #[pyo3(name = "all", signature = (input, dim=None, keepdim=false))]
+    fn all_fn(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        all(&input.inner, dim, keepdim)
+    }
+    #[pyo3(name = "any", signature = (input, dim=None, keepdim=false))]
+    fn any_fn(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        any(&input.inner, dim, keepdim)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(all_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(any_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(isclose_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(allclose_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(equal_fn, m)?)?;
+    register_functions(m)?;
+    register_fns(m)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 use crate::ops::conv::ConvPadding;
 use crate::ops::interpolate::InterpMode;
 use crate::python::core::args::ints;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 
@@ -24,78 +25,97 @@ fn sizes_or(obj: Option<&Bound<'_, PyAny>>, default: i64) -> PyResult<Vec<i64>> 
     Ok(if v.is_empty() { vec![default] } else { v })
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
-fn unfold(
-    input: PyRef<'_, PyTensor>,
-    kernel_size: &Bound<'_, PyAny>,
-    dilation: Option<&Bound<'_, PyAny>>,
-    padding: Option<&Bound<'_, PyAny>>,
-    stride: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.unfold_blocks(
-        &ints(kernel_size)?,
-        &sizes_or(dilation, 1)?,
-        &sizes_or(padding, 0)?,
-        &sizes_or(stride, 1)?,
-    )?))
+bind_functions! { register_nn_fns:
+    #[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
+    fn unfold(
+        input: PyRef<'_, PyTensor>,
+        kernel_size: &Bound<'_, PyAny>,
+        dilation: Option<&Bound<'_, PyAny>>,
+        padding: Option<&Bound<'_, PyAny>>,
+        stride: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(input.inner.unfold_blocks(
+            &ints(kernel_size)?,
+            &sizes_or(dilation, 1)?,
+            &sizes_or(padding, 0)?,
+            &sizes_or(stride, 1)?,
+        )?))
+    }
+    #[pyo3(signature = (input, output_size, kernel_size, dilation=None, padding=None, stride=None))]
+    fn fold(
+        input: PyRef<'_, PyTensor>,
+        output_size: &Bound<'_, PyAny>,
+        kernel_size: &Bound<'_, PyAny>,
+        dilation: Option<&Bound<'_, PyAny>>,
+        padding: Option<&Bound<'_, PyAny>>,
+        stride: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let out = match ints(output_size)? {
+            v if v.len() == 1 => vec![v[0]; 2],
+            v => v,
+        };
+        Ok(wrap(input.inner.fold_blocks(
+            &out,
+            &ints(kernel_size)?,
+            &sizes_or(dilation, 1)?,
+            &sizes_or(padding, 0)?,
+            &sizes_or(stride, 1)?,
+        )?))
+    }
+    #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true))]
+    fn avg_pool1d(
+        input: PyRef<'_, PyTensor>,
+        kernel_size: &Bound<'_, PyAny>,
+        stride: Option<&Bound<'_, PyAny>>,
+        padding: Option<&Bound<'_, PyAny>>,
+        ceil_mode: bool,
+        count_include_pad: bool,
+    ) -> PyResult<PyTensor> {
+        avg_pool(
+            1,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            None,
+        )
+    }
+    /// `interpolate`'s resampling, once `nn.functional.interpolate` has worked
+    /// out the output sizes (and kept the scale factors they came from).
+    fn _interpolate(
+        input: PyRef<'_, PyTensor>,
+        output_size: Vec<usize>,
+        scale_factors: Option<Vec<f64>>,
+        mode: &str,
+        align_corners: bool,
+    ) -> PyResult<PyTensor> {
+        let mode = match mode {
+            "nearest" => InterpMode::Nearest,
+            "nearest-exact" => InterpMode::NearestExact,
+            "linear" | "bilinear" | "trilinear" => InterpMode::Linear,
+            "area" => InterpMode::Area,
+            other => {
+                return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+                    "ferrograd: interpolate mode '{other}' is not supported"
+                )))
+            }
+        };
+        Ok(wrap(input.inner.interpolate(
+            &output_size,
+            scale_factors.as_deref(),
+            mode,
+            align_corners,
+        )?))
+    }
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, output_size, kernel_size, dilation=None, padding=None, stride=None))]
-fn fold(
-    input: PyRef<'_, PyTensor>,
-    output_size: &Bound<'_, PyAny>,
-    kernel_size: &Bound<'_, PyAny>,
-    dilation: Option<&Bound<'_, PyAny>>,
-    padding: Option<&Bound<'_, PyAny>>,
-    stride: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let out = match ints(output_size)? {
-        v if v.len() == 1 => vec![v[0]; 2],
-        v => v,
-    };
-    Ok(wrap(input.inner.fold_blocks(
-        &out,
-        &ints(kernel_size)?,
-        &sizes_or(dilation, 1)?,
-        &sizes_or(padding, 0)?,
-        &sizes_or(stride, 1)?,
-    )?))
-}
-
-/// conv{s}d's arguments after `input` and `weight`.
-#[allow(clippy::too_many_arguments)]
-fn conv(
-    s: usize,
-    input: PyRef<'_, PyTensor>,
-    weight: PyRef<'_, PyTensor>,
-    bias: Option<PyRef<'_, PyTensor>>,
-    stride: Option<&Bound<'_, PyAny>>,
-    padding: Option<&Bound<'_, PyAny>>,
-    dilation: Option<&Bound<'_, PyAny>>,
-    groups: i64,
-) -> PyResult<PyTensor> {
-    let padding = match padding.map(|p| p.extract::<String>()) {
-        Some(Ok(p)) => ConvPadding::parse(&p)?,
-        _ => ConvPadding::Explicit(sizes_or(padding, 0)?),
-    };
-    Ok(wrap(input.inner.conv(
-        &weight.inner,
-        bias.as_ref().map(|b| &b.inner),
-        &sizes_or(stride, 1)?,
-        &padding,
-        &sizes_or(dilation, 1)?,
-        groups,
-        s,
-    )?))
-}
-
+/// conv{s}d: a padding string ('same', 'valid') or sizes.
 macro_rules! conv_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, dilation=None, groups=1))]
-        #[allow(clippy::too_many_arguments)]
         fn $name(
             input: PyRef<'_, PyTensor>,
             weight: PyRef<'_, PyTensor>,
@@ -105,7 +125,19 @@ macro_rules! conv_fn {
             dilation: Option<&Bound<'_, PyAny>>,
             groups: i64,
         ) -> PyResult<PyTensor> {
-            conv($s, input, weight, bias, stride, padding, dilation, groups)
+            let padding = match padding.map(|p| p.extract::<String>()) {
+                Some(Ok(p)) => ConvPadding::parse(&p)?,
+                _ => ConvPadding::Explicit(sizes_or(padding, 0)?),
+            };
+            Ok(wrap(input.inner.conv(
+                &weight.inner,
+                bias.as_ref().map(|b| &b.inner),
+                &sizes_or(stride, 1)?,
+                &padding,
+                &sizes_or(dilation, 1)?,
+                groups,
+                $s,
+            )?))
         }
     };
 }
@@ -117,7 +149,6 @@ macro_rules! conv_transpose_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
-        #[allow(clippy::too_many_arguments)]
         fn $name(
             input: PyRef<'_, PyTensor>,
             weight: PyRef<'_, PyTensor>,
@@ -164,7 +195,6 @@ macro_rules! max_pool_fn {
     ($name:ident, $with_indices:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false, return_indices=false))]
-        #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             py: Python<'py>,
             input: PyRef<'py, PyTensor>,
@@ -189,7 +219,6 @@ macro_rules! max_pool_fn {
 
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false))]
-        #[allow(clippy::too_many_arguments)]
         fn $with_indices<'py>(
             py: Python<'py>,
             input: PyRef<'py, PyTensor>,
@@ -207,29 +236,6 @@ max_pool_fn!(max_pool1d, max_pool1d_with_indices, 1);
 max_pool_fn!(max_pool2d, max_pool2d_with_indices, 2);
 max_pool_fn!(max_pool3d, max_pool3d_with_indices, 3);
 
-#[pyfunction]
-#[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true))]
-fn avg_pool1d(
-    input: PyRef<'_, PyTensor>,
-    kernel_size: &Bound<'_, PyAny>,
-    stride: Option<&Bound<'_, PyAny>>,
-    padding: Option<&Bound<'_, PyAny>>,
-    ceil_mode: bool,
-    count_include_pad: bool,
-) -> PyResult<PyTensor> {
-    avg_pool(
-        1,
-        input,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        count_include_pad,
-        None,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
 fn avg_pool(
     s: usize,
     input: PyRef<'_, PyTensor>,
@@ -256,7 +262,6 @@ macro_rules! avg_pool_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true, divisor_override=None))]
-        #[allow(clippy::too_many_arguments)]
         fn $name(
             input: PyRef<'_, PyTensor>,
             kernel_size: &Bound<'_, PyAny>,
@@ -336,40 +341,10 @@ adaptive_avg_pool_fn!(adaptive_avg_pool1d, 1);
 adaptive_avg_pool_fn!(adaptive_avg_pool2d, 2);
 adaptive_avg_pool_fn!(adaptive_avg_pool3d, 3);
 
-/// `interpolate`'s resampling, once `nn.functional.interpolate` has worked
-/// out the output sizes (and kept the scale factors they came from).
-#[pyfunction]
-fn _interpolate(
-    input: PyRef<'_, PyTensor>,
-    output_size: Vec<usize>,
-    scale_factors: Option<Vec<f64>>,
-    mode: &str,
-    align_corners: bool,
-) -> PyResult<PyTensor> {
-    let mode = match mode {
-        "nearest" => InterpMode::Nearest,
-        "nearest-exact" => InterpMode::NearestExact,
-        "linear" | "bilinear" | "trilinear" => InterpMode::Linear,
-        "area" => InterpMode::Area,
-        other => {
-            return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
-                "ferrograd: interpolate mode '{other}' is not supported"
-            )))
-        }
-    };
-    Ok(wrap(input.inner.interpolate(
-        &output_size,
-        scale_factors.as_deref(),
-        mode,
-        align_corners,
-    )?))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
+    register_nn_fns(&nn)?;
     for f in [
-        wrap_pyfunction!(unfold, &nn)?,
-        wrap_pyfunction!(fold, &nn)?,
         wrap_pyfunction!(conv1d, &nn)?,
         wrap_pyfunction!(conv2d, &nn)?,
         wrap_pyfunction!(conv3d, &nn)?,
@@ -382,7 +357,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(max_pool1d_with_indices, &nn)?,
         wrap_pyfunction!(max_pool2d_with_indices, &nn)?,
         wrap_pyfunction!(max_pool3d_with_indices, &nn)?,
-        wrap_pyfunction!(avg_pool1d, &nn)?,
         wrap_pyfunction!(avg_pool2d, &nn)?,
         wrap_pyfunction!(avg_pool3d, &nn)?,
         wrap_pyfunction!(adaptive_avg_pool1d, &nn)?,
@@ -394,7 +368,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(adaptive_max_pool1d_with_indices, &nn)?,
         wrap_pyfunction!(adaptive_max_pool2d_with_indices, &nn)?,
         wrap_pyfunction!(adaptive_max_pool3d_with_indices, &nn)?,
-        wrap_pyfunction!(_interpolate, &nn)?,
     ] {
         nn.add_function(f)?;
     }

@@ -1,14 +1,12 @@
-//! Indexing and joining from Python: `x[...]`, `x[...] = v`, gather /
-//! scatter / index_select / masked_fill / take / index_put / index_add /
-//! index_copy / index_fill, and the module
-//! functions `cat` (`concat`, `concatenate`), `stack`, `split`, `chunk`,
-//! `unbind`. Argument parsing only; the semantics live in `src/ops/`.
+//! Indexing from Python: `x[...]`, `x[...] = v`, gather / scatter /
+//! index_select / masked_fill / take / index_put / index_add / index_copy /
+//! index_fill / nonzero. Argument parsing only; the semantics live in
+//! `src/ops/index.rs`.
 
 use crate::ops::index::TensorIndex;
-use crate::ops::join;
 use crate::python::core::args::as_scalar;
-use crate::python::core::args::tensor_list;
 use crate::python::core::args::type_name;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::data::tensor_from_py;
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use crate::tensor::Scalar;
@@ -182,21 +180,6 @@ fn tuple_of(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, ts.into_iter().map(wrap))
 }
 
-/// The views of `slf` a multi-output view op made, as a tuple (each keeps
-/// `slf`'s base object for `_base`).
-fn views_of<'py>(slf: &Bound<'py, PyTensor>, ts: Vec<Tensor>) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(slf.py(), ts.into_iter().map(|t| view_result(slf, t)))
-}
-
-/// `split_size_or_sections`: an int or a sequence of ints.
-fn split_impl(t: &Tensor, arg: &Bound<'_, PyAny>, dim: i64) -> PyResult<Vec<Tensor>> {
-    if let Ok(n) = arg.extract::<i64>() {
-        return Ok(t.split(n, dim)?);
-    }
-    let sizes: Vec<i64> = arg.extract()?;
-    Ok(t.split_with_sizes(&sizes, dim)?)
-}
-
 /// The value of scatter/masked_fill: a tensor or a Python number.
 enum TensorOrScalar {
     T(Tensor),
@@ -296,6 +279,115 @@ fn alpha_arg(alpha: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Scalar> {
     )))
 }
 
+bind_methods! { index_fns, register:
+    fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.index_select(dim, &index.inner)?))
+    }
+    #[pyo3(signature = (dim, index, *, sparse_grad=false))]
+    fn gather(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        sparse_grad: bool,
+    ) -> PyResult<PyTensor> {
+        let _ = sparse_grad;
+        Ok(wrap(self.inner.gather(dim, &index.inner)?))
+    }
+    fn scatter_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.scatter_add(
+            dim,
+            &index.inner,
+            &src.inner,
+        )?))
+    }
+    #[pyo3(signature = (dim, index, src=None, value=None, *, reduce=None))]
+    fn scatter(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+        reduce: Option<&str>,
+    ) -> PyResult<PyTensor> {
+        let v = scatter_args(src, value, reduce)?;
+        Ok(wrap(scatter_out(&self.inner, dim, &index.inner, v)?))
+    }
+    fn masked_fill(
+        &self,
+        mask: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let v = tensor_or_number(value, "masked_fill")?;
+        Ok(wrap(masked_fill_out(&self.inner, &mask.inner, v)?))
+    }
+    fn masked_select(&self, mask: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.masked_select(&mask.inner)?))
+    }
+    fn take(&self, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.take(&index.inner)?))
+    }
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let a = alpha_arg(alpha, "index_add")?;
+        Ok(wrap(self.inner.index_add(
+            dim,
+            &index.inner,
+            &source.inner,
+            a,
+        )?))
+    }
+    fn index_copy(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.index_copy(
+            dim,
+            &index.inner,
+            &source.inner,
+        )?))
+    }
+    fn index_fill(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let v = tensor_or_number(value, "index_fill")?;
+        Ok(wrap(index_fill_out(&self.inner, dim, &index.inner, v)?))
+    }
+    #[pyo3(signature = (indices, values, accumulate=false))]
+    fn index_put(
+        &self,
+        indices: &Bound<'_, PyAny>,
+        values: PyRef<'_, PyTensor>,
+        accumulate: bool,
+    ) -> PyResult<PyTensor> {
+        let idx = index_list(indices)?;
+        Ok(wrap(self.inner.index_put(
+            &idx,
+            &values.inner,
+            accumulate,
+        )?))
+    }
+    #[pyo3(signature = (*, as_tuple=false))]
+    fn nonzero<'py>(&self, py: Python<'py>, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
+        nonzero_impl(py, &self.inner, as_tuple)
+    }
+}
+
 #[pymethods]
 impl PyTensor {
     fn __getitem__(slf: &Bound<'_, Self>, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -332,34 +424,6 @@ impl PyTensor {
         )))
     }
 
-    fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.index_select(dim, &index.inner)?))
-    }
-
-    #[pyo3(signature = (dim, index, *, sparse_grad=false))]
-    fn gather(
-        &self,
-        dim: i64,
-        index: PyRef<'_, PyTensor>,
-        sparse_grad: bool,
-    ) -> PyResult<PyTensor> {
-        let _ = sparse_grad;
-        Ok(wrap(self.inner.gather(dim, &index.inner)?))
-    }
-
-    fn scatter_add(
-        &self,
-        dim: i64,
-        index: PyRef<'_, PyTensor>,
-        src: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.scatter_add(
-            dim,
-            &index.inner,
-            &src.inner,
-        )?))
-    }
-
     fn scatter_add_<'py>(
         slf: PyRef<'py, Self>,
         dim: i64,
@@ -368,19 +432,6 @@ impl PyTensor {
     ) -> PyResult<PyRef<'py, Self>> {
         slf.inner.scatter_add_(dim, &index.inner, &src.inner)?;
         Ok(slf)
-    }
-
-    #[pyo3(signature = (dim, index, src=None, value=None, *, reduce=None))]
-    fn scatter(
-        &self,
-        dim: i64,
-        index: PyRef<'_, PyTensor>,
-        src: Option<&Bound<'_, PyAny>>,
-        value: Option<&Bound<'_, PyAny>>,
-        reduce: Option<&str>,
-    ) -> PyResult<PyTensor> {
-        let v = scatter_args(src, value, reduce)?;
-        Ok(wrap(scatter_out(&self.inner, dim, &index.inner, v)?))
     }
 
     #[pyo3(signature = (dim, index, src=None, value=None, *, reduce=None))]
@@ -399,15 +450,6 @@ impl PyTensor {
         Ok(slf)
     }
 
-    fn masked_fill(
-        &self,
-        mask: PyRef<'_, PyTensor>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        let v = tensor_or_number(value, "masked_fill")?;
-        Ok(wrap(masked_fill_out(&self.inner, &mask.inner, v)?))
-    }
-
     fn masked_fill_<'py>(
         slf: PyRef<'py, Self>,
         mask: PyRef<'py, PyTensor>,
@@ -418,31 +460,6 @@ impl PyTensor {
             TensorOrScalar::S(s) => slf.inner.masked_fill_scalar_(&mask.inner, s)?,
         }
         Ok(slf)
-    }
-
-    fn masked_select(&self, mask: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.masked_select(&mask.inner)?))
-    }
-
-    fn take(&self, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.take(&index.inner)?))
-    }
-
-    #[pyo3(signature = (dim, index, source, *, alpha=None))]
-    fn index_add(
-        &self,
-        dim: i64,
-        index: PyRef<'_, PyTensor>,
-        source: PyRef<'_, PyTensor>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        let a = alpha_arg(alpha, "index_add")?;
-        Ok(wrap(self.inner.index_add(
-            dim,
-            &index.inner,
-            &source.inner,
-            a,
-        )?))
     }
 
     #[pyo3(signature = (dim, index, source, *, alpha=None))]
@@ -458,19 +475,6 @@ impl PyTensor {
         Ok(slf)
     }
 
-    fn index_copy(
-        &self,
-        dim: i64,
-        index: PyRef<'_, PyTensor>,
-        source: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.index_copy(
-            dim,
-            &index.inner,
-            &source.inner,
-        )?))
-    }
-
     fn index_copy_<'py>(
         slf: PyRef<'py, Self>,
         dim: i64,
@@ -479,16 +483,6 @@ impl PyTensor {
     ) -> PyResult<PyRef<'py, Self>> {
         slf.inner.index_copy_(dim, &index.inner, &source.inner)?;
         Ok(slf)
-    }
-
-    fn index_fill(
-        &self,
-        dim: i64,
-        index: PyRef<'_, PyTensor>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        let v = tensor_or_number(value, "index_fill")?;
-        Ok(wrap(index_fill_out(&self.inner, dim, &index.inner, v)?))
     }
 
     fn index_fill_<'py>(
@@ -505,21 +499,6 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (indices, values, accumulate=false))]
-    fn index_put(
-        &self,
-        indices: &Bound<'_, PyAny>,
-        values: PyRef<'_, PyTensor>,
-        accumulate: bool,
-    ) -> PyResult<PyTensor> {
-        let idx = index_list(indices)?;
-        Ok(wrap(self.inner.index_put(
-            &idx,
-            &values.inner,
-            accumulate,
-        )?))
-    }
-
-    #[pyo3(signature = (indices, values, accumulate=false))]
     fn index_put_<'py>(
         slf: PyRef<'py, Self>,
         indices: &Bound<'py, PyAny>,
@@ -529,43 +508,6 @@ impl PyTensor {
         let idx = index_list(indices)?;
         slf.inner.index_put_(&idx, &values.inner, accumulate)?;
         Ok(slf)
-    }
-
-    #[pyo3(signature = (*, as_tuple=false))]
-    fn nonzero<'py>(&self, py: Python<'py>, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
-        nonzero_impl(py, &self.inner, as_tuple)
-    }
-
-    #[pyo3(signature = (split_size, dim=0))]
-    fn split<'py>(
-        slf: &Bound<'py, Self>,
-        split_size: &Bound<'py, PyAny>,
-        dim: i64,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let ts = split_impl(&slf.borrow().inner, split_size, dim)?;
-        views_of(slf, ts)
-    }
-
-    #[pyo3(signature = (split_sizes, dim=0))]
-    fn split_with_sizes<'py>(
-        slf: &Bound<'py, Self>,
-        split_sizes: Vec<i64>,
-        dim: i64,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let ts = slf.borrow().inner.split_with_sizes(&split_sizes, dim)?;
-        views_of(slf, ts)
-    }
-
-    #[pyo3(signature = (chunks, dim=0))]
-    fn chunk<'py>(slf: &Bound<'py, Self>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        let ts = slf.borrow().inner.chunk(chunks, dim)?;
-        views_of(slf, ts)
-    }
-
-    #[pyo3(signature = (dim=0))]
-    fn unbind<'py>(slf: &Bound<'py, Self>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        let ts = slf.borrow().inner.unbind(dim)?;
-        views_of(slf, ts)
     }
 }
 
@@ -585,222 +527,4 @@ fn nonzero_impl<'py>(py: Python<'py>, t: &Tensor, as_tuple: bool) -> PyResult<Bo
         .map(|c| c.contiguous())
         .collect::<crate::Result<_>>()?;
     Ok(tuple_of(py, cols)?.into_any())
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn cat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::cat(&tensor_list(tensors, "cat")?, dim)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn concat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::cat(&tensor_list(tensors, "concat")?, dim)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, axis=0))]
-fn concatenate(tensors: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::cat(
-        &tensor_list(tensors, "concatenate")?,
-        axis,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-    Ok(wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?))
-}
-
-/// torch.split is a Python function that calls `tensor.split(...)`: any
-/// object with a `split` method is accepted, others raise its AttributeError.
-#[pyfunction]
-#[pyo3(signature = (tensor, split_size_or_sections, dim=0))]
-fn split<'py>(
-    tensor: &Bound<'py, PyAny>,
-    split_size_or_sections: &Bound<'py, PyAny>,
-    dim: i64,
-) -> PyResult<Bound<'py, PyAny>> {
-    tensor.call_method1("split", (split_size_or_sections, dim))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, chunks, dim=0))]
-fn chunk<'py>(
-    input: &Bound<'py, PyTensor>,
-    chunks: i64,
-    dim: i64,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let ts = input.borrow().inner.chunk(chunks, dim)?;
-    views_of(input, ts)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, dim=0))]
-fn unbind<'py>(input: &Bound<'py, PyTensor>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-    let ts = input.borrow().inner.unbind(dim)?;
-    views_of(input, ts)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, dim, index, *, sparse_grad=false))]
-fn gather(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-    sparse_grad: bool,
-) -> PyResult<PyTensor> {
-    let _ = sparse_grad;
-    Ok(wrap(input.inner.gather(dim, &index.inner)?))
-}
-
-#[pyfunction]
-fn index_select(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.index_select(dim, &index.inner)?))
-}
-
-#[pyfunction]
-fn scatter_add(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-    src: PyRef<'_, PyTensor>,
-) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.scatter_add(
-        dim,
-        &index.inner,
-        &src.inner,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, dim, index, src=None, value=None, *, reduce=None))]
-fn scatter(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-    src: Option<&Bound<'_, PyAny>>,
-    value: Option<&Bound<'_, PyAny>>,
-    reduce: Option<&str>,
-) -> PyResult<PyTensor> {
-    let v = scatter_args(src, value, reduce)?;
-    Ok(wrap(scatter_out(&input.inner, dim, &index.inner, v)?))
-}
-
-#[pyfunction]
-fn masked_fill(
-    input: PyRef<'_, PyTensor>,
-    mask: PyRef<'_, PyTensor>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<PyTensor> {
-    let v = tensor_or_number(value, "masked_fill")?;
-    Ok(wrap(masked_fill_out(&input.inner, &mask.inner, v)?))
-}
-
-#[pyfunction]
-fn masked_select(input: PyRef<'_, PyTensor>, mask: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.masked_select(&mask.inner)?))
-}
-
-#[pyfunction]
-fn take(input: PyRef<'_, PyTensor>, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.take(&index.inner)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, indices, values, accumulate=false))]
-fn index_put(
-    input: PyRef<'_, PyTensor>,
-    indices: &Bound<'_, PyAny>,
-    values: PyRef<'_, PyTensor>,
-    accumulate: bool,
-) -> PyResult<PyTensor> {
-    let idx = index_list(indices)?;
-    Ok(wrap(input.inner.index_put(
-        &idx,
-        &values.inner,
-        accumulate,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, dim, index, source, *, alpha=None))]
-fn index_add(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-    source: PyRef<'_, PyTensor>,
-    alpha: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    let a = alpha_arg(alpha, "index_add")?;
-    Ok(wrap(input.inner.index_add(
-        dim,
-        &index.inner,
-        &source.inner,
-        a,
-    )?))
-}
-
-#[pyfunction]
-fn index_copy(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-    source: PyRef<'_, PyTensor>,
-) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.index_copy(
-        dim,
-        &index.inner,
-        &source.inner,
-    )?))
-}
-
-#[pyfunction]
-fn index_fill(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    index: PyRef<'_, PyTensor>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<PyTensor> {
-    let v = tensor_or_number(value, "index_fill")?;
-    Ok(wrap(index_fill_out(&input.inner, dim, &index.inner, v)?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, *, as_tuple=false))]
-fn nonzero<'py>(
-    py: Python<'py>,
-    input: PyRef<'py, PyTensor>,
-    as_tuple: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    nonzero_impl(py, &input.inner, as_tuple)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(cat, m)?)?;
-    m.add_function(wrap_pyfunction!(concat, m)?)?;
-    m.add_function(wrap_pyfunction!(concatenate, m)?)?;
-    m.add_function(wrap_pyfunction!(stack, m)?)?;
-    m.add_function(wrap_pyfunction!(split, m)?)?;
-    m.add_function(wrap_pyfunction!(chunk, m)?)?;
-    m.add_function(wrap_pyfunction!(unbind, m)?)?;
-    m.add_function(wrap_pyfunction!(gather, m)?)?;
-    m.add_function(wrap_pyfunction!(index_select, m)?)?;
-    m.add_function(wrap_pyfunction!(scatter_add, m)?)?;
-    m.add_function(wrap_pyfunction!(scatter, m)?)?;
-    m.add_function(wrap_pyfunction!(masked_fill, m)?)?;
-    m.add_function(wrap_pyfunction!(masked_select, m)?)?;
-    m.add_function(wrap_pyfunction!(take, m)?)?;
-    m.add_function(wrap_pyfunction!(index_put, m)?)?;
-    m.add_function(wrap_pyfunction!(index_add, m)?)?;
-    m.add_function(wrap_pyfunction!(index_copy, m)?)?;
-    m.add_function(wrap_pyfunction!(index_fill, m)?)?;
-    m.add_function(wrap_pyfunction!(nonzero, m)?)?;
-    Ok(())
 }

@@ -2,6 +2,7 @@
 //! signatures (legacy `size_average`/`reduce` included).
 
 use crate::ops::loss::{self, Reduction};
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -29,18 +30,131 @@ fn opt(t: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
     t.as_ref().map(|t| t.inner.clone())
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, weight, bias=None))]
-fn linear(
-    input: PyRef<'_, PyTensor>,
-    weight: PyRef<'_, PyTensor>,
-    bias: Option<PyRef<'_, PyTensor>>,
-) -> PyResult<PyTensor> {
-    Ok(wrap(loss::linear(
-        &input.inner,
-        &weight.inner,
-        opt(&bias).as_ref(),
-    )?))
+bind_functions! { register_nn_fns:
+    #[pyo3(signature = (input, weight, bias=None))]
+    fn linear(
+        input: PyRef<'_, PyTensor>,
+        weight: PyRef<'_, PyTensor>,
+        bias: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(loss::linear(
+            &input.inner,
+            &weight.inner,
+            opt(&bias).as_ref(),
+        )?))
+    }
+    #[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean", beta=1.0))]
+    fn smooth_l1_loss(
+        input: PyRef<'_, PyTensor>,
+        target: PyRef<'_, PyTensor>,
+        size_average: Option<bool>,
+        reduce: Option<bool>,
+        reduction: &str,
+        beta: f64,
+    ) -> PyResult<PyTensor> {
+        let r = self::reduction(size_average, reduce, reduction)?;
+        Ok(wrap(loss::smooth_l1_loss(
+            &input.inner,
+            &target.inner,
+            r,
+            beta,
+        )?))
+    }
+    #[pyo3(signature = (input, target, reduction="mean", delta=1.0))]
+    fn huber_loss(
+        input: PyRef<'_, PyTensor>,
+        target: PyRef<'_, PyTensor>,
+        reduction: &str,
+        delta: f64,
+    ) -> PyResult<PyTensor> {
+        let r = Reduction::parse(reduction)?;
+        Ok(wrap(loss::huber_loss(
+            &input.inner,
+            &target.inner,
+            r,
+            delta,
+        )?))
+    }
+    #[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean"))]
+    fn binary_cross_entropy(
+        input: PyRef<'_, PyTensor>,
+        target: PyRef<'_, PyTensor>,
+        weight: Option<PyRef<'_, PyTensor>>,
+        size_average: Option<bool>,
+        reduce: Option<bool>,
+        reduction: &str,
+    ) -> PyResult<PyTensor> {
+        let r = self::reduction(size_average, reduce, reduction)?;
+        let w = opt(&weight);
+        Ok(wrap(loss::binary_cross_entropy(
+            &input.inner,
+            &target.inner,
+            w.as_ref(),
+            r,
+        )?))
+    }
+    #[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None))]
+    fn binary_cross_entropy_with_logits(
+        input: PyRef<'_, PyTensor>,
+        target: PyRef<'_, PyTensor>,
+        weight: Option<PyRef<'_, PyTensor>>,
+        size_average: Option<bool>,
+        reduce: Option<bool>,
+        reduction: &str,
+        pos_weight: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<PyTensor> {
+        let r = self::reduction(size_average, reduce, reduction)?;
+        let (w, p) = (opt(&weight), opt(&pos_weight));
+        Ok(wrap(loss::binary_cross_entropy_with_logits(
+            &input.inner,
+            &target.inner,
+            w.as_ref(),
+            r,
+            p.as_ref(),
+        )?))
+    }
+    #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"))]
+    fn nll_loss(
+        input: PyRef<'_, PyTensor>,
+        target: PyRef<'_, PyTensor>,
+        weight: Option<PyRef<'_, PyTensor>>,
+        size_average: Option<bool>,
+        ignore_index: i64,
+        reduce: Option<bool>,
+        reduction: &str,
+    ) -> PyResult<PyTensor> {
+        let r = self::reduction(size_average, reduce, reduction)?;
+        let w = opt(&weight);
+        Ok(wrap(loss::nll_loss(
+            &input.inner,
+            &target.inner,
+            w.as_ref(),
+            ignore_index,
+            r,
+        )?))
+    }
+    #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0))]
+    fn cross_entropy(
+        input: PyRef<'_, PyTensor>,
+        target: PyRef<'_, PyTensor>,
+        weight: Option<PyRef<'_, PyTensor>>,
+        size_average: Option<bool>,
+        ignore_index: i64,
+        reduce: Option<bool>,
+        reduction: &str,
+        label_smoothing: f64,
+    ) -> PyResult<PyTensor> {
+        let r = self::reduction(size_average, reduce, reduction)?;
+        let w = opt(&weight);
+        Ok(wrap(loss::cross_entropy(
+            &input.inner,
+            &target.inner,
+            w.as_ref(),
+            ignore_index,
+            r,
+            label_smoothing,
+        )?))
+    }
 }
 
 /// Losses of (input, target, size_average, reduce, reduction).
@@ -62,146 +176,13 @@ macro_rules! pointwise_losses {
 }
 pointwise_losses!(mse_loss, l1_loss);
 
-#[pyfunction]
-#[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean", beta=1.0))]
-fn smooth_l1_loss(
-    input: PyRef<'_, PyTensor>,
-    target: PyRef<'_, PyTensor>,
-    size_average: Option<bool>,
-    reduce: Option<bool>,
-    reduction: &str,
-    beta: f64,
-) -> PyResult<PyTensor> {
-    let r = self::reduction(size_average, reduce, reduction)?;
-    Ok(wrap(loss::smooth_l1_loss(
-        &input.inner,
-        &target.inner,
-        r,
-        beta,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, target, reduction="mean", delta=1.0))]
-fn huber_loss(
-    input: PyRef<'_, PyTensor>,
-    target: PyRef<'_, PyTensor>,
-    reduction: &str,
-    delta: f64,
-) -> PyResult<PyTensor> {
-    let r = Reduction::parse(reduction)?;
-    Ok(wrap(loss::huber_loss(
-        &input.inner,
-        &target.inner,
-        r,
-        delta,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean"))]
-fn binary_cross_entropy(
-    input: PyRef<'_, PyTensor>,
-    target: PyRef<'_, PyTensor>,
-    weight: Option<PyRef<'_, PyTensor>>,
-    size_average: Option<bool>,
-    reduce: Option<bool>,
-    reduction: &str,
-) -> PyResult<PyTensor> {
-    let r = self::reduction(size_average, reduce, reduction)?;
-    let w = opt(&weight);
-    Ok(wrap(loss::binary_cross_entropy(
-        &input.inner,
-        &target.inner,
-        w.as_ref(),
-        r,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None))]
-#[allow(clippy::too_many_arguments)]
-fn binary_cross_entropy_with_logits(
-    input: PyRef<'_, PyTensor>,
-    target: PyRef<'_, PyTensor>,
-    weight: Option<PyRef<'_, PyTensor>>,
-    size_average: Option<bool>,
-    reduce: Option<bool>,
-    reduction: &str,
-    pos_weight: Option<PyRef<'_, PyTensor>>,
-) -> PyResult<PyTensor> {
-    let r = self::reduction(size_average, reduce, reduction)?;
-    let (w, p) = (opt(&weight), opt(&pos_weight));
-    Ok(wrap(loss::binary_cross_entropy_with_logits(
-        &input.inner,
-        &target.inner,
-        w.as_ref(),
-        r,
-        p.as_ref(),
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"))]
-#[allow(clippy::too_many_arguments)]
-fn nll_loss(
-    input: PyRef<'_, PyTensor>,
-    target: PyRef<'_, PyTensor>,
-    weight: Option<PyRef<'_, PyTensor>>,
-    size_average: Option<bool>,
-    ignore_index: i64,
-    reduce: Option<bool>,
-    reduction: &str,
-) -> PyResult<PyTensor> {
-    let r = self::reduction(size_average, reduce, reduction)?;
-    let w = opt(&weight);
-    Ok(wrap(loss::nll_loss(
-        &input.inner,
-        &target.inner,
-        w.as_ref(),
-        ignore_index,
-        r,
-    )?))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0))]
-#[allow(clippy::too_many_arguments)]
-fn cross_entropy(
-    input: PyRef<'_, PyTensor>,
-    target: PyRef<'_, PyTensor>,
-    weight: Option<PyRef<'_, PyTensor>>,
-    size_average: Option<bool>,
-    ignore_index: i64,
-    reduce: Option<bool>,
-    reduction: &str,
-    label_smoothing: f64,
-) -> PyResult<PyTensor> {
-    let r = self::reduction(size_average, reduce, reduction)?;
-    let w = opt(&weight);
-    Ok(wrap(loss::cross_entropy(
-        &input.inner,
-        &target.inner,
-        w.as_ref(),
-        ignore_index,
-        r,
-        label_smoothing,
-    )?))
-}
-
 /// Adds the functions to `_C._nn` (made by `ops_pointwise::register`).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
+    register_nn_fns(&nn)?;
     for f in [
-        wrap_pyfunction!(linear, &nn)?,
         wrap_pyfunction!(mse_loss, &nn)?,
         wrap_pyfunction!(l1_loss, &nn)?,
-        wrap_pyfunction!(smooth_l1_loss, &nn)?,
-        wrap_pyfunction!(huber_loss, &nn)?,
-        wrap_pyfunction!(binary_cross_entropy, &nn)?,
-        wrap_pyfunction!(binary_cross_entropy_with_logits, &nn)?,
-        wrap_pyfunction!(nll_loss, &nn)?,
-        wrap_pyfunction!(cross_entropy, &nn)?,
     ] {
         nn.add_function(f)?;
     }

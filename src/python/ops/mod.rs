@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub(crate) mod conv;
 pub(crate) mod copy;
 pub(crate) mod index;
+pub(crate) mod join;
 pub(crate) mod linalg;
 pub(crate) mod loss;
 pub(crate) mod normalization;

@@ -2,6 +2,7 @@
 //! module's forward (`crate::ops::normalization`).
 
 use crate::ops::normalization::batch_norm_module;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::PyNotImplementedError;
@@ -21,90 +22,83 @@ fn shape_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     }
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
-fn layer_norm(
-    input: PyRef<'_, PyTensor>,
-    normalized_shape: &Bound<'_, PyAny>,
-    weight: Opt<'_>,
-    bias: Opt<'_>,
-    eps: f64,
-) -> PyResult<PyTensor> {
-    let shape = shape_of(normalized_shape)?;
-    let y = input
-        .inner
-        .layer_norm(&shape, inner(&weight), inner(&bias), eps)?;
-    Ok(wrap(y))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, num_groups, weight=None, bias=None, eps=1e-5))]
-fn group_norm(
-    input: PyRef<'_, PyTensor>,
-    num_groups: i64,
-    weight: Opt<'_>,
-    bias: Opt<'_>,
-    eps: f64,
-) -> PyResult<PyTensor> {
-    let y = input
-        .inner
-        .group_norm(num_groups, inner(&weight), inner(&bias), eps)?;
-    Ok(wrap(y))
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, running_mean, running_var, weight=None, bias=None, training=false, momentum=0.1, eps=1e-5))]
-#[allow(clippy::too_many_arguments)]
-fn batch_norm(
-    input: PyRef<'_, PyTensor>,
-    running_mean: Opt<'_>,
-    running_var: Opt<'_>,
-    weight: Opt<'_>,
-    bias: Opt<'_>,
-    training: bool,
-    momentum: f64,
-    eps: f64,
-) -> PyResult<PyTensor> {
-    let y = input.inner.batch_norm(
-        inner(&running_mean),
-        inner(&running_var),
-        inner(&weight),
-        inner(&bias),
-        training,
-        momentum,
-        eps,
-    )?;
-    Ok(wrap(y))
-}
-
-/// nn.BatchNorm's forward (see `batch_norm_module`).
-#[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn _batch_norm_module(
-    input: PyRef<'_, PyTensor>,
-    running_mean: Opt<'_>,
-    running_var: Opt<'_>,
-    num_batches_tracked: Opt<'_>,
-    weight: Opt<'_>,
-    bias: Opt<'_>,
-    training: bool,
-    track_running_stats: bool,
-    momentum: Option<f64>,
-    eps: f64,
-) -> PyResult<PyTensor> {
-    let y = batch_norm_module(
-        &input.inner,
-        inner(&running_mean),
-        inner(&running_var),
-        inner(&num_batches_tracked),
-        inner(&weight),
-        inner(&bias),
-        training,
-        track_running_stats,
-        momentum,
-        eps,
-    )?;
-    Ok(wrap(y))
+bind_functions! { register_nn_fns:
+    #[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
+    fn layer_norm(
+        input: PyRef<'_, PyTensor>,
+        normalized_shape: &Bound<'_, PyAny>,
+        weight: Opt<'_>,
+        bias: Opt<'_>,
+        eps: f64,
+    ) -> PyResult<PyTensor> {
+        let shape = shape_of(normalized_shape)?;
+        let y = input
+            .inner
+            .layer_norm(&shape, inner(&weight), inner(&bias), eps)?;
+        Ok(wrap(y))
+    }
+    #[pyo3(signature = (input, num_groups, weight=None, bias=None, eps=1e-5))]
+    fn group_norm(
+        input: PyRef<'_, PyTensor>,
+        num_groups: i64,
+        weight: Opt<'_>,
+        bias: Opt<'_>,
+        eps: f64,
+    ) -> PyResult<PyTensor> {
+        let y = input
+            .inner
+            .group_norm(num_groups, inner(&weight), inner(&bias), eps)?;
+        Ok(wrap(y))
+    }
+    #[pyo3(signature = (input, running_mean, running_var, weight=None, bias=None, training=false, momentum=0.1, eps=1e-5))]
+    fn batch_norm(
+        input: PyRef<'_, PyTensor>,
+        running_mean: Opt<'_>,
+        running_var: Opt<'_>,
+        weight: Opt<'_>,
+        bias: Opt<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> PyResult<PyTensor> {
+        let y = input.inner.batch_norm(
+            inner(&running_mean),
+            inner(&running_var),
+            inner(&weight),
+            inner(&bias),
+            training,
+            momentum,
+            eps,
+        )?;
+        Ok(wrap(y))
+    }
+    /// nn.BatchNorm's forward (see `batch_norm_module`).
+    fn _batch_norm_module(
+        input: PyRef<'_, PyTensor>,
+        running_mean: Opt<'_>,
+        running_var: Opt<'_>,
+        num_batches_tracked: Opt<'_>,
+        weight: Opt<'_>,
+        bias: Opt<'_>,
+        training: bool,
+        track_running_stats: bool,
+        momentum: Option<f64>,
+        eps: f64,
+    ) -> PyResult<PyTensor> {
+        let y = batch_norm_module(
+            &input.inner,
+            inner(&running_mean),
+            inner(&running_var),
+            inner(&num_batches_tracked),
+            inner(&weight),
+            inner(&bias),
+            training,
+            track_running_stats,
+            momentum,
+            eps,
+        )?;
+        Ok(wrap(y))
+    }
 }
 
 #[pyfunction]
@@ -129,9 +123,6 @@ fn embedding(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
-    nn.add_function(wrap_pyfunction!(layer_norm, &nn)?)?;
-    nn.add_function(wrap_pyfunction!(group_norm, &nn)?)?;
-    nn.add_function(wrap_pyfunction!(batch_norm, &nn)?)?;
-    nn.add_function(wrap_pyfunction!(_batch_norm_module, &nn)?)?;
+    register_nn_fns(&nn)?;
     nn.add_function(wrap_pyfunction!(embedding, &nn)?)
 }

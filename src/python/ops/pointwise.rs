@@ -3,7 +3,8 @@
 
 use crate::ops::pointwise::compare_ops;
 use crate::python::core::args::{as_scalar, tensor_arg, tensor_or_scalar};
-use crate::python::core::bind::{bind_compare_ops, bind_unary};
+use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::{bind_compare_ops, bind_methods, bind_unary};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -163,6 +164,73 @@ predicates!(isnan, isinf, isfinite);
 
 compare_ops!(bind_compare_ops);
 
+bind_methods! { pointwise_fns, register_fns:
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(clamp_impl(&self.inner, min, max, false)?.unwrap()))
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.clamp(min, max)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp_<'py>(
+        slf: PyRef<'py, Self>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&slf.inner, min, max, true)?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip_<'py>(
+        slf: PyRef<'py, Self>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&slf.inner, min, max, true)?;
+        Ok(slf)
+    }
+    fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(match as_scalar(min) {
+            Some(s) => self.inner.clamp_min(s)?,
+            None => self
+                .inner
+                .clamp_min_tensor(&tensor_or_scalar(min, &self.inner)?)?,
+        }))
+    }
+    fn clamp_max(&self, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(match as_scalar(max) {
+            Some(s) => self.inner.clamp_max(s)?,
+            None => self
+                .inner
+                .clamp_max_tensor(&tensor_or_scalar(max, &self.inner)?)?,
+        }))
+    }
+    fn clamp_min_<'py>(
+        slf: PyRef<'py, Self>,
+        min: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&slf.inner, Some(min), None, true)?;
+        Ok(slf)
+    }
+    fn clamp_max_<'py>(
+        slf: PyRef<'py, Self>,
+        max: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, PyTensor>> {
+        clamp_impl(&slf.inner, None, Some(max), true)?;
+        Ok(slf)
+    }
+}
+
 #[pymethods]
 impl PyTensor {
     fn pow(slf: &Bound<'_, Self>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -188,70 +256,6 @@ impl PyTensor {
     fn minimum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let o = tensor_arg(other, "minimum", "other", 1)?;
         Ok(wrap(self.inner.minimum(&o)?))
-    }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clamp(
-        &self,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(clamp_impl(&self.inner, min, max, false)?.unwrap()))
-    }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clip(
-        &self,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        self.clamp(min, max)
-    }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clamp_<'py>(
-        slf: PyRef<'py, Self>,
-        min: Option<&Bound<'py, PyAny>>,
-        max: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        clamp_impl(&slf.inner, min, max, true)?;
-        Ok(slf)
-    }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clip_<'py>(
-        slf: PyRef<'py, Self>,
-        min: Option<&Bound<'py, PyAny>>,
-        max: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        clamp_impl(&slf.inner, min, max, true)?;
-        Ok(slf)
-    }
-    fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(match as_scalar(min) {
-            Some(s) => self.inner.clamp_min(s)?,
-            None => self
-                .inner
-                .clamp_min_tensor(&tensor_or_scalar(min, &self.inner)?)?,
-        }))
-    }
-    fn clamp_max(&self, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(match as_scalar(max) {
-            Some(s) => self.inner.clamp_max(s)?,
-            None => self
-                .inner
-                .clamp_max_tensor(&tensor_or_scalar(max, &self.inner)?)?,
-        }))
-    }
-    fn clamp_min_<'py>(
-        slf: PyRef<'py, Self>,
-        min: &Bound<'py, PyAny>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        clamp_impl(&slf.inner, Some(min), None, true)?;
-        Ok(slf)
-    }
-    fn clamp_max_<'py>(
-        slf: PyRef<'py, Self>,
-        max: &Bound<'py, PyAny>,
-    ) -> PyResult<PyRef<'py, Self>> {
-        clamp_impl(&slf.inner, None, Some(max), true)?;
-        Ok(slf)
     }
     /// `self.where(condition, other)` is `where(condition, self, other)`.
     #[pyo3(name = "where")]
@@ -315,87 +319,20 @@ impl PyTensor {
     }
 }
 
-mod other_fns {
-    use super::*;
-
-    #[pyfunction]
+bind_functions! { register_functions:
     pub fn pow(input: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(pow_any(input, exponent)?))
     }
-    #[pyfunction]
     pub fn maximum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let o = tensor_arg(other, "maximum", "other", 2)?;
         Ok(wrap(input.inner.maximum(&o)?))
     }
-    #[pyfunction]
     pub fn minimum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let o = tensor_arg(other, "minimum", "other", 2)?;
         Ok(wrap(input.inner.minimum(&o)?))
     }
-    #[pyfunction]
-    #[pyo3(signature = (input, min=None, max=None))]
-    pub fn clamp(
-        input: PyRef<'_, PyTensor>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(clamp_impl(&input.inner, min, max, false)?.unwrap()))
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, min=None, max=None))]
-    pub fn clip(
-        input: PyRef<'_, PyTensor>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        clamp(input, min, max)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, min=None, max=None))]
-    pub fn clamp_<'py>(
-        input: PyRef<'py, PyTensor>,
-        min: Option<&Bound<'py, PyAny>>,
-        max: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, PyTensor>> {
-        clamp_impl(&input.inner, min, max, true)?;
-        Ok(input)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, min=None, max=None))]
-    pub fn clip_<'py>(
-        input: PyRef<'py, PyTensor>,
-        min: Option<&Bound<'py, PyAny>>,
-        max: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<PyRef<'py, PyTensor>> {
-        clamp_(input, min, max)
-    }
-    #[pyfunction]
-    pub fn clamp_min(input: PyRef<'_, PyTensor>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        input.clamp_min(min)
-    }
-    #[pyfunction]
-    pub fn clamp_max(input: PyRef<'_, PyTensor>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        input.clamp_max(max)
-    }
-    #[pyfunction]
-    pub fn clamp_min_<'py>(
-        input: PyRef<'py, PyTensor>,
-        min: &Bound<'py, PyAny>,
-    ) -> PyResult<PyRef<'py, PyTensor>> {
-        clamp_impl(&input.inner, Some(min), None, true)?;
-        Ok(input)
-    }
-    #[pyfunction]
-    pub fn clamp_max_<'py>(
-        input: PyRef<'py, PyTensor>,
-        max: &Bound<'py, PyAny>,
-    ) -> PyResult<PyRef<'py, PyTensor>> {
-        clamp_impl(&input.inner, None, Some(max), true)?;
-        Ok(input)
-    }
     /// `where(condition, input, other)`; numbers allowed for input/other.
     /// `where(condition)` is `condition.nonzero(as_tuple=True)`.
-    #[pyfunction]
     #[pyo3(name = "where", signature = (condition, input=None, other=None))]
     pub fn where_fn<'py>(
         condition: &Bound<'py, PyTensor>,
@@ -420,20 +357,10 @@ mod other_fns {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_functions(m)?;
+    register_fns(m)?;
     register_logical(m)?;
     register_predicates(m)?;
     register_binary_table(m)?;
-    m.add_function(wrap_pyfunction!(other_fns::pow, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::maximum, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::minimum, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clamp, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clip, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clamp_, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clip_, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clamp_min, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clamp_max, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clamp_min_, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::clamp_max_, m)?)?;
-    m.add_function(wrap_pyfunction!(other_fns::where_fn, m)?)?;
     Ok(())
 }

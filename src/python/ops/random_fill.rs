@@ -1,8 +1,18 @@
 //! `uniform_`, `normal_`, `bernoulli_`, `exponential_` (in place),
 //! `bernoulli`, and `dropout` (module function and `_C._nn.dropout`).
 
+use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
+
+bind_methods! { random_fill_fns, register_fns:
+    #[pyo3(signature = (*, generator=None))]
+    fn bernoulli(&self, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let _ = generator;
+        Ok(wrap(self.inner.bernoulli()?))
+    }
+}
 
 #[pymethods]
 impl PyTensor {
@@ -48,38 +58,25 @@ impl PyTensor {
         slf.inner.exponential_(lambd)?;
         Ok(slf)
     }
-    #[pyo3(signature = (*, generator=None))]
-    fn bernoulli(&self, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let _ = generator;
-        Ok(wrap(self.inner.bernoulli()?))
-    }
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, generator=None))]
-fn bernoulli(
-    input: PyRef<'_, PyTensor>,
-    generator: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    input.bernoulli(generator)
-}
-
-/// torch's `dropout(input, p, train)` / `nn.functional.dropout`; in place
-/// it returns the input object.
-#[pyfunction]
-#[pyo3(signature = (input, p=0.5, training=true, inplace=false))]
-fn dropout<'py>(
-    input: &Bound<'py, PyTensor>,
-    p: f64,
-    training: bool,
-    inplace: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let t = input.borrow().inner.clone();
-    if inplace {
-        t.dropout_(p, training)?;
-        return Ok(input.clone().into_any());
+bind_functions! { register_nn_fns:
+    /// torch's `dropout(input, p, train)` / `nn.functional.dropout`; in place
+    /// it returns the input object.
+    #[pyo3(signature = (input, p=0.5, training=true, inplace=false))]
+    fn dropout<'py>(
+        input: &Bound<'py, PyTensor>,
+        p: f64,
+        training: bool,
+        inplace: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = input.borrow().inner.clone();
+        if inplace {
+            t.dropout_(p, training)?;
+            return Ok(input.clone().into_any());
+        }
+        Ok(Bound::new(input.py(), wrap(t.dropout(p, training)?))?.into_any())
     }
-    Ok(Bound::new(input.py(), wrap(t.dropout(p, training)?))?.into_any())
 }
 
 /// Channel-wise dropout (`dropout1d`/`2d`/`3d` check the rank in Python).
@@ -102,8 +99,8 @@ fn feature_dropout<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(bernoulli, m)?)?;
+    register_fns(m)?;
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
-    nn.add_function(wrap_pyfunction!(dropout, &nn)?)?;
+    register_nn_fns(&nn)?;
     nn.add_function(wrap_pyfunction!(feature_dropout, &nn)?)
 }

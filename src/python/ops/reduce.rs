@@ -2,7 +2,9 @@
 //! functions with torch's signatures. Argument parsing only; the math is in
 //! `ops::reduce` / `ops::softmax`.
 
-use crate::python::core::args::{dims, return_types, values_indices};
+use crate::python::core::args::{dims, return_types, type_name, values_indices};
+use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::{DType, Tensor};
@@ -12,13 +14,6 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString};
 
 fn dt(d: Option<PyDType>) -> Option<DType> {
     d.map(|d| d.dtype)
-}
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into())
 }
 
 /// max/min: no dim (full reduction), a dim (values, indices), or another
@@ -181,45 +176,38 @@ fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> 
     }))
 }
 
-#[pymethods]
-impl PyTensor {
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum(
-        &self,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.sum_dims(
-            &dims(dim)?,
-            keepdim,
-            dt(dtype),
-        )?))
-    }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean(
-        &self,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.mean_dims(
-            &dims(dim)?,
-            keepdim,
-            dt(dtype),
-        )?))
-    }
+/// `name(dim=None, keepdim=False)` reductions over `dim` (an int, a
+/// sequence, or None: all dims), with `*, dtype=None` where a `dtype` is
+/// named: Tensor methods and module functions.
+macro_rules! dim_reductions {
+    ($($name:ident => $op:ident($($dtype:ident)?);)*) => {
+        bind_methods! { dim_fns, register_dims:
+            $(
+                #[pyo3(signature = (dim=None, keepdim=false $(, *, $dtype=None)?))]
+                fn $name(
+                    &self,
+                    dim: Option<&Bound<'_, PyAny>>,
+                    keepdim: bool,
+                    $($dtype: Option<PyDType>,)?
+                ) -> PyResult<PyTensor> {
+                    Ok(wrap(self.inner.$op(&dims(dim)?, keepdim $(, dt($dtype))?)?))
+                }
+            )*
+        }
+    };
+}
+
+dim_reductions! {
+    sum => sum_dims(dtype);
+    mean => mean_dims(dtype);
+    amax => amax();
+    amin => amin();
+}
+
+bind_methods! { reduce_fns, register_fns:
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn prod(&self, dim: Option<i64>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         prod(&self.inner, dim, keepdim, dtype)
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.amax(&dims(dim)?, keepdim)?))
-    }
-    #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.amin(&dims(dim)?, keepdim)?))
     }
     #[pyo3(signature = (dim=None, keepdim=None))]
     fn max<'py>(
@@ -267,16 +255,6 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         var_std(&self.inner, dim, unbiased, keepdim, correction, true)
     }
-    #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
-    fn norm(
-        &self,
-        p: Option<&Bound<'_, PyAny>>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
-        norm(&self.inner, p, dim, keepdim, dtype)
-    }
     #[pyo3(signature = (dim, keepdim=false))]
     fn logsumexp(&self, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.logsumexp(&dims(Some(dim))?, keepdim)?))
@@ -292,6 +270,20 @@ impl PyTensor {
     #[pyo3(signature = (dim, dtype=None))]
     fn log_softmax(&self, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.log_softmax(dim, dt(dtype))?))
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (p=None, dim=None, keepdim=false, dtype=None))]
+    fn norm(
+        &self,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        norm(&self.inner, p, dim, keepdim, dtype)
     }
 }
 
@@ -312,208 +304,47 @@ fn spread_mean(
     Ok((spread, wrap(t.mean_dims(&mean_dims, keepdim, None)?)))
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn var_mean(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(PyTensor, PyTensor)> {
-    spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn std_mean(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(PyTensor, PyTensor)> {
-    spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
-}
-
-// ----- module functions (torch.sum(input, ...)) -----
-
-#[pyfunction(name = "sum")]
-#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-fn sum_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    input.sum(dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "mean")]
-#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-fn mean_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    input.mean(dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "prod")]
-#[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
-fn prod_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<i64>,
-    keepdim: bool,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    prod(&input.inner, dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "amax")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn amax_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    input.amax(dim, keepdim)
-}
-
-#[pyfunction(name = "amin")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn amin_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    input.amin(dim, keepdim)
-}
-
-#[pyfunction(name = "max")]
-#[pyo3(signature = (input, dim=None, keepdim=None))]
-fn max_fn<'py>(
-    input: &Bound<'py, PyTensor>,
-    dim: Option<&Bound<'py, PyAny>>,
-    keepdim: Option<bool>,
-) -> PyResult<Bound<'py, PyAny>> {
-    PyTensor::max(input, dim, keepdim)
-}
-
-#[pyfunction(name = "min")]
-#[pyo3(signature = (input, dim=None, keepdim=None))]
-fn min_fn<'py>(
-    input: &Bound<'py, PyTensor>,
-    dim: Option<&Bound<'py, PyAny>>,
-    keepdim: Option<bool>,
-) -> PyResult<Bound<'py, PyAny>> {
-    PyTensor::min(input, dim, keepdim)
-}
-
-#[pyfunction(name = "argmax")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn argmax_fn(input: PyRef<'_, PyTensor>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-    input.argmax(dim, keepdim)
-}
-
-#[pyfunction(name = "argmin")]
-#[pyo3(signature = (input, dim=None, keepdim=false))]
-fn argmin_fn(input: PyRef<'_, PyTensor>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-    input.argmin(dim, keepdim)
-}
-
-#[pyfunction(name = "var")]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn var_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    var_std(&input.inner, dim, unbiased, keepdim, correction, false)
-}
-
-#[pyfunction(name = "std")]
-#[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-fn std_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
-    var_std(&input.inner, dim, unbiased, keepdim, correction, true)
-}
-
-#[pyfunction(name = "norm")]
-#[pyo3(signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
-fn norm_fn(
-    input: PyRef<'_, PyTensor>,
-    p: Option<&Bound<'_, PyAny>>,
-    dim: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    if out.is_some_and(|o| !o.is_none()) {
-        return Err(PyTypeError::new_err("norm(): out= is not supported"));
+bind_functions! { register_functions:
+    #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn var_mean(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
     }
-    norm(&input.inner, p, dim, keepdim, dtype)
-}
-
-#[pyfunction(name = "logsumexp")]
-#[pyo3(signature = (input, dim, keepdim=false))]
-fn logsumexp_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: &Bound<'_, PyAny>,
-    keepdim: bool,
-) -> PyResult<PyTensor> {
-    input.logsumexp(dim, keepdim)
-}
-
-#[pyfunction(name = "cumsum")]
-#[pyo3(signature = (input, dim, *, dtype=None))]
-fn cumsum_fn(input: PyRef<'_, PyTensor>, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-    input.cumsum(dim, dtype)
-}
-
-#[pyfunction(name = "softmax")]
-#[pyo3(signature = (input, dim, dtype=None))]
-fn softmax_fn(input: PyRef<'_, PyTensor>, dim: i64, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-    input.softmax(dim, dtype)
-}
-
-#[pyfunction(name = "log_softmax")]
-#[pyo3(signature = (input, dim, dtype=None))]
-fn log_softmax_fn(
-    input: PyRef<'_, PyTensor>,
-    dim: i64,
-    dtype: Option<PyDType>,
-) -> PyResult<PyTensor> {
-    input.log_softmax(dim, dtype)
+    #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn std_mean(
+        input: PyRef<'_, PyTensor>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
+    }
+    #[pyo3(name = "norm", signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
+    fn norm_fn(
+        input: PyRef<'_, PyTensor>,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        out: Option<&Bound<'_, PyAny>>,
+        dtype: Option<PyDType>,
+    ) -> PyResult<PyTensor> {
+        if out.is_some_and(|o| !o.is_none()) {
+            return Err(PyTypeError::new_err("norm(): out= is not supported"));
+        }
+        norm(&input.inner, p, dim, keepdim, dtype)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(sum_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(mean_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(prod_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(amax_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(amin_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(max_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(min_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(argmax_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(argmin_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(var_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(var_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(std_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(std_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(norm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(logsumexp_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(cumsum_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(log_softmax_fn, m)?)?;
+    register_functions(m)?;
+    register_dims(m)?;
+    register_fns(m)?;
     m.add("return_types", return_types(m.py())?)?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 use crate::ops::rounding::RoundingMode;
 use crate::python::core::args::operands;
 use crate::python::core::args::{as_scalar, not_an_operand, operator, tensor_or_scalar};
-use crate::python::core::bind::result_or_out;
+use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::{bind_methods, result_or_out};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -43,8 +44,7 @@ fn mode(rounding_mode: Option<&str>) -> PyResult<Option<RoundingMode>> {
     Ok(RoundingMode::parse(rounding_mode)?)
 }
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { rounding_fns, register_fns:
     fn floor(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.floor()?))
     }
@@ -64,6 +64,10 @@ impl PyTensor {
     fn frac(&self) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.frac()?))
     }
+}
+
+#[pymethods]
+impl PyTensor {
     fn floor_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
         slf.inner.floor_()?;
         Ok(slf)
@@ -171,22 +175,6 @@ impl PyTensor {
     }
 }
 
-macro_rules! unary_functions {
-    ($($name:ident => $op:ident),*) => {$(
-        #[pyfunction]
-        fn $name(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-            Ok(wrap(input.inner.$op()?))
-        }
-    )*};
-}
-unary_functions!(floor => floor, ceil => ceil, trunc => trunc, fix => trunc, frac => frac);
-
-#[pyfunction]
-#[pyo3(signature = (input, *, decimals=0))]
-fn round(input: PyRef<'_, PyTensor>, decimals: i64) -> PyResult<PyTensor> {
-    Ok(wrap(input.inner.round(decimals)?))
-}
-
 macro_rules! binary_functions {
     ($($name:ident => $op:ident),*) => {$(
         #[pyfunction]
@@ -213,41 +201,31 @@ fn remainder_function(
     Ok(wrap(if fmod { a.fmod(&b)? } else { a.remainder(&b)? }))
 }
 
-#[pyfunction]
-fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    remainder_function(input, other, false)
-}
-
-#[pyfunction]
-fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    remainder_function(input, other, true)
-}
-
-/// `torch.div(input, other, *, rounding_mode=None)`.
-#[pyfunction]
-#[pyo3(signature = (input, other, *, rounding_mode=None, out=None))]
-pub(crate) fn div<'py>(
-    input: &Bound<'py, PyAny>,
-    other: &Bound<'py, PyAny>,
-    rounding_mode: Option<&str>,
-    out: Option<&Bound<'py, PyTensor>>,
-) -> PyResult<Bound<'py, PyTensor>> {
-    let (a, b) = operands(input, other)?;
-    let m = mode(rounding_mode)?;
-    result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))
+bind_functions! { register_functions:
+    fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        remainder_function(input, other, false)
+    }
+    fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        remainder_function(input, other, true)
+    }
+    /// `torch.div(input, other, *, rounding_mode=None)`.
+    #[pyo3(signature = (input, other, *, rounding_mode=None, out=None))]
+    pub(crate) fn div<'py>(
+        input: &Bound<'py, PyAny>,
+        other: &Bound<'py, PyAny>,
+        rounding_mode: Option<&str>,
+        out: Option<&Bound<'py, PyTensor>>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let (a, b) = operands(input, other)?;
+        let m = mode(rounding_mode)?;
+        result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(floor, m)?)?;
-    m.add_function(wrap_pyfunction!(ceil, m)?)?;
-    m.add_function(wrap_pyfunction!(trunc, m)?)?;
-    m.add_function(wrap_pyfunction!(fix, m)?)?;
-    m.add_function(wrap_pyfunction!(frac, m)?)?;
-    m.add_function(wrap_pyfunction!(round, m)?)?;
-    m.add_function(wrap_pyfunction!(remainder, m)?)?;
-    m.add_function(wrap_pyfunction!(fmod, m)?)?;
+    register_functions(m)?;
+    register_fns(m)?;
     m.add_function(wrap_pyfunction!(floor_divide, m)?)?;
-    m.add_function(wrap_pyfunction!(div, m)?)?;
     m.add("divide", m.getattr("div")?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use crate::python::core::args::ints;
 use crate::python::core::args::shape_arg;
+use crate::python::core::bind::{bind_functions, bind_methods};
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -15,15 +16,30 @@ fn dims_arg(args: &Bound<'_, PyTuple>, dims: Option<&Bound<'_, PyAny>>) -> PyRes
     }
 }
 
-#[pymethods]
-impl PyTensor {
-    #[pyo3(signature = (*args, dims=None))]
-    fn flip(
-        &self,
-        args: &Bound<'_, PyTuple>,
-        dims: Option<&Bound<'_, PyAny>>,
+bind_methods! { shape_fns, register_fns:
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(slf: &Bound<'_, Self>, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.diagonal(offset, dim1, dim2)?;
+        Ok(view_result(slf, t))
+    }
+    fn movedim(
+        slf: &Bound<'_, Self>,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.flip(&dims_arg(args, dims)?)?))
+        let t = slf
+            .borrow()
+            .inner
+            .movedim(&ints(source)?, &ints(destination)?)?;
+        Ok(view_result(slf, t))
+    }
+    fn swapaxes(slf: &Bound<'_, Self>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        let t = slf.borrow().inner.transpose(axis0, axis1)?;
+        Ok(view_result(slf, t))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.diag(diagonal)?))
     }
     #[pyo3(signature = (shifts, dims=None))]
     fn roll(
@@ -37,13 +53,8 @@ impl PyTensor {
         };
         Ok(wrap(self.inner.roll(&ints(shifts)?, &dims)?))
     }
-    #[pyo3(signature = (*sizes))]
-    fn repeat(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.repeat(&shape_arg(sizes)?)?))
-    }
-    #[pyo3(signature = (*dims))]
-    fn tile(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.tile(&shape_arg(dims)?)?))
+    fn trace(&self) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.trace()?))
     }
     #[pyo3(signature = (diagonal=0))]
     fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
@@ -52,6 +63,26 @@ impl PyTensor {
     #[pyo3(signature = (diagonal=0))]
     fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.triu(diagonal)?))
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (*args, dims=None))]
+    fn flip(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.flip(&dims_arg(args, dims)?)?))
+    }
+    #[pyo3(signature = (*sizes))]
+    fn repeat(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.repeat(&shape_arg(sizes)?)?))
+    }
+    #[pyo3(signature = (*dims))]
+    fn tile(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.tile(&shape_arg(dims)?)?))
     }
     #[pyo3(signature = (diagonal=0))]
     fn tril_(slf: PyRef<'_, Self>, diagonal: i64) -> PyResult<PyRef<'_, Self>> {
@@ -65,29 +96,6 @@ impl PyTensor {
             .apply_inplace("triu_", &[], |s| s.triu(diagonal))?;
         Ok(slf)
     }
-    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
-    fn diagonal(slf: &Bound<'_, Self>, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.diagonal(offset, dim1, dim2)?;
-        Ok(view_result(slf, t))
-    }
-    #[pyo3(signature = (diagonal=0))]
-    fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.diag(diagonal)?))
-    }
-    fn trace(&self) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.trace()?))
-    }
-    fn movedim(
-        slf: &Bound<'_, Self>,
-        source: &Bound<'_, PyAny>,
-        destination: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        let t = slf
-            .borrow()
-            .inner
-            .movedim(&ints(source)?, &ints(destination)?)?;
-        Ok(view_result(slf, t))
-    }
     fn moveaxis(
         slf: &Bound<'_, Self>,
         source: &Bound<'_, PyAny>,
@@ -95,115 +103,38 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         Self::movedim(slf, source, destination)
     }
-    fn swapaxes(slf: &Bound<'_, Self>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
-        let t = slf.borrow().inner.transpose(axis0, axis1)?;
-        Ok(view_result(slf, t))
-    }
     fn swapdims(slf: &Bound<'_, Self>, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
         let t = slf.borrow().inner.transpose(dim0, dim1)?;
         Ok(view_result(slf, t))
     }
 }
 
-mod functions {
-    use super::*;
-
-    #[pyfunction]
-    pub fn flip(input: PyRef<'_, PyTensor>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+bind_functions! { register_functions:
+    fn flip(input: PyRef<'_, PyTensor>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.flip(&ints(dims)?)?))
     }
-    #[pyfunction]
-    #[pyo3(signature = (input, shifts, dims=None))]
-    pub fn roll(
-        input: PyRef<'_, PyTensor>,
-        shifts: &Bound<'_, PyAny>,
-        dims: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.roll(shifts, dims)
-    }
-    #[pyfunction]
-    pub fn tile(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+    fn tile(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.tile(&dims)?))
     }
-    #[pyfunction]
-    #[pyo3(signature = (input, diagonal=0))]
-    pub fn tril(input: PyRef<'_, PyTensor>, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.tril(diagonal)?))
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, diagonal=0))]
-    pub fn triu(input: PyRef<'_, PyTensor>, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.triu(diagonal)?))
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, offset=0, dim1=0, dim2=1))]
-    pub fn diagonal(
-        input: &Bound<'_, PyTensor>,
-        offset: i64,
-        dim1: i64,
-        dim2: i64,
-    ) -> PyResult<PyTensor> {
-        PyTensor::diagonal(input, offset, dim1, dim2)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, diagonal=0))]
-    pub fn diag(input: PyRef<'_, PyTensor>, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.diag(diagonal)?))
-    }
-    #[pyfunction]
-    pub fn trace(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.trace()?))
-    }
-    #[pyfunction]
-    pub fn movedim(
-        input: &Bound<'_, PyTensor>,
-        source: &Bound<'_, PyAny>,
-        destination: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        PyTensor::movedim(input, source, destination)
-    }
-    #[pyfunction]
-    pub fn swapaxes(input: &Bound<'_, PyTensor>, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
-        PyTensor::swapaxes(input, axis0, axis1)
+    /// `torch.einsum(equation, *operands)`; the operands may also come as one
+    /// list or tuple.
+    #[pyo3(signature = (equation, *operands))]
+    fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
+            1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
+                operands.get_item(0)?.extract()?
+            }
+            _ => operands.extract()?,
+        };
+        let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
+        Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
     }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    use functions::*;
-    for f in [
-        wrap_pyfunction!(flip, m)?,
-        wrap_pyfunction!(roll, m)?,
-        wrap_pyfunction!(tile, m)?,
-        wrap_pyfunction!(tril, m)?,
-        wrap_pyfunction!(triu, m)?,
-        wrap_pyfunction!(diagonal, m)?,
-        wrap_pyfunction!(diag, m)?,
-        wrap_pyfunction!(trace, m)?,
-        wrap_pyfunction!(movedim, m)?,
-        wrap_pyfunction!(swapaxes, m)?,
-    ] {
-        m.add_function(f)?;
-    }
+    register_fns(m)?;
+    register_functions(m)?;
     m.add("moveaxis", m.getattr("movedim")?)?;
     m.add("swapdims", m.getattr("swapaxes")?)?;
     Ok(())
-}
-
-/// `torch.einsum(equation, *operands)`; the operands may also come as one
-/// list or tuple.
-#[pyfunction]
-#[pyo3(signature = (equation, *operands))]
-fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-    let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
-        1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
-            operands.get_item(0)?.extract()?
-        }
-        _ => operands.extract()?,
-    };
-    let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
-    Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
-}
-
-pub fn register_einsum(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(einsum, m)?)
 }

@@ -2,11 +2,11 @@
 //! functions; the pairs come back as torch.return_types namedtuples.
 
 use crate::python::core::args::values_indices;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { sort_fns, register:
     #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
     fn sort<'py>(
         &self,
@@ -48,67 +48,4 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         values_indices(py, "kthvalue", self.inner.kthvalue(k, dim, keepdim)?)
     }
-}
-
-mod functions {
-    use super::*;
-
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=-1, descending=false, *, stable=false))]
-    pub fn sort<'py>(
-        py: Python<'py>,
-        input: PyRef<'py, PyTensor>,
-        dim: i64,
-        descending: bool,
-        stable: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        input.sort(py, dim, descending, stable)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, dim=-1, descending=false, *, stable=false))]
-    pub fn argsort(
-        input: PyRef<'_, PyTensor>,
-        dim: i64,
-        descending: bool,
-        stable: bool,
-    ) -> PyResult<PyTensor> {
-        input.argsort(dim, descending, stable)
-    }
-    #[pyfunction]
-    pub fn msort(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        input.msort()
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, k, dim=-1, largest=true, sorted=true))]
-    pub fn topk<'py>(
-        py: Python<'py>,
-        input: PyRef<'py, PyTensor>,
-        k: i64,
-        dim: i64,
-        largest: bool,
-        sorted: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        input.topk(py, k, dim, largest, sorted)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, k, dim=-1, keepdim=false))]
-    pub fn kthvalue<'py>(
-        py: Python<'py>,
-        input: PyRef<'py, PyTensor>,
-        k: i64,
-        dim: i64,
-        keepdim: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        input.kthvalue(py, k, dim, keepdim)
-    }
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    use functions::*;
-    m.add_function(wrap_pyfunction!(sort, m)?)?;
-    m.add_function(wrap_pyfunction!(argsort, m)?)?;
-    m.add_function(wrap_pyfunction!(msort, m)?)?;
-    m.add_function(wrap_pyfunction!(topk, m)?)?;
-    m.add_function(wrap_pyfunction!(kthvalue, m)?)?;
-    Ok(())
 }

@@ -2,7 +2,7 @@
 //! table of `crate::ops::special`), xlogy and logaddexp.
 
 use crate::ops::special::{special_binary_ops, special_unary_ops};
-use crate::python::core::bind::{bind_binary_ops, bind_unary_float_ops};
+use crate::python::core::bind::{bind_binary_ops, bind_methods, bind_unary_float_ops};
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 
@@ -10,8 +10,7 @@ special_unary_ops!(bind_unary_float_ops);
 
 special_binary_ops!(bind_binary_ops);
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { special_fns, register_fns:
     fn logaddexp(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.logaddexp(&other.inner)?))
     }
@@ -20,25 +19,8 @@ impl PyTensor {
     }
 }
 
-mod functions {
-    use super::*;
-
-    #[pyfunction]
-    pub fn logaddexp(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        input.logaddexp(other)
-    }
-    #[pyfunction]
-    pub fn logaddexp2(
-        input: PyRef<'_, PyTensor>,
-        other: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
-        input.logaddexp2(other)
-    }
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_fns(m)?;
     register_table(m)?;
-    register_binary_table(m)?;
-    m.add_function(wrap_pyfunction!(functions::logaddexp, m)?)?;
-    m.add_function(wrap_pyfunction!(functions::logaddexp2, m)?)
+    register_binary_table(m)
 }

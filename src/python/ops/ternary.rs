@@ -3,6 +3,7 @@
 
 use crate::ops::ternary::Weight;
 use crate::python::core::args::as_scalar;
+use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
@@ -32,11 +33,14 @@ fn value(v: Option<&Bound<'_, PyAny>>, op: &str) -> PyResult<Scalar> {
     }
 }
 
-#[pymethods]
-impl PyTensor {
+bind_methods! { ternary_fns, register_fns:
     fn lerp(&self, end: PyRef<'_, PyTensor>, weight: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(self.inner.lerp(&end.inner, &self::weight(weight)?)?))
     }
+}
+
+#[pymethods]
+impl PyTensor {
     fn lerp_<'py>(
         slf: PyRef<'py, Self>,
         end: PyRef<'py, PyTensor>,
@@ -47,11 +51,11 @@ impl PyTensor {
     }
 }
 
-/// `name(tensor1, tensor2, *, value=1)` and its in-place form.
+/// `name(tensor1, tensor2, *, value=1)` (method and module function) and
+/// its in-place form.
 macro_rules! addc_methods {
     ($($name:ident, $inplace:ident);*) => {
-        #[pymethods]
-        impl PyTensor {
+        bind_methods! { addc_fns, register_addc:
             $(
                 #[pyo3(signature = (tensor1, tensor2, *, value=None))]
                 fn $name(
@@ -63,6 +67,11 @@ macro_rules! addc_methods {
                     let v = self::value(value, stringify!($name))?;
                     Ok(wrap(self.inner.$name(&tensor1.inner, &tensor2.inner, v)?))
                 }
+            )*
+        }
+        #[pymethods]
+        impl PyTensor {
+            $(
                 #[pyo3(signature = (tensor1, tensor2, *, value=None))]
                 fn $inplace<'py>(
                     slf: PyRef<'py, Self>,
@@ -80,41 +89,7 @@ macro_rules! addc_methods {
 }
 addc_methods!(addcmul, addcmul_; addcdiv, addcdiv_);
 
-mod functions {
-    use super::*;
-
-    #[pyfunction]
-    pub fn lerp(
-        input: PyRef<'_, PyTensor>,
-        end: PyRef<'_, PyTensor>,
-        weight: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.lerp(&end.inner, &super::weight(weight)?)?))
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, tensor1, tensor2, *, value=None))]
-    pub fn addcmul(
-        input: PyRef<'_, PyTensor>,
-        tensor1: PyRef<'_, PyTensor>,
-        tensor2: PyRef<'_, PyTensor>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.addcmul(tensor1, tensor2, value)
-    }
-    #[pyfunction]
-    #[pyo3(signature = (input, tensor1, tensor2, *, value=None))]
-    pub fn addcdiv(
-        input: PyRef<'_, PyTensor>,
-        tensor1: PyRef<'_, PyTensor>,
-        tensor2: PyRef<'_, PyTensor>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        input.addcdiv(tensor1, tensor2, value)
-    }
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(functions::lerp, m)?)?;
-    m.add_function(wrap_pyfunction!(functions::addcmul, m)?)?;
-    m.add_function(wrap_pyfunction!(functions::addcdiv, m)?)
+    register_fns(m)?;
+    register_addc(m)
 }
