@@ -62,7 +62,7 @@ macro_rules! trig_ops {
                 |g, x| g.mul(&x.mul(x)?.sub_scalar(1.0)?.rsqrt()?);
             /// The inverse hyperbolic tangent of each element.
             atanh, atanh_ [arctanh, arctanh_]: "AtanhBackward0",
-                each(|v| (v as f64).atanh() as _), Input, unit,
+                simd(vmath::Atanh), Input, unit,
                 |g, x| g.div(&one_minus_square(x)?);
         }
     };

@@ -65,6 +65,7 @@
 //! | exp2        | 1       | 1               | -                 |
 //! | logaddexp   | 2       | 2               | -                 |
 //! | atan2       | 3       | 2               | -                 |
+//! | atanh       | 0.5     | 2               | -                 |
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
 //! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and
@@ -352,6 +353,8 @@ unary_types! {
     Acos: acos_f32, f64::acos;
     /// 2^x.
     Exp2: exp2_f32, exp2_f64;
+    /// atanh x (float32 through float64).
+    Atanh: atanh_f32_via_f64, atanh_f64;
 }
 
 /// Declares unit types implementing [`Binary`] with the given functions.

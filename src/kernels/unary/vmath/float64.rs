@@ -700,3 +700,24 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
     let a = sel(x.is_nan() || y.is_nan(), f64::NAN, a);
     with_sign_of(a, y)
 }
+
+/// atanh x = `log1p(2|x| / (1 - |x|)) / 2` (fdlibm's form above 1/2; 1 - |x|
+/// is exact there), `log1p(2|x| + 2x^2 / (1 - |x|)) / 2` below (no
+/// rounding of a quotient near 0 swamps the result); x's sign put back.
+/// ±1 give ±inf, beyond them NaN.
+#[inline(always)]
+pub fn atanh_f64(x: f64) -> f64 {
+    let ax = x.abs();
+    let t = 2.0 * ax;
+    let big = ln_1p_f64(t / (1.0 - ax));
+    let small = ln_1p_f64(t.mul_add(ax / (1.0 - ax), t));
+    let r = 0.5 * sel(ax < 0.5, small, big);
+    // beyond 1: 1 - |x| < 0 gives a negative quotient below -1, NaN
+    with_sign_of(sel(ax > 1.0, f64::NAN, r), x)
+}
+
+/// atanh of a float32, computed in float64 (then rounded once).
+#[inline(always)]
+pub fn atanh_f32_via_f64(x: f32) -> f32 {
+    atanh_f64(x as f64) as f32
+}

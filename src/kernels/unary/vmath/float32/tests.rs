@@ -452,7 +452,7 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(

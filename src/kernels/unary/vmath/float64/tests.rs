@@ -314,6 +314,26 @@ fn atan2_is_accurate() {
     );
 }
 #[test]
+fn atanh_is_accurate() {
+    let ranges = [(-1.0, 1.0), (-0.6, 0.6), (0.99, 1.0), (-1e-3, 1e-3)];
+    // libm's atanh (std's loses precision near -1: 1 - x rounds)
+    check("atanh", atanh_f64, libm::atanh, &ranges, 2);
+    assert_eq!(atanh_f64(1.0), f64::INFINITY);
+    assert_eq!(atanh_f64(-1.0), f64::NEG_INFINITY);
+    assert_eq!(atanh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert!(atanh_f64(1.5).is_nan() && atanh_f64(-2.0).is_nan() && atanh_f64(f64::NAN).is_nan());
+    // float32 through float64: within half an ulp plus float64's error
+    for i in 0..=100_000 {
+        let x = (i as f32 / 100_000.0) * 1.999_999 - 0.999_999_5;
+        let want = libm::atanh(x as f64) as f32;
+        let got = atanh_f32_via_f64(x);
+        assert!(
+            got == want || (got - want).abs() <= f32::EPSILON * want.abs(),
+            "{x}"
+        );
+    }
+}
+#[test]
 fn softplus_is_accurate() {
     for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0)] {
         let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
@@ -751,7 +771,7 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(
