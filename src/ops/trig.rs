@@ -140,7 +140,7 @@ macro_rules! trig_binary_ops {
                     atan2_share(g, &y()?, &x()?)?.mul(&y()?)?.neg();
                 py tensor [];
             /// `sqrt(self^2 + other^2)`, without overflow. Floating operands only.
-            hypot, hypot_ []: "HypotBackward0", float(hypot_check), |a, b| a.hypot(b),
+            hypot, hypot_ []: "HypotBackward0", float(hypot_check), |a, b| vmath::VecAtan2::vhypot(a, b),
                 away away,
                 InputsResult |g, x, y, r| g.div(&r()?)?.mul(&x()?), g.div(&r()?)?.mul(&y()?);
                 py tensor [];

@@ -172,7 +172,7 @@ def outcome(f):
 
 # Ops whose float32 kernel is a polynomial within a few ulp (torch's is
 # libm's, within 1): their float32 results are compared to 4e-7.
-APPROXIMATE_F32 = {"atan2", "arctan2"}
+APPROXIMATE_F32 = {"atan2", "arctan2", "hypot"}
 
 
 def same(a, b, name=""):

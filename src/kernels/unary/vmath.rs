@@ -66,6 +66,7 @@
 //! | logaddexp   | 2       | 2               | -                 |
 //! | atan2       | 3       | 2               | -                 |
 //! | atanh       | 0.5     | 2               | -                 |
+//! | hypot       | 2       | 2               | -                 |
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
 //! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and
@@ -384,23 +385,34 @@ binary_types! {
     LogAddExp2: logaddexp2_f32, logaddexp2_f64;
     /// atan2(a, b).
     Atan2: atan2_f32, atan2_f64;
+    /// hypot(a, b).
+    Hypot: hypot_f32, hypot_f64;
 }
 
-/// atan2 as a method of either float type (for the binary op tables,
-/// whose kernels are closures over a method).
+/// atan2 and hypot as methods of either float type (for the binary op
+/// tables, whose kernels are closures over a method).
 pub trait VecAtan2 {
     fn vatan2(self, x: Self) -> Self;
+    fn vhypot(self, x: Self) -> Self;
 }
 impl VecAtan2 for f32 {
     #[inline(always)]
     fn vatan2(self, x: f32) -> f32 {
         atan2_f32(self, x)
     }
+    #[inline(always)]
+    fn vhypot(self, x: f32) -> f32 {
+        hypot_f32(self, x)
+    }
 }
 impl VecAtan2 for f64 {
     #[inline(always)]
     fn vatan2(self, x: f64) -> f64 {
         atan2_f64(self, x)
+    }
+    #[inline(always)]
+    fn vhypot(self, x: f64) -> f64 {
+        hypot_f64(self, x)
     }
 }
 

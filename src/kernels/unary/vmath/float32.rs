@@ -639,3 +639,17 @@ pub fn atan2_f32(y: f32, x: f32) -> f32 {
     let a = select(x.is_nan() || y.is_nan(), f32::NAN, a);
     with_sign_of(a, y)
 }
+
+/// hypot(a, b) = `m sqrt(1 + (n/m)^2)` with m, n the larger and smaller of
+/// |a|, |b| (no overflow or underflow of the squares); 0 for two zeros, inf
+/// where either is infinite (even beside a NaN, as C's).
+#[inline(always)]
+pub fn hypot_f32(a: f32, b: f32) -> f32 {
+    let (aa, ab) = (a.abs(), b.abs());
+    let (m, n) = (aa.max(ab), aa.min(ab));
+    let r = n / m;
+    let h = m * r.mul_add(r, 1.0).sqrt();
+    let h = select(m == 0.0, 0.0, h);
+    let h = select(a.is_nan() || b.is_nan(), f32::NAN, h);
+    select(aa == f32::INFINITY || ab == f32::INFINITY, f32::INFINITY, h)
+}

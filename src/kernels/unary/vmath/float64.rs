@@ -721,3 +721,17 @@ pub fn atanh_f64(x: f64) -> f64 {
 pub fn atanh_f32_via_f64(x: f32) -> f32 {
     atanh_f64(x as f64) as f32
 }
+
+/// hypot(a, b) = `m sqrt(1 + (n/m)^2)` with m, n the larger and smaller of
+/// |a|, |b| (no overflow or underflow of the squares); 0 for two zeros, inf
+/// where either is infinite (even beside a NaN, as C's).
+#[inline(always)]
+pub fn hypot_f64(a: f64, b: f64) -> f64 {
+    let (aa, ab) = (a.abs(), b.abs());
+    let (m, n) = (aa.max(ab), aa.min(ab));
+    let r = n / m;
+    let h = m * r.mul_add(r, 1.0).sqrt();
+    let h = sel(m == 0.0, 0.0, h);
+    let h = sel(a.is_nan() || b.is_nan(), f64::NAN, h);
+    sel(aa == f64::INFINITY || ab == f64::INFINITY, f64::INFINITY, h)
+}

@@ -229,6 +229,39 @@ fn atan2_is_accurate() {
     );
 }
 #[test]
+fn hypot_is_accurate() {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let mut vals: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        inf,
+        -inf,
+        nan,
+        1.0,
+        -3.0,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-30,
+    ];
+    vals.extend((0..300).map(|i| ((i as f32) * 0.917).cos() * (2.0 as f32).powi(i % 61 - 30)));
+    let mut worst = 0;
+    for &a in &vals {
+        for &b in &vals {
+            let (got, want) = (hypot_f32(a, b), libm::hypotf(a, b));
+            if got.is_nan() || want.is_nan() {
+                assert!(
+                    got.is_nan() && want.is_nan(),
+                    "hypot({a}, {b}) = {got}, want {want}"
+                );
+                continue;
+            }
+            worst = worst.max(ulps(got, want) as u64);
+        }
+    }
+    eprintln!("hypot: max {worst} ulps against libm");
+    assert!(worst <= 2, "hypot: {worst} ulps");
+}
+#[test]
 fn softplus_is_accurate() {
     for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 5.0)] {
         let (b, t) = (beta as f64, threshold as f64);
@@ -464,7 +497,9 @@ fn every_path_gives_identical_bits() {
         GeluTanhBackward,
         SiluBackward,
         LogAddExp,
-        LogAddExp2
+        LogAddExp2,
+        Atan2,
+        Hypot
     );
 }
 

@@ -334,6 +334,39 @@ fn atanh_is_accurate() {
     }
 }
 #[test]
+fn hypot_is_accurate() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let mut vals: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        inf,
+        -inf,
+        nan,
+        1.0,
+        -3.0,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        1e-30,
+    ];
+    vals.extend((0..300).map(|i| ((i as f64) * 0.917).cos() * (2.0 as f64).powi(i % 61 - 30)));
+    let mut worst = 0;
+    for &a in &vals {
+        for &b in &vals {
+            let (got, want) = (hypot_f64(a, b), libm::hypot(a, b));
+            if got.is_nan() || want.is_nan() {
+                assert!(
+                    got.is_nan() && want.is_nan(),
+                    "hypot({a}, {b}) = {got}, want {want}"
+                );
+                continue;
+            }
+            worst = worst.max(ulps(got, want) as u64);
+        }
+    }
+    eprintln!("hypot: max {worst} ulps against libm");
+    assert!(worst <= 2, "hypot: {worst} ulps");
+}
+#[test]
 fn softplus_is_accurate() {
     for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0)] {
         let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
@@ -783,7 +816,9 @@ fn every_path_gives_identical_bits() {
         GeluTanhBackward,
         SiluBackward,
         LogAddExp,
-        LogAddExp2
+        LogAddExp2,
+        Atan2,
+        Hypot
     );
 }
 
