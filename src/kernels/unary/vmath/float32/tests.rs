@@ -243,7 +243,7 @@ fn hypot_is_accurate() {
         f32::MIN_POSITIVE,
         1e-30,
     ];
-    vals.extend((0..300).map(|i| ((i as f32) * 0.917).cos() * (2.0 as f32).powi(i % 61 - 30)));
+    vals.extend((0..300).map(|i| ((i as f32) * 0.917).cos() * 2.0_f32.powi(i % 61 - 30)));
     let mut worst = 0;
     for &a in &vals {
         for &b in &vals {

@@ -348,7 +348,7 @@ fn hypot_is_accurate() {
         f64::MIN_POSITIVE,
         1e-30,
     ];
-    vals.extend((0..300).map(|i| ((i as f64) * 0.917).cos() * (2.0 as f64).powi(i % 61 - 30)));
+    vals.extend((0..300).map(|i| ((i as f64) * 0.917).cos() * 2.0_f64.powi(i % 61 - 30)));
     let mut worst = 0;
     for &a in &vals {
         for &b in &vals {
@@ -360,7 +360,7 @@ fn hypot_is_accurate() {
                 );
                 continue;
             }
-            worst = worst.max(ulps(got, want) as u64);
+            worst = worst.max(ulps(got, want));
         }
     }
     eprintln!("hypot: max {worst} ulps against libm");
