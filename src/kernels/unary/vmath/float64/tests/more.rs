@@ -1,0 +1,171 @@
+//! Accuracy of the hyperbolic, inverse trigonometric, two-argument and
+//! parameterised float64 functions (sinh, cosh, atan, atanh, exp2,
+//! logaddexp, atan2, hypot, softplus), on the parent module's helpers.
+
+use super::*;
+
+#[test]
+fn hyperbolic_is_accurate() {
+    let ranges = [(-711.0, 711.0), (-20.0, 20.0), (-1.5, 1.5)];
+    check("sinh", sinh_f64, f64::sinh, &ranges, 4);
+    check("cosh", cosh_f64, f64::cosh, &ranges, 4);
+}
+#[test]
+fn atan_is_accurate() {
+    let ranges = [(-1e6, 1e6), (-5.0, 5.0), (-1.0, 1.0)];
+    check("atan", atan_f64, f64::atan, &ranges, 2);
+    assert_eq!(atan_f64(f64::INFINITY), std::f64::consts::FRAC_PI_2);
+    assert_eq!(atan_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert!(atan_f64(f64::NAN).is_nan());
+}
+#[test]
+fn exp2_and_logaddexp_are_accurate() {
+    check(
+        "exp2",
+        exp2_f64,
+        f64::exp2,
+        &[(-1080.0, 1030.0), (-2.0, 2.0)],
+        1,
+    );
+    for k in -1074..1024 {
+        assert_eq!(exp2_f64(k as f64), (k as f64).exp2(), "2^{k}");
+    }
+    let ranges = [(-800.0, 800.0), (-40.0, 40.0), (-1.0, 1.0)];
+    // b >= 0: max(a, b) >= 0, no cancellation (near a zero of the
+    // function the formula's error is absolute, as ATen's)
+    for b in [0.0, 1.5, 20.0, 700.0] {
+        let exact = |a: f64| a.max(b) + (-(a - b).abs()).exp().ln_1p();
+        check("logaddexp", |a| logaddexp_f64(a, b), exact, &ranges, 2);
+        let exact2 = |a: f64| a.max(b) + (-(a - b).abs()).exp2().ln_1p() / std::f64::consts::LN_2;
+        check("logaddexp2", |a| logaddexp2_f64(a, b), exact2, &ranges, 4);
+    }
+    let inf = f64::INFINITY;
+    assert_eq!(logaddexp_f64(inf, inf), inf);
+    assert_eq!(logaddexp_f64(-inf, -inf), -inf);
+    assert!(logaddexp_f64(f64::NAN, 1.0).is_nan());
+}
+#[test]
+fn atan2_is_accurate() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let mut vals: Vec<f64> = vec![0.0, -0.0, inf, -inf, nan, 1.0, -1.0, 1e-30, -3.5, 7e20];
+    vals.extend((0..400).map(|i| ((i as f64) * 0.731).sin() * (1.0 + (i % 7) as f64).powi(i % 9)));
+    let mut worst = (0u64, 0.0, 0.0);
+    for &y in &vals {
+        for &x in &vals {
+            let (got, want) = (atan2_f64(y, x), y.atan2(x));
+            if got.is_nan() || want.is_nan() {
+                assert!(
+                    got.is_nan() && want.is_nan(),
+                    "atan2({y}, {x}) = {got}, want {want}"
+                );
+                continue;
+            }
+            if y == 0.0 || y.is_infinite() || x == 0.0 || x.is_infinite() {
+                // the special cases are exact, signed zeros included
+                assert_eq!(got.to_bits(), want.to_bits(), "atan2({y}, {x})");
+            }
+            let u = ulps(got, want);
+            if u > worst.0 {
+                worst = (u, y, x);
+            }
+        }
+    }
+    eprintln!(
+        "atan2: max {} ulps (at {:e}, {:e})",
+        worst.0, worst.1, worst.2
+    );
+    assert!(
+        worst.0 <= 3,
+        "atan2: {} ulps at ({:e}, {:e})",
+        worst.0,
+        worst.1,
+        worst.2
+    );
+}
+#[test]
+fn atanh_is_accurate() {
+    let ranges = [(-1.0, 1.0), (-0.6, 0.6), (0.99, 1.0), (-1e-3, 1e-3)];
+    // libm's atanh (std's loses precision near -1: 1 - x rounds)
+    check("atanh", atanh_f64, libm::atanh, &ranges, 2);
+    assert_eq!(atanh_f64(1.0), f64::INFINITY);
+    assert_eq!(atanh_f64(-1.0), f64::NEG_INFINITY);
+    assert_eq!(atanh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert!(atanh_f64(1.5).is_nan() && atanh_f64(-2.0).is_nan() && atanh_f64(f64::NAN).is_nan());
+    // float32 through float64: within half an ulp plus float64's error
+    for i in 0..=100_000 {
+        let x = (i as f32 / 100_000.0) * 1.999_999 - 0.999_999_5;
+        let want = libm::atanh(x as f64) as f32;
+        let got = atanh_f32_via_f64(x);
+        assert!(
+            got == want || (got - want).abs() <= f32::EPSILON * want.abs(),
+            "{x}"
+        );
+    }
+}
+#[test]
+fn hypot_is_accurate() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let mut vals: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        inf,
+        -inf,
+        nan,
+        1.0,
+        -3.0,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        1e-30,
+    ];
+    vals.extend((0..300).map(|i| ((i as f64) * 0.917).cos() * 2.0_f64.powi(i % 61 - 30)));
+    let mut worst = 0;
+    for &a in &vals {
+        for &b in &vals {
+            let (got, want) = (hypot_f64(a, b), libm::hypot(a, b));
+            if got.is_nan() || want.is_nan() {
+                assert!(
+                    got.is_nan() && want.is_nan(),
+                    "hypot({a}, {b}) = {got}, want {want}"
+                );
+                continue;
+            }
+            worst = worst.max(ulps(got, want));
+        }
+    }
+    eprintln!("hypot: max {worst} ulps against libm");
+    assert!(worst <= 2, "hypot: {worst} ulps");
+}
+#[test]
+fn softplus_is_accurate() {
+    for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0)] {
+        let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
+        let exact = |x: f64| {
+            if x * beta > threshold {
+                x
+            } else {
+                (x * beta).exp().ln_1p() / beta
+            }
+        };
+        check(
+            "softplus",
+            |x| softplus_f64(x, beta, threshold),
+            exact,
+            &ranges,
+            4,
+        );
+        let exact = |x: f64| {
+            if x * beta > threshold {
+                1.0
+            } else {
+                (x * beta).exp() / ((x * beta).exp() + 1.0)
+            }
+        };
+        check(
+            "softplus_grad",
+            |x| softplus_grad_f64(x, beta, threshold),
+            exact,
+            &ranges,
+            4,
+        );
+    }
+}
