@@ -199,3 +199,13 @@ def test_atanh_is_accurate_near_minus_one(lib):
     want = [-18.714973875118524, 18.714973875118524, -0.9729550745276566, 1e-300]
     for g, w in zip(got, want):
         assert abs(g - w) <= 4e-16 * abs(w)
+
+
+def test_asinh_acosh_are_accurate_at_the_ends(lib):
+    # Rust std's formulas overflowed (asinh(1e308), acosh(1e308) were inf)
+    # and acosh lost ~800 ulp near 1
+    x = lib.tensor([1e308, 1e300, 1.0000001, 3.0], dtype=lib.float64)
+    want = [709.889355822726, 691.4686750787736, 0.0004472135919037347, 1.762747174039086]
+    for g, w in zip(lib.acosh(x).tolist(), want):
+        assert abs(g - w) <= 4e-16 * w
+    assert lib.asinh(-x).tolist()[:2] == [-709.889355822726, -691.4686750787736]

@@ -66,6 +66,8 @@
 //! | logaddexp   | 2       | 2               | -                 |
 //! | atan2       | 3       | 2               | -                 |
 //! | atanh       | 0.5     | 2               | -                 |
+//! | asinh       | 0.5     | 2               | -                 |
+//! | acosh       | 0.5     | 2               | -                 |
 //! | hypot       | 2       | 2               | -                 |
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
@@ -356,6 +358,10 @@ unary_types! {
     Exp2: exp2_f32, exp2_f64;
     /// atanh x (float32 through float64).
     Atanh: atanh_f32_via_f64, atanh_f64;
+    /// asinh x (float32 through float64).
+    Asinh: asinh_f32_via_f64, asinh_f64;
+    /// acosh x (float32 through float64).
+    Acosh: acosh_f32_via_f64, acosh_f64;
 }
 
 /// Declares unit types implementing [`Binary`] with the given functions.

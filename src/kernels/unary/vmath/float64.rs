@@ -735,3 +735,43 @@ pub fn hypot_f64(a: f64, b: f64) -> f64 {
     let h = sel(a.is_nan() || b.is_nan(), f64::NAN, h);
     sel(aa == f64::INFINITY || ab == f64::INFINITY, f64::INFINITY, h)
 }
+
+/// asinh x (fdlibm's three forms on the vmath logs, all computed and one
+/// selected): `ln|x| + ln2` above 2^28, `ln(2|x| + 1/(sqrt(x^2+1) + |x|))`
+/// above 2, `log1p(|x| + x^2/(1 + sqrt(1 + x^2)))` below; x's sign put
+/// back (so ±0 and tiny x give themselves).
+#[inline(always)]
+pub fn asinh_f64(x: f64) -> f64 {
+    let ax = x.abs();
+    let t = ax * ax;
+    let huge = ln_f64(ax) + LN2_HI;
+    let big = ln_f64(2.0 * ax + 1.0 / ((t + 1.0).sqrt() + ax));
+    let small = ln_1p_f64(ax + t / (1.0 + (1.0 + t).sqrt()));
+    let r = sel(ax > 268_435_456.0, huge, sel(ax > 2.0, big, small));
+    with_sign_of(sel(ax < 3.725_290_298_461_914e-9, ax, r), x)
+}
+
+/// acosh x (fdlibm's forms): `ln x + ln2` above 2^28, `ln(2x - 1/(x +
+/// sqrt(x^2 - 1)))` above 2, `log1p(t + sqrt(2t + t^2))` with t = x - 1
+/// (exact) below; NaN below 1.
+#[inline(always)]
+pub fn acosh_f64(x: f64) -> f64 {
+    let huge = ln_f64(x) + LN2_HI;
+    let big = ln_f64(2.0 * x - 1.0 / (x + x.mul_add(x, -1.0).sqrt()));
+    let t = x - 1.0;
+    let small = ln_1p_f64(t + t.mul_add(t, 2.0 * t).sqrt());
+    let r = sel(x > 268_435_456.0, huge, sel(x > 2.0, big, small));
+    sel(x < 1.0, f64::NAN, r)
+}
+
+/// asinh of a float32, computed in float64 (then rounded once).
+#[inline(always)]
+pub fn asinh_f32_via_f64(x: f32) -> f32 {
+    asinh_f64(x as f64) as f32
+}
+
+/// acosh of a float32, computed in float64 (then rounded once).
+#[inline(always)]
+pub fn acosh_f32_via_f64(x: f32) -> f32 {
+    acosh_f64(x as f64) as f32
+}

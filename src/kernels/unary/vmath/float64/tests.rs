@@ -641,7 +641,7 @@ fn every_path_gives_identical_bits() {
     }
     agree!(
         Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh
+        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh, Asinh, Acosh
     );
     macro_rules! agree2 {
         ($($k:ident),*) => {$(

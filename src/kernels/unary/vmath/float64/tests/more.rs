@@ -169,3 +169,20 @@ fn softplus_is_accurate() {
         );
     }
 }
+
+#[test]
+fn asinh_and_acosh_are_accurate() {
+    // libm's (std's acosh lost ~800 ulp near 1 and both overflowed to inf
+    // above ~1e154)
+    let ranges = [(-1e308, 1e308), (-1e10, 1e10), (-3.0, 3.0), (-1e-6, 1e-6)];
+    check("asinh", asinh_f64, libm::asinh, &ranges, 2);
+    let ranges = [(1.0, 1e308), (1.0, 1e10), (1.0, 3.0), (1.0, 1.0001)];
+    // (libm's acosh gives numbers for some x below 1; torch and C: NaN)
+    let exact = |x: f64| if x < 1.0 { f64::NAN } else { libm::acosh(x) };
+    check("acosh", acosh_f64, exact, &ranges, 2);
+    assert_eq!(acosh_f64(1.0), 0.0);
+    assert!(acosh_f64(0.5).is_nan() && acosh_f64(f64::NAN).is_nan());
+    assert_eq!(asinh_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(asinh_f64(f64::NEG_INFINITY), f64::NEG_INFINITY);
+    assert_eq!(acosh_f64(f64::INFINITY), f64::INFINITY);
+}
