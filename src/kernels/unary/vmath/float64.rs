@@ -709,9 +709,9 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
 pub fn atanh_f64(x: f64) -> f64 {
     let ax = x.abs();
     let t = 2.0 * ax;
-    let big = ln_1p_f64(t / (1.0 - ax));
-    let small = ln_1p_f64(t.mul_add(ax / (1.0 - ax), t));
-    let r = 0.5 * sel(ax < 0.5, small, big);
+    // one log1p, of the selected form's argument
+    let arg = sel(ax < 0.5, t.mul_add(ax / (1.0 - ax), t), t / (1.0 - ax));
+    let r = 0.5 * ln_1p_f64(arg);
     // beyond 1: 1 - |x| < 0 gives a negative quotient below -1, NaN
     with_sign_of(sel(ax > 1.0, f64::NAN, r), x)
 }
