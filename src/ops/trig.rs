@@ -135,13 +135,13 @@ macro_rules! trig_binary_ops {
     ($then:ident) => {
         $then! {
             /// The angle of the point (other, self) in radians, in (-pi, pi].
-            atan2, atan2_ [arctan2, arctan2_]: "Atan2Backward0", float(), |a, b| vmath::VecAtan2::vatan2(a, b),
+            atan2, atan2_ [arctan2, arctan2_]: "Atan2Backward0", float(), |a, b| vmath::BinaryMethods::vatan2(a, b),
                 away away,
                 Inputs |g, y, x, _r| atan2_share(g, &y()?, &x()?)?.mul(&x()?),
                     atan2_share(g, &y()?, &x()?)?.mul(&y()?)?.neg();
                 py tensor [];
             /// `sqrt(self^2 + other^2)`, without overflow. Floating operands only.
-            hypot, hypot_ []: "HypotBackward0", float(hypot_check), |a, b| vmath::VecAtan2::vhypot(a, b),
+            hypot, hypot_ []: "HypotBackward0", float(hypot_check), |a, b| vmath::BinaryMethods::vhypot(a, b),
                 away away,
                 InputsResult |g, x, y, r| g.div(&r()?)?.mul(&x()?), g.div(&r()?)?.mul(&y()?);
                 py tensor [];

@@ -397,11 +397,11 @@ binary_types! {
 
 /// atan2 and hypot as methods of either float type (for the binary op
 /// tables, whose kernels are closures over a method).
-pub trait VecAtan2 {
+pub trait BinaryMethods {
     fn vatan2(self, x: Self) -> Self;
     fn vhypot(self, x: Self) -> Self;
 }
-impl VecAtan2 for f32 {
+impl BinaryMethods for f32 {
     #[inline(always)]
     fn vatan2(self, x: f32) -> f32 {
         atan2_f32(self, x)
@@ -411,7 +411,7 @@ impl VecAtan2 for f32 {
         hypot_f32(self, x)
     }
 }
-impl VecAtan2 for f64 {
+impl BinaryMethods for f64 {
     #[inline(always)]
     fn vatan2(self, x: f64) -> f64 {
         atan2_f64(self, x)
