@@ -8,8 +8,8 @@
 //!     cargo bench --bench gemm_paths -- small "[8192,8,8] @ b^T"  # one row
 //!     GEMM_PATHS=small,crate cargo bench --bench gemm_paths   # some paths
 //!
-//! `scripts/check_simd_paths.sh` runs it to compare our AVX2 kernel with
-//! the gemm crate's AVX-512 path on CPUs that have it.
+//! `scripts/check_simd_paths.sh` runs it to compare our kernels (AVX2, and
+//! AVX-512 where the CPU has it) with the gemm crate's.
 
 use ferrograd::kernels::matmul::{force_gemm_path, matmul, GemmPath};
 use ferrograd::{set_num_threads, DType, Tensor};
@@ -62,21 +62,19 @@ fn time_interleaved(fs: &[&dyn Fn()]) -> Vec<f64> {
 }
 
 /// The paths to time: every supported one, or those named in `GEMM_PATHS`
-/// (comma-separated: small, own, crate).
+/// (comma-separated keys: small, own, own512, crate).
 fn paths(dtype: DType) -> Vec<GemmPath> {
     let only = std::env::var("GEMM_PATHS").ok();
     let named = |p: GemmPath| {
-        let key = match p {
-            GemmPath::Small => "small",
-            GemmPath::OwnAvx2 => "own",
-            GemmPath::Crate => "crate",
-        };
         only.as_deref()
-            .is_none_or(|o| o.split(',').any(|x| x == key))
+            .is_none_or(|o| o.split(',').any(|x| x == p.key()))
     };
     GemmPath::supported_paths()
         .into_iter()
-        .filter(|&p| (dtype == DType::F32 || p != GemmPath::OwnAvx2) && named(p))
+        .filter(|&p| {
+            (dtype == DType::F32 || !matches!(p, GemmPath::OwnAvx2 | GemmPath::OwnAvx512))
+                && named(p)
+        })
         .collect()
 }
 

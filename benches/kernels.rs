@@ -90,12 +90,13 @@ mod matmul {
 #[cfg(target_arch = "x86_64")]
 mod sgemm_one_thread {
     use super::*;
-    use ferrograd::kernels::sgemm::{available, sgemm, Operand};
+    use ferrograd::kernels::sgemm::{available, sgemm, Isa, Operand};
 
     const M: usize = 256;
     const FLOPS: usize = 2 * M * M * M;
 
-    /// `c = a @ b` (all 256 x 256, row-major) on this thread alone.
+    /// `c = a @ b` (all 256 x 256, row-major) on this thread alone, on the
+    /// AVX2 micro-kernel.
     fn product(a: &[f32], b: &[f32], c: &mut [f32]) {
         assert!(available() && a.len() == M * M && b.len() == M * M && c.len() == M * M);
         let op = |x: &[f32]| Operand {
@@ -106,7 +107,7 @@ mod sgemm_one_thread {
         // SAFETY: AVX2 and FMA are available and the three slices hold
         // 256 x 256 floats each (asserted); c is exclusively borrowed, so it
         // overlaps neither operand.
-        unsafe { sgemm([M, M, M], op(a), op(b), c.as_mut_ptr(), 1) }
+        unsafe { sgemm(Isa::Avx2, [M, M, M], op(a), op(b), c.as_mut_ptr(), 1) }
     }
 
     fn operands() -> (Vec<f32>, Vec<f32>) {

@@ -12,7 +12,9 @@
 //! `set_num_threads` and `force_gemm_path` are process-global, so each
 //! test takes `lock_threads()` (through `Forced` where it forces a path).
 
-use ferrograd::kernels::matmul::{crate_uses_avx512, force_gemm_path, gemm_path, GemmPath};
+use ferrograd::kernels::matmul::{
+    crate_uses_avx512, force_gemm_path, gemm_path, own_avx512_preferred, GemmPath,
+};
 use ferrograd::{set_num_threads, DType, Tensor};
 
 mod common;
@@ -437,7 +439,13 @@ fn routing_by_size_and_cpu() {
     };
     assert_eq!(gemm_path(DType::F32, [16, 16, 16]), Some(small));
     assert_eq!(gemm_path(DType::F64, [4, 64, 8]), Some(small));
-    let big = if avx2 && !crate_uses_avx512() {
+    let big = if crate_uses_avx512() {
+        if own_avx512_preferred() {
+            GemmPath::OwnAvx512
+        } else {
+            GemmPath::Crate
+        }
+    } else if avx2 {
         GemmPath::OwnAvx2
     } else {
         GemmPath::Crate
@@ -452,10 +460,12 @@ fn routing_by_size_and_cpu() {
         gemm_path(DType::F32, [256, 256, 256]),
         Some(GemmPath::Crate)
     );
-    if avx2 {
-        force_gemm_path(Some(GemmPath::OwnAvx2));
-        assert_eq!(gemm_path(DType::F32, [2, 2, 2]), Some(GemmPath::OwnAvx2));
-        assert_eq!(gemm_path(DType::F64, [2, 2, 2]), Some(GemmPath::Crate));
+    for own in [GemmPath::OwnAvx2, GemmPath::OwnAvx512] {
+        if own.supported() {
+            force_gemm_path(Some(own));
+            assert_eq!(gemm_path(DType::F32, [2, 2, 2]), Some(own));
+            assert_eq!(gemm_path(DType::F64, [2, 2, 2]), Some(GemmPath::Crate));
+        }
     }
 }
 

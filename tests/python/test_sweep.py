@@ -16,14 +16,14 @@ import ferrograd
 import numpy as np
 import pytest
 
-SWEEP = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "sweep.py")
+BENCHES = os.path.join(os.path.dirname(__file__), "..", "..", "benches")
+SWEEP = os.path.join(BENCHES, "sweep.py")
 
 
-def load_sweep():
-    name = "ferrograd_bench_sweep"
+def load_bench(name="ferrograd_bench_sweep", path=SWEEP):
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SWEEP)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
@@ -32,7 +32,7 @@ def load_sweep():
 
 @pytest.fixture(scope="module")
 def sweep():
-    return load_sweep()
+    return load_bench()
 
 
 @pytest.fixture(scope="module")
@@ -341,3 +341,29 @@ def test_ratios_against_torch(sweep, cases, torch):
         assert r["ratio"] == pytest.approx(r["fg_s"] / r["torch_s"])
         assert r["check"]["ok"] and r["check"]["against"] == "torch"
         assert r["pairs"][0] <= r["pairs"][1]
+
+
+def test_scaling_table_against_torch(torch, tmp_path, capsys):
+    scaling = load_bench("ferrograd_bench_scaling", os.path.join(BENCHES, "scaling.py"))
+    path = tmp_path / "scaling.json"
+    threads = (ferrograd.get_num_threads(), torch.get_num_threads())
+    argv = ["--threads", "1", "--repeats", "1", "--sample-time", "0.001", "--json", str(path)]
+    try:
+        scaling.main(argv + ["--only", "wide,1024x16x16"])
+    finally:
+        ferrograd.set_num_threads(threads[0])
+        torch.set_num_threads(threads[1])
+    out = capsys.readouterr().out
+    assert "wide graph forward" in out and "wide graph backward" in out
+    runs = json.loads(path.read_text())["runs"]
+    assert {r["case"] for r in runs} == {
+        "wide graph (fwd | bwd)",
+        "matmul/matmul/contig/f32/1024x16x16@1024x16x16/fwd",
+    }
+    for r in runs:
+        assert r["threads"] == 1
+        for lib in ("ferrograd", "torch"):
+            t = r[lib]
+            assert t["total_s"] > 0 and 0 <= t["first_s"] < t["total_s"]
+            # Only the wide graph times its forward apart.
+            assert (t["first_s"] > 0) == r["case"].startswith("wide")

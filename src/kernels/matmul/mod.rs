@@ -10,13 +10,15 @@
 //!   their arithmetic, not a general GEMM's set-up per matrix.
 //! - [`GemmPath::OwnAvx2`]: our BLIS-style float32 kernel ([`super::sgemm`],
 //!   AVX2 and FMA) for big products, which splits each product over the
-//!   threads itself. Taken on CPUs without AVX-512 only.
+//!   threads itself. Taken on CPUs without AVX-512.
+//! - [`GemmPath::OwnAvx512`]: the same kernel with its AVX-512 micro-kernel,
+//!   for big float32 products on AVX-512 CPUs other than Intel's (see
+//!   [`own_avx512_preferred`] for the measurements).
 //! - [`GemmPath::Crate`]: the `gemm` crate (blocked SIMD GEMM with its own
 //!   runtime dispatch: with its `x86-v4` feature, which we enable, AVX-512
 //!   micro-kernels on CPUs with avx512f, AVX2/FMA ones otherwise). Products
 //!   between the two sizes, float64 ones above the small size, and big
-//!   float32 ones on AVX-512 CPUs, where it does about twice our AVX2
-//!   kernel's work per cycle.
+//!   float32 ones on Intel's AVX-512 CPUs.
 //!
 //! All take a row and a column stride per operand: transposed, sliced or
 //! broadcast (stride 0) inputs are read in place, never copied (the small
@@ -48,8 +50,8 @@ mod product;
 
 use gemv::gemv;
 pub use path::{
-    crate_uses_avx512, force_gemm_path, forced_gemm_path, gemm_path, GemmPath, OWN_KERNEL_MIN,
-    SMALL_MAX_F32, SMALL_MAX_F64, SMALL_MAX_K,
+    crate_uses_avx512, force_gemm_path, forced_gemm_path, gemm_path, own_avx512_preferred,
+    GemmPath, OWN_AVX512_MIN, OWN_KERNEL_MIN, SMALL_MAX_F32, SMALL_MAX_F64, SMALL_MAX_K,
 };
 use product::{each_product, naive, MatElem};
 
@@ -155,7 +157,7 @@ fn row_split(path: Option<GemmPath>, [m, n, k]: [usize; 3], threads: usize) -> O
     let rows = m.div_ceil(threads).next_multiple_of(ROW_BLOCK);
     let last = m - (m - 1) / rows * rows;
     match path {
-        Some(GemmPath::OwnAvx2) => None,
+        Some(GemmPath::OwnAvx2 | GemmPath::OwnAvx512) => None,
         Some(GemmPath::Crate) if k > 512 || last < 2 || last.min(rows) * n <= 256 => None,
         _ => Some(rows),
     }
@@ -265,7 +267,7 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result
         // A few big products, each split over the threads.
         let a_rs = la.strides[nd - 2];
         for (i, dst) in out.chunks_mut(mn).enumerate() {
-            if path == Some(GemmPath::OwnAvx2) {
+            if matches!(path, Some(GemmPath::OwnAvx2 | GemmPath::OwnAvx512)) {
                 // Our own kernel splits the product itself (column bands,
                 // or row blocks sharing each packed block of b).
                 product(dst, i, Parallelism::Rayon(threads));

@@ -13,18 +13,27 @@ pub enum GemmPath {
     /// Our BLIS-style AVX2/FMA float32 kernel (x86-64; float64 products
     /// forced onto it run on [`GemmPath::Crate`]).
     OwnAvx2,
+    /// The same kernel with its AVX-512 micro-kernel (x86-64 with
+    /// avx512f; float64 products forced onto it run on the crate).
+    OwnAvx512,
     /// The `gemm` crate, with its own dispatch (AVX-512 where the CPU has
     /// avx512f, see [`crate_uses_avx512`]).
     Crate,
 }
 
 impl GemmPath {
-    pub const ALL: [GemmPath; 3] = [GemmPath::Small, GemmPath::OwnAvx2, GemmPath::Crate];
+    pub const ALL: [GemmPath; 4] = [
+        GemmPath::Small,
+        GemmPath::OwnAvx2,
+        GemmPath::OwnAvx512,
+        GemmPath::Crate,
+    ];
 
     /// Whether this CPU runs the path.
     pub fn supported(self) -> bool {
         match self {
             GemmPath::Small | GemmPath::OwnAvx2 => has_avx2_fma(),
+            GemmPath::OwnAvx512 => has_avx512(),
             GemmPath::Crate => true,
         }
     }
@@ -34,11 +43,23 @@ impl GemmPath {
         Self::ALL.into_iter().filter(|p| p.supported()).collect()
     }
 
+    /// The path's key in `FERROGRAD_GEMM_PATH` and the benchmark's
+    /// `GEMM_PATHS`.
+    pub fn key(self) -> &'static str {
+        match self {
+            GemmPath::Small => "small",
+            GemmPath::OwnAvx2 => "own",
+            GemmPath::OwnAvx512 => "own512",
+            GemmPath::Crate => "crate",
+        }
+    }
+
     /// A short name, with the instruction set the crate runs here.
     pub fn name(self) -> &'static str {
         match self {
             GemmPath::Small => "small (AVX2)",
             GemmPath::OwnAvx2 => "own sgemm (AVX2)",
+            GemmPath::OwnAvx512 => "own sgemm (AVX-512)",
             GemmPath::Crate if crate_uses_avx512() => "gemm crate (AVX-512)",
             GemmPath::Crate => "gemm crate (AVX2)",
         }
@@ -49,6 +70,18 @@ pub(super) fn has_avx2_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         super::super::sgemm::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether our kernel's AVX-512 micro-kernel runs on this CPU.
+pub(super) fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::super::sgemm::Isa::Avx512.available()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -73,22 +106,45 @@ pub fn crate_uses_avx512() -> bool {
 /// The forced path: 0 for none, else 1 + its index in [`GemmPath::ALL`].
 static FORCED: AtomicU8 = AtomicU8::new(0);
 
+/// Forces the path named by `FERROGRAD_GEMM_PATH` (small, own, own512 or
+/// crate; for benchmarks: the same run with another kernel), once, before
+/// the first product or [`force_gemm_path`] call. A name that is unknown or
+/// that this CPU lacks is ignored (with a warning on stderr).
+fn force_from_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(name) = std::env::var("FERROGRAD_GEMM_PATH") else {
+            return;
+        };
+        match GemmPath::ALL.into_iter().find(|p| p.key() == name) {
+            Some(p) if p.supported() => FORCED.store(forced_code(Some(p)), Ordering::Relaxed),
+            _ => eprintln!("ferrograd: FERROGRAD_GEMM_PATH={name:?} is not a path this CPU runs"),
+        }
+    });
+}
+
 /// Makes every float product run on `path` (`None`: the usual choice by
 /// size and CPU), process-wide; for tests and benchmarks. Panics if this
 /// CPU lacks the path.
 pub fn force_gemm_path(path: Option<GemmPath>) {
-    let v = match path {
-        None => 0,
-        Some(p) => {
-            assert!(p.supported(), "{p:?} is not supported on this CPU");
-            1 + GemmPath::ALL.iter().position(|&q| q == p).expect("listed") as u8
-        }
-    };
-    FORCED.store(v, Ordering::Relaxed);
+    force_from_env();
+    if let Some(p) = path {
+        assert!(p.supported(), "{p:?} is not supported on this CPU");
+    }
+    FORCED.store(forced_code(path), Ordering::Relaxed);
 }
 
-/// The path set by [`force_gemm_path`].
+/// [`FORCED`]'s value for `path`.
+fn forced_code(path: Option<GemmPath>) -> u8 {
+    match path {
+        None => 0,
+        Some(p) => 1 + GemmPath::ALL.iter().position(|&q| q == p).expect("listed") as u8,
+    }
+}
+
+/// The path set by [`force_gemm_path`] (or `FERROGRAD_GEMM_PATH`).
 pub fn forced_gemm_path() -> Option<GemmPath> {
+    force_from_env();
     match FORCED.load(Ordering::Relaxed) {
         0 => None,
         v => Some(GemmPath::ALL[v as usize - 1]),
@@ -127,18 +183,62 @@ pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
         DType::I64 | DType::Bool => return None,
     }
     if let Some(p) = forced_gemm_path() {
-        if p == GemmPath::OwnAvx2 && dtype != DType::F32 {
+        if matches!(p, GemmPath::OwnAvx2 | GemmPath::OwnAvx512) && dtype != DType::F32 {
             return Some(GemmPath::Crate);
         }
         return Some(p);
     }
     Some(if has_avx2_fma() && small_fits(dtype, mnk) {
         GemmPath::Small
-    } else if dtype == DType::F32 && own_kernel(mnk) && !crate_uses_avx512() {
+    } else if dtype == DType::F32 && crate_uses_avx512() {
+        if own_avx512_preferred() && mnk.iter().all(|&d| d >= OWN_AVX512_MIN) {
+            GemmPath::OwnAvx512
+        } else {
+            GemmPath::Crate
+        }
+    } else if dtype == DType::F32 && own_kernel(mnk) {
         GemmPath::OwnAvx2
     } else {
         GemmPath::Crate
     })
+}
+
+/// Smallest m, n and k of an f32 product on our AVX-512 kernel (where
+/// [`own_avx512_preferred`]). Measured one product per thread on AMD Zen 5
+/// (`gemm_paths -- mid`, `-- attention`, `-- big`): from 256 level with
+/// the crate's AVX-512 kernel; at 64-128 the crate was 5-30% faster (our
+/// 32-column tiles waste more at the edges).
+pub const OWN_AVX512_MIN: usize = 128;
+
+/// Whether big f32 products on an AVX-512 CPU default to our kernel rather
+/// than the crate's: on AMD (and other vendors), not on Intel. Measured
+/// (2026-11-27): on AMD Zen 5 both run at about the same rate alone
+/// (`gemm_paths -- big`, 1 and 2 threads), and our kernel made the
+/// published wide-graph, matmul and MLP workloads 12-25% faster (2
+/// threads); on an Intel Xeon (family 6 model 207) the crate's kernel ran
+/// 8-23% more GFLOP/s on one thread in three runs on two machines, and a
+/// 6x64 variant of ours did no better.
+pub fn own_avx512_preferred() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static OWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *OWN.get_or_init(|| has_avx512() && !cpu_vendor_is_intel())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether CPUID's vendor string is Intel's.
+#[cfg(target_arch = "x86_64")]
+fn cpu_vendor_is_intel() -> bool {
+    let id = std::arch::x86_64::__cpuid(0);
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&id.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&id.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&id.ecx.to_le_bytes());
+    &vendor == b"GenuineIntel"
 }
 
 /// Smallest m, n and k that our own f32 kernel takes: below it the `gemm`

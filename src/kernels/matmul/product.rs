@@ -8,6 +8,8 @@
 use super::path::has_avx2_fma;
 use super::{gemm_path, GemmPath, Mat};
 use crate::buffer::{DType, Element};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::sgemm::Isa;
 use gemm::Parallelism;
 
 /// Element types the kernel multiplies.
@@ -168,7 +170,9 @@ impl MatElem for f32 {
             #[cfg(target_arch = "x86_64")]
             Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
             #[cfg(target_arch = "x86_64")]
-            Some(GemmPath::OwnAvx2) => own_call(dst, a, am, b, bm, mnk, par),
+            Some(GemmPath::OwnAvx2) => own_call(Isa::Avx2, dst, a, am, b, bm, mnk, par),
+            #[cfg(target_arch = "x86_64")]
+            Some(GemmPath::OwnAvx512) => own_call(Isa::Avx512, dst, a, am, b, bm, mnk, par),
             _ => gemm_call(dst, a, am, b, bm, mnk, par),
         }
     }
@@ -262,10 +266,12 @@ fn small_call<T: super::super::sgemm::small::Packable>(
     unsafe { small_gemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), n) }
 }
 
-/// An f32 product on our own kernel: on `par`'s threads, or this one.
-/// Sizes checked by [`float_sizes_ok`].
+/// An f32 product on our own kernel with `isa`'s micro-kernel: on `par`'s
+/// threads, or this one. Sizes checked by [`float_sizes_ok`].
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
 fn own_call(
+    isa: Isa,
     dst: &mut [f32],
     a: &[f32],
     am: Mat,
@@ -275,7 +281,7 @@ fn own_call(
     par: Parallelism,
 ) {
     use super::super::sgemm::{sgemm, Operand};
-    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n && has_avx2_fma());
+    assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n && isa.available());
     assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
     let threads = match par {
         Parallelism::None => 1,
@@ -286,12 +292,21 @@ fn own_call(
         rs: x.rs,
         cs: x.cs,
     };
-    // SAFETY: AVX2 and FMA are available and m, n, k > 0 (asserted); every
+    // SAFETY: isa's instructions are available and m, n, k > 0 (asserted); every
     // element of a (m x k from a[am.off], non-negative strides) and b
     // (k x n from b[bm.off]) lies in its slice (asserted above); `dst` holds
     // m * n floats, exclusively borrowed, so nothing else touches it and it
     // overlaps neither operand.
-    unsafe { sgemm([m, n, k], op(a, am), op(b, bm), dst.as_mut_ptr(), threads) }
+    unsafe {
+        sgemm(
+            isa,
+            [m, n, k],
+            op(a, am),
+            op(b, bm),
+            dst.as_mut_ptr(),
+            threads,
+        )
+    }
 }
 
 /// Panics unless the last element each operand of an m x k by k x n

@@ -1,9 +1,11 @@
-//! float32 matrix products on x86-64 with AVX2 and FMA, BLIS-style.
+//! float32 matrix products on x86-64 with AVX2 and FMA (or AVX-512),
+//! BLIS-style.
 //!
-//! `C = A @ B` is computed in blocks: a `KC`-deep slice of B's columns is
-//! packed into `NR`-wide panels, each `MC`-row block of A into `MR`-high
-//! panels, and a 6x16 register-tiled micro-kernel multiplies one A panel by
-//! one B panel. With several threads, each takes a band of B's columns and
+//! `C = A @ B` is computed in blocks: a `kc`-deep slice of B's columns is
+//! packed into `nr`-wide panels, each `MC`-row block of A into `MR`-high
+//! panels, and a register-tiled micro-kernel multiplies one A panel by one
+//! B panel: 6x16 tiles with AVX2, 6x32 with AVX-512 ([`Isa`]; the rest of
+//! the driver and the packers are shared). With several threads, each takes a band of B's columns and
 //! runs it alone (packing all of A itself); for narrow products, or on a
 //! pool worker, the packed B block is shared instead and the threads take
 //! different row blocks of A. Each output element is summed in the same
@@ -15,7 +17,7 @@
 //! elements `(i, p)` with `i < m`, `p < k` (or `p < k`, `j < n`) of an
 //! operand, each packed buffer is sized for its block (plus `SLACK` for the
 //! one packer that stores past a panel), and the micro-kernel writes whole
-//! 6x16 tiles only where the tile lies inside the output (edge tiles go
+//! tiles only where the tile lies inside the output (edge tiles go
 //! through a scratch tile). The packers also prefetch lines they will read
 //! next (the next panel's, or a few depths on); those addresses may lie past
 //! the operand, so they are formed with `wrapping_add` and never
@@ -26,7 +28,7 @@
 //! The files: this one holds the blocking constants, the operand types,
 //! the packing buffers and the driver ([`sgemm`], which splits the product
 //! over the threads and walks its blocks); `pack.rs` packs blocks of A and
-//! B into panels; `kernel.rs` holds the 6x16 micro-kernel and the loop
+//! B into panels; `kernel.rs` holds the micro-kernels and the loop
 //! over one packed block's tiles; [`small`] is the direct kernel for small
 //! matrices (float32 and float64) that batches of products run on.
 
@@ -41,16 +43,56 @@ use pack::{pack_a, pack_b, pack_b_rows};
 
 /// Rows of the micro-kernel's output tile.
 const MR: usize = 6;
-/// Columns of the micro-kernel's output tile (two 8-float registers).
-const NR: usize = 16;
-/// Most depth packed at once. A B panel (KC x NR floats, 32 KB) fills L1;
-/// measured against 256, 768 and 1024 on the MLP shapes and 1024^3, 512 cut
-/// the depth blocks (each a parallel section and a pass over the output)
-/// and was 1-15% faster with two threads, 1-5% with one.
-const KC: usize = 512;
-/// Most rows of A packed at once: MC x KC floats (144 KB) stay in L2.
+/// The instruction set of the micro-kernel, which sets the width of the
+/// output tile and of the packed B panels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// AVX2 and FMA: 6x16 tiles (two 8-float registers per row).
+    Avx2,
+    /// AVX-512F: 6x32 tiles (two 16-float registers per row).
+    Avx512,
+}
+
+impl Isa {
+    /// Columns of the micro-kernel's output tile and of a packed B panel.
+    pub const fn nr(self) -> usize {
+        match self {
+            Isa::Avx2 => 16,
+            Isa::Avx512 => 32,
+        }
+    }
+
+    /// Most depth packed at once. AVX2: a B panel (512 x 16 floats, 32 KB)
+    /// fills L1; measured against 256, 768 and 1024 on the MLP shapes and
+    /// 1024^3, 512 cut the depth blocks (each a parallel section and a pass
+    /// over the output) and was 1-15% faster with two threads, 1-5% with
+    /// one. AVX-512: the same 32 KB panel, 256 x 32 floats.
+    const fn kc(self) -> usize {
+        match self {
+            Isa::Avx2 => 512,
+            Isa::Avx512 => KC_AVX512,
+        }
+    }
+
+    /// Whether this CPU runs the kernel (checked once).
+    pub fn available(self) -> bool {
+        match self {
+            Isa::Avx2 => available(),
+            Isa::Avx512 => {
+                static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+                *OK.get_or_init(|| available() && is_x86_feature_detected!("avx512f"))
+            }
+        }
+    }
+}
+
+/// [`Isa::kc`] of the AVX-512 kernel.
+const KC_AVX512: usize = 256;
+/// Most rows of A packed at once: MC x kc floats (144 KB at kc 512) stay
+/// in L2.
 const MC: usize = 72;
-/// Most columns of B packed at once: KC x NC floats (2 MB) stay in L3.
+/// Most columns of B packed at once: kc x NC floats (2 MB at kc 512) stay
+/// in L3.
 const NC: usize = 1024;
 /// Depths per iteration of the micro-kernel's loop.
 const UNROLL: usize = 8;
@@ -152,15 +194,24 @@ fn part_size(len: usize, max: usize, unit: usize) -> usize {
     len.div_ceil(parts).next_multiple_of(unit)
 }
 
-/// `c[m x n] = a[m x k] @ b[k x n]`, `c` row-major and contiguous. With
-/// `threads > 1` the work is spread through `parallel::for_each_index` (the
-/// current pool, which should have that many threads).
+/// `c[m x n] = a[m x k] @ b[k x n]` on `isa`'s micro-kernel, `c` row-major
+/// and contiguous. With `threads > 1` the work is spread through
+/// `parallel::for_each_index` (the current pool, which should have that
+/// many threads).
 ///
 /// # Safety
-/// [`available`] is true; `a` and `b` address m x k and k x n valid floats;
-/// `c` addresses m * n writable floats that nothing else reads or writes
-/// during the call and that do not overlap `a` or `b`; m, n, k > 0.
-pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, threads: usize) {
+/// `isa.available()` is true; `a` and `b` address m x k and k x n valid
+/// floats; `c` addresses m * n writable floats that nothing else reads or
+/// writes during the call and that do not overlap `a` or `b`; m, n, k > 0.
+pub unsafe fn sgemm(
+    isa: Isa,
+    [m, n, k]: [usize; 3],
+    a: Operand,
+    b: Operand,
+    c: *mut f32,
+    threads: usize,
+) {
+    let nr = isa.nr();
     let out = Out(c);
     // On a pool worker (a backward running branches in parallel) the other
     // threads are most likely busy: the row split then packs B once and
@@ -172,21 +223,22 @@ pub unsafe fn sgemm([m, n, k]: [usize; 3], a: Operand, b: Operand, c: *mut f32, 
         // in between and no packed data read from another core. Measured
         // alone on the MLP's products with two threads: 6-16% faster than
         // the row split; 256^3 and 1024^3 level.
-        let band = n.div_ceil(NR).div_ceil(threads) * NR;
+        let band = n.div_ceil(nr).div_ceil(threads) * nr;
         let bands = n.div_ceil(band);
         crate::parallel::for_each_index(bands, &|t| {
             let j = t * band..n.min((t + 1) * band);
-            columns([m, n, k], a, b, out, j, 1)
+            columns(isa, [m, n, k], a, b, out, j, 1)
         });
     } else {
-        columns([m, n, k], a, b, out, 0..n, threads)
+        columns(isa, [m, n, k], a, b, out, 0..n, threads)
     }
 }
 
 /// Columns `cols` of the product: one thread's band (starting at a
-/// multiple of NR) or all of them. With `threads > 1` the packed blocks of
-/// B are shared and the threads take row blocks of A.
+/// multiple of `isa.nr()`) or all of them. With `threads > 1` the packed
+/// blocks of B are shared and the threads take row blocks of A.
 unsafe fn columns(
+    isa: Isa,
     [m, n, k]: [usize; 3],
     a: Operand,
     b: Operand,
@@ -194,8 +246,9 @@ unsafe fn columns(
     cols: std::ops::Range<usize>,
     threads: usize,
 ) {
-    let kc_max = part_size(k, KC, 1);
-    let nc_max = part_size(cols.len(), NC, NR);
+    let nr = isa.nr();
+    let kc_max = part_size(k, isa.kc(), 1);
+    let nc_max = part_size(cols.len(), NC, nr);
     // Row blocks: in parallel, an equal number per thread.
     let mc = if threads > 1 {
         let per_thread = m.div_ceil(threads);
@@ -213,18 +266,18 @@ unsafe fn columns(
                 // Packing tasks: with rows of b contiguous, groups of depths
                 // (each row read once, straight through) and the partial
                 // panel; otherwise one task per panel.
-                let full = nc / NR;
+                let full = nc / nr;
                 let by_rows = b.cs == 1 && full > 0;
                 let groups = if by_rows { kc.div_ceil(DEPTH_GROUP) } else { 0 };
-                let tasks = groups + nc.div_ceil(NR) - if by_rows { full } else { 0 };
+                let tasks = groups + nc.div_ceil(nr) - if by_rows { full } else { 0 };
                 let pack = |i: usize| {
                     if i < groups {
                         let depths = i * DEPTH_GROUP..kc.min((i + 1) * DEPTH_GROUP);
-                        pack_b_rows(b, p0, kc, depths, j0, full, pb.at(0));
+                        pack_b_rows(b, p0, kc, depths, j0, full, nr, pb.at(0));
                     } else {
                         let panel = i - groups + if by_rows { full } else { 0 };
-                        let cols = NR.min(nc - panel * NR);
-                        pack_b(b, p0, kc, j0 + panel * NR, cols, pb.at(panel * NR * kc))
+                        let cols = nr.min(nc - panel * nr);
+                        pack_b(b, p0, kc, j0 + panel * nr, cols, nr, pb.at(panel * nr * kc))
                     }
                 };
                 let compute = |blk: usize| {
@@ -233,7 +286,7 @@ unsafe fn columns(
                     with_buffer(&PACKED_A, mc * kc + SLACK, |pa| {
                         pack_a(a, i0, rows, p0, kc, pa);
                         let dst = out.at(i0 * n + j0);
-                        block(rows, nc, kc, pa, pb.at(0), dst, n, p0 > 0);
+                        block(isa, rows, nc, kc, pa, pb.at(0), dst, n, p0 > 0);
                     })
                 };
                 if threads > 1 {

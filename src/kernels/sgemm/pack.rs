@@ -1,11 +1,12 @@
 //! Packing for [`sgemm`](super::sgemm): a block of A into MR-row panels
-//! ([`pack_a`]) and a block of B into NR-column panels ([`pack_b_rows`] for
-//! rows read straight through, [`pack_b`] for one panel otherwise), with
+//! ([`pack_a`]) and a block of B into `nr`-column panels ([`pack_b_rows`]
+//! for rows read straight through, [`pack_b`] for one panel otherwise; `nr`
+//! is the micro-kernel's width, [`Isa::nr`](super::Isa::nr)), with
 //! the 8x8 register transpose ([`transpose8`]) the panel packers and the
 //! small kernel use. See the parent module for what each may read and
 //! write.
 
-use super::{Operand, MR, NR, PREFETCH_DEPTHS};
+use super::{Operand, MR, PREFETCH_DEPTHS};
 use std::arch::x86_64::*;
 
 /// Packs rows `i0..i0 + rows` and depth `p0..p0 + kc` of `a` into MR-row
@@ -62,8 +63,9 @@ unsafe fn pack_panel_strided(a: Operand, i0: usize, h: usize, p0: usize, kc: usi
 }
 
 /// Packs depths `depths` (of `p0..p0 + kc`) of the first `panels` full
-/// panels of columns `j0..` of a `b` whose rows are contiguous: each row
-/// segment is read once, straight through.
+/// `nr`-wide panels of columns `j0..` of a `b` whose rows are contiguous:
+/// each row segment is read once, straight through.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn pack_b_rows(
     b: Operand,
@@ -72,33 +74,46 @@ pub(super) unsafe fn pack_b_rows(
     depths: std::ops::Range<usize>,
     j0: usize,
     panels: usize,
+    nr: usize,
     o: *mut f32,
 ) {
     for p in depths {
         let src = b.at(p0 + p, j0);
         // The row PREFETCH_DEPTHS further on, one cache line per panel.
         let ahead = src.wrapping_add(PREFETCH_DEPTHS * b.rs);
-        for j in 0..panels {
-            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(j * NR).cast());
+        for l in (0..panels * nr).step_by(16) {
+            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(l).cast());
         }
         for j in 0..panels {
-            std::ptr::copy_nonoverlapping(src.add(j * NR), o.add(j * NR * kc + p * NR), NR);
+            std::ptr::copy_nonoverlapping(src.add(j * nr), o.add(j * nr * kc + p * nr), nr);
         }
     }
 }
 
-/// Packs `cols` (<= NR) columns `j0..` of `b`, depth `p0..p0 + kc`: for
-/// each depth, NR values (zeros past the last column). Full panels of a `b`
-/// with contiguous rows go through [`pack_b_rows`] instead.
+/// Packs `cols` (<= nr) columns `j0..` of `b`, depth `p0..p0 + kc`, into
+/// one `nr`-wide panel: for each depth, nr values (zeros past the last
+/// column). Full panels of a `b` with contiguous rows go through
+/// [`pack_b_rows`] instead.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn pack_b(b: Operand, p0: usize, kc: usize, j0: usize, cols: usize, o: *mut f32) {
+pub(super) unsafe fn pack_b(
+    b: Operand,
+    p0: usize,
+    kc: usize,
+    j0: usize,
+    cols: usize,
+    nr: usize,
+    o: *mut f32,
+) {
     let first = b.at(p0, j0);
-    if cols == NR && b.rs == 1 {
-        pack_cols16(first, b.cs, kc, o);
+    if cols == nr && b.rs == 1 && nr.is_multiple_of(16) {
+        for h in (0..nr).step_by(16) {
+            pack_cols16(first.add(h * b.cs), b.cs, kc, o.add(h), nr);
+        }
     } else {
         for p in 0..kc {
-            for c in 0..NR {
-                *o.add(p * NR + c) = if c < cols { *b.at(p0 + p, j0 + c) } else { 0.0 };
+            for c in 0..nr {
+                *o.add(p * nr + c) = if c < cols { *b.at(p0 + p, j0 + c) } else { 0.0 };
             }
         }
     }
@@ -162,15 +177,16 @@ unsafe fn pack_rows6(src: *const f32, rs: usize, kc: usize, o: *mut f32) {
     }
 }
 
-/// Packs sixteen columns (stride `cs`, contiguous along depth) into one B
-/// panel.
+/// Packs sixteen columns (stride `cs`, contiguous along depth) into
+/// sixteen floats of each depth's row of a B panel `nr` floats wide.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn pack_cols16(src: *const f32, cs: usize, kc: usize, o: *mut f32) {
+unsafe fn pack_cols16(src: *const f32, cs: usize, kc: usize, o: *mut f32, nr: usize) {
     let mut p = 0;
     while p + 8 <= kc {
-        // The next sixteen columns' line at this depth (the next panel's).
+        // The next sixteen columns' line at this depth (the next panel's,
+        // or this panel's next sixteen).
         if p % 16 == 0 {
-            for c in NR..2 * NR {
+            for c in 16..32 {
                 _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(c * cs + p).cast());
             }
         }
@@ -178,14 +194,14 @@ unsafe fn pack_cols16(src: *const f32, cs: usize, kc: usize, o: *mut f32) {
             let l = |c: usize| _mm256_loadu_ps(src.add((8 * h + c) * cs + p));
             let t = transpose8([l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7)]);
             for (j, v) in t.iter().enumerate() {
-                _mm256_storeu_ps(o.add((p + j) * NR + 8 * h), *v);
+                _mm256_storeu_ps(o.add((p + j) * nr + 8 * h), *v);
             }
         }
         p += 8;
     }
     for p in p..kc {
-        for c in 0..NR {
-            *o.add(p * NR + c) = *src.add(c * cs + p);
+        for c in 0..16 {
+            *o.add(p * nr + c) = *src.add(c * cs + p);
         }
     }
 }
