@@ -183,6 +183,8 @@ fn filled<T: Element>(n: usize, v: T) -> Result<Vec<T>> {
         return Ok(vec![v; n]); // calloc
     }
     let mut out = super::pool::try_buffer::<T>(n)?;
-    out.fill(v);
+    // Split from 128K elements: a 4 MB zeros took 39 us on one thread and
+    // 20 us in torch (two threads, AMD Zen 5).
+    crate::parallel::for_each_chunk_mut(&mut out, 1 << 17, |_, part| part.fill(v));
     Ok(out)
 }

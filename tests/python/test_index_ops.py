@@ -516,3 +516,57 @@ def test_inf_gradient_through_index_ops_matches_torch(torch):
         return out
 
     assert run(ferrograd) == run(torch)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_slice_writes_match_numpy_at_every_thread_count(dim, dtype):
+    # index_add_ / index_copy_ / index_put_((idx,), v, accumulate=True) on a
+    # contiguous target run whole slices at a time, split over the threads by
+    # leading positions (dim 2 here), destination positions (dim 1) or
+    # columns (dim 0): each must equal numpy's add.at / assignment (repeated
+    # indices included) at 1, 2 and 3 threads, bitwise.
+    rng = np.random.default_rng(dim)
+    shape = [6, 300, 70]
+    shape[dim] = 50
+    n = 400  # more indices than positions: every position repeats
+    index = rng.integers(0, 50, n)
+    src_shape = list(shape)
+    src_shape[dim] = n
+    base = rng.standard_normal(shape) * 10
+    src = rng.standard_normal(src_shape) * 10
+    if dtype == "int64":
+        base, src = base.astype(np.int64), src.astype(np.int64)
+    else:
+        base, src = base.astype(dtype), src.astype(dtype)
+    want_add = base.copy()
+    sl = [slice(None)] * 3
+    sl[dim] = index
+    np.add.at(want_add, tuple(sl), src)
+    # index_copy_ with repeated indices: the last write wins, as in numpy.
+    want_copy = base.copy()
+    want_copy[tuple(sl)] = src
+    threads = ferrograd.get_num_threads()
+    try:
+        for t in (1, 2, 3):
+            ferrograd.set_num_threads(t)
+            idx = ferrograd.from_numpy(index)
+            x = ferrograd.from_numpy(base.copy())
+            x.index_add_(dim, idx, ferrograd.from_numpy(src))
+            got = x.numpy()
+            if dtype == "int64":
+                np.testing.assert_array_equal(got, want_add)
+            else:
+                np.testing.assert_allclose(got, want_add, rtol=1e-5, atol=1e-4)
+            if t == 1:
+                first = got.copy()
+            np.testing.assert_array_equal(got, first)  # same sums at every count
+            y = ferrograd.from_numpy(base.copy())
+            y.index_copy_(dim, idx, ferrograd.from_numpy(src))
+            np.testing.assert_array_equal(y.numpy(), want_copy)
+            if dim == 0:
+                z = ferrograd.from_numpy(base.copy())
+                z.index_put_((idx,), ferrograd.from_numpy(src), accumulate=True)
+                np.testing.assert_array_equal(z.numpy(), got)
+    finally:
+        ferrograd.set_num_threads(threads)

@@ -291,82 +291,153 @@ fn run_stride(shape: &[usize], strides: &[usize]) -> Option<usize> {
 pub fn index_add_new(shape: &[usize], dim: usize, index: &[i64], g: &Strided) -> Result<Strided> {
     let outer: usize = shape[..dim].iter().product();
     let inner: usize = shape[dim + 1..].iter().product();
-    let (size, n) = (shape[dim], index.len());
-    fn go<T: Accumulate>(g: &[T], index: &[i64], [outer, size, inner, n]: [usize; 4]) -> Vec<T> {
-        let mut out = pool::buffer::<T>(outer * size * inner);
-        let threads = num_threads();
-        let work = outer * n * inner;
-        let (o_per, cols) = if threads < 2 || work < 2 * GATHER_UNIT {
-            (outer.max(1), inner)
-        } else if outer >= 4 * threads {
-            (outer.div_ceil(4 * threads), inner)
-        } else {
-            (
-                1,
-                inner
-                    .div_ceil(4 * threads / outer.max(1))
-                    .max(64)
-                    .min(inner),
-            )
-        };
-        let col_blocks = inner.div_ceil(cols.max(1)).max(1);
-        let units = outer.div_ceil(o_per.max(1)) * col_blocks;
-        let shared = SharedOut::new(&mut out);
-        let unit = |u: usize| {
-            let (ob, cb) = (u / col_blocks, u % col_blocks);
-            let (o0, o1) = (ob * o_per, ((ob + 1) * o_per).min(outer));
-            let (c0, c1) = (cb * cols, ((cb + 1) * cols).min(inner));
-            let w = c1 - c0;
-            for o in o0..o1 {
-                // SAFETY: unit u alone writes leading positions o0..o1,
-                // columns c0..c1 of the output (inside it: o < outer,
-                // positions < size, c1 <= inner).
-                let row = |p: usize| unsafe { shared.run((o * size + p) * inner + c0, w) };
-                if w == inner {
-                    // SAFETY: as above; whole rows, so one contiguous slab.
-                    unsafe { shared.run(o * size * inner, size * inner) }.fill(T::zero());
-                } else {
-                    (0..size).for_each(|p| row(p).fill(T::zero()));
-                }
-                if inner == 1 {
-                    let gs = &g[o * n..(o + 1) * n];
-                    for (&i, &v) in index.iter().zip(gs) {
-                        // SAFETY: as above, one element.
-                        let d = unsafe { shared.at(o * size + i as usize) };
-                        *d = d.acc(v);
-                    }
-                    continue;
-                }
-                for (j, &i) in index.iter().enumerate() {
-                    let src = &g[(o * n + j) * inner + c0..(o * n + j) * inner + c1];
-                    let dst = row(i as usize);
-                    for (d, &v) in dst.iter_mut().zip(src) {
-                        *d = d.acc(v);
-                    }
-                }
-            }
-        };
-        if units > 1 {
-            for_each_index(units, &unit);
-        } else {
-            (0..units).for_each(unit);
-        }
-        out
-    }
-    let dims = [outer, size, inner, n];
-    if g.shape().iter().product::<usize>() != outer * n * inner {
+    let dims = [outer, shape[dim], inner, index.len()];
+    if g.shape().iter().product::<usize>() != outer * index.len() * inner {
         bail!(
             internal,
             "index_add_new: gradient of {:?} for {} indices",
             g.shape(),
-            n
+            index.len()
         );
     }
     let data = dispatch_acc!(g.dtype(), T => {
-        let v = with_slice::<T, _>(g, |gs| go::<T>(gs, index, dims))?;
+        let v = with_slice::<T, _>(g, |gs| {
+            let mut out = pool::buffer::<T>(outer * dims[1] * inner);
+            put_slices(&mut out, gs, index, dims, Put::AddToZeros);
+            out
+        })?;
         T::wrap(v)
     });
     Ok(Strided::contiguous(data, shape))
+}
+
+/// How [`put_slices`] writes a source slice into its destination slice.
+#[derive(Clone, Copy, PartialEq)]
+enum Put {
+    /// Zero the destination first (a fresh buffer), then add.
+    AddToZeros,
+    /// Add to the destination's values.
+    Add,
+    /// Overwrite the destination (repeated indices: the last one wins).
+    Copy,
+}
+
+/// For a contiguous `out` of `[outer, size, inner]` and a contiguous `src`
+/// of `[outer, n, inner]`: source slice `j` along the middle dim written at
+/// position `index[j]` (each in `0..size`). Units take ranges of the
+/// leading dim; with few leading positions, ranges of the destination
+/// positions (each unit reads the whole index and writes the slices that
+/// land in its range), or column blocks of long rows. Within a unit the
+/// slices go in index order, so every element sums (or is overwritten) in
+/// the same order at any thread count.
+fn put_slices<T: Accumulate>(
+    out: &mut [T],
+    src: &[T],
+    index: &[i64],
+    [outer, size, inner, n]: [usize; 4],
+    put: Put,
+) {
+    let threads = num_threads();
+    let work = outer * n * inner;
+    // Per unit: leading positions, destination positions, columns.
+    let (o_per, p_per, cols) = if threads < 2 || work < 2 * GATHER_UNIT {
+        (outer.max(1), size, inner)
+    } else if outer >= 4 * threads {
+        (outer.div_ceil(4 * threads), size, inner)
+    } else if inner >= 4 * threads * 64 {
+        (1, size, inner.div_ceil(4 * threads / outer.max(1)).max(64))
+    } else {
+        // Measured on zeros(10000, 100).index_add_(0, 5000 indices, rows)
+        // (2 threads, AMD Zen 5): 114 -> 87 us against column blocks of 64
+        // (torch 2.13: 80 us).
+        (1, size.div_ceil(4 * threads / outer.max(1)).max(1), inner)
+    };
+    let (p_blocks, c_blocks) = (size.div_ceil(p_per).max(1), inner.div_ceil(cols).max(1));
+    let units = outer.div_ceil(o_per) * p_blocks * c_blocks;
+    let shared = SharedOut::new(out);
+    let unit = |u: usize| {
+        let (ob, pb, cb) = (u / (p_blocks * c_blocks), u / c_blocks % p_blocks, u % c_blocks);
+        let (o0, o1) = (ob * o_per, ((ob + 1) * o_per).min(outer));
+        let (p0, p1) = (pb * p_per, ((pb + 1) * p_per).min(size));
+        let (c0, c1) = (cb * cols, ((cb + 1) * cols).min(inner));
+        let w = c1 - c0;
+        for o in o0..o1 {
+            // SAFETY: unit u alone writes leading positions o0..o1,
+            // destination positions p0..p1 and columns c0..c1 of the output
+            // (inside it: o < outer, p1 <= size, c1 <= inner).
+            let row = |p: usize| unsafe { shared.run((o * size + p) * inner + c0, w) };
+            if put == Put::AddToZeros {
+                if w == inner {
+                    // SAFETY: as above; whole rows, so one contiguous slab.
+                    let slab = unsafe { shared.run((o * size + p0) * inner, (p1 - p0) * inner) };
+                    slab.fill(T::zero());
+                } else {
+                    (p0..p1).for_each(|p| row(p).fill(T::zero()));
+                }
+            }
+            for (j, &i) in index.iter().enumerate() {
+                let i = i as usize;
+                if i < p0 || i >= p1 {
+                    continue;
+                }
+                let s = &src[(o * n + j) * inner + c0..(o * n + j) * inner + c1];
+                let dst = row(i);
+                if put == Put::Copy {
+                    dst.copy_from_slice(s);
+                } else {
+                    for (d, &v) in dst.iter_mut().zip(s) {
+                        *d = d.acc(v);
+                    }
+                }
+            }
+        }
+    };
+    if units > 1 {
+        for_each_index(units, &unit);
+    } else {
+        (0..units).for_each(unit);
+    }
+}
+
+/// [`index_scatter`] of a plan that indexes one dim with a 1-D index
+/// (index_add_, index_copy_, `x[:, idx] += v`) into a contiguous `dst`:
+/// whole slices at a time ([`put_slices`]). `None` (nothing written) for
+/// any other plan or layout, values in dst's storage (the general path
+/// copies them first), or an index out of range (the general path reports
+/// it).
+fn scatter_slices(
+    dst: &Strided,
+    plan: &AdvPlan,
+    values: &Strided,
+    accumulate: bool,
+) -> Result<Option<()>> {
+    let nd = dst.ndim();
+    let [dim] = plan.dims[..] else {
+        return Ok(None);
+    };
+    let simple = plan.bshape.len() == 1
+        && plan.pre.iter().copied().eq(0..dim)
+        && plan.post.iter().copied().eq(dim + 1..nd)
+        && dst.is_contiguous()
+        && values.is_contiguous()
+        && values.dtype() == dst.dtype()
+        && !std::sync::Arc::ptr_eq(values.storage(), dst.storage());
+    let size = dst.shape()[dim];
+    let index = &plan.idx[0];
+    if !simple || index.iter().any(|&i| i < 0 || i as usize >= size) {
+        return Ok(None);
+    }
+    let outer: usize = dst.shape()[..dim].iter().product();
+    let inner: usize = dst.shape()[dim + 1..].iter().product();
+    let dims = [outer, size, inner, index.len()];
+    let put = if accumulate { Put::Add } else { Put::Copy };
+    let off = dst.layout().offset;
+    let len = outer * size * inner;
+    dispatch_acc!(dst.dtype(), T => with_slice::<T, _>(values, |vs| {
+        let mut st = dst.storage().write();
+        put_slices(&mut st.as_mut_slice::<T>()[off..off + len], vs, index, dims, put)
+    })?);
+    Ok(Some(()))
 }
 
 /// `dst[indices] = values` (or `+=` with `accumulate`) in `dst`'s memory.
@@ -378,9 +449,12 @@ pub fn index_scatter(
     values: &Strided,
     accumulate: bool,
 ) -> Result<()> {
-    let offs = plan.offsets(dst.layout())?;
     let shape = plan.out_shape(dst.shape());
     let values = expanded(values, &shape)?;
+    if scatter_slices(dst, plan, &values, accumulate)?.is_some() {
+        return Ok(());
+    }
+    let offs = plan.offsets(dst.layout())?;
     fn go<T: Accumulate>(
         dst: &Strided,
         plan: &AdvPlan,
