@@ -355,6 +355,63 @@ pub fn softmax_backward_rows<T: VecFloat>(g: &[T], y: &[T], cols: usize, log: bo
     });
 }
 
+/// [`softmax_backward_rows`] along a dim that is not the last: `g`, `y`
+/// and `dx` contiguous `[outer, size, inner]`, the sums running over
+/// `size`. A unit takes one leading position and a block of columns: it
+/// sums its columns over the dim row by row, in order (so the bits do not
+/// depend on the thread count), then writes its part of each row.
+pub fn softmax_backward_dim<T: VecFloat>(
+    g: &[T],
+    y: &[T],
+    [outer, size, inner]: [usize; 3],
+    log: bool,
+    dx: &mut [T],
+) {
+    assert!(g.len() == outer * size * inner && y.len() == g.len() && dx.len() == g.len());
+    let zero = <T as Element>::zero();
+    let threads = num_threads();
+    let cols = if threads < 2 || g.len() < GRAIN || outer >= 4 * threads {
+        inner
+    } else {
+        inner
+            .div_ceil(4 * threads / outer.max(1))
+            .max(BLOCK_W)
+            .min(inner)
+    };
+    let blocks = inner.div_ceil(cols.max(1)).max(1);
+    let out = SharedOut::new(dx);
+    let unit = |u: usize| {
+        let (o, b) = (u / blocks, u % blocks);
+        let (c0, c1) = (b * cols, ((b + 1) * cols).min(inner));
+        let row = |p: usize| o * size * inner + p * inner + c0..o * size * inner + p * inner + c1;
+        let mut s = vec![zero; c1 - c0];
+        if log {
+            let first = o * size * inner + c0;
+            slices::update_rows(&mut s, &g[first..], inner, size, &<T as FoldElem>::add);
+        } else {
+            for p in 0..size {
+                slices::update2(&mut s, &g[row(p)], &y[row(p)], &|s, g, y| s + g * y);
+            }
+        }
+        for p in 0..size {
+            // SAFETY: unit u alone writes columns c0..c1 of leading
+            // position o (inside dx: o < outer, p < size, c1 <= inner).
+            let d = unsafe { out.run(row(p).start, c1 - c0) };
+            if log {
+                slices::zip3(&g[row(p)], &y[row(p)], &s, d, &|g, y, s| g - y.vexp() * s);
+            } else {
+                slices::zip3(&g[row(p)], &y[row(p)], &s, d, &|g, y, s| y * (g - s));
+            }
+        }
+    };
+    let units = outer * blocks;
+    if units > 1 && g.len() >= GRAIN {
+        for_each_index(units, &unit);
+    } else {
+        (0..units).for_each(unit);
+    }
+}
+
 /// layer_norm's backward over `rows` rows of `cols` (contiguous `x` and
 /// `g`; `mean`/`rstd` per row, as [`layer_norm_rows`] gave them):
 /// `dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))` with

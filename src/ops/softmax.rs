@@ -7,7 +7,7 @@
 //! | log_softmax | grad - exp(y) * sum(grad)       |
 
 use crate::autograd::record;
-use crate::kernels::lanes::{softmax_backward_rows, LogSoftmax, Softmax};
+use crate::kernels::lanes::{softmax_backward_dim, softmax_backward_rows, LogSoftmax, Softmax};
 use crate::kernels::reduce::along_dim;
 use crate::ops::reduce::exp_d;
 use crate::tensor::layout::wrap_dim;
@@ -80,14 +80,21 @@ impl Tensor {
 }
 
 /// The table's backward (of log_softmax with `log`) as one kernel
-/// ([`softmax_backward_rows`]) when it runs along the last dim and records
-/// no graph; None otherwise (the formulas above then run as ops).
+/// ([`softmax_backward_rows`] along the last dim, [`softmax_backward_dim`]
+/// along another) when it records no graph; None otherwise (the formulas
+/// above then run as ops).
 fn backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<Tensor>> {
     use crate::kernels::copy::with_slice;
-    if crate::autograd::is_grad_enabled() || d + 1 != y.ndim() || g.dtype() != y.dtype() {
+    if crate::autograd::is_grad_enabled()
+        || y.ndim() == 0
+        || g.dtype() != y.dtype()
+        || g.shape() != y.shape()
+    {
         return Ok(None);
     }
     let cols = y.shape()[d];
+    let outer: usize = y.shape()[..d].iter().product();
+    let inner: usize = y.shape()[d + 1..].iter().product();
     // One op event, as torch's `_softmax_backward_data` / `_log_softmax_backward_data`.
     let name = if log {
         "LogSoftmaxBackwardDataBackward0"
@@ -98,7 +105,10 @@ fn backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<
     let dx = dispatch_float!(y.dtype(), T => {
         let mut dx = crate::tensor::pool::buffer::<T>(y.numel());
         with_slice::<T, _>(g, |gs| {
-            with_slice::<T, _>(y, |ys| softmax_backward_rows(gs, ys, cols, log, &mut dx))
+            with_slice::<T, _>(y, |ys| match inner {
+                1 => softmax_backward_rows(gs, ys, cols, log, &mut dx),
+                _ => softmax_backward_dim(gs, ys, [outer, cols, inner], log, &mut dx),
+            })
         })??;
         Tensor::from_vec(dx, y.shape())?
     });

@@ -1,5 +1,5 @@
-"""softmax/log_softmax backward: the fused kernel (a backward along the
-last dim that records no graph) against the same formulas run as ops
+"""softmax/log_softmax backward: the fused kernels (a backward that records
+no graph, along the last dim or another) against the same formulas run as ops
 (create_graph=True), both float dtypes, contiguous and broadcast
 gradients; and cat/stack, whose kernel copies contiguous pieces directly
 and the rest through the iteration layer, against a slice-by-slice
@@ -11,19 +11,32 @@ import ferrograd as fg
 
 
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
-@pytest.mark.parametrize("shape", [(7, 5, 6), (4, 333), (1,), (3, 1)])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((7, 5, 6), -1), ((4, 333), -1), ((1,), -1), ((3, 1), -1), ((7, 5, 6), 0), ((7, 5, 6), 1)]
+    + [((3, 1), 0), ((4, 60, 300), 1), ((64, 700), 0)],
+)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_fused_backward_matches_the_graph_backward(op, shape, dtype):
+def test_fused_backward_matches_the_graph_backward(op, shape, dim, dtype):
     dt = getattr(fg, dtype)
     fg.manual_seed(0)
     x = (fg.randn(*shape, dtype=dt) * 3).requires_grad_()
-    y = getattr(x, op)(-1)
+    y = getattr(x, op)(dim)
     g = fg.randn(*shape, dtype=dt)
     (fused,) = fg.autograd.grad(y, x, g, retain_graph=True)
     (graph,) = fg.autograd.grad(y, x, g, create_graph=True)
     tol = 1e-5 if dtype == "float32" else 1e-12
     assert fused.shape == x.shape
     assert fg.allclose(fused, graph.detach(), rtol=tol, atol=tol)
+    # The same bits at every thread count (each sum runs on one thread).
+    threads = fg.get_num_threads()
+    try:
+        for t in (1, 3):
+            fg.set_num_threads(t)
+            (again,) = fg.autograd.grad(y, x, g, retain_graph=True)
+            assert fg.equal(again, fused)
+    finally:
+        fg.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])

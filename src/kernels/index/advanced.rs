@@ -356,7 +356,11 @@ fn put_slices<T: Accumulate>(
     let units = outer.div_ceil(o_per) * p_blocks * c_blocks;
     let shared = SharedOut::new(out);
     let unit = |u: usize| {
-        let (ob, pb, cb) = (u / (p_blocks * c_blocks), u / c_blocks % p_blocks, u % c_blocks);
+        let (ob, pb, cb) = (
+            u / (p_blocks * c_blocks),
+            u / c_blocks % p_blocks,
+            u % c_blocks,
+        );
         let (o0, o1) = (ob * o_per, ((ob + 1) * o_per).min(outer));
         let (p0, p1) = (pb * p_per, ((pb + 1) * p_per).min(size));
         let (c0, c1) = (cb * cols, ((cb + 1) * cols).min(inner));
