@@ -689,6 +689,15 @@ impl Tensor {
                 let x = c.saved(0)?;
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+                if !crate::autograd::is_grad_enabled() && g.dtype() == x.dtype() {
+                    // One pass (no graph to record) instead of three ops.
+                    use crate::kernels::binary::map3;
+                    use crate::kernels::lanes::VecFloat;
+                    let dx = dispatch_float!(x.dtype(), T => Tensor::from(
+                        map3::<T, T, T, T>(&x, &r, &g, |x, r, g| g * (x - r).vexp())?
+                    ));
+                    return Ok(vec![Some(dx)]);
+                }
                 Ok(vec![Some(g.mul(&exp_d(&x.sub(&r)?)?)?)])
             })
     }
