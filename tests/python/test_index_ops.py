@@ -570,3 +570,25 @@ def test_slice_writes_match_numpy_at_every_thread_count(dim, dtype):
                 np.testing.assert_array_equal(z.numpy(), got)
     finally:
         ferrograd.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(
+    "shape,dim,n", [((0, 5), 1, 3), ((3, 0), 0, 2), ((4, 5, 0), 1, 3), ((0,), 0, 0)]
+)
+def test_slice_writes_into_empty_targets(shape, dim, n):
+    # Zero-size leading, indexed or trailing dims: nothing to write, no error.
+    size = shape[dim]
+    idx = (
+        ferrograd.zeros(n, dtype=ferrograd.int64)
+        if size
+        else ferrograd.zeros(0, dtype=ferrograd.int64)
+    )
+    src_shape = list(shape)
+    src_shape[dim] = idx.numel()
+    for op in ("index_add_", "index_copy_"):
+        x = ferrograd.zeros(*shape)
+        getattr(x, op)(dim, idx, ferrograd.ones(*src_shape))
+        assert x.shape == shape and x.numel() == 0
+    g = ferrograd.zeros(*shape, requires_grad=True)
+    g.index_select(dim, idx).sum().backward()
+    assert g.grad.shape == shape

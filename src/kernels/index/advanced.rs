@@ -337,6 +337,9 @@ fn put_slices<T: Accumulate>(
     [outer, size, inner, n]: [usize; 4],
     put: Put,
 ) {
+    if out.is_empty() {
+        return;
+    }
     let threads = num_threads();
     let work = outer * n * inner;
     // Per unit: leading positions, destination positions, columns.
@@ -352,6 +355,7 @@ fn put_slices<T: Accumulate>(
         // (torch 2.13: 80 us).
         (1, size.div_ceil(4 * threads / outer.max(1)).max(1), inner)
     };
+    let (o_per, p_per, cols) = (o_per.max(1), p_per.max(1), cols.max(1));
     let (p_blocks, c_blocks) = (size.div_ceil(p_per).max(1), inner.div_ceil(cols).max(1));
     let units = outer.div_ceil(o_per) * p_blocks * c_blocks;
     let shared = SharedOut::new(out);
