@@ -217,7 +217,10 @@ pub const OWN_AVX512_MIN: usize = 128;
 /// published wide-graph, matmul and MLP workloads 12-25% faster (2
 /// threads); on an Intel Xeon (family 6 model 207) the crate's kernel ran
 /// 8-23% more GFLOP/s on one thread in three runs on two machines, and a
-/// 6x64 variant of ours did no better.
+/// 6x64 variant of ours did no better. (With 8 and 16 threads ours ran
+/// `benches/scaling.py`'s GEMM workloads faster there, matmul 1024 fwd+bwd
+/// 13.0 / 9.5 ms against 14.8 / 12.5-15.0; a choice by thread count would
+/// make results differ between thread counts, which no kernel choice may.)
 pub fn own_avx512_preferred() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
