@@ -24,9 +24,9 @@
 
 use super::to_i64;
 use crate::autograd::record;
-use crate::kernels::binary::map2;
+use crate::kernels::binary::{map2, map3};
 use crate::kernels::fold::{Extreme, Prod, Sum};
-use crate::kernels::lanes::{CumSum, LogSumExp};
+use crate::kernels::lanes::{CumSum, LogSumExp, VecFloat};
 use crate::kernels::reduce::{
     along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
     reduced_shape, sum_sq_f64, var_f64,
@@ -691,8 +691,6 @@ impl Tensor {
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
                 if !crate::autograd::is_grad_enabled() && g.dtype() == x.dtype() {
                     // One pass (no graph to record) instead of three ops.
-                    use crate::kernels::binary::map3;
-                    use crate::kernels::lanes::VecFloat;
                     let dx = dispatch_float!(x.dtype(), T => Tensor::from(
                         map3::<T, T, T, T>(&x, &r, &g, |x, r, g| g * (x - r).vexp())?
                     ));

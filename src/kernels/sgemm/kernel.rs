@@ -57,120 +57,89 @@ pub(super) unsafe fn block(
     }
 }
 
-/// The AVX2 micro-kernel: a 6x16 tile of c (+)= A panel @ B panel over
-/// depth kc (B panel 16 floats wide).
-/// Its loop also prefetches the `ahead.1` cache lines from address
-/// `ahead.0`, one per iteration.
-#[target_feature(enable = "avx2,fma")]
-unsafe fn tile(
-    kc: usize,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    accumulate: bool,
-    ahead: (usize, usize),
-) {
-    let (mut pf, mut pf_left) = ahead;
-    const NR: usize = 16;
-    let mut acc = [_mm256_setzero_ps(); 2 * MR];
-    // One depth: the panels' values at p, multiplied into the tile.
-    macro_rules! depth {
-        ($p:expr) => {{
-            let p = $p;
-            let b0 = _mm256_load_ps(b.add(p * NR));
-            let b1 = _mm256_load_ps(b.add(p * NR + 8));
-            for q in 0..MR {
-                let x = _mm256_broadcast_ss(&*a.add(p * MR + q));
-                acc[2 * q] = _mm256_fmadd_ps(x, b0, acc[2 * q]);
-                acc[2 * q + 1] = _mm256_fmadd_ps(x, b1, acc[2 * q + 1]);
+/// A micro-kernel: a 6 x (2 W) tile of c (+)= A panel @ B panel over depth
+/// kc, the B panel 2 W floats wide (W floats per register; two registers
+/// of accumulators per row). Its loop also prefetches the `ahead.1` cache
+/// lines from address `ahead.0`, one per iteration. One body for both
+/// instruction sets, with their intrinsics passed in.
+macro_rules! micro_kernel {
+    (
+        $(#[$doc:meta])* $name:ident, $features:literal, $w:literal,
+        $zero:ident, $load:ident, $loadu:ident, $storeu:ident, $splat:ident, $fma:ident, $add:ident
+    ) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        unsafe fn $name(
+            kc: usize,
+            a: *const f32,
+            b: *const f32,
+            c: *mut f32,
+            ldc: usize,
+            accumulate: bool,
+            ahead: (usize, usize),
+        ) {
+            const NR: usize = 2 * $w;
+            let (mut pf, mut pf_left) = ahead;
+            let mut acc = [$zero(); 2 * MR];
+            // One depth: the panels' values at p, multiplied into the tile.
+            macro_rules! depth {
+                ($p:expr) => {{
+                    let p = $p;
+                    let b0 = $load(b.add(p * NR));
+                    let b1 = $load(b.add(p * NR + $w));
+                    for q in 0..MR {
+                        let x = $splat(*a.add(p * MR + q));
+                        acc[2 * q] = $fma(x, b0, acc[2 * q]);
+                        acc[2 * q + 1] = $fma(x, b1, acc[2 * q + 1]);
+                    }
+                }};
             }
-        }};
-    }
-    // Unrolled by UNROLL depths (the same operations in the same order).
-    // Measured in L1 when written: 0.83 of the FMA peak, against 0.74 with
-    // one depth per iteration. Measured again (2026-11-22, another phase of
-    // the VM): 0.98 of a pure FMA loop, unrolled or not.
-    let mut p = 0;
-    while p + UNROLL <= kc {
-        if pf_left > 0 {
-            // A hint: never faults, whatever the address.
-            _mm_prefetch::<_MM_HINT_T1>(pf as *const i8);
-            pf += 64;
-            pf_left -= 1;
+            // Unrolled by UNROLL depths (the same operations in the same
+            // order). Measured (AVX2) in L1 when written: 0.83 of the FMA
+            // peak, against 0.74 with one depth per iteration. Measured
+            // again (2026-11-22, another phase of the VM): 0.98 of a pure
+            // FMA loop, unrolled or not.
+            let mut p = 0;
+            while p + UNROLL <= kc {
+                if pf_left > 0 {
+                    // A hint: never faults, whatever the address.
+                    _mm_prefetch::<_MM_HINT_T1>(pf as *const i8);
+                    pf += 64;
+                    pf_left -= 1;
+                }
+                for u in 0..UNROLL {
+                    depth!(p + u);
+                }
+                p += UNROLL;
+            }
+            for p in p..kc {
+                depth!(p);
+            }
+            for q in 0..MR {
+                let d = c.add(q * ldc);
+                let (mut lo, mut hi) = (acc[2 * q], acc[2 * q + 1]);
+                if accumulate {
+                    lo = $add($loadu(d), lo);
+                    hi = $add($loadu(d.add($w)), hi);
+                }
+                $storeu(d, lo);
+                $storeu(d.add($w), hi);
+            }
         }
-        for u in 0..UNROLL {
-            depth!(p + u);
-        }
-        p += UNROLL;
-    }
-    for p in p..kc {
-        depth!(p);
-    }
-    for q in 0..MR {
-        let d = c.add(q * ldc);
-        let (mut lo, mut hi) = (acc[2 * q], acc[2 * q + 1]);
-        if accumulate {
-            lo = _mm256_add_ps(_mm256_loadu_ps(d), lo);
-            hi = _mm256_add_ps(_mm256_loadu_ps(d.add(8)), hi);
-        }
-        _mm256_storeu_ps(d, lo);
-        _mm256_storeu_ps(d.add(8), hi);
-    }
+    };
 }
 
-/// The AVX-512 micro-kernel: [`tile`]'s loop with 16-float registers, a
-/// 6x32 tile over a B panel 32 floats wide (12 accumulators; per depth two
-/// loads of B and six broadcasts of A for twelve FMAs).
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn tile512(
-    kc: usize,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    accumulate: bool,
-    ahead: (usize, usize),
-) {
-    const NR: usize = 32;
-    let (mut pf, mut pf_left) = ahead;
-    let mut acc = [_mm512_setzero_ps(); 2 * MR];
-    macro_rules! depth {
-        ($p:expr) => {{
-            let p = $p;
-            let b0 = _mm512_load_ps(b.add(p * NR));
-            let b1 = _mm512_load_ps(b.add(p * NR + 16));
-            for q in 0..MR {
-                let x = _mm512_set1_ps(*a.add(p * MR + q));
-                acc[2 * q] = _mm512_fmadd_ps(x, b0, acc[2 * q]);
-                acc[2 * q + 1] = _mm512_fmadd_ps(x, b1, acc[2 * q + 1]);
-            }
-        }};
-    }
-    let mut p = 0;
-    while p + UNROLL <= kc {
-        if pf_left > 0 {
-            // A hint: never faults, whatever the address.
-            _mm_prefetch::<_MM_HINT_T1>(pf as *const i8);
-            pf += 64;
-            pf_left -= 1;
-        }
-        for u in 0..UNROLL {
-            depth!(p + u);
-        }
-        p += UNROLL;
-    }
-    for p in p..kc {
-        depth!(p);
-    }
-    for q in 0..MR {
-        let d = c.add(q * ldc);
-        let (mut lo, mut hi) = (acc[2 * q], acc[2 * q + 1]);
-        if accumulate {
-            lo = _mm512_add_ps(_mm512_loadu_ps(d), lo);
-            hi = _mm512_add_ps(_mm512_loadu_ps(d.add(16)), hi);
-        }
-        _mm512_storeu_ps(d, lo);
-        _mm512_storeu_ps(d.add(16), hi);
-    }
-}
+micro_kernel!(
+    /// The AVX2 micro-kernel: 6x16 tiles.
+    tile, "avx2,fma", 8,
+    _mm256_setzero_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_storeu_ps,
+    _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps
+);
+
+micro_kernel!(
+    /// The AVX-512 micro-kernel: 6x32 tiles (12 accumulators; per depth two
+    /// loads of B and six broadcasts of A for twelve FMAs).
+    tile512, "avx512f,avx2,fma", 16,
+    _mm512_setzero_ps, _mm512_load_ps, _mm512_loadu_ps, _mm512_storeu_ps,
+    _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps
+);
