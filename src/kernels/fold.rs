@@ -438,6 +438,36 @@ pub trait FoldElem: Copy + Default + Send + Sync + 'static {
     /// The identity of max (-inf, or the type's minimum).
     fn lowest() -> Self;
     fn highest() -> Self;
+    /// Whether add, mul, max and min are exact and associative (integers,
+    /// bool): any fold order gives the same result, so a lane is folded
+    /// by one plain loop (see [`slices::fold_exact`]).
+    const EXACT: bool = false;
+    /// `f` folded over `x` from `init`: [`slices::fold_exact`] for exact
+    /// types, [`slices::fold_wide`]'s fixed partials for floats.
+    #[inline(always)]
+    fn fold_run<F: Fn(Self, Self) -> Self>(x: &[Self], init: Self, f: &F) -> Self {
+        if Self::EXACT {
+            slices::fold_exact(x, init, f)
+        } else {
+            slices::fold_wide(x, init, f)
+        }
+    }
+    /// [`FoldElem::fold_run`] of each lane of `len` at `x[k * stride..]`.
+    #[inline(always)]
+    fn fold_lanes<F: Fn(Self, Self) -> Self>(
+        x: &[Self],
+        len: usize,
+        stride: usize,
+        init: Self,
+        f: &F,
+        out: &mut [Self],
+    ) {
+        if Self::EXACT {
+            slices::fold_lanes_exact(x, len, stride, init, f, out)
+        } else {
+            slices::fold_lanes(x, len, stride, init, f, out)
+        }
+    }
 }
 
 macro_rules! float_fold_elem {
@@ -514,6 +544,7 @@ float_fold_elem!(f32);
 float_fold_elem!(f64);
 
 impl FoldElem for i64 {
+    const EXACT: bool = true;
     #[inline(always)]
     fn add(a: Self, b: Self) -> Self {
         a.wrapping_add(b)
@@ -545,6 +576,7 @@ impl FoldElem for i64 {
 }
 
 impl FoldElem for bool {
+    const EXACT: bool = true;
     #[inline(always)]
     fn add(a: Self, b: Self) -> Self {
         a | b
@@ -586,7 +618,7 @@ impl<T: FoldElem> Fold<T> for Sum<T> {
     }
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
-        T::add(acc, slices::fold_wide(x, T::zero(), &T::add))
+        T::add(acc, T::fold_run(x, T::zero(), &T::add))
     }
     #[inline]
     fn rows(&self, acc: &mut [T], row: &[T]) {
@@ -596,7 +628,7 @@ impl<T: FoldElem> Fold<T> for Sum<T> {
         slices::update_rows(acc, x, stride, n, &T::add)
     }
     fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
-        slices::fold_lanes(x, len, stride, T::zero(), &T::add, out)
+        T::fold_lanes(x, len, stride, T::zero(), &T::add, out)
     }
     #[inline(always)]
     fn finish(&self, acc: T) -> T {
@@ -616,7 +648,7 @@ impl<T: FoldElem> Fold<T> for Prod {
     }
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
-        T::mul(acc, slices::fold_wide(x, T::one(), &T::mul))
+        T::mul(acc, T::fold_run(x, T::one(), &T::mul))
     }
     #[inline]
     fn rows(&self, acc: &mut [T], row: &[T]) {
@@ -626,7 +658,7 @@ impl<T: FoldElem> Fold<T> for Prod {
         slices::update_rows(acc, x, stride, n, &T::mul)
     }
     fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
-        slices::fold_lanes(x, len, stride, T::one(), &T::mul, out)
+        T::fold_lanes(x, len, stride, T::one(), &T::mul, out)
     }
 }
 
@@ -646,9 +678,9 @@ impl<T: FoldElem> Fold<T> for Extreme {
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
         if self.max {
-            T::max_acc(acc, slices::fold_wide(x, T::lowest(), &T::max_acc))
+            T::max_acc(acc, T::fold_run(x, T::lowest(), &T::max_acc))
         } else {
-            T::min_acc(acc, slices::fold_wide(x, T::highest(), &T::min_acc))
+            T::min_acc(acc, T::fold_run(x, T::highest(), &T::min_acc))
         }
     }
     #[inline]
@@ -668,9 +700,9 @@ impl<T: FoldElem> Fold<T> for Extreme {
     }
     fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
         if self.max {
-            slices::fold_lanes(x, len, stride, T::lowest(), &T::max_acc, out)
+            T::fold_lanes(x, len, stride, T::lowest(), &T::max_acc, out)
         } else {
-            slices::fold_lanes(x, len, stride, T::highest(), &T::min_acc, out)
+            T::fold_lanes(x, len, stride, T::highest(), &T::min_acc, out)
         }
     }
 }
