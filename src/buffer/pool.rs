@@ -94,6 +94,15 @@ pub(crate) fn give(d: StorageData) {
     drop(evicted); // freed outside the lock
 }
 
+/// Returns a scratch buffer (from [`try_buffer`]) for reuse, as a dropped
+/// storage's buffer would be.
+pub fn recycle<T: Element>(v: Vec<T>) {
+    let d = T::wrap(v);
+    if wants(&d) {
+        give(d);
+    }
+}
+
 /// A cached buffer of exactly `n` elements of `T`, the most recently freed.
 fn take_cached<T: Element>(n: usize) -> Option<Vec<T>> {
     if n * std::mem::size_of::<T>() < MIN_BYTES {

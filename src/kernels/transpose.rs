@@ -85,7 +85,7 @@ mod sse {
         h: usize,
         dst: *mut f32,
     ) {
-        in_blocks::<f32, 4>(src, off, s0, w, h, dst, |p, q| {
+        in_blocks::<f32, 4>(src, off, s0, w, h, dst, |p, q, w| {
             let r0 = _mm_loadu_ps(p);
             let r1 = _mm_loadu_ps(p.add(s0));
             let r2 = _mm_loadu_ps(p.add(2 * s0));
@@ -113,7 +113,7 @@ mod sse {
         h: usize,
         dst: *mut f64,
     ) {
-        in_blocks::<f64, 2>(src, off, s0, w, h, dst, |p, q| {
+        in_blocks::<f64, 2>(src, off, s0, w, h, dst, |p, q, w| {
             let r0 = _mm_loadu_pd(p);
             let r1 = _mm_loadu_pd(p.add(s0));
             _mm_storeu_pd(q, _mm_unpacklo_pd(r0, r1));
@@ -121,13 +121,13 @@ mod sse {
         })
     }
 
-    /// Walks the block in `B` x `B` register blocks, `block(p, q)` moving
-    /// the one read at `p` (rows `s0` apart) to `q` (rows `w` apart), and
-    /// the edges element by element.
+    /// Walks the block in `B` x `B` register blocks, `block_into(p, q, r)`
+    /// moving the one read at `p` (rows `s0` apart) to `q` (rows `r`
+    /// apart), and the edges element by element.
     ///
     /// # Safety
-    /// As [`blocks4`]; `block` reads and writes only the `B` x `B` block it
-    /// is given.
+    /// As [`blocks4`]; `block_into` reads and writes only the `B` x `B`
+    /// blocks it is given.
     #[inline(always)]
     unsafe fn in_blocks<T: Copy, const B: usize>(
         src: *const T,
@@ -136,13 +136,52 @@ mod sse {
         w: usize,
         h: usize,
         dst: *mut T,
-        block: impl Fn(*const T, *mut T),
+        block_into: impl Fn(*const T, *mut T, usize),
     ) {
         let (wb, hb) = (w - w % B, h - h % B);
-        for j in (0..wb).step_by(B) {
-            for i in (0..hb).step_by(B) {
-                block(src.add(off + j * s0 + i), dst.add(i * w + j));
+        const TILE: usize = 32;
+        if w > TILE && h > TILE {
+            // More than one tile: transposed TILE x TILE at a time into a
+            // small buffer, then copied out row by row. Stored straight
+            // into the output, each column of blocks touched one line of
+            // every output row (evicted before the next column reused
+            // it), and rows 4 KiB apart made the stores alias the next
+            // loads (addresses equal in the low 12 bits): a 1024 x 32
+            // transpose ran at 5 cycles per element.
+            // Every write below lands in `tmp` (tw, th <= TILE, multiples
+            // of B) or in dst's rows `it..it + th`, columns `jt..jt + tw`.
+            let mut tmp = [*src.add(off); TILE * TILE];
+            let t = tmp.as_mut_ptr();
+            for jt in (0..wb).step_by(TILE) {
+                let tw = TILE.min(wb - jt);
+                for it in (0..hb).step_by(TILE) {
+                    let th = TILE.min(hb - it);
+                    for j in (0..tw).step_by(B) {
+                        for i in (0..th).step_by(B) {
+                            block_into(
+                                src.add(off + (jt + j) * s0 + it + i),
+                                t.add(i * TILE + j),
+                                TILE,
+                            );
+                        }
+                    }
+                    for i in 0..th {
+                        std::ptr::copy_nonoverlapping(
+                            t.add(i * TILE),
+                            dst.add((it + i) * w + jt),
+                            tw,
+                        );
+                    }
+                }
             }
+        } else {
+            for j in (0..wb).step_by(B) {
+                for i in (0..hb).step_by(B) {
+                    block_into(src.add(off + j * s0 + i), dst.add(i * w + j), w);
+                }
+            }
+        }
+        for j in (0..wb).step_by(B) {
             edge(src, off, s0, (j, j + B), (hb, h), dst, w);
         }
         edge(src, off, s0, (wb, w), (0, h), dst, w);
@@ -179,6 +218,9 @@ mod tests {
             (1, 1, 1, 0),
             (7, 5, 9, 3),
             (256, 8, 1000, 17),
+            (1024, 32, 32, 0),
+            (130, 70, 75, 5),
+            (300, 66, 66, 2),
             (13, 3, 3, 0),
             (4, 4, 4, 0),
         ] {
