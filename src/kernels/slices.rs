@@ -190,6 +190,37 @@ dispatched! {
     }
 }
 
+/// Entries `dst..dst + len` of a table read `src + i * step` of a source
+/// (`src < 0`: padding, filled). A convolution's window table is a list of
+/// them (see `window.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GatherRun {
+    pub dst: usize,
+    pub src: i64,
+    pub len: usize,
+    pub step: usize,
+}
+
+dispatched! {
+    /// Every run of `runs` from `src` into `dst` (`fill` for padding): one
+    /// dispatch for a whole table of short runs (a strided convolution's
+    /// rows are a few elements long; dispatched one by one, the dispatch
+    /// cost more than the copy).
+    pub fn gather_runs / gather_runs_plain / gather_runs_avx2<T: Copy>(
+        src: &[T], runs: &[GatherRun], fill: T, dst: &mut [T]
+    )
+    {
+        for r in runs {
+            let d = &mut dst[r.dst..r.dst + r.len];
+            if r.src < 0 {
+                d.fill(fill);
+            } else {
+                gather_plain(&src[r.src as usize..], r.step, d);
+            }
+        }
+    }
+}
+
 /// What [`max_taps`] needs of an element.
 pub trait MaxStep: Copy + PartialOrd {}
 impl<T: Copy + PartialOrd> MaxStep for T {}

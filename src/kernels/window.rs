@@ -62,15 +62,7 @@ pub struct Windows {
     runs: Vec<Run>,
 }
 
-/// Entries `dst..dst + len` of the table read `src + i * step` (`src < 0`:
-/// padding).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Run {
-    dst: usize,
-    src: i64,
-    len: usize,
-    step: usize,
-}
+use super::slices::GatherRun as Run;
 
 /// Splits a table into runs (see [`Windows::runs`]); a run never crosses
 /// a multiple of `row`, so runs of one kernel position stay apart.
@@ -229,19 +221,7 @@ impl Windows {
             for (i, dst) in chunk.chunks_mut(per).enumerate() {
                 let p = start / per + i;
                 let src = &x[p * self.plane..(p + 1) * self.plane];
-                for r in &self.runs {
-                    let d = &mut dst[r.dst..r.dst + r.len];
-                    if r.src < 0 {
-                        d.fill(fill);
-                    } else if r.step == 1 {
-                        d.copy_from_slice(&src[r.src as usize..r.src as usize + r.len]);
-                    } else {
-                        let s = &src[r.src as usize..];
-                        for (j, v) in d.iter_mut().enumerate() {
-                            *v = s[j * r.step];
-                        }
-                    }
-                }
+                crate::kernels::slices::gather_runs(src, &self.runs, fill, dst);
             }
         });
         Ok(out)

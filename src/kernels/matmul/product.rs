@@ -6,7 +6,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::path::has_avx2_fma;
-use super::{gemm_path, GemmPath, Mat};
+use super::{gemm_path_for, GemmPath, Mat};
 use crate::buffer::{DType, Element};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::sgemm::Isa;
@@ -17,7 +17,9 @@ pub(super) trait MatElem:
     Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
 {
     /// The kernel for a product of this size (`None`: the plain loop).
-    fn path(_mnk: [usize; 3]) -> Option<GemmPath> {
+    /// The kernel for a product of this size, `b_columns`: whether `b`
+    /// is column-major (`None`: the plain loop).
+    fn path(_mnk: [usize; 3], _b_columns: bool) -> Option<GemmPath> {
         None
     }
 
@@ -136,8 +138,8 @@ fn small_batch_call<T: Element + super::super::sgemm::small::Packable>(
 }
 
 impl MatElem for f32 {
-    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
-        gemm_path(DType::F32, mnk)
+    fn path(mnk: [usize; 3], b_columns: bool) -> Option<GemmPath> {
+        gemm_path_for(DType::F32, mnk, b_columns)
     }
     #[cfg(target_arch = "x86_64")]
     fn small_batch(
@@ -179,8 +181,8 @@ impl MatElem for f32 {
 }
 
 impl MatElem for f64 {
-    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
-        gemm_path(DType::F64, mnk)
+    fn path(mnk: [usize; 3], b_columns: bool) -> Option<GemmPath> {
+        gemm_path_for(DType::F64, mnk, b_columns)
     }
     #[cfg(target_arch = "x86_64")]
     fn small_batch(
