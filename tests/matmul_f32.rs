@@ -13,7 +13,7 @@
 //! test takes `lock_threads()` (through `Forced` where it forces a path).
 
 use ferrograd::kernels::matmul::{
-    crate_uses_avx512, force_gemm_path, gemm_path, own_avx512_preferred, GemmPath,
+    crate_uses_avx512, force_gemm_path, gemm_path, gemm_path_for, own_avx512_preferred, GemmPath,
 };
 use ferrograd::{set_num_threads, DType, Tensor};
 
@@ -455,11 +455,37 @@ fn routing_by_size_and_cpu() {
         gemm_path(DType::F64, [256, 256, 256]),
         Some(GemmPath::Crate)
     );
+    // A column-major b: f32 products the crate would take go to our
+    // kernel (from 16 rows, columns and depth); float64 ones stay.
+    let mid = [100, 300, 100];
+    let columns = if GemmPath::OwnAvx512.supported() {
+        GemmPath::OwnAvx512
+    } else if avx2 {
+        GemmPath::OwnAvx2
+    } else {
+        GemmPath::Crate
+    };
+    assert_eq!(gemm_path_for(DType::F32, mid, true), Some(columns));
+    assert_eq!(
+        gemm_path_for(DType::F32, mid, false),
+        gemm_path(DType::F32, mid)
+    );
+    assert_eq!(
+        gemm_path_for(DType::F64, mid, true),
+        gemm_path(DType::F64, mid)
+    );
+    for tiny in [[8, 300, 100], [100, 8, 100], [100, 300, 8]] {
+        assert_eq!(
+            gemm_path_for(DType::F32, tiny, true),
+            gemm_path(DType::F32, tiny)
+        );
+    }
     force_gemm_path(Some(GemmPath::Crate));
     assert_eq!(
         gemm_path(DType::F32, [256, 256, 256]),
         Some(GemmPath::Crate)
     );
+    assert_eq!(gemm_path_for(DType::F32, mid, true), Some(GemmPath::Crate));
     for own in [GemmPath::OwnAvx2, GemmPath::OwnAvx512] {
         if own.supported() {
             force_gemm_path(Some(own));
