@@ -10,13 +10,10 @@
 //!   their arithmetic, not a general GEMM's set-up per matrix.
 //! - [`GemmPath::OwnAvx2`]: our BLIS-style float32 kernel ([`super::sgemm`],
 //!   AVX2 and FMA) for big products, which splits each product over the
-//!   threads itself. Taken on CPUs without AVX-512, and for f32 products
-//!   whose `b` is column-major on CPUs without AVX-512 ([`gemm_path_for`]).
+//!   threads itself. Taken on CPUs without AVX-512.
 //! - [`GemmPath::OwnAvx512`]: the same kernel with its AVX-512 micro-kernel,
 //!   for big float32 products on AVX-512 CPUs other than Intel's (see
-//!   [`own_avx512_preferred`] for the measurements), and on every AVX-512
-//!   CPU for f32 products of 16+ rows, columns and depth whose `b` is
-//!   column-major (a transposed view), which the crate packs slowly.
+//!   [`own_avx512_preferred`] for the measurements).
 //! - [`GemmPath::Crate`]: the `gemm` crate (blocked SIMD GEMM with its own
 //!   runtime dispatch: with its `x86-v4` feature, which we enable, AVX-512
 //!   micro-kernels on CPUs with avx512f, AVX2/FMA ones otherwise). Products
@@ -53,9 +50,8 @@ mod product;
 
 use gemv::gemv;
 pub use path::{
-    crate_uses_avx512, force_gemm_path, forced_gemm_path, gemm_path, gemm_path_for,
-    own_avx512_preferred, GemmPath, OWN_AVX512_MIN, OWN_COLUMN_B_MIN, OWN_KERNEL_MIN,
-    SMALL_MAX_F32, SMALL_MAX_F64, SMALL_MAX_K,
+    crate_uses_avx512, force_gemm_path, forced_gemm_path, gemm_path, own_avx512_preferred,
+    GemmPath, OWN_AVX512_MIN, OWN_KERNEL_MIN, SMALL_MAX_F32, SMALL_MAX_F64, SMALL_MAX_K,
 };
 use product::{each_product, naive, MatElem};
 
@@ -241,8 +237,7 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result
     }
     let mnk = [m, n, k];
     // One choice of kernel for the whole batch.
-    let b_columns = lb.strides[nd - 2] == 1 && lb.strides[nd - 1] != 1 && k > 1;
-    let path = T::path(mnk, b_columns);
+    let path = T::path(mnk);
     let product = |dst: &mut [T], i: usize, par: Parallelism| {
         let (oa, ob) = offs[i];
         T::product(dst, da, mat(oa, la), db, mat(ob, lb), mnk, path, par)
@@ -271,12 +266,16 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result
     } else {
         // A few big products, each split over the threads.
         let a_rs = la.strides[nd - 2];
+        // The crate's path for a column-major b depends on m (see
+        // `product::gemm_call`), so its products are not cut into row
+        // blocks whose m would depend on the thread count.
+        let b_columns = lb.strides[nd - 2] == 1 && lb.strides[nd - 1] != 1;
         for (i, dst) in out.chunks_mut(mn).enumerate() {
             if matches!(path, Some(GemmPath::OwnAvx2 | GemmPath::OwnAvx512)) {
                 // Our own kernel splits the product itself (column bands,
                 // or row blocks sharing each packed block of b).
                 product(dst, i, Parallelism::Rayon(threads));
-            } else if let Some(rows) = row_split(path, mnk, threads) {
+            } else if let Some(rows) = row_split(path, mnk, threads).filter(|_| !b_columns) {
                 // One block of output rows per thread, each a
                 // single-threaded product that packs its own rows of a
                 // (and all of b). On few cores this scales better than

@@ -203,38 +203,6 @@ pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
     })
 }
 
-/// The kernel for a product whose `b` is column-major (`b_columns`: its
-/// rows stride 1, a transposed view such as `x @ w.t()` or a convolution's
-/// `g @ cols^T`) or not: [`gemm_path`], except that an f32 product it
-/// sends to the crate goes to our own kernel when m, n and k are at least
-/// [`OWN_COLUMN_B_MIN`]. The crate packs such a `b` one element at a time;
-/// ours transposes it in registers. Measured on AMD Zen 5, 1 thread,
-/// AVX-512 kernel against the crate: 16 x 1024 x 75 34 against 124 us,
-/// 16 x 256 x 1024 63 against 111, 64 x 512 x 512 171 against 196 (the
-/// crate with `b` transposed first), 32 x 1024 x 144 82 against 73.
-pub fn gemm_path_for(dtype: DType, mnk: [usize; 3], b_columns: bool) -> Option<GemmPath> {
-    let path = gemm_path(dtype, mnk)?;
-    if path != GemmPath::Crate
-        || !b_columns
-        || dtype != DType::F32
-        || forced_gemm_path().is_some()
-        || mnk.iter().any(|&d| d < OWN_COLUMN_B_MIN)
-    {
-        return Some(path);
-    }
-    Some(if has_avx512() {
-        GemmPath::OwnAvx512
-    } else if has_avx2_fma() {
-        GemmPath::OwnAvx2
-    } else {
-        GemmPath::Crate
-    })
-}
-
-/// Smallest m, n and k of an f32 product with a column-major `b` on our
-/// kernel rather than the crate's (see [`gemm_path_for`]).
-pub const OWN_COLUMN_B_MIN: usize = 16;
-
 /// Smallest m, n and k of an f32 product on our AVX-512 kernel (where
 /// [`own_avx512_preferred`]). Measured one product per thread on AMD Zen 5
 /// (`gemm_paths -- mid`, `-- attention`, `-- big`): from 256 level with

@@ -6,7 +6,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::path::has_avx2_fma;
-use super::{gemm_path_for, GemmPath, Mat};
+use super::{gemm_path, GemmPath, Mat};
 use crate::buffer::{DType, Element};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::sgemm::Isa;
@@ -17,9 +17,8 @@ pub(super) trait MatElem:
     Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
 {
     /// The kernel for a product of this size (`None`: the plain loop).
-    /// The kernel for a product of this size, `b_columns`: whether `b`
-    /// is column-major (`None`: the plain loop).
-    fn path(_mnk: [usize; 3], _b_columns: bool) -> Option<GemmPath> {
+    /// The kernel for a product of this size (`None`: the plain loop).
+    fn path(_mnk: [usize; 3]) -> Option<GemmPath> {
         None
     }
 
@@ -138,8 +137,8 @@ fn small_batch_call<T: Element + super::super::sgemm::small::Packable>(
 }
 
 impl MatElem for f32 {
-    fn path(mnk: [usize; 3], b_columns: bool) -> Option<GemmPath> {
-        gemm_path_for(DType::F32, mnk, b_columns)
+    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+        gemm_path(DType::F32, mnk)
     }
     #[cfg(target_arch = "x86_64")]
     fn small_batch(
@@ -181,8 +180,8 @@ impl MatElem for f32 {
 }
 
 impl MatElem for f64 {
-    fn path(mnk: [usize; 3], b_columns: bool) -> Option<GemmPath> {
-        gemm_path_for(DType::F64, mnk, b_columns)
+    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+        gemm_path(DType::F64, mnk)
     }
     #[cfg(target_arch = "x86_64")]
     fn small_batch(
@@ -361,13 +360,49 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
 ) {
     assert!(m > 0 && n > 0 && k > 0 && dst.len() >= m * n);
     assert_in_bounds(a.len(), am, b.len(), bm, [m, n, k]);
-    if bm.cs != 1 && bm.rs == 1 && n > 1 && k > 1 && m >= 32 {
-        // A column-major b (a transposed view: `x @ w.t()`, `g @ cols^T`
-        // in a convolution's backward) is packed by the crate one element
-        // at a time: 32 x 1024 x 144 ran at a sixth of the row-major rate,
-        // 64 x 512 x 512 at half. A transposed copy costs k * n vector
-        // moves; below 32 rows of a (where the crate's packing costs less
-        // than that copy) b is left as it is.
+    // A column-major b (a transposed view: `x @ w.t()`, `g @ cols^T` in a
+    // convolution's backward) with a row-major destination makes the crate
+    // (which turns the product around to write rows) pack b one element at
+    // a time: 16 x 1024 x 27 ran at a fifth of the row-major rate, 32 x 1024
+    // x 144 at a sixth. Instead, where a is column-major too or has no
+    // more rows than b has columns (and 16 or more), the crate writes a column-major scratch
+    // (and packs, at most, a's m x k), transposed into `dst` after; else b
+    // is transposed first (k x n vector moves), from 32 rows of a (below,
+    // the crate's own packing costs less than that copy).
+    let b_columns = bm.cs != 1 && bm.rs == 1 && m > 1 && n > 1 && k > 1;
+    if b_columns && (am.rs == 1 || (16..=n).contains(&m)) {
+        let mut tmp = crate::buffer::pool::buffer::<T>(m * n);
+        // SAFETY: as the call below, with `tmp` (m * n elements, column-
+        // major: row stride 1, column stride m, exclusively borrowed) as
+        // the destination.
+        unsafe {
+            gemm::gemm::<T>(
+                m,
+                n,
+                k,
+                tmp.as_mut_ptr(),
+                m as isize,
+                1,
+                false,
+                a.as_ptr().add(am.off),
+                am.cs as isize,
+                am.rs as isize,
+                b.as_ptr().add(bm.off),
+                bm.cs as isize,
+                bm.rs as isize,
+                T::zero(),
+                T::one(),
+                false,
+                false,
+                false,
+                par,
+            )
+        }
+        super::super::transpose::gather_transposed(&tmp, 0, m, n, m, dst);
+        crate::buffer::pool::recycle(tmp);
+        return;
+    }
+    if b_columns && m >= 32 {
         let mut bt = crate::buffer::pool::buffer::<T>(k * n);
         super::super::transpose::gather_transposed(b, bm.off, bm.cs, n, k, &mut bt);
         let bm = Mat {
