@@ -393,6 +393,8 @@ binary_types! {
     Atan2: atan2_f32, atan2_f64;
     /// hypot(a, b).
     Hypot: hypot_f32, hypot_f64;
+    /// a^b (C99's pow).
+    Pow: pow_f32, pow_f64;
 }
 
 /// atan2 and hypot as methods of either float type (for the binary op
@@ -400,6 +402,7 @@ binary_types! {
 pub trait BinaryMethods {
     fn vatan2(self, x: Self) -> Self;
     fn vhypot(self, x: Self) -> Self;
+    fn vpow(self, e: Self) -> Self;
 }
 impl BinaryMethods for f32 {
     #[inline(always)]
@@ -410,6 +413,10 @@ impl BinaryMethods for f32 {
     fn vhypot(self, x: f32) -> f32 {
         hypot_f32(self, x)
     }
+    #[inline(always)]
+    fn vpow(self, e: f32) -> f32 {
+        pow_f32(self, e)
+    }
 }
 impl BinaryMethods for f64 {
     #[inline(always)]
@@ -419,6 +426,10 @@ impl BinaryMethods for f64 {
     #[inline(always)]
     fn vhypot(self, x: f64) -> f64 {
         hypot_f64(self, x)
+    }
+    #[inline(always)]
+    fn vpow(self, e: f64) -> f64 {
+        pow_f64(self, e)
     }
 }
 

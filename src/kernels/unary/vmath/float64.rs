@@ -775,3 +775,107 @@ pub fn asinh_f32_via_f64(x: f32) -> f32 {
 pub fn acosh_f32_via_f64(x: f32) -> f32 {
     acosh_f64(x as f64) as f32
 }
+
+// ----- pow -----
+
+mod pow_data;
+
+/// `ln(x)` as a double-double `hi + lo` (relative error about 2^-68) for a
+/// positive finite normal x, or a subnormal scaled by 2^52 with `kadj` =
+/// 52: glibc's method (`pow_data` says how the table is built). `x = 2^k
+/// z`, `r = z / c - 1` exact, `ln x = k ln2 + ln c + r - r^2/2 + r^3 P(r)`,
+/// with the roundings of the leading sums and of `r^2/2` kept in `lo`.
+#[inline(always)]
+fn ln_dd(x: f64, kadj: f64) -> (f64, f64) {
+    use pow_data::{LN2_HI as L2H, LN2_LO as L2L, LOG1P_P, OFF, TABLE};
+    let ix = x.to_bits();
+    let tmp = ix.wrapping_sub(OFF);
+    let i = ((tmp >> 45) & 127) as usize;
+    // the exponent k with 1023 added: positive for every normal x
+    let kb = tmp.wrapping_add(0x3ff0_0000_0000_0000) >> 52;
+    let k = f64::from_bits(0x4330_0000_0000_0000 | kb) - (4_503_599_627_370_496.0 + 1023.0 + kadj);
+    let z = f64::from_bits(ix.wrapping_sub(tmp & (0xfff << 52)));
+    let [invc, logc, logctail, _] = TABLE[i];
+    // exact: 1/c has at most 9 significant bits and |r| < 2^-7
+    let r = z.mul_add(invc, -1.0);
+    // k ln2hi + logc is exact
+    let t1 = k.mul_add(L2H, logc);
+    let t2 = t1 + r;
+    let lo1 = k.mul_add(L2L, logctail);
+    let lo2 = (t1 - t2) + r;
+    let ar = -0.5 * r;
+    let ar2 = r * ar;
+    let hi = t2 + ar2;
+    let lo3 = ar.mul_add(r, -ar2);
+    let lo4 = (t2 - hi) + ar2;
+    let p = (r * r * r) * poly(r, &LOG1P_P);
+    let lo = lo1 + lo2 + lo3 + lo4 + p;
+    let y = hi + lo;
+    (y, (hi - y) + lo)
+}
+
+/// `e^(hi + lo)` for a small correction `lo` (|lo| below about ulp(hi)),
+/// as [`exp_f64`] with `lo` added to the reduced argument.
+#[inline(always)]
+fn exp_dd(hi: f64, lo: f64) -> f64 {
+    // NaN fails both tests and stays NaN; beyond the clamp lo is dropped
+    // (it may be NaN there: inf - inf)
+    let xc = sel(hi < -746.0, -746.0, sel(hi > 710.0, 710.0, hi));
+    let lo = sel(xc == hi, lo, 0.0);
+    let t = xc.mul_add(LOG2_E, MAGIC);
+    let n = t - MAGIC;
+    let ni = (t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
+    // exact (see reduce_ln2)
+    let r1 = (-n).mul_add(LN2_HI, xc);
+    let c = (-n).mul_add(LN2_LO, lo);
+    let r = r1 + c;
+    let rlo = (r1 - r) + c;
+    let h = r.mul_add(poly(r, &EXPM1_Q), 0.5);
+    let p = r + (r * r).mul_add(h, rlo);
+    let hn = ((ni.wrapping_add(2048) as u64) >> 1) as i64 - 1024;
+    let s1 = pow2(hn);
+    let s2 = pow2(ni.wrapping_sub(hn));
+    p.mul_add(s1, s1) * s2
+}
+
+/// `x^y` with C99's special cases (as libm's `pow`): `e^(y ln|x|)` with
+/// `ln|x|` a double-double and `y ln|x|` too (the product's rounding error
+/// recovered by an FMA), negated for a negative x and an odd integer y;
+/// NaN for a finite x < 0 and a finite non-integer y; 1 where y = ±0 or x
+/// = 1 (even beside a NaN) and for x = -1, y = ±inf. Branch-free.
+#[inline(always)]
+pub fn pow_f64(x: f64, y: f64) -> f64 {
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    let ax = x.abs();
+    let sub = ax < f64::MIN_POSITIVE;
+    let xs = sel(sub, ax * TWO52, ax);
+    let (lh, ll) = ln_dd(xs, sel(sub, 52.0, 0.0));
+    // ln 0 = -inf, ln inf = inf, NaN stays NaN
+    let normal = ax > 0.0 && ax < f64::INFINITY;
+    let lh = sel(normal, lh, sel(ax == 0.0, f64::NEG_INFINITY, ax));
+    let ll = sel(normal, ll, 0.0);
+    let eh = y * lh;
+    let el = y.mul_add(lh, -eh) + y * ll;
+    let r = exp_dd(eh, el);
+    // y's integer-ness and parity: below 2^52, y + 2^52 rounds |y| to an
+    // integer in the low bits; from 2^52 every float64 is an integer, odd
+    // ones only below 2^53
+    let ay = y.abs();
+    let small = ay < TWO52;
+    let q = sel(small, ay + TWO52, ay);
+    let is_int = !small || q - TWO52 == ay;
+    let odd = is_int && ay < 2.0 * TWO52 && q.to_bits() & 1 == 1;
+    let r = sel(x.is_sign_negative() && odd, -r, r);
+    let r = sel(x < 0.0 && x > f64::NEG_INFINITY && !is_int, f64::NAN, r);
+    sel(
+        y == 0.0 || x == 1.0 || (ax == 1.0 && ay == f64::INFINITY),
+        1.0,
+        r,
+    )
+}
+
+/// `x^y` for float32, computed by [`pow_f64`] and rounded once.
+#[inline(always)]
+pub fn pow_f32_via_f64(x: f32, y: f32) -> f32 {
+    pow_f64(x as f64, y as f64) as f32
+}
