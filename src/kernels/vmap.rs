@@ -107,6 +107,15 @@ impl<T: Copy, K: UnaryWith<T>> RowMap<T, T> for With<K> {
     }
 }
 
+impl<T: Copy, K: UnaryWith<T>> RowApply<T> for With<K> {
+    fn run(&self, buf: &mut [T]) {
+        vmath::apply_with(&self.0, buf)
+    }
+    fn one(&self, x: T) -> T {
+        self.0.eval(x)
+    }
+}
+
 impl<T: Copy + Sync, K: BinaryWith<T>> RowZip<T, T> for With<K> {
     fn run(&self, a: &[T], b: &[T], out: &mut [T]) {
         vmath::zip_with(&self.0, a, b, out)
@@ -125,6 +134,12 @@ impl<T: Copy + Sync, K: BinaryWith<T>> RowZip<T, T> for With<K> {
 /// `out[i] = k(a[i])` for a function with parameters (see [`map1`]).
 pub fn map1_with<T: Element, K: UnaryWith<T>>(a: &Strided, k: K) -> Result<Strided> {
     super::unary::map1_kernel(a, SIMD_MIN_PAR, &With(k))
+}
+
+/// `a[i] = k(a[i])` in place for a function with parameters. Does not bump
+/// the version.
+pub fn apply1_with<T: Element, K: UnaryWith<T>>(a: &Strided, k: K) {
+    super::unary::apply1_kernel(a, SIMD_MIN_PAR, &With(k))
 }
 
 /// `out[i] = k(a[i], b[i])` with broadcasting (see [`map2_simd`]).

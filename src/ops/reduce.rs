@@ -31,7 +31,8 @@ use crate::kernels::reduce::{
     along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
     reduced_shape, sum_sq_f64, var_f64,
 };
-use crate::kernels::unary::map1;
+use crate::kernels::unary::{map1, vmath};
+use crate::kernels::vmap;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, dispatch_all, dispatch_float, Result};
@@ -129,7 +130,7 @@ pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
 /// Differentiable `t ** e` for a float exponent (PowBackward0).
 pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
     let rec = record("PowBackward0", &[t]);
-    let out = dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, move |x| x.powf(T::from_f64(e)))));
+    let out = dispatch_float!(t.dtype(), T => Tensor::from(vmap::map1_with(t, vmath::PowBy(T::from_f64(e)))?));
     rec.save("self", t).finish(out, move |c| {
         if e == 0.0 {
             return Ok(vec![Some(c.grad().zeros_like())]);

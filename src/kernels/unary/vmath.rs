@@ -222,6 +222,45 @@ dispatched! {
     }
 }
 
+dispatched! {
+    /// `buf[i] = k.eval(buf[i])`.
+    fn apply_with / apply_with_plain / apply_with_avx2<UnaryWith>(k: &K, buf: &mut [T]) {
+        for d in buf.iter_mut() {
+            *d = k.eval(*d);
+        }
+    }
+}
+
+/// `x^e` for a fixed exponent `e` (C99's pow).
+pub struct PowBy<T>(pub T);
+/// `b^x` for a fixed base `b` (C99's pow).
+pub struct PowOf<T>(pub T);
+
+impl UnaryWith<f32> for PowBy<f32> {
+    #[inline(always)]
+    fn eval(&self, x: f32) -> f32 {
+        pow_f32(x, self.0)
+    }
+}
+impl UnaryWith<f64> for PowBy<f64> {
+    #[inline(always)]
+    fn eval(&self, x: f64) -> f64 {
+        pow_f64(x, self.0)
+    }
+}
+impl UnaryWith<f32> for PowOf<f32> {
+    #[inline(always)]
+    fn eval(&self, x: f32) -> f32 {
+        pow_f32(self.0, x)
+    }
+}
+impl UnaryWith<f64> for PowOf<f64> {
+    #[inline(always)]
+    fn eval(&self, x: f64) -> f64 {
+        pow_f64(self.0, x)
+    }
+}
+
 /// softplus with its beta and threshold.
 pub struct Softplus<T> {
     pub beta: T,
@@ -397,8 +436,8 @@ binary_types! {
     Pow: pow_f32, pow_f64;
 }
 
-/// atan2 and hypot as methods of either float type (for the binary op
-/// tables, whose kernels are closures over a method).
+/// atan2, hypot and pow as methods of either float type (for the binary
+/// op tables, whose kernels are closures over a method).
 pub trait BinaryMethods {
     fn vatan2(self, x: Self) -> Self;
     fn vhypot(self, x: Self) -> Self;
