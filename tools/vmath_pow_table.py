@@ -62,6 +62,12 @@ def q_log1p(r):  # (log1p(r) - r + r^2/2) / r^3
     return (mp.log1p(r) - r + r * r / 2) / r**3
 
 
+def q_expm1(r):  # (e^r - 1 - r - r^2/2) / r^3
+    if abs(r) < mp.mpf("1e-12"):
+        return mp.mpf(1) / 6 + r / 24 + r * r / 120
+    return (mp.exp(r) - 1 - r - r * r / 2) / r**3
+
+
 def main():
     rows, rmax = table()
     # r is exact: |r| < 2^-7 (53 bits from 2^-8 down to 2^-60)
@@ -89,7 +95,25 @@ def main():
     for c in coeffs:
         print(f"    {float(c)!r},")
     print("];")
+    # float32's pow, in float64 arithmetic: shorter polynomials
+    c32, e32 = remez(q_log1p, lambda r: 1, -a, a, 3, grid=1500)
+    e = float(mp.log(e32 * a**3, 2))
+    print(f"/// float32's pow: (log1p(r) - r + r^2/2) / r^3 on |r| <= {a:.6g},")
+    print(f"/// absolute error 2^{e:.1f} in log1p(r).")
+    print(f"pub const LOG1P_P32: [f64; {len(c32)}] = [")
+    for c in c32:
+        print(f"    {float(c)!r},")
+    print("];")
+    q32, eq = remez(q_expm1, lambda r: 1 / abs(q_expm1(r)), -0.3466, 0.3466, 6, grid=1500)
+    e = float(mp.log(eq * mp.mpf(0.3466) ** 3 / 6, 2))
+    print("/// float32's pow: (e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative")
+    print(f"/// error about 2^{e:.1f} in e^r.")
+    print(f"pub const EXPM1_Q32: [f64; {len(q32)}] = [")
+    for c in q32:
+        print(f"    {float(c)!r},")
+    print("];")
     print("/// Per subinterval: 1/c, logc, logctail (and a pad to 32 bytes).")
+    print("#[rustfmt::skip]")
     print(f"pub static TABLE: [[f64; 4]; {N}] = [")
     for invc, logc, tail in rows:
         print(f"    [{invc!r}, {logc!r}, {tail!r}, 0.0],")

@@ -770,7 +770,20 @@ fn vector_norm_f64<T: Element>(v: &[T], p: f64) -> f64 {
     } else if p == 0.0 {
         abs.filter(|&a| a != 0.0).count() as f64
     } else {
-        abs.map(|a| a.powf(p)).sum::<f64>().powf(1.0 / p)
+        // |v|^p on the SIMD path a block at a time, summed in order
+        let mut buf = [0.0f64; 256];
+        let mut s = 0.0;
+        for c in v.chunks(buf.len()) {
+            let b = &mut buf[..c.len()];
+            for (d, x) in b.iter_mut().zip(c) {
+                *d = x.to_f64().abs();
+            }
+            vmath::apply_with(&vmath::PowBy(p), b);
+            for &t in b.iter() {
+                s += t;
+            }
+        }
+        s.powf(1.0 / p)
     }
 }
 

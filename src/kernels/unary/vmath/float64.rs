@@ -838,25 +838,25 @@ fn exp_dd(hi: f64, lo: f64) -> f64 {
     p.mul_add(s1, s1) * s2
 }
 
-/// `x^y` with C99's special cases (as libm's `pow`): `e^(y ln|x|)` with
-/// `ln|x|` a double-double and `y ln|x|` too (the product's rounding error
-/// recovered by an FMA), negated for a negative x and an odd integer y;
-/// NaN for a finite x < 0 and a finite non-integer y; 1 where y = ±0 or x
-/// = 1 (even beside a NaN) and for x = -1, y = ±inf. Branch-free.
+/// `ln|x|` (`lh`, plus `ll` where given) with its special values: -inf at
+/// ±0, inf at ±inf, NaN for NaN.
 #[inline(always)]
-pub fn pow_f64(x: f64, y: f64) -> f64 {
-    const TWO52: f64 = 4_503_599_627_370_496.0;
-    let ax = x.abs();
-    let sub = ax < f64::MIN_POSITIVE;
-    let xs = sel(sub, ax * TWO52, ax);
-    let (lh, ll) = ln_dd(xs, sel(sub, 52.0, 0.0));
-    // ln 0 = -inf, ln inf = inf, NaN stays NaN
+fn ln_abs_specials(ax: f64, lh: f64, ll: f64) -> (f64, f64) {
     let normal = ax > 0.0 && ax < f64::INFINITY;
-    let lh = sel(normal, lh, sel(ax == 0.0, f64::NEG_INFINITY, ax));
-    let ll = sel(normal, ll, 0.0);
-    let eh = y * lh;
-    let el = y.mul_add(lh, -eh) + y * ll;
-    let r = exp_dd(eh, el);
+    (
+        sel(normal, lh, sel(ax == 0.0, f64::NEG_INFINITY, ax)),
+        sel(normal, ll, 0.0),
+    )
+}
+
+/// pow's result from `r = |x|^y` (computed as `e^(y ln|x|)`, which gets the
+/// zeros and infinities of ±0, ±inf and y = ±inf right): negated for a
+/// negative x and an odd integer y; NaN for a finite x < 0 and a finite
+/// non-integer y; 1 where y = ±0 or x = 1 (even beside a NaN) and for x =
+/// -1, y = ±inf.
+#[inline(always)]
+fn pow_signs(x: f64, y: f64, r: f64) -> f64 {
+    const TWO52: f64 = 4_503_599_627_370_496.0;
     // y's integer-ness and parity: below 2^52, y + 2^52 rounds |y| to an
     // integer in the low bits; from 2^52 every float64 is an integer, odd
     // ones only below 2^53
@@ -868,14 +868,60 @@ pub fn pow_f64(x: f64, y: f64) -> f64 {
     let r = sel(x.is_sign_negative() && odd, -r, r);
     let r = sel(x < 0.0 && x > f64::NEG_INFINITY && !is_int, f64::NAN, r);
     sel(
-        y == 0.0 || x == 1.0 || (ax == 1.0 && ay == f64::INFINITY),
+        y == 0.0 || x == 1.0 || (x.abs() == 1.0 && ay == f64::INFINITY),
         1.0,
         r,
     )
 }
 
-/// `x^y` for float32, computed by [`pow_f64`] and rounded once.
+/// `x^y` with C99's special cases (as libm's `pow`): `e^(y ln|x|)` with
+/// `ln|x|` a double-double and `y ln|x|` too (the product's rounding error
+/// recovered by an FMA), then [`pow_signs`]. Branch-free.
 #[inline(always)]
-pub fn pow_f32_via_f64(x: f32, y: f32) -> f32 {
-    pow_f64(x as f64, y as f64) as f32
+pub fn pow_f64(x: f64, y: f64) -> f64 {
+    let ax = x.abs();
+    let sub = ax < f64::MIN_POSITIVE;
+    let xs = sel(sub, ax * 4_503_599_627_370_496.0, ax); // 2^52
+    let (lh, ll) = ln_dd(xs, sel(sub, 52.0, 0.0));
+    let (lh, ll) = ln_abs_specials(ax, lh, ll);
+    let eh = y * lh;
+    let el = y.mul_add(lh, -eh) + y * ll;
+    pow_signs(x, y, exp_dd(eh, el))
+}
+
+/// `x^y` for float32 in float64 arithmetic, rounded once: `ln|x|` from
+/// [`ln_dd`]'s table with a short polynomial (relative error about
+/// 2^-42), `e^(y ln|x|)` with a short one (2^-37): enough for float32
+/// (every float32, subnormals included, is a normal float64, and float32's
+/// results lie far inside float64's range), then [`pow_signs`].
+#[inline(always)]
+pub fn pow_f32_in_f64(x: f32, y: f32) -> f32 {
+    use pow_data::{EXPM1_Q32, LOG1P_P32, OFF, TABLE};
+    let (x, y) = (x as f64, y as f64);
+    let ax = x.abs();
+    let ix = ax.to_bits();
+    let tmp = ix.wrapping_sub(OFF);
+    let i = ((tmp >> 45) & 127) as usize;
+    let kb = tmp.wrapping_add(0x3ff0_0000_0000_0000) >> 52;
+    let k = f64::from_bits(0x4330_0000_0000_0000 | kb) - (4_503_599_627_370_496.0 + 1023.0);
+    let z = f64::from_bits(ix.wrapping_sub(tmp & (0xfff << 52)));
+    let [invc, logc, _, _] = TABLE[i];
+    let r = z.mul_add(invc, -1.0);
+    let r2 = r * r;
+    let p = (r2 * r).mul_add(poly(r, &LOG1P_P32), (-0.5f64).mul_add(r2, r));
+    let l = k.mul_add(std::f64::consts::LN_2, logc) + p;
+    let (l, _) = ln_abs_specials(ax, l, 0.0);
+    // float32's results: 0 below e^-104, inf above e^89 (NaN stays)
+    let e = y * l;
+    let ec = sel(e < -110.0, -110.0, sel(e > 100.0, 100.0, e));
+    // the product's rounding error goes into the reduced argument (so a
+    // power of two to an integer, -k ln2 times y here, reduces to exactly 0)
+    let elo = sel(ec == e, y.mul_add(l, -e), 0.0);
+    let t = ec.mul_add(LOG2_E, MAGIC);
+    let n = t - MAGIC;
+    let rr = (-n).mul_add(LN2_HI, ec) + elo;
+    let h = rr.mul_add(poly(rr, &EXPM1_Q32), 0.5);
+    let pe = (rr * rr).mul_add(h, rr);
+    let s = pow2((t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64));
+    pow_signs(x, y, pe.mul_add(s, s)) as f32
 }
