@@ -95,15 +95,7 @@ def main():
     for c in coeffs:
         print(f"    {float(c)!r},")
     print("];")
-    # float32's pow, in float64 arithmetic: shorter polynomials
-    c32, e32 = remez(q_log1p, lambda r: 1, -a, a, 3, grid=1500)
-    e = float(mp.log(e32 * a**3, 2))
-    print(f"/// float32's pow: (log1p(r) - r + r^2/2) / r^3 on |r| <= {a:.6g},")
-    print(f"/// absolute error 2^{e:.1f} in log1p(r).")
-    print(f"pub const LOG1P_P32: [f64; {len(c32)}] = [")
-    for c in c32:
-        print(f"    {float(c)!r},")
-    print("];")
+    # float32's pow, in float64 arithmetic: a shorter exp polynomial
     q32, eq = remez(q_expm1, lambda r: 1 / abs(q_expm1(r)), -0.3466, 0.3466, 6, grid=1500)
     e = float(mp.log(eq * mp.mpf(0.3466) ** 3 / 6, 2))
     print("/// float32's pow: (e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative")

@@ -100,7 +100,7 @@ struct With<K>(K);
 
 impl<T: Copy, K: UnaryWith<T>> RowMap<T, T> for With<K> {
     fn run(&self, x: &[T], out: &mut [T]) {
-        vmath::map_with(&self.0, x, out)
+        self.0.map(x, out)
     }
     fn one(&self, x: T) -> T {
         self.0.eval(x)
@@ -109,7 +109,7 @@ impl<T: Copy, K: UnaryWith<T>> RowMap<T, T> for With<K> {
 
 impl<T: Copy, K: UnaryWith<T>> RowApply<T> for With<K> {
     fn run(&self, buf: &mut [T]) {
-        vmath::apply_with(&self.0, buf)
+        self.0.apply(buf)
     }
     fn one(&self, x: T) -> T {
         self.0.eval(x)

@@ -778,7 +778,7 @@ fn vector_norm_f64<T: Element>(v: &[T], p: f64) -> f64 {
             for (d, x) in b.iter_mut().zip(c) {
                 *d = x.to_f64().abs();
             }
-            vmath::apply_with(&vmath::PowBy(p), b);
+            vmath::UnaryWith::apply(&vmath::PowBy(p), b);
             for &t in b.iter() {
                 s += t;
             }

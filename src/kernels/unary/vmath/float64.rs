@@ -874,43 +874,50 @@ fn pow_signs(x: f64, y: f64, r: f64) -> f64 {
     )
 }
 
-/// `x^y` with C99's special cases (as libm's `pow`): `e^(y ln|x|)` with
-/// `ln|x|` a double-double and `y ln|x|` too (the product's rounding error
-/// recovered by an FMA), then [`pow_signs`]. Branch-free.
+/// pow's first stage: `ln|x|` as a double-double, with its special values.
 #[inline(always)]
-pub fn pow_f64(x: f64, y: f64) -> f64 {
+pub fn pow_ln_f64(x: f64) -> (f64, f64) {
     let ax = x.abs();
     let sub = ax < f64::MIN_POSITIVE;
     let xs = sel(sub, ax * 4_503_599_627_370_496.0, ax); // 2^52
     let (lh, ll) = ln_dd(xs, sel(sub, 52.0, 0.0));
-    let (lh, ll) = ln_abs_specials(ax, lh, ll);
+    ln_abs_specials(ax, lh, ll)
+}
+
+/// pow's second stage, from `(lh, ll)` = [`pow_ln_f64`]`(x)`: `e^(y ln|x|)`
+/// with `y ln|x|` a double-double (the product's rounding error recovered
+/// by an FMA), then [`pow_signs`].
+#[inline(always)]
+pub fn pow_exp_f64(x: f64, y: f64, (lh, ll): (f64, f64)) -> f64 {
     let eh = y * lh;
     let el = y.mul_add(lh, -eh) + y * ll;
     pow_signs(x, y, exp_dd(eh, el))
 }
 
-/// `x^y` for float32 in float64 arithmetic, rounded once: `ln|x|` from
-/// [`ln_dd`]'s table with a short polynomial (relative error about
-/// 2^-42), `e^(y ln|x|)` with a short one (2^-37): enough for float32
-/// (every float32, subnormals included, is a normal float64, and float32's
-/// results lie far inside float64's range), then [`pow_signs`].
+/// `x^y` with C99's special cases (as libm's `pow`): [`pow_exp_f64`] of
+/// [`pow_ln_f64`]. Branch-free.
 #[inline(always)]
-pub fn pow_f32_in_f64(x: f32, y: f32) -> f32 {
-    use pow_data::{EXPM1_Q32, LOG1P_P32, OFF, TABLE};
+pub fn pow_f64(x: f64, y: f64) -> f64 {
+    pow_exp_f64(x, y, pow_ln_f64(x))
+}
+
+/// float32 pow's first stage: `ln|x|` in float64 by [`ln_core`]
+/// (table-free: here the table's gathers cost more than they save), with
+/// its special values. Every float32, subnormals included, is a normal
+/// float64.
+#[inline(always)]
+pub fn pow_ln_for_f32(x: f32) -> f64 {
+    let ax = (x as f64).abs();
+    ln_abs_specials(ax, ln_core(ax, 0.0, 0.0), 0.0).0
+}
+
+/// float32 pow's second stage, from `l` = [`pow_ln_for_f32`]`(x)`:
+/// `e^(y l)` with a short polynomial (relative error about 2^-37, float32's
+/// results lying far inside float64's range), [`pow_signs`], rounded once.
+#[inline(always)]
+pub fn pow_exp_for_f32(x: f32, y: f32, l: f64) -> f32 {
+    use pow_data::EXPM1_Q32;
     let (x, y) = (x as f64, y as f64);
-    let ax = x.abs();
-    let ix = ax.to_bits();
-    let tmp = ix.wrapping_sub(OFF);
-    let i = ((tmp >> 45) & 127) as usize;
-    let kb = tmp.wrapping_add(0x3ff0_0000_0000_0000) >> 52;
-    let k = f64::from_bits(0x4330_0000_0000_0000 | kb) - (4_503_599_627_370_496.0 + 1023.0);
-    let z = f64::from_bits(ix.wrapping_sub(tmp & (0xfff << 52)));
-    let [invc, logc, _, _] = TABLE[i];
-    let r = z.mul_add(invc, -1.0);
-    let r2 = r * r;
-    let p = (r2 * r).mul_add(poly(r, &LOG1P_P32), (-0.5f64).mul_add(r2, r));
-    let l = k.mul_add(std::f64::consts::LN_2, logc) + p;
-    let (l, _) = ln_abs_specials(ax, l, 0.0);
     // float32's results: 0 below e^-104, inf above e^89 (NaN stays)
     let e = y * l;
     let ec = sel(e < -110.0, -110.0, sel(e > 100.0, 100.0, e));
@@ -924,4 +931,11 @@ pub fn pow_f32_in_f64(x: f32, y: f32) -> f32 {
     let pe = (rr * rr).mul_add(h, rr);
     let s = pow2((t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64));
     pow_signs(x, y, pe.mul_add(s, s)) as f32
+}
+
+/// `x^y` for float32 in float64 arithmetic: [`pow_exp_for_f32`] of
+/// [`pow_ln_for_f32`].
+#[inline(always)]
+pub fn pow_f32_in_f64(x: f32, y: f32) -> f32 {
+    pow_exp_for_f32(x, y, pow_ln_for_f32(x))
 }

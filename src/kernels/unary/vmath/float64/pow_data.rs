@@ -19,9 +19,6 @@ pub const LOG1P_P: [f64; 6] = [
     0.14286262993032434,
     -0.12500658452753924,
 ];
-/// float32's pow: (log1p(r) - r + r^2/2) / r^3 on |r| <= 0.00573771,
-/// absolute error 2^-49.3 in log1p(r).
-pub const LOG1P_P32: [f64; 3] = [0.3333333332946244, -0.2500041152640873, 0.2000058789736957];
 /// float32's pow: (e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative
 /// error about 2^-37.2 in e^r.
 pub const EXPM1_Q32: [f64; 6] = [

@@ -186,3 +186,55 @@ fn pow_paths_give_identical_bits() {
         assert!(got == want, "pow: {p:?} differs from scalar");
     }
 }
+
+/// The staged slice loops of a fixed exponent (out of place, in place)
+/// and of a fixed base give `eval`'s bits on every path, both float types.
+#[test]
+fn pow_with_a_scalar_gives_identical_bits() {
+    use crate::kernels::slices::{force_simd_path, simd_paths};
+    use crate::kernels::unary::vmath::testing::Bits;
+    use vmath::{PowBy, PowOf, UnaryWith};
+    fn check<T: Bits + Copy + Default>(xs: &[T], scalars: &[T])
+    where
+        PowBy<T>: UnaryWith<T>,
+        PowOf<T>: UnaryWith<T>,
+    {
+        for &s in scalars {
+            let (by, of) = (PowBy(s), PowOf(s));
+            let want_by: Vec<u64> = xs.iter().map(|&x| by.eval(x).bits()).collect();
+            let want_of: Vec<u64> = xs.iter().map(|&x| of.eval(x).bits()).collect();
+            for p in simd_paths() {
+                force_simd_path(Some(p));
+                let mut dst = vec![T::default(); xs.len()];
+                by.map(xs, &mut dst);
+                let mut buf = xs.to_vec();
+                by.apply(&mut buf);
+                let mut dst_of = vec![T::default(); xs.len()];
+                of.map(xs, &mut dst_of);
+                force_simd_path(None);
+                let bits = |v: &[T]| v.iter().map(|&x| x.bits()).collect::<Vec<_>>();
+                assert!(bits(&dst) == want_by, "x^e: {p:?} differs");
+                assert!(bits(&buf) == want_by, "x^e in place: {p:?} differs");
+                assert!(bits(&dst_of) == want_of, "b^x: {p:?} differs");
+            }
+        }
+    }
+    let mut rng = Rng(19);
+    let mut xs: Vec<f64> = (0..3001).map(|_| rng.uniform(-5.0, 5.0)).collect();
+    xs.extend((0..500).map(|_| f64::from_bits(rng.next())));
+    xs.extend([
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::NAN,
+        f64::INFINITY,
+        -f64::INFINITY,
+        3.0,
+    ]);
+    let scalars = [2.5, -1.5, 3.0, 0.0, -0.0, f64::NAN, 1e300, -7.0, 0.3];
+    check::<f64>(&xs, &scalars);
+    let xs32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+    let s32: Vec<f32> = scalars.iter().map(|&x| x as f32).collect();
+    check::<f32>(&xs32, &s32);
+}
