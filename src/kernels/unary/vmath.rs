@@ -69,6 +69,19 @@
 //! | asinh       | 0.5     | 2               | -                 |
 //! | acosh       | 0.5     | 2               | -                 |
 //! | hypot       | 2       | 2               | -                 |
+//! | pow         | 1       | 1               | -                 |
+//!
+//! pow's rows are over pairs (x, y): random bit patterns, x in (0, 4) with
+//! |y| < 40, x over every binade with |y ln x| up to 760 (results from
+//! overflow through the subnormals), x within 2^-20 and 2^-7 of 1 with
+//! |y ln x| up to 745, subnormal x, negative x with integer y (~12M pairs
+//! in float64, ~9M in float32), plus C99's special-value grid. float64 pow
+//! is glibc's method without branches: `ln|x|` as a double-double from a
+//! 128-entry table (`tools/vmath_pow_table.py`; its loads are gathers on
+//! the SIMD paths), then `e^(y ln|x|)` of the double-double product;
+//! float32's is computed in float64 with [`ln_f64`]'s table-free log and a
+//! shorter exp polynomial. Slice loops run pow in two stages (see
+//! [`PowStages`]).
 //!
 //! Every function returns IEEE results for NaN, ±inf, ±0 and subnormals
 //! (sigmoid is 0 where e^-x overflows, as torch's). gelu (both forms) and

@@ -4,7 +4,7 @@
 //! polynomial for `e^r - 1`; ln and ln_1p share fdlibm's scheme
 //! (`log(1+f) = f - f^2/2 + s (f^2/2 + R(s^2))`, `s = f / (2 + f)`) with a
 //! polynomial R fitted here; erf is `x P(x^2)` below 0.875 and
-//! `1 - e^-x^2 E(x)` above.
+//! `1 - e^-x^2 E(x)` above; pow is glibc's table method (see `pow_data`).
 
 use std::f64::consts::{FRAC_1_SQRT_2, FRAC_2_PI, LOG10_E, LOG2_E};
 
