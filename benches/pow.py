@@ -18,10 +18,9 @@ THREADS = "2"
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = THREADS
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-import ferrograd as fg  # noqa: E402
+import ferrograd as fg
+import numpy as np
+import torch
 
 # (name, op on the library and the tensors a (positive), b)
 OPS = [
@@ -77,12 +76,12 @@ def main():
             tol = (1e-3 if name.startswith("norm") else 1e-5) if dtype == "float32" else 1e-12
             np.testing.assert_allclose(got, want, rtol=tol, err_msg=name)
 
-            def fwd(key):
+            def fwd(key, libs=libs, op=op):
                 L, a, b = libs[key]
                 with L.no_grad():
                     op(L, a, b)
 
-            def fwd_bwd(key):
+            def fwd_bwd(key, libs=libs, op=op):
                 L, a, b = libs[key]
                 a.grad = None
                 b.grad = None
@@ -92,7 +91,9 @@ def main():
                 times = {"fg": [], "torch": []}
                 for _ in range(args.repeats):
                     for key in ("fg", "torch"):
-                        times[key].append(per_call(lambda: run(key), args.calls, args.pause))
+                        times[key].append(
+                            per_call(lambda run=run, key=key: run(key), args.calls, args.pause)
+                        )
                 f, t = statistics.median(times["fg"]), statistics.median(times["torch"])
                 print(
                     f"{name:11s} {dtype:8s} {label:7s} {f * 1e3:8.3f} {t * 1e3:9.3f} {f / t:6.2f}",

@@ -15,7 +15,7 @@ cancellation near x = 1)."""
 
 import struct
 
-from remez import remez, mp
+from remez import mp, remez
 
 mp.mp.dps = 60
 
@@ -83,9 +83,9 @@ def main():
     print("// Constants are printed as the generator computed them.")
     print("#![allow(clippy::excessive_precision, clippy::unreadable_literal)]")
     print()
-    print(f"/// `x = 2^k z`: z's bit pattern less this picks the subinterval.")
+    print("/// `x = 2^k z`: z's bit pattern less this picks the subinterval.")
     print(f"pub const OFF: u64 = {OFF:#x};")
-    print(f"/// ln 2 rounded to a multiple of 2^-42 (`k LN2_HI + logc` is exact).")
+    print("/// ln 2 rounded to a multiple of 2^-42 (`k LN2_HI + logc` is exact).")
     print(f"pub const LN2_HI: f64 = {ln2_hi!r};")
     print(f"pub const LN2_LO: f64 = {ln2_lo!r};")
     e = float(mp.log(err / mp.mpf(1) * a**3, 2))
