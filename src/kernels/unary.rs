@@ -152,10 +152,17 @@ pub mod f {
     pub fn clamp<T: Float>(x: T, lo: T, hi: T) -> T {
         x.max_val(lo).min_val(hi)
     }
+    /// Whether ATen computes `x^e` by a shortcut ([`pow_scalar`]) rather
+    /// than pow.
+    #[inline]
+    pub fn pow_has_shortcut(e: f64) -> bool {
+        [2.0, 3.0, 0.5, -0.5, -1.0, -2.0].contains(&e)
+    }
     /// torch's `pow(x, e)` for a scalar exponent: exact shortcuts for the
-    /// exponents ATen special-cases, `powf` otherwise.
+    /// exponents ATen special-cases, vmath's pow otherwise (per element:
+    /// slices take `vmath::PowBy`).
     #[inline(always)]
-    pub fn pow_scalar<T: Float>(x: T, e: f64) -> T {
+    pub fn pow_scalar<T: Float + super::vmath::BinaryMethods>(x: T, e: f64) -> T {
         if e == 2.0 {
             x * x
         } else if e == 3.0 {
@@ -169,7 +176,7 @@ pub mod f {
         } else if e == -2.0 {
             T::one() / (x * x)
         } else {
-            x.powf(c(e))
+            x.vpow(c(e))
         }
     }
 }

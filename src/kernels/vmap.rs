@@ -100,7 +100,16 @@ struct With<K>(K);
 
 impl<T: Copy, K: UnaryWith<T>> RowMap<T, T> for With<K> {
     fn run(&self, x: &[T], out: &mut [T]) {
-        vmath::map_with(&self.0, x, out)
+        self.0.map(x, out)
+    }
+    fn one(&self, x: T) -> T {
+        self.0.eval(x)
+    }
+}
+
+impl<T: Copy, K: UnaryWith<T>> RowApply<T> for With<K> {
+    fn run(&self, buf: &mut [T]) {
+        self.0.apply(buf)
     }
     fn one(&self, x: T) -> T {
         self.0.eval(x)
@@ -125,6 +134,12 @@ impl<T: Copy + Sync, K: BinaryWith<T>> RowZip<T, T> for With<K> {
 /// `out[i] = k(a[i])` for a function with parameters (see [`map1`]).
 pub fn map1_with<T: Element, K: UnaryWith<T>>(a: &Strided, k: K) -> Result<Strided> {
     super::unary::map1_kernel(a, SIMD_MIN_PAR, &With(k))
+}
+
+/// `a[i] = k(a[i])` in place for a function with parameters. Does not bump
+/// the version.
+pub fn apply1_with<T: Element, K: UnaryWith<T>>(a: &Strided, k: K) {
+    super::unary::apply1_kernel(a, SIMD_MIN_PAR, &With(k))
 }
 
 /// `out[i] = k(a[i], b[i])` with broadcasting (see [`map2_simd`]).

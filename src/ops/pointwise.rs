@@ -14,7 +14,8 @@
 
 use crate::autograd::record;
 use crate::kernels::binary::{map2, map3};
-use crate::kernels::unary::{apply1_inplace, f, ipow, map1};
+use crate::kernels::unary::{apply1_inplace, f, ipow, map1, vmath};
+use crate::kernels::vmap;
 use crate::tensor::{DType, Element, Float, Scalar, Tensor};
 use crate::{bail, dispatch_all, Result};
 
@@ -331,8 +332,8 @@ impl Tensor {
         let (a, b) = (self.cast_raw(dt), exponent.cast_raw(dt));
         let rec = record("PowBackward1", &[self, exponent]);
         let out = match dt {
-            DType::F32 => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.powf(y))?),
-            DType::F64 => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.powf(y))?),
+            DType::F32 => Tensor::from(vmap::map2_simd::<f32, vmath::Pow>(&a, &b)?),
+            DType::F64 => Tensor::from(vmap::map2_simd::<f64, vmath::Pow>(&a, &b)?),
             DType::I64 => Tensor::from(map2::<i64, i64>(&a, &b, ipow)?),
             DType::Bool => bail!(not_implemented, "\"pow\" not implemented for 'Bool'"),
         };
@@ -368,6 +369,13 @@ impl Tensor {
         let x = self.cast_raw(dt);
         let rec = record("PowBackward0", &[self]);
         let out = match dt {
+            DType::F32 | DType::F64 if !f::pow_has_shortcut(e.to_f64()) => {
+                let ev = e.to_f64();
+                match dt {
+                    DType::F32 => Tensor::from(vmap::map1_with(&x, vmath::PowBy(ev as f32))?),
+                    _ => Tensor::from(vmap::map1_with(&x, vmath::PowBy(ev))?),
+                }
+            }
             DType::F32 => {
                 let ev = e.to_f64();
                 Tensor::from(map1::<f32, f32>(&x, move |v| f::pow_scalar(v, ev)))
@@ -416,11 +424,11 @@ impl Tensor {
         let out = match dt {
             DType::F32 => {
                 let bv = b.to_f64() as f32;
-                Tensor::from(map1::<f32, f32>(&e, move |v| bv.powf(v)))
+                Tensor::from(vmap::map1_with(&e, vmath::PowOf(bv))?)
             }
             DType::F64 => {
                 let bv = b.to_f64();
-                Tensor::from(map1::<f64, f64>(&e, move |v| bv.powf(v)))
+                Tensor::from(vmap::map1_with(&e, vmath::PowOf(bv))?)
             }
             DType::I64 => {
                 let bv = scalar_i64(b);
@@ -451,7 +459,9 @@ impl Tensor {
         let ev = e.to_f64();
         let fp = self.dtype().is_floating();
         let done = self.try_fast_inplace("pow_", fp, |t| match t.dtype() {
+            DType::F32 if !f::pow_has_shortcut(ev) => vmap::apply1_with(t, vmath::PowBy(ev as f32)),
             DType::F32 => apply1_inplace::<f32>(t, move |v| f::pow_scalar(v, ev)),
+            _ if !f::pow_has_shortcut(ev) => vmap::apply1_with(t, vmath::PowBy(ev)),
             _ => apply1_inplace::<f64>(t, move |v| f::pow_scalar(v, ev)),
         })?;
         if done {

@@ -31,7 +31,8 @@ use crate::kernels::reduce::{
     along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
     reduced_shape, sum_sq_f64, var_f64,
 };
-use crate::kernels::unary::map1;
+use crate::kernels::unary::{map1, vmath};
+use crate::kernels::vmap;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, dispatch_all, dispatch_float, Result};
@@ -129,7 +130,7 @@ pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
 /// Differentiable `t ** e` for a float exponent (PowBackward0).
 pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
     let rec = record("PowBackward0", &[t]);
-    let out = dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, move |x| x.powf(T::from_f64(e)))));
+    let out = dispatch_float!(t.dtype(), T => Tensor::from(vmap::map1_with(t, vmath::PowBy(T::from_f64(e)))?));
     rec.save("self", t).finish(out, move |c| {
         if e == 0.0 {
             return Ok(vec![Some(c.grad().zeros_like())]);
@@ -769,7 +770,20 @@ fn vector_norm_f64<T: Element>(v: &[T], p: f64) -> f64 {
     } else if p == 0.0 {
         abs.filter(|&a| a != 0.0).count() as f64
     } else {
-        abs.map(|a| a.powf(p)).sum::<f64>().powf(1.0 / p)
+        // |v|^p on the SIMD path a block at a time, summed in order
+        let mut buf = [0.0f64; 256];
+        let mut s = 0.0;
+        for c in v.chunks(buf.len()) {
+            let b = &mut buf[..c.len()];
+            for (d, x) in b.iter_mut().zip(c) {
+                *d = x.to_f64().abs();
+            }
+            vmath::UnaryWith::apply(&vmath::PowBy(p), b);
+            for &t in b.iter() {
+                s += t;
+            }
+        }
+        s.powf(1.0 / p)
     }
 }
 

@@ -653,3 +653,10 @@ pub fn hypot_f32(a: f32, b: f32) -> f32 {
     let h = select(a.is_nan() || b.is_nan(), f32::NAN, h);
     select(aa == f32::INFINITY || ab == f32::INFINITY, f32::INFINITY, h)
 }
+
+/// `x^y` (C99's pow), computed in float64 arithmetic
+/// ([`super::float64::pow_f32_in_f64`]) and rounded once.
+#[inline(always)]
+pub fn pow_f32(x: f32, y: f32) -> f32 {
+    super::float64::pow_f32_in_f64(x, y)
+}

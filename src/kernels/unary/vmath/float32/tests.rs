@@ -535,3 +535,5 @@ fn ln_keeps_its_bits() {
     }
     sweep(|x| assert_eq!(ln_f32(x).to_bits(), old(x).to_bits(), "{x:e}"));
 }
+
+mod pow;

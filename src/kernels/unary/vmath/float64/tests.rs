@@ -9,6 +9,7 @@ use super::*;
 use crate::kernels::unary::vmath::{self, Unary};
 
 mod more;
+mod pow;
 
 /// Distance in ulps between two float64 (through zero if the signs
 /// differ; 0 for two NaNs).
