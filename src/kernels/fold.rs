@@ -452,6 +452,33 @@ pub trait FoldElem: Copy + Default + Send + Sync + 'static {
             slices::fold_wide(x, init, f)
         }
     }
+    /// The NaN-propagating maximum (`max`) or minimum of `x` (the
+    /// identity for an empty `x`): [`FoldElem::fold_run`] of
+    /// [`FoldElem::max_acc`] / [`FoldElem::min_acc`]; floats take
+    /// [`slices::fold_probed`] and fold again only where it saw a NaN or
+    /// an infinity.
+    #[inline(always)]
+    fn fold_extreme(x: &[Self], max: bool) -> Self {
+        Self::fold_extreme_exact(x, max)
+    }
+    /// [`FoldElem::fold_extreme`] by the NaN-propagating fold (the floats'
+    /// fallback).
+    #[inline(always)]
+    fn fold_extreme_exact(x: &[Self], max: bool) -> Self {
+        if max {
+            Self::fold_run(x, Self::lowest(), &Self::max_acc)
+        } else {
+            Self::fold_run(x, Self::highest(), &Self::min_acc)
+        }
+    }
+    /// [`FoldElem::fold_extreme`] of each lane of `len` at `x[k * stride..]`.
+    fn fold_extreme_lanes(x: &[Self], len: usize, stride: usize, max: bool, out: &mut [Self]) {
+        if max {
+            Self::fold_lanes(x, len, stride, Self::lowest(), &Self::max_acc, out)
+        } else {
+            Self::fold_lanes(x, len, stride, Self::highest(), &Self::min_acc, out)
+        }
+    }
     /// [`FoldElem::fold_run`] of each lane of `len` at `x[k * stride..]`.
     #[inline(always)]
     fn fold_lanes<F: Fn(Self, Self) -> Self>(
@@ -523,6 +550,70 @@ macro_rules! float_fold_elem {
                     acc
                 } else {
                     m
+                }
+            }
+            #[inline(always)]
+            fn fold_extreme(x: &[Self], max: bool) -> Self {
+                let (r, probe) = if max {
+                    slices::fold_probed(x, <$t>::NEG_INFINITY, 0.0, &|a: $t, v| {
+                        if a > v {
+                            a
+                        } else {
+                            v
+                        }
+                    })
+                } else {
+                    slices::fold_probed(x, <$t>::INFINITY, 0.0, &|a: $t, v| {
+                        if a < v {
+                            a
+                        } else {
+                            v
+                        }
+                    })
+                };
+                if probe == 0.0 {
+                    r
+                } else {
+                    Self::fold_extreme_exact(x, max)
+                }
+            }
+            fn fold_extreme_lanes(
+                x: &[Self],
+                len: usize,
+                stride: usize,
+                max: bool,
+                out: &mut [Self],
+            ) {
+                let mut probe = vec![0.0; out.len()];
+                if max {
+                    let pick = |a: $t, v| if a > v { a } else { v };
+                    slices::fold_probed_lanes(
+                        x,
+                        len,
+                        stride,
+                        <$t>::NEG_INFINITY,
+                        0.0,
+                        &pick,
+                        out,
+                        &mut probe,
+                    );
+                } else {
+                    let pick = |a: $t, v| if a < v { a } else { v };
+                    slices::fold_probed_lanes(
+                        x,
+                        len,
+                        stride,
+                        <$t>::INFINITY,
+                        0.0,
+                        &pick,
+                        out,
+                        &mut probe,
+                    );
+                }
+                for (k, (o, &p)) in out.iter_mut().zip(&probe).enumerate() {
+                    if p != 0.0 {
+                        *o = Self::fold_extreme_exact(&x[k * stride..k * stride + len], max);
+                    }
                 }
             }
             fn zero() -> Self {
@@ -678,9 +769,9 @@ impl<T: FoldElem> Fold<T> for Extreme {
     #[inline]
     fn run(&self, acc: T, x: &[T]) -> T {
         if self.max {
-            T::max_acc(acc, T::fold_run(x, T::lowest(), &T::max_acc))
+            T::max_acc(acc, T::fold_extreme(x, true))
         } else {
-            T::min_acc(acc, T::fold_run(x, T::highest(), &T::min_acc))
+            T::min_acc(acc, T::fold_extreme(x, false))
         }
     }
     #[inline]
@@ -699,11 +790,7 @@ impl<T: FoldElem> Fold<T> for Extreme {
         }
     }
     fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
-        if self.max {
-            T::fold_lanes(x, len, stride, T::lowest(), &T::max_acc, out)
-        } else {
-            T::fold_lanes(x, len, stride, T::highest(), &T::min_acc, out)
-        }
+        T::fold_extreme_lanes(x, len, stride, self.max, out)
     }
 }
 

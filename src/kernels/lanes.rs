@@ -181,7 +181,7 @@ where
 /// The NaN-propagating maximum of a lane (-inf when empty).
 #[inline]
 fn lane_max<T: VecFloat>(x: &[T]) -> T {
-    slices::fold_wide(x, T::lowest(), &T::max_acc)
+    T::fold_extreme(x, true)
 }
 
 /// Row maxima of a block: `m[j] = max_r x(r)[j]`.
