@@ -584,36 +584,22 @@ macro_rules! float_fold_elem {
                 max: bool,
                 out: &mut [Self],
             ) {
-                let mut probe = vec![0.0; out.len()];
+                let mut folds = vec![(0.0, 0.0); out.len()];
                 if max {
                     let pick = |a: $t, v| if a > v { a } else { v };
-                    slices::fold_probed_lanes(
-                        x,
-                        len,
-                        stride,
-                        <$t>::NEG_INFINITY,
-                        0.0,
-                        &pick,
-                        out,
-                        &mut probe,
-                    );
+                    let init = <$t>::NEG_INFINITY;
+                    slices::fold_probed_lanes(x, len, stride, init, 0.0, &pick, &mut folds);
                 } else {
                     let pick = |a: $t, v| if a < v { a } else { v };
-                    slices::fold_probed_lanes(
-                        x,
-                        len,
-                        stride,
-                        <$t>::INFINITY,
-                        0.0,
-                        &pick,
-                        out,
-                        &mut probe,
-                    );
+                    let init = <$t>::INFINITY;
+                    slices::fold_probed_lanes(x, len, stride, init, 0.0, &pick, &mut folds);
                 }
-                for (k, (o, &p)) in out.iter_mut().zip(&probe).enumerate() {
-                    if p != 0.0 {
-                        *o = Self::fold_extreme_exact(&x[k * stride..k * stride + len], max);
-                    }
+                for (k, (o, &(r, probe))) in out.iter_mut().zip(&folds).enumerate() {
+                    *o = if probe == 0.0 {
+                        r
+                    } else {
+                        Self::fold_extreme_exact(&x[k * stride..k * stride + len], max)
+                    };
                 }
             }
             fn zero() -> Self {
