@@ -1914,17 +1914,6 @@ KNOWN = [
         lambda p, m: m.what == "stride" and m.op in ("index", "mask"),
     ),
     Known(
-        "prod_zeros_inf_grad",
-        "gradient of prod when its input has a zero and an inf in one reduction: torch multiplies "
-        "exclusive cumulative products (0 at the inf), ferrograd divides the product of the nonzero "
-        "elements by each (NaN at the inf)",
-        lambda p, m: (
-            m.what.endswith("values")
-            and re.search(r"\.prod\(|torch\.prod\(", p.source())
-            and "nan" in str(m.ferrograd)
-        ),
-    ),
-    Known(
         "torch_internal_assert",
         "torch fails an internal assert (a torch bug: e.g. retain_grad() on a custom Function's second "
         "output, then an in-place op on it); ferrograd runs the program",

@@ -8,6 +8,8 @@ the xfail and the KNOWN entry. ``test_checks_hold_on_torch`` runs every check
 on torch itself, so the expectations are torch's (skipped without torch).
 """
 
+import struct
+
 import ferrograd
 import fuzz_programs as fp
 import pytest
@@ -922,6 +924,115 @@ def check_prod_zeros_inf_grad(lib):
     assert ns["x"].grad.tolist() == [[float("inf"), 0.0], [3.0, 2.0]]
 
 
+def _bits(values):
+    """Each float's bits (a NaN as 'nan', whatever its sign and payload)."""
+    return ["nan" if v != v else struct.pack("<d", v).hex() for v in values]
+
+
+def check_prod_zeros_grad_bits(lib):
+    # prod's gradient when the input has zeros is torch's
+    # prod_safe_zeros_backward for every lane (a zero anywhere switches the
+    # whole tensor to it): grad * (exclusive cumprod from the front, times
+    # the one from the back), each accumulated in double; the whole product
+    # with several zeros and no create_graph is zeros (an inf or NaN too).
+    # Bits pinned from torch 2.13, the same in both float dtypes' rounding.
+    src = """
+x = torch.tensor(VALUES, dtype=DTYPE, requires_grad=True)
+g = torch.tensor(GRAD, dtype=DTYPE)
+dx, = torch.autograd.grad(EXPR, x, g, retain_graph=True)
+dxc, = torch.autograd.grad(EXPR, x, g, create_graph=True)
+"""
+    third = [1 / 3, 0.7, 1.1, -1.3]
+    cases = [
+        # one zero in one lane, the other lane rounded through the safe path
+        ([[0.0, 0.1, 0.2, 0.3], third], "x.prod(1)", [0.37, -2.5]),
+        # several zeros, along dim 0 (lanes interleaved in memory)
+        ([[0.0, 0.1, 0.0, 0.3], [0.0, 0.7, 1.1, -1.3]], "x.prod(0)", [1.5, -0.5, 2.0, 3.0]),
+        # a zero and an inf in one lane: 0 at the inf, inf at the zero
+        ([[0.0, float("inf"), 2.0, 3.0], third], "x.prod(-1, keepdim=True)", [[1.0], [1.0]]),
+        # the whole product: one zero, then two (zeros without a graph)
+        ([[0.0, 0.1, 0.2, 0.3], third], "x.prod()", 0.37),
+        ([[0.0, 0.1, 0.0, float("inf")], third], "x.prod()", 0.37),
+        # and transposed (made contiguous first)
+        ([[0.0, 0.1, 0.2, 0.3], third], "x.t().prod()", 1.0),
+    ]
+    for dtype in ("float32", "float64"):
+        for values, expr, grad in cases:
+            ns = run(
+                lib,
+                src.replace("VALUES", repr(values).replace("inf", "float('inf')"))
+                .replace("DTYPE", f"torch.{dtype}")
+                .replace("GRAD", repr(grad))
+                .replace("EXPR", expr),
+            )
+            x, dx, dxc = ns["x"], ns["dx"], ns["dxc"]
+            want = _prod_safe_zeros(values, expr, grad, dtype, shortcut=True)
+            assert _bits(dx.reshape(-1).tolist()) == want, (dtype, expr)
+            # with create_graph the whole product takes the safe path anyway
+            want = _prod_safe_zeros(values, expr, grad, dtype, shortcut=False)
+            assert _bits(dxc.reshape(-1).tolist()) == want, (dtype, expr)
+            assert dxc.requires_grad and x.grad is None
+
+
+def _prod_safe_zeros(values, expr, grad, dtype, shortcut):
+    """torch's prod_safe_zeros_backward written out in numpy (the bits the
+    checks expect), with the whole product's several-zeros shortcut."""
+    import numpy as np
+
+    ft = np.float32 if dtype == "float32" else np.float64
+    x = np.array(values, dtype=ft)
+    if shortcut and expr == "x.prod()" and (x == 0).sum() > 1:
+        return _bits([0.0] * x.size)
+    if expr in ("x.prod()", "x.t().prod()"):
+        xs = x.T if expr.startswith("x.t()") else x
+        lanes, dim = xs.reshape(1, -1), 1
+    else:
+        lanes, dim = x, 0 if "prod(0)" in expr else 1
+    lanes = np.moveaxis(lanes, dim, -1)
+    out = np.empty_like(lanes)
+    for r in range(lanes.shape[0]):  # (0 * inf warns)
+        lane, n = lanes[r], lanes.shape[1]
+        front, back = np.empty(n, ft), np.empty(n, ft)
+        acc = 1.0
+        for j in range(n):
+            front[j] = ft(acc)
+            acc *= float(lane[j])
+        acc = 1.0
+        for j in reversed(range(n)):
+            back[j] = ft(acc)
+            acc *= float(lane[j])
+        with np.errstate(invalid="ignore"):
+            out[r] = front * back
+    out = np.moveaxis(out, -1, dim)
+    g = np.array(grad, dtype=ft)
+    if expr in ("x.prod()", "x.t().prod()"):
+        d = (g * out).reshape(x.T.shape if expr.startswith("x.t()") else x.shape)
+        d = d.T if expr.startswith("x.t()") else d
+    else:
+        d = (np.expand_dims(g, dim) if g.ndim < x.ndim else g) * out
+    return _bits([float(v) for v in d.reshape(-1)])
+
+
+def check_prod_zeros_gradcheck(lib):
+    # the safe path's first and second derivatives (float64), with one and
+    # two zeros in a lane and along each dim
+    x = lib.tensor(
+        [[0.0, 1.5, -2.0, 0.7], [3.0, 0.1, 0.0, 0.0], [0.3, 0.4, 0.5, 0.6]],
+        dtype=lib.float64,
+        requires_grad=True,
+    )
+    for f in [
+        lambda t: t.prod(1),
+        lambda t: t.prod(0),
+        lambda t: t.prod(),
+        lambda t: t[:2].prod(),
+        lambda t: t[0].prod(),
+        lambda t: t.t().prod(0, keepdim=True),
+    ]:
+        assert lib.autograd.gradcheck(f, (x,))
+        assert lib.autograd.gradgradcheck(f, (x,))
+
+
 def check_clamp_cast_message(lib):
     # clamp_ with a number bound names the output type by its C++ name
     for src, want in [
@@ -1093,9 +1204,7 @@ y.sum().backward()
 
 # ---- ferrograd: strict xfails while wrong
 
-WRONG = {
-    "prod_zeros_inf_grad": "prod's gradient with a zero and an inf in one lane divides by the inf (NaN)",
-}
+WRONG: dict = {}
 GRAD_FN_WRONG: set = set()
 
 
