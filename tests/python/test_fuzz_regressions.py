@@ -1202,6 +1202,22 @@ y.sum().backward()
     )
 
 
+def check_leaf_moved_into_graph_interior(lib):
+    # a leaf detach_()ed after a view of it was taken, then given a history
+    # by an in-place op reading that view: backward through the view reaches
+    # the leaf's AccumulateGrad, which refuses (seed 984471)
+    src = """
+t1 = torch.tensor([[0.0, -0.25], [1.0, -1.0]], requires_grad=True)
+t3 = t1.view(2, 2)
+t1.detach_()
+t1.sub_(t3, alpha=2)
+"""
+    ns = run(lib, src)
+    assert ns["t1"].grad_fn is not None and ns["t1"].requires_grad
+    with pytest.raises(RuntimeError, match="leaf variable has been moved into the graph interior"):
+        run(lib, src + "t3.backward(torch.ones_like(t3))")
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
