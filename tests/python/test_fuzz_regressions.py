@@ -1218,6 +1218,39 @@ t1.sub_(t3, alpha=2)
         run(lib, src + "t3.backward(torch.ones_like(t3))")
 
 
+def check_requires_grad_checks_dtype_first(lib):
+    # an int64 tensor that got a grad_fn from a float written into it:
+    # requires_grad_() checks the dtype before the leaf (seed 988214); the
+    # requires_grad setter refuses any non-leaf first, then the dtype, with
+    # its own message
+    src = """
+t6 = torch.tensor(3)
+t6[None] = torch.tensor(-1.25, dtype=torch.float64, requires_grad=True)
+"""
+    nonleaf_true = "you can only change requires_grad flags of leaf variables\\.$"
+    for tail, msg in [
+        ("t6.requires_grad_()", "^only Tensors of floating point dtype can require gradients$"),
+        ("t6.requires_grad_(False)", "If you want to use a computed variable in a subgraph"),
+        ("t6.requires_grad = True", nonleaf_true),
+        ("t6.requires_grad = False", "If you want to use a computed variable in a subgraph"),
+        (
+            "torch.tensor([1, 2]).requires_grad = True",
+            "^only Tensors of floating point and complex dtype can require gradients$",
+        ),
+        (
+            "torch.tensor([1, 2]).requires_grad_()",
+            "^only Tensors of floating point dtype can require gradients$",
+        ),
+        ("y = torch.ones(2, requires_grad=True) * 2\ny.requires_grad = True", nonleaf_true),
+    ]:
+        with pytest.raises(RuntimeError, match=msg):
+            run(lib, src + tail)
+    ns = run(lib, src + "y = torch.ones(2, requires_grad=True) * 2\ny.requires_grad_()")
+    assert not ns["t6"].is_leaf and ns["y"].requires_grad
+    ns = run(lib, src + "z = torch.tensor([1, 2])\nz.requires_grad = False")
+    assert not ns["z"].requires_grad
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
