@@ -461,6 +461,11 @@ impl Backward for ViewOfBase {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
+        if self.view.numel() == 0 {
+            // torch's `as_strided_backward` returns fresh zeros for an
+            // empty view: no history, even under create_graph
+            return Ok(vec![Some(Tensor::zeros(&self.base.shape, g.dtype()))]);
+        }
         Ok(vec![Some(relayout_view(&g, &self.view, &self.base, None)?)])
     }
     fn as_any(&self) -> &dyn Any {

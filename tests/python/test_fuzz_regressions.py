@@ -1251,6 +1251,51 @@ t6[None] = torch.tensor(-1.25, dtype=torch.float64, requires_grad=True)
     assert not ns["z"].requires_grad
 
 
+def check_empty_view_grad_has_no_history(lib):
+    # the regenerated view (AsStridedBackward0) of an empty narrow: its
+    # backward is torch's as_strided_backward, fresh zeros without history
+    # even under create_graph (seed 934213)
+    ns = run(
+        lib,
+        """
+t9 = torch.tensor([1.0, 2.0, 3.0])
+t10 = t9.narrow(0, 3, 0)
+t11 = torch.tensor([1.5, 0.0, 0.25], requires_grad=True)
+t9.add_(t11)
+t13 = torch.square(t10)
+t14, = torch.autograd.grad(t13.sum(), (t9,), create_graph=True)
+""",
+    )
+    assert ns["t10"].grad_fn.name() == "AsStridedBackward0"
+    t14 = ns["t14"]
+    assert t14.tolist() == [0.0, 0.0, 0.0]
+    assert not t14.requires_grad and t14.grad_fn is None
+
+
+def check_relu_double_backward_reaches_input(lib):
+    # relu's gradient (threshold_backward) has a defined zero derivative for
+    # relu's result (torch's `self: zeros_like(grad)`), so a gradient taken
+    # through it reaches relu's input (seed 971999)
+    ns = run(
+        lib,
+        """
+t1 = torch.tensor(-1.75, requires_grad=True)
+t9 = t1.amin((-1,))
+t10 = t9.relu()
+t13, = torch.autograd.grad(t10.sum(), (t9,), create_graph=True)
+t15, t16 = t13.max(0, keepdim=True)
+t17 = torch.softmax(t15, dim=-1)
+t20, = torch.autograd.grad(t17.sum(), (t9,), create_graph=True)
+x = torch.tensor([-1.5, 0.5, 2.0], requires_grad=True)
+g, = torch.autograd.grad(x.relu().sum(), (x,), create_graph=True)
+gg, = torch.autograd.grad(g.sum(), (x,))
+""",
+    )
+    assert ns["t13"].grad_fn.name() == "ThresholdBackwardBackward0"
+    assert ns["t20"].tolist() == 0.0
+    assert ns["gg"].tolist() == [0.0, 0.0, 0.0]
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
