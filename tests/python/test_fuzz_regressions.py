@@ -1296,6 +1296,40 @@ gg, = torch.autograd.grad(g.sum(), (x,))
     assert ns["gg"].tolist() == [0.0, 0.0, 0.0]
 
 
+def check_setitem_none_views_value(lib):
+    # `t[None] = t` views the value (slicePrefix1sSize) before expanding it:
+    # `view` gives size-1 dims computeStride's strides, so a value whose
+    # size-1 dims have other strides is a partial overlap of the target
+    # (seed 978109); a contiguous or plainly transposed one is the very
+    # same memory and allowed
+    bad = [
+        "t = torch.sin(torch.arange(8.0).reshape(4, 1, 1, 2).transpose(0, 3))",
+        "t = torch.arange(6.0).reshape(3, 1, 2).transpose(0, 2)",
+        "t = torch.arange(4.0).reshape(4, 1).t()",
+    ]
+    good = [
+        "t = torch.arange(8.0).reshape(2, 1, 1, 4)",
+        "t = torch.arange(8.0).reshape(4, 2).t()",
+        "t = torch.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)",
+    ]
+    for make in bad:
+        for idx in ("[None, :]", "[None]", "[None, None]"):
+            src = f"{make}\nbefore = t.clone()\n"
+            with pytest.raises(RuntimeError, match="refer to a single memory location"):
+                run(lib, src + f"t{idx} = t")
+            ns = {"torch": lib}
+            exec(src, ns)
+            try:
+                exec(f"t{idx} = t", ns)
+            except RuntimeError:
+                pass
+            assert ns["t"].tolist() == ns["before"].tolist() and ns["t"]._version == 0
+        run(lib, f"{make}\nt[...] = t\nt[:] = t")
+    for make in good:
+        ns = run(lib, f"{make}\nbefore = t.clone()\nt[None] = t\nt[None, :] = t")
+        assert ns["t"].tolist() == ns["before"].tolist()
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
