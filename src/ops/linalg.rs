@@ -53,6 +53,19 @@ fn fold_transposed(small: &Tensor, large: &Tensor) -> bool {
     (0..n - 2).all(|i| st[i] == st[i + 1] * sh[i + 1])
 }
 
+/// torch's `should_fold(tensor1, tensor2)` for a `large` of 3 or more dims
+/// times a 1-D or 2-D `small`: fold `large`'s batch dims into rows when
+/// `small` requires grad (whatever the grad mode, as torch), `large` is
+/// empty, or its batch dims fold without a copy; else the product is a
+/// broadcast batched one (an expanded `large` is not copied).
+fn fold_self(large: &Tensor, small: &Tensor) -> bool {
+    if small.requires_grad() || large.numel() == 0 {
+        return true;
+    }
+    let (sh, st) = (large.shape(), large.strides());
+    (0..large.ndim() - 2).all(|i| st[i] == st[i + 1] * sh[i + 1])
+}
+
 impl Tensor {
     /// Matrix product of two 2-D tensors.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
@@ -302,7 +315,7 @@ impl Tensor {
                 Ok(out)
             }
             (2, 2) => self.mm(other),
-            (_, 1) | (_, 2) => {
+            (_, 1) | (_, 2) if fold_self(self, other) => {
                 // Fold the batch dims of self into the rows of one product.
                 let k = self.shape()[da - 1] as i64;
                 let mut shape: Vec<i64> =

@@ -1330,6 +1330,42 @@ def check_setitem_none_views_value(lib):
         assert ns["t"].tolist() == ns["before"].tolist()
 
 
+def check_mm_outer_product_signed_zero(lib):
+    # mm of a column by a row (k = 1, both sides longer than 1) is the outer
+    # product: each element the bare product, so -1.25 * 0.0 is -0.0 and its
+    # reciprocal -inf (seeds 981924, 989010); with k = 2 and for bmm the
+    # sum starts from +0.0 (small sizes; see the notes of the fix)
+    import math
+
+    def signs(t):
+        return [math.copysign(1.0, v) for v in t.reshape(-1).tolist()]
+
+    ns = run(
+        lib,
+        """
+a = torch.tensor([[-1.25], [2.0], [-0.0]])
+b = torch.tensor([[0.0, -1.5]])
+r = a.mm(b)
+r64 = a.double() @ b.double()
+r3 = a[None].repeat(2, 1, 1) @ b
+re = a[None].expand(2, 3, 1) @ b
+rb = torch.bmm(a[None], b[None])
+k2 = torch.cat([a, a], 1).mm(torch.cat([b, b], 0))
+inv = r.reciprocal()
+""",
+    )
+    want = [-1.0, 1.0, 1.0, -1.0, -1.0, 1.0]
+    assert ns["r"].tolist() == [[-0.0, 1.875], [0.0, -3.0], [-0.0, 0.0]]
+    assert signs(ns["r"]) == want and signs(ns["r64"]) == want
+    # a 3-D @ 2-D product folds into one mm (torch's should_fold) when the
+    # batch dims fold without a copy; an expanded one is a batched product
+    assert signs(ns["r3"]) == want * 2
+    assert signs(ns["re"]) == [1.0, 1.0, 1.0, -1.0, 1.0, 1.0] * 2
+    assert signs(ns["rb"]) == [1.0, 1.0, 1.0, -1.0, 1.0, 1.0]
+    assert signs(ns["k2"]) == [1.0, 1.0, 1.0, -1.0, 1.0, 1.0]
+    assert ns["inv"][:, 0].tolist() == [-math.inf, math.inf, -math.inf]
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
