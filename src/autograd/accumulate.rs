@@ -165,7 +165,10 @@ impl Backward for AccumulateGrad {
         // (detach_() and then an in-place op with an input that requires
         // grad) is refused, before the requires_grad test.
         if variable.peek_meta(|m| m.grad_fn.is_some()) {
-            bail!(runtime, "leaf variable has been moved into the graph interior");
+            bail!(
+                runtime,
+                "leaf variable has been moved into the graph interior"
+            );
         }
         // As torch: a leaf whose requires_grad was turned off (or that was
         // detach_()ed) after the graph was built gets nothing.

@@ -8,6 +8,7 @@ the xfail and the KNOWN entry. ``test_checks_hold_on_torch`` runs every check
 on torch itself, so the expectations are torch's (skipped without torch).
 """
 
+import math
 import struct
 
 import ferrograd
@@ -926,7 +927,7 @@ def check_prod_zeros_inf_grad(lib):
 
 def _bits(values):
     """Each float's bits (a NaN as 'nan', whatever its sign and payload)."""
-    return ["nan" if v != v else struct.pack("<d", v).hex() for v in values]
+    return ["nan" if math.isnan(v) else struct.pack("<d", v).hex() for v in values]
 
 
 def check_prod_zeros_grad_bits(lib):
@@ -1335,8 +1336,6 @@ def check_mm_outer_product_signed_zero(lib):
     # product: each element the bare product, so -1.25 * 0.0 is -0.0 and its
     # reciprocal -inf (seeds 981924, 989010); with k = 2 and for bmm the
     # sum starts from +0.0 (small sizes; see the notes of the fix)
-    import math
-
     def signs(t):
         return [math.copysign(1.0, v) for v in t.reshape(-1).tolist()]
 
