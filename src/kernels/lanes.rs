@@ -583,106 +583,6 @@ pub fn layer_norm_rows<T: VecFloat>(
     for_each_index(chunks, &chunk);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Runs `op` along the middle dim both ways (as lanes of a transposed
-    /// copy, and as rows) and returns the row-mode output.
-    fn both<A: AlongDim<f64, f64>>(x: &[f64], shape: [usize; 3], op: &A) -> (Vec<f64>, Vec<f64>) {
-        let [o, n, i] = shape;
-        let m = op.out_len(n);
-        let mut rows = vec![0.0; o * m * i];
-        along(x, shape, &mut rows, op);
-        // Lanes: [o, i, n] layout.
-        let mut t = vec![0.0; x.len()];
-        for a in 0..o {
-            for r in 0..n {
-                for j in 0..i {
-                    t[(a * i + j) * n + r] = x[(a * n + r) * i + j];
-                }
-            }
-        }
-        let mut lanes_t = vec![0.0; o * m * i];
-        along(&t, [o * i, n, 1], &mut lanes_t, op);
-        let mut lanes = vec![0.0; o * m * i];
-        for a in 0..o {
-            for r in 0..m {
-                for j in 0..i {
-                    lanes[(a * m + r) * i + j] = lanes_t[(a * i + j) * m + r];
-                }
-            }
-        }
-        (rows, lanes)
-    }
-
-    #[test]
-    fn row_and_lane_modes_agree_with_the_definitions() {
-        let shape = [3, 7, 300];
-        let x: Vec<f64> = (0..3 * 7 * 300)
-            .map(|k| ((k * 37) % 101) as f64 / 17.0 - 3.0)
-            .collect();
-        let close = |a: &[f64], b: &[f64]| {
-            a.iter()
-                .zip(b)
-                .all(|(p, q)| (p - q).abs() <= 1e-12 * (1.0 + q.abs()))
-        };
-        let (r, l) = both(&x, shape, &Softmax);
-        assert!(close(&r, &l));
-        // Each lane sums to one.
-        let s: f64 = (0..7).map(|k| r[k * 300 + 5]).sum();
-        assert!((s - 1.0).abs() < 1e-12);
-        let (r2, l2) = both(&x, shape, &LogSoftmax);
-        assert!(close(&r2, &l2));
-        assert!(close(&r2, &r.iter().map(|v| v.ln()).collect::<Vec<_>>()));
-        let (r3, l3) = both(&x, shape, &LogSumExp);
-        assert!(close(&r3, &l3));
-        let want: f64 = (0..7).map(|k| x[k * 300 + 5].exp()).sum::<f64>().ln();
-        assert!((r3[5] - want).abs() < 1e-12);
-        for reverse in [false, true] {
-            let (r4, l4) = both(&x, shape, &CumSum { reverse });
-            assert!(close(&r4, &l4));
-        }
-        let (r4, _) = both(&x, shape, &CumSum { reverse: false });
-        let want: f64 = (0..7).map(|k| x[k * 300 + 9]).sum();
-        assert!((r4[6 * 300 + 9] - want).abs() < 1e-12);
-    }
-
-    #[test]
-    fn layer_norm_rows_normalise_each_row() {
-        let (rows, cols) = (5, 300);
-        let x: Vec<f64> = (0..rows * cols)
-            .map(|k| ((k * 31) % 97) as f64 * 0.1)
-            .collect();
-        let w: Vec<f64> = (0..cols).map(|j| 1.0 + j as f64 * 0.01).collect();
-        let b: Vec<f64> = (0..cols).map(|j| j as f64 * -0.02).collect();
-        let (mut y, mut m, mut rs) = (vec![0.0; rows * cols], vec![0.0; rows], vec![0.0; rows]);
-        layer_norm_rows(&x, Some(&w), Some(&b), cols, 1e-5, &mut y, &mut m, &mut rs);
-        for r in 0..rows {
-            let xr = &x[r * cols..(r + 1) * cols];
-            let mean = xr.iter().sum::<f64>() / cols as f64;
-            let var = xr.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
-            let rstd = 1.0 / (var + 1e-5).sqrt();
-            assert!((m[r] - mean).abs() < 1e-12 && (rs[r] - rstd).abs() < 1e-12);
-            for j in 0..cols {
-                let want = (xr[j] - mean) * rstd * w[j] + b[j];
-                assert!((y[r * cols + j] - want).abs() < 1e-12);
-            }
-        }
-    }
-
-    #[test]
-    fn infinite_lanes_give_torchs_values() {
-        let x = [f64::NEG_INFINITY; 4];
-        let mut out = [0.0];
-        LogSumExp.lane(&x, &mut out);
-        assert_eq!(out[0], f64::NEG_INFINITY);
-        let mut sm = [0.0; 4];
-        Softmax.lane(&[1.0, f64::NAN, 0.0, 2.0], &mut sm);
-        assert!(sm.iter().all(|v| v.is_nan()));
-    }
-}
-
 /// For each element, the product of the other elements of its lane, as
 /// torch's `prod_safe_zeros_backward` computes it (safe with zeros, no
 /// division): the product of the elements before it times that of the
@@ -765,4 +665,147 @@ pub fn prod_others_vjp<T: Float>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `op` along the middle dim both ways (as lanes of a transposed
+    /// copy, and as rows) and returns the row-mode output.
+    fn both<A: AlongDim<f64, f64>>(x: &[f64], shape: [usize; 3], op: &A) -> (Vec<f64>, Vec<f64>) {
+        let [o, n, i] = shape;
+        let m = op.out_len(n);
+        let mut rows = vec![0.0; o * m * i];
+        along(x, shape, &mut rows, op);
+        // Lanes: [o, i, n] layout.
+        let mut t = vec![0.0; x.len()];
+        for a in 0..o {
+            for r in 0..n {
+                for j in 0..i {
+                    t[(a * i + j) * n + r] = x[(a * n + r) * i + j];
+                }
+            }
+        }
+        let mut lanes_t = vec![0.0; o * m * i];
+        along(&t, [o * i, n, 1], &mut lanes_t, op);
+        let mut lanes = vec![0.0; o * m * i];
+        for a in 0..o {
+            for r in 0..m {
+                for j in 0..i {
+                    lanes[(a * m + r) * i + j] = lanes_t[(a * i + j) * m + r];
+                }
+            }
+        }
+        (rows, lanes)
+    }
+
+    #[test]
+    fn prod_others_and_its_vjp_match_brute_force_with_zeros() {
+        // lanes of 6 along the middle dim, with no, one, two and three zeros
+        let (o, n, i) = (2, 6, 300);
+        let x: Vec<f64> = (0..o * n * i)
+            .map(|k| match k % 7 {
+                0 if k % 3 == 0 => 0.0,
+                _ => ((k * 37) % 101) as f64 / 37.0 - 1.3,
+            })
+            .collect();
+        let g: Vec<f64> = (0..x.len())
+            .map(|k| ((k * 13) % 29) as f64 / 7.0 - 2.0)
+            .collect();
+        let at = |a: usize, r: usize, j: usize| (a * n + r) * i + j;
+        let (rows, lanes) = both(&x, [o, n, i], &ProdOthers);
+        assert_eq!(rows, lanes);
+        let mut vjp = vec![0.0; x.len()];
+        prod_others_vjp(&x, &g, [o, n, i], &mut vjp).unwrap();
+        for a in 0..o {
+            for j in 0..i {
+                for r in 0..n {
+                    let others = |skip: &[usize]| -> f64 {
+                        (0..n)
+                            .filter(|k| !skip.contains(k))
+                            .map(|k| x[at(a, k, j)])
+                            .product()
+                    };
+                    let p = others(&[r]);
+                    assert!((rows[at(a, r, j)] - p).abs() <= 1e-12 * (1.0 + p.abs()));
+                    let v: f64 = (0..n)
+                        .filter(|&q| q != r)
+                        .map(|q| g[at(a, q, j)] * others(&[r, q]))
+                        .sum();
+                    assert!((vjp[at(a, r, j)] - v).abs() <= 1e-12 * (1.0 + v.abs()));
+                }
+            }
+        }
+        // a zero gives its neighbours 0 and itself the product of the rest
+        let mut one = [0.0; 3];
+        ProdOthers.lane(&[2.0, 0.0, 3.0], &mut one);
+        assert_eq!(one, [0.0, 6.0, 0.0]);
+    }
+
+    #[test]
+    fn row_and_lane_modes_agree_with_the_definitions() {
+        let shape = [3, 7, 300];
+        let x: Vec<f64> = (0..3 * 7 * 300)
+            .map(|k| ((k * 37) % 101) as f64 / 17.0 - 3.0)
+            .collect();
+        let close = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .all(|(p, q)| (p - q).abs() <= 1e-12 * (1.0 + q.abs()))
+        };
+        let (r, l) = both(&x, shape, &Softmax);
+        assert!(close(&r, &l));
+        // Each lane sums to one.
+        let s: f64 = (0..7).map(|k| r[k * 300 + 5]).sum();
+        assert!((s - 1.0).abs() < 1e-12);
+        let (r2, l2) = both(&x, shape, &LogSoftmax);
+        assert!(close(&r2, &l2));
+        assert!(close(&r2, &r.iter().map(|v| v.ln()).collect::<Vec<_>>()));
+        let (r3, l3) = both(&x, shape, &LogSumExp);
+        assert!(close(&r3, &l3));
+        let want: f64 = (0..7).map(|k| x[k * 300 + 5].exp()).sum::<f64>().ln();
+        assert!((r3[5] - want).abs() < 1e-12);
+        for reverse in [false, true] {
+            let (r4, l4) = both(&x, shape, &CumSum { reverse });
+            assert!(close(&r4, &l4));
+        }
+        let (r4, _) = both(&x, shape, &CumSum { reverse: false });
+        let want: f64 = (0..7).map(|k| x[k * 300 + 9]).sum();
+        assert!((r4[6 * 300 + 9] - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn layer_norm_rows_normalise_each_row() {
+        let (rows, cols) = (5, 300);
+        let x: Vec<f64> = (0..rows * cols)
+            .map(|k| ((k * 31) % 97) as f64 * 0.1)
+            .collect();
+        let w: Vec<f64> = (0..cols).map(|j| 1.0 + j as f64 * 0.01).collect();
+        let b: Vec<f64> = (0..cols).map(|j| j as f64 * -0.02).collect();
+        let (mut y, mut m, mut rs) = (vec![0.0; rows * cols], vec![0.0; rows], vec![0.0; rows]);
+        layer_norm_rows(&x, Some(&w), Some(&b), cols, 1e-5, &mut y, &mut m, &mut rs);
+        for r in 0..rows {
+            let xr = &x[r * cols..(r + 1) * cols];
+            let mean = xr.iter().sum::<f64>() / cols as f64;
+            let var = xr.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+            let rstd = 1.0 / (var + 1e-5).sqrt();
+            assert!((m[r] - mean).abs() < 1e-12 && (rs[r] - rstd).abs() < 1e-12);
+            for j in 0..cols {
+                let want = (xr[j] - mean) * rstd * w[j] + b[j];
+                assert!((y[r * cols + j] - want).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn infinite_lanes_give_torchs_values() {
+        let x = [f64::NEG_INFINITY; 4];
+        let mut out = [0.0];
+        LogSumExp.lane(&x, &mut out);
+        assert_eq!(out[0], f64::NEG_INFINITY);
+        let mut sm = [0.0; 4];
+        Softmax.lane(&[1.0, f64::NAN, 0.0, 2.0], &mut sm);
+        assert!(sm.iter().all(|v| v.is_nan()));
+    }
 }

@@ -321,13 +321,21 @@ impl Tensor {
                 }
                 // Zeros anywhere: torch's prod_safe_zeros_backward for every
                 // lane, grad times the product of the other elements.
+                // (A lane of one element gets the gradient itself, as
+                // torch's shortcut there: no history under create_graph.)
                 if rd.len() == 1 && name == "ProdBackward1" {
+                    if x.shape()[rd[0]] == 1 {
+                        return Ok(vec![Some(g)]);
+                    }
                     return Ok(vec![Some(g.mul(&x.prod_others(rd[0])?)?)]);
                 }
                 // The whole product: zeros when several and no graph is
                 // built (torch's shortcut), else over the flattened input.
                 if !crate::autograd::is_grad_enabled() && count_zeros(&x)? > 1 {
                     return Ok(vec![Some(Tensor::zeros(x.shape(), x.dtype()))]);
+                }
+                if x.numel() == 1 {
+                    return Ok(vec![Some(c.grad().view(&to_i64(x.shape()))?)]);
                 }
                 let flat = x.contiguous()?.view(&[-1])?;
                 let d = c.grad().mul(&flat.prod_others(0)?)?;

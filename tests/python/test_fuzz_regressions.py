@@ -1365,6 +1365,74 @@ inv = r.reciprocal()
     assert ns["inv"][:, 0].tolist() == [-math.inf, math.inf, -math.inf]
 
 
+def check_prod_zeros_one_element_lane(lib):
+    # with zeros, a lane of one element gets the gradient itself (torch's
+    # shortcut in prod_safe_zeros_backward): no history under create_graph
+    # (long-run seeds 994972, 1051260); without zeros it is grad * r / x
+    ns = run(
+        lib,
+        """
+y = torch.tensor([[0.0], [2.0]], requires_grad=True) * 1
+g1, = torch.autograd.grad(y.prod(1).sum(), y, create_graph=True)
+z = torch.tensor([0.0], requires_grad=True) * 1
+g2, = torch.autograd.grad(z.prod(), z, create_graph=True)
+w = torch.tensor([[1.0, 3.0]], requires_grad=True) * 1
+g3, = torch.autograd.grad(w.prod(0).sum(), w, create_graph=True)
+""",
+    )
+    assert ns["g1"].tolist() == [[1.0], [1.0]] and not ns["g1"].requires_grad
+    assert ns["g2"].tolist() == [1.0] and not ns["g2"].requires_grad
+    assert ns["g3"].tolist() == [[1.0, 1.0]] and ns["g3"].requires_grad
+
+
+def check_mm_backward_unpacks_what_it_reads(lib):
+    # mm's gradient for mat2 reads self's values and mat2's layout only, so
+    # mat2 modified in place after the product still gets its gradient
+    # (long-run seed 995992); self's gradient reads mat2 and refuses then
+    src = """
+a = torch.tensor([[-1.75, 0.0]]).expand(2, 2)
+w = torch.tensor([[2.0, -1.25, 0.5], [-1.0, -1.25, 1.5]], requires_grad=True)
+y = a.mm(w)
+with torch.no_grad():
+    w.mul_(2)
+y.backward(torch.ones_like(y))
+"""
+    ns = run(lib, src)
+    assert ns["w"].grad.tolist() == [[-3.5, -3.5, -3.5], [0.0, 0.0, 0.0]]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run(
+            lib,
+            """
+x = torch.ones(2, 2, requires_grad=True)
+b = torch.ones(2, 3)
+y = x.mm(b)
+b.mul_(2)
+y.sum().backward()
+""",
+        )
+
+
+def check_fill_expanded_view_recorded(lib):
+    # fill_/zero_ of an expanded view of a tensor with history is recorded
+    # (the base's CopySlices), as torch (long-run seeds 1043975, 1068463);
+    # only a backward through that CopySlices refuses the expanded view
+    src = """
+t0 = torch.tensor(-0.25, dtype=torch.float64, requires_grad=True)
+t5 = t0.reshape(1) * t0.reshape(1)
+t7 = t5.expand(3)
+t7.OP
+"""
+    for op, v in [("zero_()", 0.0), ("fill_(2.0)", 2.0)]:
+        ns = run(lib, src.replace("OP", op))
+        assert ns["t5"].tolist() == [v] and ns["t7"].tolist() == [v] * 3
+        assert ns["t5"]._version == 1 and ns["t7"].grad_fn.name() == "AsStridedBackward0"
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            run(lib, src.replace("OP", op) + "t5.sum().backward()")
+    # an expanded view of a leaf that requires grad refuses first
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        run(lib, "t1 = torch.ones(2, requires_grad=True)\nt1.expand(3, 2).fill_(1.5)")
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
