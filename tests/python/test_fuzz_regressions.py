@@ -1433,6 +1433,30 @@ t7.OP
         run(lib, "t1 = torch.ones(2, requires_grad=True)\nt1.expand(3, 2).fill_(1.5)")
 
 
+def check_dirty_output_drops_retained_grad(lib):
+    # a custom Function's recorded dirty output loses the gradient it
+    # retained under its old history (long-run seed 1058124); a built-in
+    # in-place op keeps it, and so does mark_dirty under no_grad
+    ns = run(
+        lib,
+        """
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+a, b, c = x * 1, x * 1, x * 1
+for t in (a, b, c):
+    t.retain_grad()
+(a * a + b * b + c * c).sum().backward()
+a2 = Dirty.apply(a)
+b.mul_(2)
+with torch.no_grad():
+    c2 = Dirty.apply(c)
+""",
+    )
+    assert ns["a2"] is ns["a"] and ns["a"].grad is None and ns["a"].retains_grad
+    assert ns["a"].tolist() == [3.0, 6.0]
+    assert ns["b"].grad.tolist() == [2.0, 4.0]
+    assert ns["c"].grad.tolist() == [2.0, 4.0]
+
+
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {}
