@@ -622,6 +622,9 @@ class Gen:
         ]  # fmt: skip
         if not self.smooth:
             ops += ["unflatten", "mask"]
+        else:
+            # finite differences see through detach(), autograd does not
+            ops.remove("detach")
         op = ch.choice(ops)
         n = a.name
 
