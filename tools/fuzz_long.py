@@ -51,6 +51,13 @@ def work(args):
     fd_bad = []
     fd_n = 0
     for seed in range(lo, hi):
+        # (first: the mismatch checks below skip to the next seed)
+        if fd_every and seed % fd_every == 0:
+            fd_n += 1
+            q = fp.random_program(seed, smooth=True, max_steps=12)
+            err = fp.finite_difference_check(ferrograd, q)
+            if err:
+                fd_bad.append((seed, q.source(), err))
         p = fp.random_program(seed)
         if torch is not None:
             o = fp.differential(p, ferrograd, torch)
@@ -78,12 +85,6 @@ def work(args):
         new[cat] += 1
         if len(found.setdefault(cat, [])) < keep:
             found[cat].append((seed, p, o))
-        if fd_every and seed % fd_every == 0:
-            fd_n += 1
-            q = fp.random_program(seed, smooth=True, max_steps=12)
-            err = fp.finite_difference_check(ferrograd, q)
-            if err:
-                fd_bad.append((seed, q.source(), err))
     return known, cosmetic, new, found, fd_bad, fd_n
 
 

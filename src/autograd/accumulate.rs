@@ -4,7 +4,7 @@
 use super::grad_mode::is_grad_enabled;
 use super::node::{Backward, InputMeta, Node};
 use crate::tensor::{Element, Layout, Tensor};
-use crate::Result;
+use crate::{bail, Result};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::borrow::Cow;
@@ -161,6 +161,15 @@ impl Backward for AccumulateGrad {
             return Ok(Vec::new());
         };
         let variable = self.variable();
+        // As torch: a leaf that got a history since the graph was built
+        // (detach_() and then an in-place op with an input that requires
+        // grad) is refused, before the requires_grad test.
+        if variable.peek_meta(|m| m.grad_fn.is_some()) {
+            bail!(
+                runtime,
+                "leaf variable has been moved into the graph interior"
+            );
+        }
         // As torch: a leaf whose requires_grad was turned off (or that was
         // detach_()ed) after the graph was built gets nothing.
         if !variable.requires_grad() {

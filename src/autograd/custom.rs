@@ -467,6 +467,9 @@ pub(crate) fn apply_custom(
         let out = match &node {
             Some(node) if is_diff(t) => {
                 if is_dirty {
+                    // torch resets a recorded dirty output's `.grad` (a
+                    // retained gradient of its old history)
+                    t.meta().grad = None;
                     rebase_history(t, node, i);
                     t.clone()
                 } else if is_input {

@@ -291,25 +291,40 @@ impl Tensor {
         self.meta().grad = grad;
         Ok(())
     }
-    /// torch's `requires_grad_()`: only on leaves, only for floating dtypes.
+    /// torch's `requires_grad_()`: only for floating dtypes (checked first,
+    /// also on a non-leaf, as torch: an integer tensor that got a `grad_fn`
+    /// from a float written into it still refuses), and only `False` on
+    /// leaves (`True` on a non-leaf does nothing).
     pub fn set_requires_grad(&self, requires_grad: bool) -> Result<&Tensor> {
-        let mut m = self.meta();
-        if m.grad_fn.is_some() {
-            if !requires_grad {
-                bail!(
-                    runtime,
-                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
-                );
-            }
-            return Ok(self);
-        }
         if requires_grad && !self.dtype().is_floating() {
             bail!(
                 runtime,
                 "only Tensors of floating point dtype can require gradients"
             );
         }
+        let mut m = self.meta();
+        if m.grad_fn.is_some() {
+            if !requires_grad {
+                bail!(runtime, "{}", requires_grad_leaf_error(false));
+            }
+            return Ok(self);
+        }
         m.requires_grad = requires_grad;
+        Ok(self)
+    }
+    /// torch's `tensor.requires_grad = value` setter: a non-leaf refuses
+    /// either value, then the dtype (with the setter's own message).
+    pub fn set_requires_grad_attr(&self, requires_grad: bool) -> Result<&Tensor> {
+        if !self.is_leaf() {
+            bail!(runtime, "{}", requires_grad_leaf_error(requires_grad));
+        }
+        if requires_grad && !self.dtype().is_floating() {
+            bail!(
+                runtime,
+                "only Tensors of floating point and complex dtype can require gradients"
+            );
+        }
+        self.meta().requires_grad = requires_grad;
         Ok(self)
     }
     /// Builder form of `set_requires_grad(true)` for fresh leaves.
@@ -473,4 +488,13 @@ impl Tensor {
         drop(m);
         removed || node.map(|n| n.remove_hook(id)).unwrap_or(false)
     }
+}
+
+/// torch's `requires_grad_leaf_error`.
+fn requires_grad_leaf_error(requires_grad: bool) -> String {
+    let mut s = String::from("you can only change requires_grad flags of leaf variables.");
+    if !requires_grad {
+        s.push_str(" If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+    }
+    s
 }

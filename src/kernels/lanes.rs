@@ -583,6 +583,90 @@ pub fn layer_norm_rows<T: VecFloat>(
     for_each_index(chunks, &chunk);
 }
 
+/// For each element, the product of the other elements of its lane, as
+/// torch's `prod_safe_zeros_backward` computes it (safe with zeros, no
+/// division): the product of the elements before it times that of the
+/// elements after it, each a cumprod accumulated in f64 (torch's CPU
+/// accumulation type for float32 and float64) from 1 and rounded to `T`,
+/// multiplied in `T`.
+pub struct ProdOthers;
+
+impl<T: Float> AlongDim<T, T> for ProdOthers {
+    fn out_len(&self, n: usize) -> usize {
+        n
+    }
+    fn lane(&self, x: &[T], out: &mut [T]) {
+        let mut acc = 1.0f64;
+        for (o, &v) in out.iter_mut().zip(x).rev() {
+            *o = T::from_f64(acc);
+            acc *= v.to_f64();
+        }
+        let mut acc = 1.0f64;
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = T::from_f64(acc) * *o;
+            acc *= v.to_f64();
+        }
+    }
+    fn rows(&self, b: &mut Rows<'_, T, T>) {
+        let mut acc = vec![1.0f64; b.w];
+        for r in (0..b.n).rev() {
+            let x = b.x(r);
+            for ((o, a), &v) in b.out(r).iter_mut().zip(acc.iter_mut()).zip(x) {
+                *o = T::from_f64(*a);
+                *a *= v.to_f64();
+            }
+        }
+        acc.iter_mut().for_each(|a| *a = 1.0);
+        for r in 0..b.n {
+            let x = b.x(r);
+            for ((o, a), &v) in b.out(r).iter_mut().zip(acc.iter_mut()).zip(x) {
+                *o = T::from_f64(*a) * *o;
+                *a *= v.to_f64();
+            }
+        }
+    }
+}
+
+/// The vector-Jacobian product of [`ProdOthers`] with `g` along the middle
+/// dim of the contiguous `[outer, n, inner]` buffers `x` and `g`, into
+/// `out`: `out_i = sum_{j != i} g_j prod_{k != i, j} x_k`. The Jacobian is
+/// symmetric, so this is also its Jacobian-vector product. Computed
+/// without division (safe with zeros) as the dual part of the products of
+/// the other elements of `x + eps g`: prefix and suffix products of dual
+/// numbers, in f64.
+pub fn prod_others_vjp<T: Float>(
+    x: &[T],
+    g: &[T],
+    [outer, n, inner]: [usize; 3],
+    out: &mut [T],
+) -> crate::Result<()> {
+    assert!(x.len() == outer * n * inner && g.len() == x.len() && out.len() == x.len());
+    // the suffix products of one lane (value, dual part)
+    let mut suffix = crate::buffer::pool::try_buffer::<f64>(2 * n)?;
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let (mut s0, mut s1) = (1.0f64, 0.0f64);
+            for k in (0..n).rev() {
+                suffix[2 * k] = s0;
+                suffix[2 * k + 1] = s1;
+                let (xv, gv) = (x[at(k)].to_f64(), g[at(k)].to_f64());
+                s1 = s1 * xv + s0 * gv;
+                s0 *= xv;
+            }
+            let (mut p0, mut p1) = (1.0f64, 0.0f64);
+            for k in 0..n {
+                let (q0, q1) = (suffix[2 * k], suffix[2 * k + 1]);
+                out[at(k)] = T::from_f64(p1 * q0 + p0 * q1);
+                let (xv, gv) = (x[at(k)].to_f64(), g[at(k)].to_f64());
+                p1 = p1 * xv + p0 * gv;
+                p0 *= xv;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,6 +698,49 @@ mod tests {
             }
         }
         (rows, lanes)
+    }
+
+    #[test]
+    fn prod_others_and_its_vjp_match_brute_force_with_zeros() {
+        // lanes of 6 along the middle dim, with no, one, two and three zeros
+        let (o, n, i) = (2, 6, 300);
+        let x: Vec<f64> = (0..o * n * i)
+            .map(|k| match k % 7 {
+                0 if k % 3 == 0 => 0.0,
+                _ => ((k * 37) % 101) as f64 / 37.0 - 1.3,
+            })
+            .collect();
+        let g: Vec<f64> = (0..x.len())
+            .map(|k| ((k * 13) % 29) as f64 / 7.0 - 2.0)
+            .collect();
+        let at = |a: usize, r: usize, j: usize| (a * n + r) * i + j;
+        let (rows, lanes) = both(&x, [o, n, i], &ProdOthers);
+        assert_eq!(rows, lanes);
+        let mut vjp = vec![0.0; x.len()];
+        prod_others_vjp(&x, &g, [o, n, i], &mut vjp).unwrap();
+        for a in 0..o {
+            for j in 0..i {
+                for r in 0..n {
+                    let others = |skip: &[usize]| -> f64 {
+                        (0..n)
+                            .filter(|k| !skip.contains(k))
+                            .map(|k| x[at(a, k, j)])
+                            .product()
+                    };
+                    let p = others(&[r]);
+                    assert!((rows[at(a, r, j)] - p).abs() <= 1e-12 * (1.0 + p.abs()));
+                    let v: f64 = (0..n)
+                        .filter(|&q| q != r)
+                        .map(|q| g[at(a, q, j)] * others(&[r, q]))
+                        .sum();
+                    assert!((vjp[at(a, r, j)] - v).abs() <= 1e-12 * (1.0 + v.abs()));
+                }
+            }
+        }
+        // a zero gives its neighbours 0 and itself the product of the rest
+        let mut one = [0.0; 3];
+        ProdOthers.lane(&[2.0, 0.0, 3.0], &mut one);
+        assert_eq!(one, [0.0, 6.0, 0.0]);
     }
 
     #[test]

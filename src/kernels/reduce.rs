@@ -217,6 +217,33 @@ where
     ))
 }
 
+/// [`super::lanes::prod_others_vjp`] along `dim` of `x` with `g` (both of
+/// `x`'s shape and dtype; made contiguous first): a fresh contiguous tensor.
+pub fn prod_others_vjp<T: Float>(x: &Strided, g: &Strided, dim: usize) -> crate::Result<Strided> {
+    debug_assert!(x.dtype() == T::DTYPE && g.dtype() == T::DTYPE && x.shape() == g.shape());
+    let shape = x.shape();
+    let (outer, n, inner) = if shape.is_empty() {
+        (1, 1, 1)
+    } else {
+        (
+            shape[..dim].iter().product(),
+            shape[dim],
+            shape[dim + 1..].iter().product(),
+        )
+    };
+    let mut out = pool::try_buffer::<T>(x.numel())?;
+    let x = super::copy::contiguous_as::<T>(x)?;
+    let g = super::copy::contiguous_as::<T>(g)?;
+    {
+        let (sx, sg) = (x.storage().read_recursive(), g.storage().read_recursive());
+        let (ox, og) = (x.storage_offset(), g.storage_offset());
+        let xd = &sx.as_slice::<T>()[ox..ox + x.numel()];
+        let gd = &sg.as_slice::<T>()[og..og + g.numel()];
+        super::lanes::prod_others_vjp(xd, gd, [outer, n, inner], &mut out)?;
+    }
+    Ok(Strided::contiguous(T::wrap(out), shape))
+}
+
 /// Sum of squares, accumulated in f64.
 pub fn sum_sq_f64<T: Element>(x: &[T]) -> f64 {
     sum_in_pieces(x, |v| v * v)

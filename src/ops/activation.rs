@@ -375,7 +375,10 @@ impl Tensor {
         rec.save("self", y).finish(out, |c| {
             let y = c.saved(0)?;
             let dg = c.grad_for(0, || c.grad().threshold_backward(&y))?;
-            Ok(vec![dg, None])
+            // torch's `self: zeros_like(grad)`: a defined zero, so relu's
+            // input counts as used by a gradient taken through it
+            let dy = c.grad_for(1, || Ok(c.grad().zeros_like()))?;
+            Ok(vec![dg, dy])
         })
     }
     /// `self * gelu'(x)` (`tanh` selects the tanh approximation).

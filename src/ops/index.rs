@@ -501,7 +501,7 @@ impl Tensor {
         // torch drops leading size-1 dims of the value (slicePrefix1sSize)
         let lead = value.shape().iter().take_while(|&&d| d == 1).count();
         let value = if lead > 0 {
-            value.reshape(&to_i64(&value.shape()[lead..]))?
+            value.view(&to_i64(&value.shape()[lead..]))?
         } else {
             value.clone()
         };
@@ -527,6 +527,14 @@ impl Tensor {
         // (expand_inplace), so that `t[None] = t` copies a tensor onto its
         // very same data (allowed) rather than onto an overlapping view.
         if value.shape() != r.shape() {
+            // torch views the value even with no leading 1 to drop:
+            // `view` gives its size-1 dims computeStride's strides, which
+            // the overlap check compares (`t[None] = t` with `t`
+            // transposed is a partial overlap in torch)
+            let value = match lead {
+                0 => value.view(&to_i64(value.shape()))?,
+                _ => value,
+            };
             let value = value.expand(&to_i64(r.shape()))?;
             return r.copy_(&value);
         }

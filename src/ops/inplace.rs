@@ -288,12 +288,19 @@ impl Tensor {
         }
         let dt = self.dtype();
         let shape = self.dims();
-        self.apply_inplace(op, &[], |before| {
-            let rec = record(node, &[before]);
-            rec.finish(Tensor::full(&shape, value, dt), |c| {
-                Ok(vec![c.grad_for(0, || Ok(c.grad().zeros_like()))?])
-            })
-        })
+        // recorded into an expanded view too, as torch (its CopySlices
+        // refuses such a view only when a backward reaches it)
+        self.apply_inplace_partial(
+            op,
+            &[],
+            |before| {
+                let rec = record(node, &[before]);
+                rec.finish(Tensor::full(&shape, value, dt), |c| {
+                    Ok(vec![c.grad_for(0, || Ok(c.grad().zeros_like()))?])
+                })
+            },
+            || fill(self, value),
+        )
     }
     /// True when `other` lets an in-place op on self skip the recorded path:
     /// it records no graph or tangent and broadcasts to self's shape.
@@ -461,6 +468,11 @@ impl Backward for ViewOfBase {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
+        if self.view.numel() == 0 {
+            // torch's `as_strided_backward` returns fresh zeros for an
+            // empty view: no history, even under create_graph
+            return Ok(vec![Some(Tensor::zeros(&self.base.shape, g.dtype()))]);
+        }
         Ok(vec![Some(relayout_view(&g, &self.view, &self.base, None)?)])
     }
     fn as_any(&self) -> &dyn Any {

@@ -53,6 +53,19 @@ fn fold_transposed(small: &Tensor, large: &Tensor) -> bool {
     (0..n - 2).all(|i| st[i] == st[i + 1] * sh[i + 1])
 }
 
+/// torch's `should_fold(tensor1, tensor2)` for a `large` of 3 or more dims
+/// times a 1-D or 2-D `small`: fold `large`'s batch dims into rows when
+/// `small` requires grad (whatever the grad mode, as torch), `large` is
+/// empty, or its batch dims fold without a copy; else the product is a
+/// broadcast batched one (an expanded `large` is not copied).
+fn fold_self(large: &Tensor, small: &Tensor) -> bool {
+    if small.requires_grad() || large.numel() == 0 {
+        return true;
+    }
+    let (sh, st) = (large.shape(), large.strides());
+    (0..large.ndim() - 2).all(|i| st[i] == st[i + 1] * sh[i + 1])
+}
+
 impl Tensor {
     /// Matrix product of two 2-D tensors.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
@@ -81,33 +94,39 @@ impl Tensor {
         }
         let rec = record("MmBackward0", &[self, mat2]);
         let out = Tensor::from(kernel::matmul(self, mat2)?);
-        rec.save("self", self).save("mat2", mat2).finish(out, |c| {
-            // As torch: a column-major operand gets a column-major gradient
-            // (computed as the transpose of a row-major product), so a
-            // weight used as `w.t()` gets a contiguous gradient.
-            let g = c.grad();
-            let da = if c.needs(0) {
-                let (a, b) = (c.saved(0)?, c.saved(1)?);
-                Some(if is_column_major(&a) {
-                    b.mm(&g.t()?)?.t()?
+        // As torch, each gradient reads the other operand's values and its
+        // own operand's layout only (kept here, not unpacked): modifying
+        // `mat2` in place leaves `mat2`'s gradient computable.
+        let (a_col, b_col) = (is_column_major(self), is_column_major(mat2));
+        rec.save("self", self)
+            .save("mat2", mat2)
+            .finish(out, move |c| {
+                // As torch: a column-major operand gets a column-major gradient
+                // (computed as the transpose of a row-major product), so a
+                // weight used as `w.t()` gets a contiguous gradient.
+                let g = c.grad();
+                let da = if c.needs(0) {
+                    let b = c.saved(1)?;
+                    Some(if a_col {
+                        b.mm(&g.t()?)?.t()?
+                    } else {
+                        g.mm(&b.t()?)?
+                    })
                 } else {
-                    g.mm(&b.t()?)?
-                })
-            } else {
-                None
-            };
-            let db = if c.needs(1) {
-                let (a, b) = (c.saved(0)?, c.saved(1)?);
-                Some(if is_column_major(&b) {
-                    g.t()?.mm(&a)?.t()?
+                    None
+                };
+                let db = if c.needs(1) {
+                    let a = c.saved(0)?;
+                    Some(if b_col {
+                        g.t()?.mm(&a)?.t()?
+                    } else {
+                        a.t()?.mm(g)?
+                    })
                 } else {
-                    a.t()?.mm(g)?
-                })
-            } else {
-                None
-            };
-            Ok(vec![da, db])
-        })
+                    None
+                };
+                Ok(vec![da, db])
+            })
     }
 
     /// Batched matrix product of two 3-D tensors with equal batch sizes.
@@ -302,7 +321,7 @@ impl Tensor {
                 Ok(out)
             }
             (2, 2) => self.mm(other),
-            (_, 1) | (_, 2) => {
+            (_, 1) | (_, 2) if fold_self(self, other) => {
                 // Fold the batch dims of self into the rows of one product.
                 let k = self.shape()[da - 1] as i64;
                 let mut shape: Vec<i64> =

@@ -26,7 +26,7 @@ use super::to_i64;
 use crate::autograd::record;
 use crate::kernels::binary::{map2, map3};
 use crate::kernels::fold::{Extreme, Prod, Sum};
-use crate::kernels::lanes::{CumSum, LogSumExp, VecFloat};
+use crate::kernels::lanes::{CumSum, LogSumExp, ProdOthers, VecFloat};
 use crate::kernels::reduce::{
     along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
     reduced_shape, sum_sq_f64, var_f64,
@@ -144,10 +144,15 @@ pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
 
 /// Whether any element of a float tensor is zero.
 fn any_zero(t: &Tensor) -> Result<bool> {
+    Ok(count_zeros(t)? > 0)
+}
+
+/// How many elements of `t` (floating) are zero.
+fn count_zeros(t: &Tensor) -> Result<usize> {
     let all: Vec<usize> = (0..t.ndim()).collect();
     dispatch_float!(t.dtype(), T => {
         Ok(crate::kernels::reduce::with_lanes::<T, _>(t, &all, |d, _| {
-            d.iter().any(|&v| v.to_f64() == 0.0)
+            d.iter().filter(|&&v| v.to_f64() == 0.0).count()
         }))
     })
 }
@@ -172,26 +177,6 @@ fn one_hot_along(idx: &Tensor, shape: &[usize], dim: Option<usize>, dtype: DType
     Tensor::from_vec(v, shape)
         .expect("shape matches")
         .cast_raw(dtype)
-}
-
-/// The product of the zero elements of each lane other than x_j, exact in
-/// value and first derivative (so the gradient of prod is exact to second
-/// order). With `m0` the zero mask, `z` the lane sum of the zero elements
-/// (0, but differentiable) and `n` the lane's zero count:
-/// n = 0: 1;  n = 1: 1 at the zero, z elsewhere;  n = 2: the other zero at
-/// each zero (z - x_j), 0 elsewhere;  n > 2: 0.
-fn prod_zeros_factor(x: &Tensor, m0: &Tensor, rd: &[usize]) -> Result<Tensor> {
-    let rd = to_i64(rd);
-    let count = m0.sum_dims(&rd, true, None)?;
-    let zero = Tensor::zeros(&[], x.dtype());
-    let c0 = mask(&count, &zero, |a, _| a == 0.0)?;
-    let c1 = mask(&count, &zero, |a, _| a == 1.0)?;
-    let c2 = mask(&count, &zero, |a, _| a == 2.0)?;
-    let z = x.mul(m0)?.sum_dims(&rd, true, None)?;
-    let not_m0 = mask(m0, &zero, |a, _| a == 0.0)?;
-    let one = c1.mul(&m0.add(&not_m0.mul(&z)?)?)?;
-    let two = c2.mul(&m0.mul(&z.sub(x)?)?)?;
-    c0.add(&one)?.add(&two)
 }
 
 /// g / count * mask: spreads a gradient evenly over the elements of each
@@ -335,17 +320,64 @@ impl Tensor {
                     let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                     return Ok(vec![Some(g.mul(&r.div(&x)?)?)]);
                 }
-                // Zeros: d/dx_j = A_j * B_j with A_j the product of the
-                // lane's nonzero elements other than x_j and B_j that of its
-                // zero elements other than x_j (see `prod_zeros_factor`).
-                let zero = Tensor::zeros(&[], x.dtype());
-                let m0 = mask(&x, &zero, |a, b| a == b)?;
-                let nonzero = mask(&x, &zero, |a, b| a != b)?;
-                let safe = x.mul(&nonzero)?.add(&m0)?;
-                let p = safe.prod_impl(&rd, true, None, "ProdBackward1")?;
-                let term = p.div(&safe)?.mul(&prod_zeros_factor(&x, &m0, &rd)?)?;
-                Ok(vec![Some(g.mul(&term)?)])
+                // Zeros anywhere: torch's prod_safe_zeros_backward for every
+                // lane, grad times the product of the other elements.
+                // (A lane of one element gets the gradient itself, as
+                // torch's shortcut there: no history under create_graph.)
+                if rd.len() == 1 && name == "ProdBackward1" {
+                    if x.shape()[rd[0]] == 1 {
+                        return Ok(vec![Some(g)]);
+                    }
+                    return Ok(vec![Some(g.mul(&x.prod_others(rd[0])?)?)]);
+                }
+                // The whole product: zeros when several and no graph is
+                // built (torch's shortcut), else over the flattened input.
+                if !crate::autograd::is_grad_enabled() && count_zeros(&x)? > 1 {
+                    return Ok(vec![Some(Tensor::zeros(x.shape(), x.dtype()))]);
+                }
+                if x.numel() == 1 {
+                    return Ok(vec![Some(c.grad().view(&to_i64(x.shape()))?)]);
+                }
+                let flat = x.contiguous()?.view(&[-1])?;
+                let d = c.grad().mul(&flat.prod_others(0)?)?;
+                Ok(vec![Some(d.view(&to_i64(x.shape()))?)])
             })
+    }
+
+    /// For each element, the product of the other elements of its lane
+    /// along `d` (torch's `prod_safe_zeros_backward` factor, with its
+    /// rounding: see [`ProdOthers`]). Differentiable once more (its
+    /// backward is [`Tensor::prod_others_vjp`]).
+    fn prod_others(&self, d: usize) -> Result<Tensor> {
+        let rec = record("ProdOthersBackward0", &[self]);
+        let out = dispatch_float!(self.dtype(), T =>
+            Tensor::from(along_dim::<T, T, _>(self, d, &ProdOthers, None)?));
+        rec.save("self", self).finish(out, move |c| {
+            let x = c.saved(0)?;
+            Ok(vec![Some(x.prod_others_vjp(c.grad(), d)?)])
+        })
+    }
+
+    /// The backward of [`Tensor::prod_others`] at `self` for the gradient
+    /// `g`: `sum_{j != i} g_j prod_{k != i, j} self_k`. Linear in `g` with a
+    /// symmetric matrix, so its derivative for `g` is itself; the one for
+    /// `self` (prod's third derivative with zeros) is not implemented.
+    fn prod_others_vjp(&self, g: &Tensor, d: usize) -> Result<Tensor> {
+        let g = g.cast_raw(self.dtype());
+        let rec = record("ProdOthersVjpBackward0", &[self, &g]);
+        let out = dispatch_float!(self.dtype(), T =>
+            Tensor::from(crate::kernels::reduce::prod_others_vjp::<T>(self, &g, d)?));
+        rec.save("self", self).finish(out, move |c| {
+            if c.needs(0) {
+                bail!(
+                    runtime,
+                    "the derivative of prod's gradient for an input with zeros is implemented up to the second order only"
+                );
+            }
+            let x = c.saved(0)?;
+            let dg = c.grad_for(1, || x.prod_others_vjp(c.grad(), d))?;
+            Ok(vec![None, dg])
+        })
     }
 
     // ----- all / any -----

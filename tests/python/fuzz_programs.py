@@ -622,6 +622,9 @@ class Gen:
         ]  # fmt: skip
         if not self.smooth:
             ops += ["unflatten", "mask"]
+        else:
+            # finite differences see through detach(), autograd does not
+            ops.remove("detach")
         op = ch.choice(ops)
         n = a.name
 
@@ -1912,17 +1915,6 @@ KNOWN = [
         "index_output_strides",
         "advanced indexing of a permuted tensor: torch's result keeps the input's memory order, ferrograd's is contiguous",
         lambda p, m: m.what == "stride" and m.op in ("index", "mask"),
-    ),
-    Known(
-        "prod_zeros_inf_grad",
-        "gradient of prod when its input has a zero and an inf in one reduction: torch multiplies "
-        "exclusive cumulative products (0 at the inf), ferrograd divides the product of the nonzero "
-        "elements by each (NaN at the inf)",
-        lambda p, m: (
-            m.what.endswith("values")
-            and re.search(r"\.prod\(|torch\.prod\(", p.source())
-            and "nan" in str(m.ferrograd)
-        ),
     ),
     Known(
         "torch_internal_assert",

@@ -69,6 +69,10 @@ pub const BATCH_PAR_THRESHOLD: usize = 1 << 16;
 /// the operands mostly come from L3, where prefetching gained nothing).
 const PREFETCH_BYTES: usize = 8 << 20;
 
+/// From this many elements, an outer product (a 2-D product with k = 1) is
+/// split over the threads in blocks of whole rows of about this many.
+const OUTER_PAR_THRESHOLD: usize = 1 << 16;
+
 /// Least multiply-adds per task when a batch is split over the threads.
 const BATCH_GRAIN: usize = 1 << 14;
 
@@ -204,6 +208,30 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result
     if reference {
         for (dst, &(oa, ob)) in out.chunks_mut(mn).zip(&offs) {
             naive(dst, da, mat(oa, la), db, mat(ob, lb), [m, n, k]);
+        }
+        drop((sa, sb));
+        return Ok(Strided::contiguous(T::wrap(out), &out_shape));
+    }
+    if nd == 2 && k == 1 && m > 1 && n > 1 && T::DTYPE.is_floating() && forced_gemm_path().is_none()
+    {
+        // torch's mm of a column by a row is the outer product: each element
+        // the bare product a_i * b_j, so a -0.0 stays -0.0 (a kernel that
+        // starts from +0.0 and adds makes it +0.0, as torch's bmm and its
+        // products with k >= 2 do). 1/x of the result sees the difference.
+        let (am, bm) = (mat(offs[0].0, la), mat(offs[0].1, lb));
+        let rows = |first: usize, block: &mut [T]| {
+            for (r, row) in block.chunks_mut(n).enumerate() {
+                let ai = da[am.off + (first / n + r) * am.rs];
+                for (j, o) in row.iter_mut().enumerate() {
+                    *o = ai * db[bm.off + j * bm.cs];
+                }
+            }
+        };
+        if mn >= OUTER_PAR_THRESHOLD && crate::parallel::num_threads() > 1 {
+            let per = OUTER_PAR_THRESHOLD.div_ceil(n).max(1);
+            crate::parallel::for_each_block_mut(&mut out, per * n, rows);
+        } else {
+            rows(0, &mut out);
         }
         drop((sa, sb));
         return Ok(Strided::contiguous(T::wrap(out), &out_shape));

@@ -182,7 +182,7 @@ impl PyTensor {
     }
     #[setter]
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
-        self.inner.set_requires_grad(value)?;
+        self.inner.set_requires_grad_attr(value)?;
         Ok(())
     }
     #[pyo3(signature = (requires_grad=true))]
