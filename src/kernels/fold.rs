@@ -497,6 +497,11 @@ pub trait FoldElem: Copy + Default + Send + Sync + 'static {
     }
 }
 
+/// Shortest float lane folded by [`slices::fold_probed`] for a max or min:
+/// on shorter ones (rows of 64-100 float32) its set-up cost more than the
+/// NaN tests it saves (softmax over rows of 64 took 1.5x as long).
+const PROBED_MIN: usize = 256;
+
 macro_rules! float_fold_elem {
     ($t:ty) => {
         impl FoldElem for $t {
@@ -554,6 +559,9 @@ macro_rules! float_fold_elem {
             }
             #[inline(always)]
             fn fold_extreme(x: &[Self], max: bool) -> Self {
+                if x.len() < PROBED_MIN {
+                    return Self::fold_extreme_exact(x, max);
+                }
                 let (r, probe) = if max {
                     slices::fold_probed(x, <$t>::NEG_INFINITY, 0.0, &|a: $t, v| {
                         if a > v {
@@ -584,6 +592,13 @@ macro_rules! float_fold_elem {
                 max: bool,
                 out: &mut [Self],
             ) {
+                if len < PROBED_MIN {
+                    return if max {
+                        Self::fold_lanes(x, len, stride, Self::lowest(), &Self::max_acc, out)
+                    } else {
+                        Self::fold_lanes(x, len, stride, Self::highest(), &Self::min_acc, out)
+                    };
+                }
                 let mut folds = vec![(0.0, 0.0); out.len()];
                 if max {
                     let pick = |a: $t, v| if a > v { a } else { v };

@@ -570,13 +570,18 @@ fn fold_probed_lane<T: Probed, F: Fn(T, T) -> T>(x: &[T], init: T, zero: T, pick
         acc[i] = pick(acc[i], v);
         probe[i] = probe[i] + (v - v);
     }
-    let mut r = acc[0];
-    let mut p = probe[0];
-    for i in 1..32 {
-        r = pick(r, acc[i]);
-        p = p + probe[i];
+    // Halves folded into halves (a few vector operations, where a running
+    // fold of the 32 partials was a 31-step chain per lane: short lanes
+    // ran at half of torch's rate).
+    let mut w = 16;
+    while w > 0 {
+        for i in 0..w {
+            acc[i] = pick(acc[i], acc[i + w]);
+            probe[i] = probe[i] + probe[i + w];
+        }
+        w /= 2;
     }
-    (r, p)
+    (acc[0], probe[0])
 }
 
 dispatched! {
