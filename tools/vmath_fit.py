@@ -104,28 +104,118 @@ if __name__ == "__main__":
     print("// ln 2 in two parts (exp):", [repr(v) for v in split(mp.log(2), 2, 53)])
     print("// ln 2, 32-bit high part (log):", [repr(v) for v in split(mp.log(2), 2, 53, 32)])
     print("// log10(2), 32-bit high part:", [repr(v) for v in split(mp.log10(2), 2, 53, 32)])
-    fit("EXPM1_Q", q_expm1, rel(q_expm1), -0.3466, 0.3466, 10, 53,
-        "(e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative")
-    fit("LOG_R", g_log, rel(g_log), 0, 0.02944, 7, 53,
-        "(2 atanh(s) / s - 2) / s^2 in z = s^2 <= 0.02944, relative")
-    fit("SIN_S", s_sin, rel(s_sin), 0, 0.617, 6, 53,
-        "(sin r - r) / r^3 in z = r^2 <= 0.617, relative")
-    fit("COS_C", c_cos, rel(c_cos), 0, 0.617, 6, 53,
-        "(cos r - 1 + r^2/2) / r^4 in z = r^2 <= 0.617, relative")
-    fit("ERF_P", p_erf, rel(p_erf), 0, mp.mpf(0.875) ** 2, 11, 53,
-        "erf(x) / x in z = x^2 <= 0.875^2, relative")
-    fit("ERFC_E", e_erfc, w_erfc, 0.875, 6, 22, 53,
-        "e^(x^2) erfc(x) in powers of x - 3.4375 on [0.875, 6], error in erf", center=3.4375)
+    fit(
+        "EXPM1_Q",
+        q_expm1,
+        rel(q_expm1),
+        -0.3466,
+        0.3466,
+        10,
+        53,
+        "(e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative",
+    )
+    fit(
+        "LOG_R",
+        g_log,
+        rel(g_log),
+        0,
+        0.02944,
+        7,
+        53,
+        "(2 atanh(s) / s - 2) / s^2 in z = s^2 <= 0.02944, relative",
+    )
+    fit(
+        "SIN_S",
+        s_sin,
+        rel(s_sin),
+        0,
+        0.617,
+        6,
+        53,
+        "(sin r - r) / r^3 in z = r^2 <= 0.617, relative",
+    )
+    fit(
+        "COS_C",
+        c_cos,
+        rel(c_cos),
+        0,
+        0.617,
+        6,
+        53,
+        "(cos r - 1 + r^2/2) / r^4 in z = r^2 <= 0.617, relative",
+    )
+    fit(
+        "ERF_P",
+        p_erf,
+        rel(p_erf),
+        0,
+        mp.mpf(0.875) ** 2,
+        11,
+        53,
+        "erf(x) / x in z = x^2 <= 0.875^2, relative",
+    )
+    fit(
+        "ERFC_E",
+        e_erfc,
+        w_erfc,
+        0.875,
+        6,
+        22,
+        53,
+        "e^(x^2) erfc(x) in powers of x - 3.4375 on [0.875, 6], error in erf",
+        center=3.4375,
+    )
     print("// float32")
     print("// pi/2 in three parts:", [lit(v, 24) for v in split(pi2, 3, 24)])
     print("// log10(2), 12-bit high part:", [lit(v, 24) for v in split(mp.log10(2), 2, 24, 12)])
-    fit("EXPM1_Q", q_expm1, rel(q_expm1), -0.3466, 0.3466, 5, 24,
-        "(e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative")
-    fit("SIN_S", s_sin, rel(s_sin), 0, 0.617, 3, 24,
-        "(sin r - r) / r^3 in z = r^2 <= 0.617, relative")
-    fit("COS_C", c_cos, rel(c_cos), 0, 0.617, 3, 24,
-        "(cos r - 1 + r^2/2) / r^4 in z = r^2 <= 0.617, relative")
-    fit("ERF_P", p_erf, rel(p_erf), 0, mp.mpf(0.875) ** 2, 7, 24,
-        "erf(x) / x in z = x^2 <= 0.875^2, relative")
-    fit("ERFC_E", e_erfc, w_erfc, 0.875, 4, 10, 24,
-        "e^(x^2) erfc(x) in powers of x - 2.4375 on [0.875, 4], error in erf", center=2.4375)
+    fit(
+        "EXPM1_Q",
+        q_expm1,
+        rel(q_expm1),
+        -0.3466,
+        0.3466,
+        5,
+        24,
+        "(e^r - 1 - r - r^2/2) / r^3 on |r| <= 0.3466, relative",
+    )
+    fit(
+        "SIN_S",
+        s_sin,
+        rel(s_sin),
+        0,
+        0.617,
+        3,
+        24,
+        "(sin r - r) / r^3 in z = r^2 <= 0.617, relative",
+    )
+    fit(
+        "COS_C",
+        c_cos,
+        rel(c_cos),
+        0,
+        0.617,
+        3,
+        24,
+        "(cos r - 1 + r^2/2) / r^4 in z = r^2 <= 0.617, relative",
+    )
+    fit(
+        "ERF_P",
+        p_erf,
+        rel(p_erf),
+        0,
+        mp.mpf(0.875) ** 2,
+        7,
+        24,
+        "erf(x) / x in z = x^2 <= 0.875^2, relative",
+    )
+    fit(
+        "ERFC_E",
+        e_erfc,
+        w_erfc,
+        0.875,
+        4,
+        10,
+        24,
+        "e^(x^2) erfc(x) in powers of x - 2.4375 on [0.875, 4], error in erf",
+        center=2.4375,
+    )
