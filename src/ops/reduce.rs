@@ -102,7 +102,10 @@ fn check_nonempty_dims(t: &Tensor, rd: &[usize], op: &str) -> Result<()> {
 
 /// A constant (no history) tensor of `a`'s float dtype: 1 where
 /// `pred(a, b)` holds (b broadcast), else 0.
-pub(crate) fn mask(a: &Tensor, b: &Tensor, pred: fn(f64, f64) -> bool) -> Result<Tensor> {
+pub(crate) fn mask<P>(a: &Tensor, b: &Tensor, pred: P) -> Result<Tensor>
+where
+    P: Fn(f64, f64) -> bool + Copy + Send + Sync + 'static,
+{
     let b = b.cast_raw(a.dtype());
     dispatch_float!(a.dtype(), T => map2::<T, T>(a, &b, move |x, y| {
         if pred(x.to_f64(), y.to_f64()) { T::one() } else { T::zero() }
