@@ -473,6 +473,16 @@ pub trait FoldElem: Copy + Default + Send + Sync + 'static {
     }
     /// [`FoldElem::fold_extreme`] of each lane of `len` at `x[k * stride..]`.
     fn fold_extreme_lanes(x: &[Self], len: usize, stride: usize, max: bool, out: &mut [Self]) {
+        Self::fold_extreme_lanes_exact(x, len, stride, max, out)
+    }
+    /// [`FoldElem::fold_extreme_lanes`] by the NaN-propagating fold.
+    fn fold_extreme_lanes_exact(
+        x: &[Self],
+        len: usize,
+        stride: usize,
+        max: bool,
+        out: &mut [Self],
+    ) {
         if max {
             Self::fold_lanes(x, len, stride, Self::lowest(), &Self::max_acc, out)
         } else {
@@ -593,11 +603,7 @@ macro_rules! float_fold_elem {
                 out: &mut [Self],
             ) {
                 if len < PROBED_MIN {
-                    return if max {
-                        Self::fold_lanes(x, len, stride, Self::lowest(), &Self::max_acc, out)
-                    } else {
-                        Self::fold_lanes(x, len, stride, Self::highest(), &Self::min_acc, out)
-                    };
+                    return Self::fold_extreme_lanes_exact(x, len, stride, max, out);
                 }
                 let mut folds = vec![(0.0, 0.0); out.len()];
                 if max {

@@ -184,15 +184,7 @@ where
 {
     debug_assert!(t.dtype() == T::DTYPE);
     let shape = t.shape();
-    let (outer, n, inner) = if shape.is_empty() {
-        (1, 1, 1)
-    } else {
-        (
-            shape[..dim].iter().product(),
-            shape[dim],
-            shape[dim + 1..].iter().product(),
-        )
-    };
+    let (outer, n, inner) = around_dim(shape, dim);
     let m = op.out_len(n);
     let out_shape_given = out_shape;
     let mut out_shape: Dims = shape.into();
@@ -217,20 +209,24 @@ where
     ))
 }
 
+/// `shape` as `[outer, size of dim, inner]` (`[1, 1, 1]` for a scalar).
+fn around_dim(shape: &[usize], dim: usize) -> (usize, usize, usize) {
+    if shape.is_empty() {
+        return (1, 1, 1);
+    }
+    (
+        shape[..dim].iter().product(),
+        shape[dim],
+        shape[dim + 1..].iter().product(),
+    )
+}
+
 /// [`super::lanes::prod_others_vjp`] along `dim` of `x` with `g` (both of
 /// `x`'s shape and dtype; made contiguous first): a fresh contiguous tensor.
 pub fn prod_others_vjp<T: Float>(x: &Strided, g: &Strided, dim: usize) -> crate::Result<Strided> {
     debug_assert!(x.dtype() == T::DTYPE && g.dtype() == T::DTYPE && x.shape() == g.shape());
     let shape = x.shape();
-    let (outer, n, inner) = if shape.is_empty() {
-        (1, 1, 1)
-    } else {
-        (
-            shape[..dim].iter().product(),
-            shape[dim],
-            shape[dim + 1..].iter().product(),
-        )
-    };
+    let (outer, n, inner) = around_dim(shape, dim);
     let mut out = pool::try_buffer::<T>(x.numel())?;
     let x = super::copy::contiguous_as::<T>(x)?;
     let g = super::copy::contiguous_as::<T>(g)?;

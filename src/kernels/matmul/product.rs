@@ -364,40 +364,18 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
     // convolution's backward) with a row-major destination makes the crate
     // (which turns the product around to write rows) pack b one element at
     // a time: 16 x 1024 x 27 ran at a fifth of the row-major rate, 32 x 1024
-    // x 144 at a sixth. Instead, where a is column-major too or has no
-    // more rows than b has columns (and 16 or more), the crate writes a column-major scratch
-    // (and packs, at most, a's m x k), transposed into `dst` after; else b
-    // is transposed first (k x n vector moves), from 32 rows of a (below,
-    // the crate's own packing costs less than that copy).
+    // x 144 at a sixth. Instead, where a is column-major too or has 16 to n
+    // rows, the crate writes a column-major scratch (packing a's m x k at
+    // most), transposed into `dst` after; else, from 32 rows of a, b is
+    // transposed first (k x n vector moves; below 32 rows the crate's own
+    // packing costs less than that copy).
     let b_columns = bm.cs != 1 && bm.rs == 1 && m > 1 && n > 1 && k > 1;
     if b_columns && (am.rs == 1 || (16..=n).contains(&m)) {
         let mut tmp = crate::buffer::pool::buffer::<T>(m * n);
-        // SAFETY: as the call below, with `tmp` (m * n elements, column-
-        // major: row stride 1, column stride m, exclusively borrowed) as
-        // the destination.
-        unsafe {
-            gemm::gemm::<T>(
-                m,
-                n,
-                k,
-                tmp.as_mut_ptr(),
-                m as isize,
-                1,
-                false,
-                a.as_ptr().add(am.off),
-                am.cs as isize,
-                am.rs as isize,
-                b.as_ptr().add(bm.off),
-                bm.cs as isize,
-                bm.rs as isize,
-                T::zero(),
-                T::one(),
-                false,
-                false,
-                false,
-                par,
-            )
-        }
+        // SAFETY: `tmp` holds m * n elements, exclusively borrowed, written
+        // column-major (row stride 1, column stride m); the operands are
+        // checked as for the call below.
+        unsafe { crate_gemm(tmp.as_mut_ptr(), (1, m), a, am, b, bm, [m, n, k], par) };
         super::super::transpose::gather_transposed(&tmp, 0, m, n, m, dst);
         crate::buffer::pool::recycle(tmp);
         return;
@@ -415,32 +393,50 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
         return;
     }
     // SAFETY: `dst` holds m*n writable elements laid out row-major (row
-    // stride n, column stride 1), exclusively borrowed. Every element of lhs
-    // (m x k at a[am.off] with strides rs, cs) and rhs (k x n at b[bm.off])
-    // lies inside its slice (asserted above; strides are non-negative), and
-    // neither aliases `dst` (a fresh buffer). T is f32 or f64, which gemm
-    // supports. read_dst=false: dst is only written (alpha unused).
-    unsafe {
-        gemm::gemm::<T>(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr(),
-            1,
-            n as isize,
-            false,
-            a.as_ptr().add(am.off),
-            am.cs as isize,
-            am.rs as isize,
-            b.as_ptr().add(bm.off),
-            bm.cs as isize,
-            bm.rs as isize,
-            T::zero(),
-            T::one(),
-            false,
-            false,
-            false,
-            par,
-        )
-    }
+    // stride n, column stride 1), exclusively borrowed.
+    unsafe { crate_gemm(dst.as_mut_ptr(), (n, 1), a, am, b, bm, [m, n, k], par) }
+}
+
+/// `dst = a @ b` on the `gemm` crate, `dst`'s element (i, j) at
+/// `i * dst_rs + j * dst_cs`.
+///
+/// # Safety
+/// `dst` addresses the m x n elements its strides name, writable, that
+/// nothing else reads or writes during the call and that overlap neither
+/// operand. Every element of a (m x k at a[am.off], non-negative strides)
+/// and b (k x n at b[bm.off]) lies inside its slice (`assert_in_bounds`).
+/// m, n, k > 0. T is f32 or f64, which gemm supports; read_dst = false:
+/// dst is only written (alpha unused).
+#[allow(clippy::too_many_arguments)]
+unsafe fn crate_gemm<T: Element>(
+    dst: *mut T,
+    (dst_rs, dst_cs): (usize, usize),
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+    par: Parallelism,
+) {
+    gemm::gemm::<T>(
+        m,
+        n,
+        k,
+        dst,
+        dst_cs as isize,
+        dst_rs as isize,
+        false,
+        a.as_ptr().add(am.off),
+        am.cs as isize,
+        am.rs as isize,
+        b.as_ptr().add(bm.off),
+        bm.cs as isize,
+        bm.rs as isize,
+        T::zero(),
+        T::one(),
+        false,
+        false,
+        false,
+        par,
+    )
 }
