@@ -605,7 +605,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(miri, ignore)] // 1.2M elements per layout pair: hours under Miri (tests/properties.rs covers these layouts, small)
+    #[cfg_attr(miri, ignore)] // 1.2M elements per layout pair: hours under Miri (tests/properties/ covers these layouts, small)
     fn map_and_zip_match_a_plain_loop_on_every_layout() {
         let base: Vec<f32> = (0..40_000).map(|i| (i as f32 * 0.37).sin()).collect();
         let layouts = [

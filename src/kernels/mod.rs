@@ -16,6 +16,7 @@ pub mod reduce;
 #[cfg(target_arch = "x86_64")]
 pub mod sgemm;
 mod shared_out;
+pub mod simd;
 pub mod slices;
 pub mod transpose;
 pub mod unary;

@@ -12,134 +12,8 @@
 //! additions), so results are bitwise identical; only the vector width
 //! differs.
 
+use super::simd::dispatched;
 use crate::buffer::Element;
-use std::cell::Cell;
-
-/// A code path for the slice kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SimdPath {
-    /// The x86-64 baseline (SSE2) or the target's default.
-    Baseline,
-    /// AVX2 + FMA, when the CPU has them.
-    Avx2,
-    /// AVX-512 (F, DQ, VL, BW) with AVX2 + FMA, when the CPU has them.
-    Avx512,
-}
-
-thread_local! {
-    /// 0: pick by CPU; 1: force baseline; 2: force AVX2, 3: force AVX-512
-    /// (each if available, else the best path below it).
-    /// Per thread: tests run side by side in threads, and one test's
-    /// forcing must not switch the path under another.
-    static FORCED: Cell<u8> = const { Cell::new(0) };
-}
-
-/// Forces a code path for kernels run on the calling thread (tests call
-/// the slice kernels directly); `None` restores the automatic choice.
-/// Forcing a path the CPU lacks gives the best path it has below it.
-pub fn force_simd_path(path: Option<SimdPath>) {
-    let v = match path {
-        None => 0,
-        Some(SimdPath::Baseline) => 1,
-        Some(SimdPath::Avx2) => 2,
-        Some(SimdPath::Avx512) => 3,
-    };
-    FORCED.with(|f| f.set(v));
-}
-
-/// The best path this CPU runs (detected once).
-pub fn best_simd_path() -> SimdPath {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static BEST: std::sync::OnceLock<SimdPath> = std::sync::OnceLock::new();
-        *BEST.get_or_init(|| {
-            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
-            let avx512 = is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512dq")
-                && is_x86_feature_detected!("avx512vl")
-                && is_x86_feature_detected!("avx512bw");
-            match (avx2, avx512) {
-                (true, true) => SimdPath::Avx512,
-                (true, false) => SimdPath::Avx2,
-                _ => SimdPath::Baseline,
-            }
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        SimdPath::Baseline
-    }
-}
-
-/// The path the slice kernels take now: the best one, or the one forced
-/// on this thread if the CPU has it.
-pub fn simd_path() -> SimdPath {
-    let best = best_simd_path();
-    match FORCED.with(Cell::get) {
-        1 => SimdPath::Baseline,
-        2 if best == SimdPath::Avx512 => SimdPath::Avx2,
-        _ => best,
-    }
-}
-
-/// Every path this CPU runs (for tests that compare them).
-pub fn simd_paths() -> Vec<SimdPath> {
-    let best = best_simd_path();
-    [SimdPath::Baseline, SimdPath::Avx2, SimdPath::Avx512]
-        .into_iter()
-        .filter(|&p| p as u8 <= best as u8)
-        .collect()
-}
-
-/// Defines `$name` (dispatching), its baseline body `$plain`, its
-/// AVX2+FMA build `$avx2` and an AVX-512 build from one generic body.
-macro_rules! dispatched {
-    (
-        $(#[$doc:meta])*
-        pub fn $name:ident / $plain:ident / $avx2:ident
-            <$($g:ident $(: $bound:path)?),*>($($arg:ident: $ty:ty),*) $(-> $ret:ty)?
-            $(where $($wt:ident: $wb:path),*)?
-            $body:block
-    ) => {
-        #[inline(always)]
-        fn $plain<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
-            $(where $($wt: $wb),*)?
-            $body
-
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn $avx2<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
-            $(where $($wt: $wb),*)?
-        {
-            $plain($($arg),*)
-        }
-
-        $(#[$doc])*
-        pub fn $name<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
-            $(where $($wt: $wb),*)?
-        {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-                unsafe fn avx512<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
-                    $(where $($wt: $wb),*)?
-                {
-                    $plain($($arg),*)
-                }
-                match simd_path() {
-                    // SAFETY: simd_path() is Avx512 only when the CPU
-                    // reports every feature `avx512` is compiled for.
-                    SimdPath::Avx512 => return unsafe { avx512($($arg),*) },
-                    // SAFETY: simd_path() is Avx2 (or better) only when the
-                    // CPU reports AVX2 and FMA, the features of `$avx2`.
-                    SimdPath::Avx2 => return unsafe { $avx2($($arg),*) },
-                    SimdPath::Baseline => {}
-                }
-            }
-            $plain($($arg),*)
-        }
-    };
-}
 
 dispatched! {
     /// `dst[i] = f(src[i])` for `i < dst.len()` (`src` at least as long).
@@ -689,6 +563,7 @@ fn combine8<T: Copy + std::ops::Add<Output = T>>(a: [T; 8]) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::simd::{force_simd_path, simd_paths, SimdPath};
 
     /// Runs `f` on the baseline path and on each SIMD path the CPU has and
     /// returns the baseline's result and the others'.

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use ferrograd::kernels::matmul as kernel;
-use ferrograd::{autograd, set_num_threads, DType, Error, Result, Tensor};
+use ferrograd::{autograd, set_num_threads, DType, Error, Result, Scalar, Tensor};
 use parking_lot::{Mutex, MutexGuard};
 
 // ----- tensors from values -----
@@ -211,4 +211,121 @@ pub fn same_for_thread_counts<T: PartialEq>(counts: &[usize], what: &str, f: imp
         );
     }
     one
+}
+
+// ----- gradchecks of op closures (first and second order) -----
+
+/// Values with |x| in [0.3, 1.5] and random signs (clear of kinks at 0).
+pub fn away(n: usize, seed: u64) -> Vec<f64> {
+    let m = uniform(n, seed, 0.3, 1.5);
+    let s = uniform(n, seed + 99, -1.0, 1.0);
+    m.iter()
+        .zip(s)
+        .map(|(m, s)| if s < 0.0 { -m } else { *m })
+        .collect()
+}
+
+pub type Op = dyn Fn(&[Tensor]) -> Result<Tensor>;
+
+/// Analytic gradients of `sum(f(x) * w)` (w fixed, pseudo-random) and the
+/// value of that sum.
+pub fn analytic(f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) -> Vec<Vec<f64>> {
+    let xs: Vec<Tensor> = inputs.iter().map(|(v, s)| leaf(v, s)).collect();
+    let out = f(&xs).unwrap();
+    let w = t(&uniform(out.numel(), 77, -1.0, 1.0), out.shape());
+    out.mul(&w).unwrap().sum().unwrap().backward().unwrap();
+    xs.iter()
+        .zip(inputs)
+        .map(|(x, (v, _))| match x.grad() {
+            Some(g) => g.to_f64_vec(),
+            None => vec![0.0; v.len()],
+        })
+        .collect()
+}
+
+/// Central differences of `sum(f(x) * w)` (the `w` of `analytic`).
+pub fn numeric(f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) -> Vec<Vec<f64>> {
+    let base: Vec<Vec<f64>> = inputs.iter().map(|(v, _)| v.clone()).collect();
+    central_diff(&base, |vals| {
+        let _g = autograd::no_grad();
+        let xs: Vec<Tensor> = vals.iter().zip(inputs).map(|(v, (_, s))| t(v, s)).collect();
+        let out = f(&xs).unwrap();
+        let w = uniform(out.numel(), 77, -1.0, 1.0);
+        out.to_f64_vec().iter().zip(&w).map(|(a, b)| a * b).sum()
+    })
+}
+
+pub fn gradcheck(name: &str, f: &Op, inputs: &[(Vec<f64>, Vec<usize>)]) {
+    let a = analytic(f, inputs);
+    let n = numeric(f, inputs);
+    for (i, (a, n)) in a.iter().zip(&n).enumerate() {
+        assert_close(a, n, 1e-6, &format!("{name} input {i}"));
+    }
+}
+
+/// Gradchecks x -> sum_i <d(sum f(x) w)/dx_i, u_i> (built with create_graph),
+/// i.e. the second derivatives of `f`.
+pub fn gradgradcheck(name: &str, f: &'static Op, inputs: &[(Vec<f64>, Vec<usize>)]) {
+    let shapes: Vec<Vec<usize>> = inputs.iter().map(|(_, s)| s.clone()).collect();
+    let h = move |xs: &[Tensor]| -> Result<Tensor> {
+        let _g = autograd::enable_grad();
+        let xs: Vec<Tensor> = xs
+            .iter()
+            .map(|x| {
+                if x.requires_grad() {
+                    x.clone()
+                } else {
+                    x.detach().requires_grad_(true).unwrap()
+                }
+            })
+            .collect();
+        let out = f(&xs)?;
+        let w = t(&uniform(out.numel(), 77, -1.0, 1.0), out.shape());
+        let gs = autograd::grad(
+            &[out.mul(&w)?.sum()?],
+            &xs,
+            &[None],
+            None,
+            true,
+            true,
+            false,
+        )?;
+        let mut total = Tensor::scalar(Scalar::Float(0.0), DType::F64);
+        for (i, g) in gs.iter().enumerate() {
+            if let Some(g) = g {
+                let u = t(&uniform(g.numel(), 500 + i as u64, -1.0, 1.0), &shapes[i]);
+                total = total.add(&g.mul(&u)?.sum()?)?;
+            }
+        }
+        Ok(total)
+    };
+    let xs: Vec<Tensor> = inputs.iter().map(|(v, s)| leaf(v, s)).collect();
+    let hv = h(&xs).unwrap();
+    if hv.requires_grad() {
+        // w for a 0-dim output is uniform(1, 77, ..): match it in `numeric`.
+        let w = uniform(1, 77, -1.0, 1.0)[0];
+        hv.mul_scalar(w).unwrap().backward().unwrap();
+    }
+    let ana: Vec<Vec<f64>> = xs
+        .iter()
+        .zip(inputs)
+        .map(|(x, (v, _))| x.grad().map_or(vec![0.0; v.len()], |g| g.to_f64_vec()))
+        .collect();
+    let num = numeric(&h, inputs);
+    for (i, (a, n)) in ana.iter().zip(&num).enumerate() {
+        assert_close(a, n, 1e-5, &format!("{name} (second order) input {i}"));
+    }
+}
+
+pub fn grads(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[&[f64]]) -> Vec<Vec<f64>> {
+    let xs: Vec<Tensor> = inputs.iter().map(|v| leaf(v, &[v.len()])).collect();
+    f(&xs).unwrap().sum().unwrap().backward().unwrap();
+    xs.iter().map(|x| x.grad().unwrap().to_f64_vec()).collect()
+}
+
+pub fn same(a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x.is_nan() && y.is_nan()) || x == y, "{a:?} != {b:?}");
+    }
 }

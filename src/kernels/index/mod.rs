@@ -1,5 +1,5 @@
 //! Gather / scatter loops for the indexing ops. No autograd here: the ops in
-//! `src/ops/index.rs` validate arguments, call these, and record history.
+//! `src/ops/index/` validate arguments, call these, and record history.
 //!
 //! Every kernel validates all of its indices before it writes anything, so a
 //! bad index leaves the destination untouched, and reads its value operands

@@ -97,14 +97,13 @@ pub mod float64;
 pub use float32::*;
 pub use float64::*;
 
-#[cfg(target_arch = "x86_64")]
-use super::super::slices::{self, SimdPath};
+use super::super::simd::dispatched;
 
 /// A function of this module as a type, for both float types: loops call
 /// `eval` inlined. (Through an `Fn` value the compiler may keep a call to
 /// a large function, and the called copy is the baseline build, FMAs as
 /// libm calls: ~100x slower.)
-pub trait Unary<T: Copy> {
+pub trait Unary<T: Copy>: Sized {
     /// The branch-free function (for sin, cos and tan: valid below the
     /// reduction's limit).
     fn eval(x: T) -> T;
@@ -125,7 +124,7 @@ pub trait Unary<T: Copy> {
 
 /// A function of two arguments as a type (the derivative kernels
 /// `grad * f'(x)`), as [`Unary`].
-pub trait Binary<T: Copy> {
+pub trait Binary<T: Copy>: Sized {
     fn eval(a: T, b: T) -> T;
     /// `dst[i] = f(a[i], b[i])` for `i < dst.len()`, on the best SIMD path.
     fn zip(a: &[T], b: &[T], dst: &mut [T]) {
@@ -133,50 +132,10 @@ pub trait Binary<T: Copy> {
     }
 }
 
-/// Defines `$name` (dispatching on [`slices::simd_path`]), its baseline
-/// body, its AVX2+FMA build and an AVX-512 build, from one generic body
-/// over `K`.
-macro_rules! dispatched {
-    (
-        $(#[$doc:meta])*
-        fn $name:ident / $plain:ident / $avx2:ident <$tr:ident>($($arg:ident: $ty:ty),*) $body:block
-    ) => {
-        #[inline(always)]
-        fn $plain<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) $body
-
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn $avx2<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
-            $plain::<T, K>($($arg),*)
-        }
-
-        $(#[$doc])*
-        pub fn $name<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-                unsafe fn avx512<T: Copy, K: $tr<T> + ?Sized>($($arg: $ty),*) {
-                    $plain::<T, K>($($arg),*)
-                }
-                match slices::simd_path() {
-                    // SAFETY: simd_path() is Avx512 only when the CPU
-                    // reports every feature `avx512` is compiled for.
-                    SimdPath::Avx512 => return unsafe { avx512::<T, K>($($arg),*) },
-                    // SAFETY: simd_path() is Avx2 (or better) only when the
-                    // CPU reports AVX2 and FMA, the features of `$avx2`.
-                    SimdPath::Avx2 => return unsafe { $avx2::<T, K>($($arg),*) },
-                    SimdPath::Baseline => {}
-                }
-            }
-            $plain::<T, K>($($arg),*)
-        }
-    };
-}
-
 dispatched! {
     /// `dst[i] = K::eval(src[i])` for `i < dst.len()` (`src` at least as
     /// long).
-    fn map / map_plain / map_avx2<Unary>(src: &[T], dst: &mut [T]) {
+    pub fn map / map_plain / map_avx2<T: Copy, K: Unary<T>>(src: &[T], dst: &mut [T]) {
         let src = &src[..dst.len()];
         for (d, &s) in dst.iter_mut().zip(src) {
             *d = K::eval(s);
@@ -186,7 +145,7 @@ dispatched! {
 
 dispatched! {
     /// `buf[i] = K::eval(buf[i])`.
-    fn apply / apply_plain / apply_avx2<Unary>(buf: &mut [T]) {
+    pub fn apply / apply_plain / apply_avx2<T: Copy, K: Unary<T>>(buf: &mut [T]) {
         for d in buf.iter_mut() {
             *d = K::eval(*d);
         }
@@ -195,7 +154,7 @@ dispatched! {
 
 dispatched! {
     /// `dst[i] = K::eval(a[i], b[i])` for `i < dst.len()`.
-    fn zip / zip_plain / zip_avx2<Binary>(a: &[T], b: &[T], dst: &mut [T]) {
+    pub fn zip / zip_plain / zip_avx2<T: Copy, K: Binary<T>>(a: &[T], b: &[T], dst: &mut [T]) {
         let (a, b) = (&a[..dst.len()], &b[..dst.len()]);
         for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
             *d = K::eval(x, y);
@@ -231,7 +190,7 @@ pub trait BinaryWith<T: Copy>: Sync {
 
 dispatched! {
     /// `dst[i] = k.eval(src[i])` for `i < dst.len()`.
-    fn map_with / map_with_plain / map_with_avx2<UnaryWith>(k: &K, src: &[T], dst: &mut [T]) {
+    pub fn map_with / map_with_plain / map_with_avx2<T: Copy, K: UnaryWith<T>>(k: &K, src: &[T], dst: &mut [T]) {
         let src = &src[..dst.len()];
         for (d, &s) in dst.iter_mut().zip(src) {
             *d = k.eval(s);
@@ -241,7 +200,7 @@ dispatched! {
 
 dispatched! {
     /// `dst[i] = k.eval(a[i], b[i])` for `i < dst.len()`.
-    fn zip_with / zip_with_plain / zip_with_avx2<BinaryWith>(k: &K, a: &[T], b: &[T], dst: &mut [T]) {
+    pub fn zip_with / zip_with_plain / zip_with_avx2<T: Copy, K: BinaryWith<T>>(k: &K, a: &[T], b: &[T], dst: &mut [T]) {
         let (a, b) = (&a[..dst.len()], &b[..dst.len()]);
         for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
             *d = k.eval(x, y);
@@ -251,7 +210,7 @@ dispatched! {
 
 dispatched! {
     /// `buf[i] = k.eval(buf[i])`.
-    fn apply_with / apply_with_plain / apply_with_avx2<UnaryWith>(k: &K, buf: &mut [T]) {
+    pub fn apply_with / apply_with_plain / apply_with_avx2<T: Copy, K: UnaryWith<T>>(k: &K, buf: &mut [T]) {
         for d in buf.iter_mut() {
             *d = k.eval(*d);
         }
@@ -320,7 +279,7 @@ const POW_BLOCK: usize = 64;
 dispatched! {
     /// `dst[i] = a[i]^b[i]` for `i < dst.len()`, a block at a time:
     /// [`PowStages`].
-    fn pow_zip / pow_zip_plain / pow_zip_avx2<PowStages>(a: &[T], b: &[T], dst: &mut [T]) {
+    pub fn pow_zip / pow_zip_plain / pow_zip_avx2<T: Copy, K: PowStages<T>>(a: &[T], b: &[T], dst: &mut [T]) {
         let (a, b) = (&a[..dst.len()], &b[..dst.len()]);
         let (mut lh, mut ll) = ([0.0; POW_BLOCK], [0.0; POW_BLOCK]);
         for ((a, b), d) in a.chunks(POW_BLOCK).zip(b.chunks(POW_BLOCK)).zip(dst.chunks_mut(POW_BLOCK)) {
@@ -336,7 +295,7 @@ dispatched! {
 
 dispatched! {
     /// `dst[i] = src[i]^e` for `i < dst.len()`, a block at a time.
-    fn pow_by / pow_by_plain / pow_by_avx2<PowStages>(e: T, src: &[T], dst: &mut [T]) {
+    pub fn pow_by / pow_by_plain / pow_by_avx2<T: Copy, K: PowStages<T>>(e: T, src: &[T], dst: &mut [T]) {
         let src = &src[..dst.len()];
         let (mut lh, mut ll) = ([0.0; POW_BLOCK], [0.0; POW_BLOCK]);
         for (a, d) in src.chunks(POW_BLOCK).zip(dst.chunks_mut(POW_BLOCK)) {
@@ -352,7 +311,7 @@ dispatched! {
 
 dispatched! {
     /// `buf[i] = buf[i]^e`, a block at a time.
-    fn pow_by_inplace / pow_by_inplace_plain / pow_by_inplace_avx2<PowStages>(e: T, buf: &mut [T]) {
+    pub fn pow_by_inplace / pow_by_inplace_plain / pow_by_inplace_avx2<T: Copy, K: PowStages<T>>(e: T, buf: &mut [T]) {
         let (mut lh, mut ll) = ([0.0; POW_BLOCK], [0.0; POW_BLOCK]);
         for d in buf.chunks_mut(POW_BLOCK) {
             for ((h, l), &x) in lh.iter_mut().zip(ll.iter_mut()).zip(d.iter()) {
@@ -439,11 +398,7 @@ const PATCH_BLOCK: usize = 1024;
 /// `dst[i] = K::eval(src[i])` on the SIMD path, except where
 /// `slow(src[i])`, which get `K::exact(src[i])` (computed after the
 /// block's fast results).
-pub fn map_patched<T: Copy, K: Unary<T> + ?Sized>(
-    src: &[T],
-    dst: &mut [T],
-    slow: impl Fn(T) -> bool,
-) {
+pub fn map_patched<T: Copy, K: Unary<T>>(src: &[T], dst: &mut [T], slow: impl Fn(T) -> bool) {
     let src = &src[..dst.len()];
     for (s, d) in src.chunks(PATCH_BLOCK).zip(dst.chunks_mut(PATCH_BLOCK)) {
         map::<T, K>(s, d);
@@ -458,7 +413,7 @@ pub fn map_patched<T: Copy, K: Unary<T> + ?Sized>(
 }
 
 /// In-place [`map_patched`].
-pub fn apply_patched<T: Copy, K: Unary<T> + ?Sized>(buf: &mut [T], slow: impl Fn(T) -> bool) {
+pub fn apply_patched<T: Copy, K: Unary<T>>(buf: &mut [T], slow: impl Fn(T) -> bool) {
     for c in buf.chunks_mut(PATCH_BLOCK) {
         if c.iter().fold(false, |a, &v| a | slow(v)) {
             let orig = c.to_vec();
@@ -685,7 +640,7 @@ grad_types! {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{Binary, Unary};
-    use crate::kernels::slices::{force_simd_path, simd_paths};
+    use crate::kernels::simd::{force_simd_path, simd_paths};
 
     /// The bits of each element, for bitwise comparisons.
     pub trait Bits: Copy + Default {

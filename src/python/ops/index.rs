@@ -1,7 +1,7 @@
 //! Indexing from Python: `x[...]`, `x[...] = v`, gather / scatter /
 //! index_select / masked_fill / take / index_put / index_add / index_copy /
 //! index_fill / nonzero. Argument parsing only; the semantics live in
-//! `src/ops/index.rs`.
+//! `src/ops/index/`.
 
 use crate::ops::index::TensorIndex;
 use crate::python::core::args::as_scalar;

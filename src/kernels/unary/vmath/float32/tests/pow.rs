@@ -145,7 +145,7 @@ fn pow_special_values() {
 
 #[test]
 fn pow_paths_give_identical_bits() {
-    use crate::kernels::slices::{force_simd_path, simd_paths};
+    use crate::kernels::simd::{force_simd_path, simd_paths};
     use crate::kernels::unary::vmath::testing::Bits;
     let mut rng = Rng(17);
     let mut a: Vec<f32> = (0..4001).map(|_| rng.uniform(0.0, 5.0) as f32).collect();

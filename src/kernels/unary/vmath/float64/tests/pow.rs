@@ -174,11 +174,11 @@ fn pow_paths_give_identical_bits() {
         .zip(&b)
         .map(|(&x, &y)| crate::kernels::unary::vmath::testing::Bits::bits(pow_f64(x, y)))
         .collect();
-    for p in crate::kernels::slices::simd_paths() {
-        crate::kernels::slices::force_simd_path(Some(p));
+    for p in crate::kernels::simd::simd_paths() {
+        crate::kernels::simd::force_simd_path(Some(p));
         let mut dst = vec![0.0; a.len()];
         <vmath::Pow as vmath::Binary<f64>>::zip(&a, &b, &mut dst);
-        crate::kernels::slices::force_simd_path(None);
+        crate::kernels::simd::force_simd_path(None);
         let got: Vec<u64> = dst
             .iter()
             .map(|&v| crate::kernels::unary::vmath::testing::Bits::bits(v))
@@ -191,7 +191,7 @@ fn pow_paths_give_identical_bits() {
 /// and of a fixed base give `eval`'s bits on every path, both float types.
 #[test]
 fn pow_with_a_scalar_gives_identical_bits() {
-    use crate::kernels::slices::{force_simd_path, simd_paths};
+    use crate::kernels::simd::{force_simd_path, simd_paths};
     use crate::kernels::unary::vmath::testing::Bits;
     use vmath::{PowBy, PowOf, UnaryWith};
     fn check<T: Bits + Copy + Default>(xs: &[T], scalars: &[T])
