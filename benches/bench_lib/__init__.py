@@ -7,8 +7,9 @@ the smaller ones).
   each written once against the torch API.
 * ``harness``: timing (``bench_workload``), the physical-limit probes, the
   machine description and the libraries under test.
-* ``sweep_case``, ``sweep_ops``, ``sweep_models``, ``sweep_report``: sweep.py's
-  operator case model, its case tables, its model cases and its tables.
+* ``sweep_case``, ``sweep_ops`` and ``sweep_ops_nn``, ``sweep_models``,
+  ``sweep_report``: sweep.py's operator case model, its case tables, its
+  model cases, and its summary math and tables.
 
 This package's ``__init__`` imports nothing, so that a script can set the
 thread variables from ``threads`` before numpy is loaded.
