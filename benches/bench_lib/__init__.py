@@ -10,6 +10,8 @@ the smaller ones).
 * ``sweep_case``, ``sweep_ops`` and ``sweep_ops_nn``, ``sweep_models``,
   ``sweep_report``: sweep.py's operator case model, its case tables, its
   model cases, and its summary math and tables.
+* ``interleaved``: the options, thread setup and ``per_call`` of pow.py and
+  vmath.py.
 
 This package's ``__init__`` imports nothing, so that a script can set the
 thread variables from ``threads`` before numpy is loaded.
