@@ -49,6 +49,7 @@ from bench_lib.harness import (  # noqa: E402, F401
     machine_info,
     probe_bandwidth,
     probe_gemm,
+    write_json,
 )
 from bench_lib.workloads import (  # noqa: E402, F401
     FLOAT32,
@@ -435,9 +436,7 @@ def main(argv=None):
     print()
     print(format_table(report))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
-        print(f"\nJSON written to {args.json}")
+        write_json(report, args.json, indent=2)
     return 0
 
 

@@ -63,7 +63,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -98,6 +97,7 @@ _np = compare._np
 
 # The case model, the case tables, the models and the report live in
 # bench_lib; their names stay reachable as sweep.X (the tests, scaling.py).
+from bench_lib.harness import write_json  # noqa: E402
 from bench_lib.sweep_case import (  # noqa: E402, F401
     BWD,
     ELEMENTWISE,
@@ -435,9 +435,7 @@ def main(argv=None):
     print()
     print(format_report(report))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
-        print(f"\nJSON written to {args.json}")
+        write_json(report, args.json, indent=1)
     return 0
 
 

@@ -7,6 +7,7 @@ and the time format.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import platform
 import statistics
@@ -286,3 +287,10 @@ def _import_libs(no_torch=False):
         except ImportError:
             pass
     return libs
+
+
+def write_json(report, path, indent):
+    """Writes the report to ``path`` as JSON and says so."""
+    with open(path, "w") as f:
+        json.dump(report, f, indent=indent)
+    print(f"\nJSON written to {path}")
