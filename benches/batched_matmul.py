@@ -14,22 +14,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import statistics
 import sys
 import time
 
-
-def _threads(argv):
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-    return "2"
-
+from bench_lib.threads import early_threads, set_thread_env
 
 if __name__ == "__main__":
-    for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[v] = _threads(sys.argv)
+    set_thread_env(early_threads(sys.argv))
 
 import numpy as np  # noqa: E402
 

@@ -8,15 +8,13 @@ time over torch's (lower is better).
     PYTHONPATH=python python benches/pow.py [--repeats 5] [--only a.pow(b)]
 """
 
-import argparse
-import os
 import statistics
-import sys
-import time
+
+from bench_lib.interleaved import per_call, setup
+from bench_lib.threads import set_thread_env
 
 THREADS = "2"
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = THREADS
+set_thread_env(THREADS)
 
 import ferrograd as fg
 import numpy as np
@@ -31,29 +29,8 @@ OPS = [
 ]
 
 
-def per_call(fn, calls, pause):
-    time.sleep(pause)  # lets the other library's idle workers park
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--calls", type=int, default=5)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--pause", type=float, default=0.05)
-    args = ap.parse_args()
-    fg.set_num_threads(int(THREADS))
-    torch.set_num_threads(int(THREADS))
-    print(
-        f"ferrograd from {os.path.dirname(fg.__file__)}; torch {torch.__version__}; "
-        f"{THREADS} threads; {args.n}x{args.n}",
-        file=sys.stderr,
-    )
+    args = setup(fg, torch, THREADS, 1000, 5, lambda a: f"{a.n}x{a.n}")
     print(f"{'op':11s} {'dtype':8s} {'pass':7s} {'fg ms':>8s} {'torch ms':>9s} {'ratio':>6s}")
     only = set(args.only.split(",")) - {""}
     rng = np.random.default_rng(0)

@@ -1,8 +1,8 @@
 """Three real-world custom autograd Functions.
 
 Written against torch's API: replace the import below with ``import torch``
-and the file runs unchanged on PyTorch (tests/python/test_function.py runs it
-both ways and compares).
+and the file runs unchanged on PyTorch (tests/python/test_function_backward.py
+runs it both ways and compares).
 
     PYTHONPATH=python python examples/custom_functions.py
 """

@@ -1,4 +1,4 @@
-"""The long run of the differential fuzzer (tests/python/fuzz_programs.py).
+"""The long run of the differential fuzzer (tests/python/fuzz_programs/).
 
     PYTHONPATH=python python tools/fuzz_long.py --programs 100000 --seed 0 --jobs 2
 

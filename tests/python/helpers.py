@@ -4,7 +4,8 @@
   (``to_numpy``, ``vals``, ``close``, ``same``) and small custom Functions
   (``square_function``, ``two_output_function``) several test files use.
 * ``require``: skips a test ("not implemented yet") unless the library has
-  the named attributes. Torch availability is the ``torch`` fixture (skips
+  the named attributes; ``raises``: the exception type and the start of its
+  message. Torch availability is the ``torch`` fixture (skips
   when torch is absent) in conftest.py; ``lib`` there runs a test on
   ferrograd and on torch.
 * A plain float64 central-difference gradient checker for registry samples
@@ -137,6 +138,22 @@ def cube_function(lib, grad=None):
     return unary_function(lib, lambda x: x * x * x, grad, name="Cube")
 
 
+def view_out(lib):
+    """A custom Function returning a view of its input (``x.view_as(x)``),
+    backward the identity: its output is a view torch restricts in place."""
+
+    class ViewOut(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return ViewOut
+
+
 def wrong_jvp_square(lib):
     """A custom Function computing ``x * x`` whose forward-mode derivative
     is wrong (``t * x``, not ``2 * x * t``); its backward must not run."""
@@ -203,6 +220,15 @@ def require(lib, *names):
     missing = [n for n in names if not has_attr_path(lib, n)]
     if missing:
         pytest.skip(f"not implemented yet: {', '.join(missing)}")
+
+
+def raises(f, exc, start):
+    """Asserts that ``f()`` raises ``exc`` with a message starting with ``start``."""
+    import pytest
+
+    with pytest.raises(exc) as info:
+        f()
+    assert str(info.value).startswith(start), str(info.value)
 
 
 # ---- gradients by central differences (registry samples) ------------------

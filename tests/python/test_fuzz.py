@@ -1,5 +1,5 @@
 # ruff: noqa: S102, BLE001, S110 - the interpreter execs generated programs and records every exception
-"""Differential fuzzing of ferrograd against torch (see fuzz_programs.py).
+"""Differential fuzzing of ferrograd against torch (see the package fuzz_programs).
 
 1,000 seeded programs in all (hypothesis with ``derandomize=True``: the same
 programs every run):
