@@ -3,6 +3,7 @@
 
 use super::grad_mode::is_grad_enabled;
 use super::node::{Backward, InputMeta, Node};
+use crate::kernels::iter::is_non_overlapping_dense;
 use crate::tensor::{Element, Layout, Tensor};
 use crate::{bail, Result};
 use parking_lot::Mutex;
@@ -58,7 +59,7 @@ fn first_grad(variable: &Tensor, g: Tensor) -> Result<Tensor> {
 /// strides, `copy_`'d into: version 1), else a contiguous `clone`.
 fn clone_obey_contract(g: &Tensor, variable: &Tensor) -> Result<Tensor> {
     let vl = variable.layout();
-    if !is_non_overlapping_and_dense(vl) {
+    if !is_non_overlapping_dense(vl) {
         return g.clone_contiguous();
     }
     let layout = Layout {
@@ -87,7 +88,7 @@ fn clone_obey_contract(g: &Tensor, variable: &Tensor) -> Result<Tensor> {
 /// aside, which only may not have stride 0); any other variable's gradient
 /// is contiguous.
 fn obeys_layout_contract(g: &Layout, variable: &Layout) -> bool {
-    if !is_non_overlapping_and_dense(variable) {
+    if !is_non_overlapping_dense(variable) {
         return g.numel() == 0 || g.is_contiguous();
     }
     g.shape
@@ -95,28 +96,6 @@ fn obeys_layout_contract(g: &Layout, variable: &Layout) -> bool {
         .zip(&g.strides)
         .zip(&variable.strides)
         .all(|((&d, &gs), &vs)| if d == 1 { gs != 0 } else { gs == vs })
-}
-
-/// torch's `is_non_overlapping_and_dense`: the dims of size 2 and more,
-/// ordered by stride, are dense (each stride the product of the sizes
-/// below it).
-fn is_non_overlapping_and_dense(l: &Layout) -> bool {
-    let mut dims: Vec<(usize, usize)> = l
-        .shape
-        .iter()
-        .copied()
-        .zip(l.strides.iter().copied())
-        .filter(|&(d, _)| d >= 2)
-        .collect();
-    dims.sort_by_key(|&(_, s)| s);
-    let mut expected = 1;
-    for (d, s) in dims {
-        if s != expected {
-            return false;
-        }
-        expected *= d;
-    }
-    true
 }
 
 /// Adds `g` into the `.grad` of leaf `t` (AccumulateGrad): the first

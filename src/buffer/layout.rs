@@ -82,6 +82,14 @@ pub fn numel(shape: &[usize]) -> usize {
 }
 
 impl Layout {
+    /// The layout with these sizes, strides (in elements) and offset.
+    pub fn strided(shape: &[usize], strides: &[usize], offset: usize) -> Self {
+        Layout {
+            shape: shape.into(),
+            strides: strides.into(),
+            offset,
+        }
+    }
     pub fn contiguous(shape: &[usize]) -> Self {
         Layout {
             shape: shape.into(),

@@ -117,6 +117,28 @@ fn check_shape(out: &Layout, l: &Layout) -> Result<()> {
     Ok(())
 }
 
+/// The checks and the plan every loop here starts with: `ls[0]` is the
+/// output's layout (in a buffer of `lens[0]`, no element twice), the others
+/// the inputs' (the output's shape, in buffers of `lens[k]`). Returns the
+/// plan with each operand's inner and outer strides.
+#[allow(clippy::type_complexity)]
+fn checked_plan<const N: usize>(
+    ls: [&Layout; N],
+    lens: [usize; N],
+) -> Result<(Plan<N>, [usize; N], [usize; N])> {
+    for l in &ls[1..] {
+        check_shape(ls[0], l)?;
+    }
+    check_out(ls[0], lens[0])?;
+    for (l, &len) in ls[1..].iter().zip(&lens[1..]) {
+        check_in(l, len, "input")?;
+    }
+    let plan = Plan::new(&ls[0].shape, ls.map(|l| (&l.strides[..], l.offset)));
+    let inner = std::array::from_fn(|k| plan.inner(k));
+    let outer = std::array::from_fn(|k| plan.outer(k));
+    Ok((plan, inner, outer))
+}
+
 /// A buffer's address and element size, for prefetching.
 fn mem<T>(d: &[T]) -> (usize, usize) {
     (d.as_ptr() as usize, std::mem::size_of::<T>())
@@ -323,15 +345,7 @@ where
     U: Copy + Default + Send + Sync,
     K: RowMap<T, U>,
 {
-    check_shape(lo, la)?;
-    check_out(lo, out.len())?;
-    check_in(la, a.len(), "input")?;
-    let plan = Plan::new(
-        &lo.shape,
-        [(&lo.strides, lo.offset), (&la.strides, la.offset)],
-    );
-    let [so, sa] = std::array::from_fn(|k| plan.inner(k));
-    let [so1, sa1] = std::array::from_fn(|k| plan.outer(k));
+    let (plan, [so, sa], [so1, sa1]) = checked_plan([lo, la], [out.len(), a.len()])?;
     let mem = [mem(out), mem(a)];
     let out = SharedOut::new(out);
     each_block(&plan, grain, mem, |[oo, oa], w, h| {
@@ -382,21 +396,8 @@ where
     U: Copy + Default + Send + Sync,
     K: RowZip<T, U>,
 {
-    check_shape(lo, la)?;
-    check_shape(lo, lb)?;
-    check_out(lo, out.len())?;
-    check_in(la, a.len(), "input")?;
-    check_in(lb, b.len(), "input")?;
-    let plan = Plan::new(
-        &lo.shape,
-        [
-            (&lo.strides, lo.offset),
-            (&la.strides, la.offset),
-            (&lb.strides, lb.offset),
-        ],
-    );
-    let [so, sa, sb] = std::array::from_fn(|k| plan.inner(k));
-    let [so1, sa1, sb1] = std::array::from_fn(|k| plan.outer(k));
+    let (plan, [so, sa, sb], [so1, sa1, sb1]) =
+        checked_plan([lo, la, lb], [out.len(), a.len(), b.len()])?;
     let mem = [mem(out), mem(a), mem(b)];
     let out = SharedOut::new(out);
     let run = |x: Src<T>, y: Src<T>, o: &mut [U]| match (x, y) {
@@ -441,24 +442,8 @@ where
     U: Copy + Default + Send + Sync,
     F: Fn(A, B, C) -> U + Sync,
 {
-    for l in [la, lb, lc] {
-        check_shape(lo, l)?;
-    }
-    check_out(lo, out.len())?;
-    check_in(la, a.len(), "input")?;
-    check_in(lb, b.len(), "input")?;
-    check_in(lc, c.len(), "input")?;
-    let plan = Plan::new(
-        &lo.shape,
-        [
-            (&lo.strides, lo.offset),
-            (&la.strides, la.offset),
-            (&lb.strides, lb.offset),
-            (&lc.strides, lc.offset),
-        ],
-    );
-    let [so, sa, sb, sc] = std::array::from_fn(|k| plan.inner(k));
-    let [so1, sa1, sb1, sc1] = std::array::from_fn(|k| plan.outer(k));
+    let (plan, [so, sa, sb, sc], [so1, sa1, sb1, sc1]) =
+        checked_plan([lo, la, lb, lc], [out.len(), a.len(), b.len(), c.len()])?;
     let mem = [mem(out), mem(a), mem(b), mem(c)];
     let out = SharedOut::new(out);
     /// A plain run: the data itself, or `fill` holding one value `w` times.
@@ -545,15 +530,7 @@ where
     S: Copy + Default + Send + Sync,
     F: Fn(T, S) -> T + Sync,
 {
-    check_shape(ld, ls)?;
-    check_out(ld, dst.len())?;
-    check_in(ls, src_data.len(), "input")?;
-    let plan = Plan::new(
-        &ld.shape,
-        [(&ld.strides, ld.offset), (&ls.strides, ls.offset)],
-    );
-    let [sd, ss] = std::array::from_fn(|k| plan.inner(k));
-    let [sd1, ss1] = std::array::from_fn(|k| plan.outer(k));
+    let (plan, [sd, ss], [sd1, ss1]) = checked_plan([ld, ls], [dst.len(), src_data.len()])?;
     let mem = [mem(dst), mem(src_data)];
     let out = SharedOut::new(dst);
     each_block(&plan, grain, mem, |[od, os], w, h| {
@@ -590,11 +567,7 @@ mod tests {
     use super::*;
 
     fn layout(shape: &[usize], strides: &[usize], offset: usize) -> Layout {
-        Layout {
-            shape: shape.into(),
-            strides: strides.into(),
-            offset,
-        }
+        Layout::strided(shape, strides, offset)
     }
 
     /// Row-major values of `l` in `d`.

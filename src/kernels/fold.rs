@@ -421,11 +421,7 @@ mod tests {
     use super::*;
 
     fn layout(shape: &[usize], strides: &[usize], offset: usize) -> Layout {
-        Layout {
-            shape: shape.into(),
-            strides: strides.into(),
-            offset,
-        }
+        Layout::strided(shape, strides, offset)
     }
 
     /// Plain-loop sum over `dims` in f64, kept dims row-major.

@@ -145,14 +145,15 @@ pub fn output_layout(shape: &[usize], inputs: &[&Layout]) -> Layout {
 }
 
 /// True when `l` covers a block of memory without gaps or repeats (any dim
-/// order): torch's `is_non_overlapping_and_dense`.
+/// order): torch's `is_non_overlapping_and_dense` (the dims of size 2 and
+/// more, ordered by stride, each have the product of the sizes below it).
 pub fn is_non_overlapping_dense(l: &Layout) -> bool {
     let mut dims: SmallVec<[(usize, usize); 6]> = l
         .shape
         .iter()
         .copied()
         .zip(l.strides.iter().copied())
-        .filter(|&(d, _)| d != 1)
+        .filter(|&(d, _)| d >= 2)
         .collect();
     dims.sort_unstable_by_key(|&(d, s)| (s, d));
     let mut expected = 1;
@@ -595,11 +596,7 @@ mod tests {
     use super::*;
 
     fn layout(shape: &[usize], strides: &[usize], offset: usize) -> Layout {
-        Layout {
-            shape: shape.into(),
-            strides: strides.into(),
-            offset,
-        }
+        Layout::strided(shape, strides, offset)
     }
 
     /// Every (offset tuple) visited by the plan's runs, in visiting order.

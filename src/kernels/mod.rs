@@ -26,25 +26,33 @@ pub mod window;
 /// Elementwise work below this many elements stays on the calling thread.
 pub const PAR_THRESHOLD: usize = 1 << 15;
 
+/// Matches `$dtype` against the listed dtypes, running `$body` with `$T`
+/// bound to each one's element type; `$other => $rest` takes the others.
+/// The `dispatch_*` macros below are its cases.
+#[macro_export]
+macro_rules! dispatch_dtypes {
+    ($dtype:expr, $T:ident => $body:expr, [$($dt:ident: $ty:ty),*] $(, $other:pat => $rest:expr)?) => {
+        match $dtype {
+            $(
+                $crate::buffer::DType::$dt => {
+                    type $T = $ty;
+                    $body
+                }
+            )*
+            $($other => $rest,)?
+        }
+    };
+}
+
 /// Dispatches on a float dtype, binding `$T` to f32 or f64.
 #[macro_export]
 macro_rules! dispatch_float {
     ($dtype:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            $crate::buffer::DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::buffer::DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            other => $crate::bail!(
-                runtime,
-                "expected a floating point tensor, got {}",
-                other.name()
-            ),
-        }
+        $crate::dispatch_dtypes!($dtype, $T => $body, [F32: f32, F64: f64], other => $crate::bail!(
+            runtime,
+            "expected a floating point tensor, got {}",
+            other.name()
+        ))
     };
 }
 
@@ -52,24 +60,7 @@ macro_rules! dispatch_float {
 #[macro_export]
 macro_rules! dispatch_all {
     ($dtype:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            $crate::buffer::DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            $crate::buffer::DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            $crate::buffer::DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::buffer::DType::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
+        $crate::dispatch_dtypes!($dtype, $T => $body, [Bool: bool, I64: i64, F32: f32, F64: f64])
     };
 }
 
@@ -78,22 +69,9 @@ macro_rules! dispatch_all {
 #[macro_export]
 macro_rules! dispatch_numeric {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            $crate::buffer::DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            $crate::buffer::DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::buffer::DType::F64 => {
-                type $T = f64;
-                $body
-            }
+        $crate::dispatch_dtypes!($dtype, $T => $body, [I64: i64, F32: f32, F64: f64],
             $crate::buffer::DType::Bool => {
                 $crate::bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $op)
-            }
-        }
+            })
     };
 }

@@ -17,7 +17,6 @@ pub(super) trait MatElem:
     Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
 {
     /// The kernel for a product of this size (`None`: the plain loop).
-    /// The kernel for a product of this size (`None`: the plain loop).
     fn path(_mnk: [usize; 3]) -> Option<GemmPath> {
         None
     }
@@ -136,87 +135,59 @@ fn small_batch_call<T: Element + super::super::sgemm::small::Packable>(
     unsafe { small_batch([m, n, k], am, bm, offs, dsts.as_mut_ptr(), prefetch) }
 }
 
-impl MatElem for f32 {
-    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
-        gemm_path(DType::F32, mnk)
-    }
-    #[cfg(target_arch = "x86_64")]
-    fn small_batch(
-        dsts: &mut [f32],
-        a: &[f32],
-        am: Mat,
-        b: &[f32],
-        bm: Mat,
-        offs: &[(usize, usize)],
-        mnk: [usize; 3],
-        prefetch: bool,
-    ) -> Option<()> {
-        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
-        Some(())
-    }
-    fn product(
-        dst: &mut [f32],
-        a: &[f32],
-        am: Mat,
-        b: &[f32],
-        bm: Mat,
-        mnk: [usize; 3],
-        path: Option<GemmPath>,
-        par: Parallelism,
-    ) {
-        if !float_sizes_ok(dst, a, am, b, bm, mnk) {
-            return;
+/// `MatElem` for a float type: the small kernel, our own GEMM where `own`
+/// names its call (float32), else the `gemm` crate.
+macro_rules! float_mat_elem {
+    ($t:ty, $dt:ident $(, own: $own:ident)?) => {
+        impl MatElem for $t {
+            fn path(mnk: [usize; 3]) -> Option<GemmPath> {
+                gemm_path(DType::$dt, mnk)
+            }
+            #[cfg(target_arch = "x86_64")]
+            fn small_batch(
+                dsts: &mut [$t],
+                a: &[$t],
+                am: Mat,
+                b: &[$t],
+                bm: Mat,
+                offs: &[(usize, usize)],
+                mnk: [usize; 3],
+                prefetch: bool,
+            ) -> Option<()> {
+                small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
+                Some(())
+            }
+            fn product(
+                dst: &mut [$t],
+                a: &[$t],
+                am: Mat,
+                b: &[$t],
+                bm: Mat,
+                mnk: [usize; 3],
+                path: Option<GemmPath>,
+                par: Parallelism,
+            ) {
+                if !float_sizes_ok(dst, a, am, b, bm, mnk) {
+                    return;
+                }
+                match path {
+                    #[cfg(target_arch = "x86_64")]
+                    Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
+                    $(
+                        #[cfg(target_arch = "x86_64")]
+                        Some(GemmPath::OwnAvx2) => $own(Isa::Avx2, dst, a, am, b, bm, mnk, par),
+                        #[cfg(target_arch = "x86_64")]
+                        Some(GemmPath::OwnAvx512) => $own(Isa::Avx512, dst, a, am, b, bm, mnk, par),
+                    )?
+                    _ => gemm_call(dst, a, am, b, bm, mnk, par),
+                }
+            }
         }
-        match path {
-            #[cfg(target_arch = "x86_64")]
-            Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
-            #[cfg(target_arch = "x86_64")]
-            Some(GemmPath::OwnAvx2) => own_call(Isa::Avx2, dst, a, am, b, bm, mnk, par),
-            #[cfg(target_arch = "x86_64")]
-            Some(GemmPath::OwnAvx512) => own_call(Isa::Avx512, dst, a, am, b, bm, mnk, par),
-            _ => gemm_call(dst, a, am, b, bm, mnk, par),
-        }
-    }
+    };
 }
 
-impl MatElem for f64 {
-    fn path(mnk: [usize; 3]) -> Option<GemmPath> {
-        gemm_path(DType::F64, mnk)
-    }
-    #[cfg(target_arch = "x86_64")]
-    fn small_batch(
-        dsts: &mut [f64],
-        a: &[f64],
-        am: Mat,
-        b: &[f64],
-        bm: Mat,
-        offs: &[(usize, usize)],
-        mnk: [usize; 3],
-        prefetch: bool,
-    ) -> Option<()> {
-        small_batch_call(dsts, a, am, b, bm, offs, mnk, prefetch);
-        Some(())
-    }
-    fn product(
-        dst: &mut [f64],
-        a: &[f64],
-        am: Mat,
-        b: &[f64],
-        bm: Mat,
-        mnk: [usize; 3],
-        path: Option<GemmPath>,
-        par: Parallelism,
-    ) {
-        if !float_sizes_ok(dst, a, am, b, bm, mnk) {
-            return;
-        }
-        match path {
-            #[cfg(target_arch = "x86_64")]
-            Some(GemmPath::Small) => small_call(dst, a, am, b, bm, mnk),
-            _ => gemm_call(dst, a, am, b, bm, mnk, par),
-        }
-    }
-}
+float_mat_elem!(f32, F32, own: own_call);
+float_mat_elem!(f64, F64);
 
 /// Handles empty products (m or n zero: nothing to write; k zero: zeros)
 /// and returns whether there is a product left to run, having checked that
