@@ -69,6 +69,16 @@ def test_gradcheck_every_collective(n):
         assert want in names, out
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_collectives_in_parallel_backward_branches_run_in_one_order(n):
+    launch("mp_ordered.py", n)
+
+
+def test_without_the_ordered_lane_the_ranks_disagree():
+    p, out, _ = launch("mp_ordered.py", 2, "--unordered", expect_ok=False)
+    assert p.returncode != 0 and "calls do not match" in out, out
+
+
 def test_launcher_flags():
     p = subprocess.run(
         [
