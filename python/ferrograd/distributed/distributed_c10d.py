@@ -463,7 +463,7 @@ def _report_failure(message: str):
     if _peer_failure is None:
         text = f"rank {me} failed: {message}"
         reqs = [_control.isend(text, dest=p, tag=_CONTROL_TAG) for p in range(n) if p != me]
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + 5.0
         acks = 0
         # a peer acknowledges once it has reported the failure (or failed
         # on its own, reporting that to us)
@@ -479,16 +479,24 @@ def _report_failure(message: str):
         del reqs
     else:
         # failed because of a peer: acknowledge that this rank has reported
+        # its error, then let the failed rank end the job (it aborts once
+        # every rank has acknowledged); abort ourselves if it does not
         try:
             _control.send("ack", dest=_peer_failure[0], tag=_ACK_TAG)
         except Exception:
             pass
-    sys.stderr.flush()
-    sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout.flush()
+        time.sleep(10.0)
     MPI.COMM_WORLD.Abort(1)
 
 
 def _at_exit():
+    if _control is not None and _peer_failure is None:
+        try:
+            _poll_failure()
+        except DistBackendError:
+            pass
     if _peer_failure is not None and _control is not None:
         # leaving after a peer failed (the error was caught): acknowledge
         # and abort instead of blocking in MPI_Finalize

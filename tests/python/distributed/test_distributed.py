@@ -79,6 +79,20 @@ def test_without_the_ordered_lane_the_ranks_disagree():
     assert p.returncode != 0 and "calls do not match" in out, out
 
 
+@pytest.mark.parametrize(("mode", "n"), [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2)])
+def test_a_failing_rank_makes_the_others_fail_fast(mode, n):
+    p, out, elapsed = launch("mp_fault.py", n, mode, expect_ok=False, timeout=120)
+    assert p.returncode != 0, out
+    survivors = range(n - 1)
+    for r in survivors:
+        assert f"CAUGHT {r} " in out, out
+    if mode == "timeout":
+        assert "timed out after 4.0 s" in out, out
+    else:
+        assert "exploded on purpose" in out.split("CAUGHT 0 ", 1)[1], out
+    assert elapsed < 60, elapsed
+
+
 def test_launcher_flags():
     p = subprocess.run(
         [

@@ -1,0 +1,60 @@
+"""Run on N ranks by test_distributed.py with a mode argument:
+
+* ``forward``: the last rank raises during its forward; the others are in
+  an all_reduce and must fail with DistBackendError naming that rank.
+* ``backward``: the last rank raises inside a backward node while the
+  others wait in a collective of their backward.
+* ``timeout``: the last rank hangs (sleeps); the others must time out.
+
+Every surviving rank prints "CAUGHT <rank> <message>" and exits with an
+error itself; the whole job must end within seconds."""
+
+import sys
+import time
+
+import ferrograd as torch
+import ferrograd.distributed as dist
+import ferrograd.distributed.nn.functional as F
+
+mode = sys.argv[1]
+dist.init_process_group("mpi", timeout=4 if mode == "timeout" else 60)
+r, n = dist.get_rank(), dist.get_world_size()
+bad = r == n - 1
+w = torch.ones(4, requires_grad=True)
+
+
+class Boom(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        if bad:
+            raise ValueError("backward exploded on purpose")
+        return g
+
+
+try:
+    if mode == "forward":
+        if bad:
+            raise RuntimeError("forward exploded on purpose")
+        dist.all_reduce(w.detach().clone())
+    elif mode == "backward":
+        # Boom's backward runs before the all_reduce's: the failing rank
+        # never reaches the collective the others wait in
+        y = Boom.apply(F.all_reduce(w * 2))
+        y.sum().backward()
+    elif mode == "timeout":
+        if bad:
+            time.sleep(30)
+        dist.all_reduce(w.detach().clone())
+except dist.DistBackendError as e:
+    print(f"CAUGHT {r} {e}", flush=True)
+    raise
+except RuntimeError as e:
+    # in backward the engine reports the node's error as a RuntimeError
+    if "peer failed" in str(e) or "timed out" in str(e):
+        print(f"CAUGHT {r} {e}", flush=True)
+    raise
+print(f"OK {r}", flush=True)
