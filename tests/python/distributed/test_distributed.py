@@ -79,7 +79,9 @@ def test_without_the_ordered_lane_the_ranks_disagree():
     assert p.returncode != 0 and "calls do not match" in out, out
 
 
-@pytest.mark.parametrize(("mode", "n"), [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2)])
+@pytest.mark.parametrize(
+    ("mode", "n"), [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2)]
+)
 def test_a_failing_rank_makes_the_others_fail_fast(mode, n):
     p, out, elapsed = launch("mp_fault.py", n, mode, expect_ok=False, timeout=120)
     assert p.returncode != 0, out
@@ -91,6 +93,11 @@ def test_a_failing_rank_makes_the_others_fail_fast(mode, n):
     else:
         assert "exploded on purpose" in out.split("CAUGHT 0 ", 1)[1], out
     assert elapsed < 60, elapsed
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_distributed_data_parallel(n):
+    launch("mp_ddp.py", n)
 
 
 def test_launcher_flags():
