@@ -100,6 +100,13 @@ def test_distributed_data_parallel(n):
     launch("mp_ddp.py", n)
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_contrastive_example_matches_one_process(n):
+    script = os.path.join(HERE, "..", "..", "..", "examples", "distributed_contrastive.py")
+    _, out, _ = launch(script, n)
+    assert "vs one process over the whole batch" in out, out
+
+
 def test_launcher_flags():
     p = subprocess.run(
         [

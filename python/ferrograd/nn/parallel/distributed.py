@@ -107,6 +107,7 @@ class DistributedDataParallel(Module):
                     )
         self._build_buckets()
         self._lock = threading.Lock()
+        self._started = False
         self._reset()
         self._expect_reduction = False
         self._handles = [
@@ -174,6 +175,7 @@ class DistributedDataParallel(Module):
             b.work = None
         self._next = 0
         self._launched = 0
+        self._started = False
 
     # -- backward -----------------------------------------------------------
 
@@ -203,6 +205,7 @@ class DistributedDataParallel(Module):
                 view.copy_(grad.reshape(-1))
         finished = False
         with self._lock:
+            self._started = True
             if self._ready[bi][k]:
                 return
             self._ready[bi][k] = True
@@ -254,7 +257,8 @@ class DistributedDataParallel(Module):
     # -- forward ------------------------------------------------------------
 
     def forward(self, *inputs, **kwargs):
-        if self._expect_reduction and self.require_backward_grad_sync:
+        # torch's check: a backward reduced some buckets but not all
+        if self._expect_reduction and self._started and self.require_backward_grad_sync:
             missing = [i for i, b in enumerate(self._ready) for k, r in enumerate(b) if not r]
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a new one. "
@@ -273,7 +277,8 @@ class DistributedDataParallel(Module):
                             t.detach(), self.process_group.ranks[0], group=self.process_group
                         )
         if _C.is_grad_enabled() and self.require_backward_grad_sync:
-            self._reset()
+            if not self._expect_reduction:
+                self._reset()
             self._expect_reduction = True
         else:
             self._expect_reduction = False
