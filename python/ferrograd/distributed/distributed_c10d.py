@@ -180,6 +180,7 @@ class ProcessGroup:
         self.timeout = timeout
         self.backend = backend
         self._ddp_comm = None
+        self._runners = {}
 
     def rank(self) -> int:
         return self.comm.Get_rank()
@@ -195,6 +196,19 @@ class ProcessGroup:
 
     def name(self) -> str:
         return self.backend
+
+    def runner(self, comm):
+        """The background thread that runs this communicator's blocking
+        collectives (one per communicator, so that a bucket all-reduce of
+        DDP never queues a user collective behind it)."""
+        key = id(comm)
+        r = self._runners.get(key)
+        if r is None:
+            with _lock:
+                r = self._runners.get(key)
+                if r is None:
+                    r = self._runners[key] = _Runner()
+        return r
 
     def __repr__(self) -> str:
         return f"ProcessGroup(ranks={self.ranks}, backend={self.backend!r})"
@@ -536,25 +550,28 @@ def _wait_all(reqs, timeout: float, what: str, status=None):
     if test():
         return
     start = time.monotonic()
-    pause = 0.0
     spins = 0
+    pause = 0.0
     while True:
+        # MPI progresses the operation inside Test: spin on it (as MPI's own
+        # blocking wait does; mpi4py releases the GIL inside every MPI call,
+        # so other Python threads run meanwhile) for the first second, then
+        # back off to short sleeps
         if test():
             return
         spins += 1
-        if spins % 64 == 0:
+        if spins % 256 == 0:
             _poll_failure()
-            if time.monotonic() - start > timeout:
+            elapsed = time.monotonic() - start
+            if elapsed > timeout:
                 raise DistBackendError(
                     f"{what} timed out after {timeout:.1f} s waiting for the other ranks "
                     "(a peer may be stuck, or running a different collective)"
                 )
-        # back off from spinning to short sleeps (sleep releases the GIL)
-        if spins > 200:
-            pause = min(max(pause * 1.5, 2e-5), 1e-3)
+            if elapsed > 1.0:
+                pause = min(max(pause * 1.5, 2e-5), 1e-3)
+        if pause:
             time.sleep(pause)
-        else:
-            time.sleep(0)
 
 
 # ---------------------------------------------------------------------------
@@ -752,6 +769,86 @@ class Work:
         return f"<Work {self._what} {'completed' if self._done else 'pending'}>"
 
 
+class _Future:
+    __slots__ = ("done", "error")
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.error = None
+
+
+class _Runner:
+    """A daemon thread running blocking MPI calls in submission order (as
+    torch's process groups run collectives on their own threads): the
+    call progresses while the submitting thread computes, and MPI's
+    blocking algorithms are used."""
+
+    def __init__(self):
+        import queue
+
+        self._q = queue.SimpleQueue()
+        self._t = threading.Thread(target=self._loop, name="ferrograd-mpi", daemon=True)
+        self._t.start()
+
+    def _loop(self):
+        while True:
+            fn, fut = self._q.get()
+            try:
+                fn()
+            except BaseException as e:  # handed to the waiter
+                fut.error = e
+            fut.done.set()
+
+    def submit(self, fn) -> _Future:
+        fut = _Future()
+        self._q.put((fn, fut))
+        return fut
+
+
+class _ThreadWork(Work):
+    """A Work whose operation runs on a runner thread."""
+
+    def __init__(self, fut, group, what, finish=()):
+        super().__init__([], group, what, finish)
+        self._fut = fut
+
+    def wait(self, timeout=None) -> bool:
+        if self._done:
+            return True
+        if self._error is not None:
+            raise self._error
+        limit = self._group.timeout if timeout is None else _timeout_seconds(timeout)
+        start = time.monotonic()
+        # Event.wait releases the GIL; wake up now and then to notice a
+        # peer's failure or the timeout
+        while not self._fut.done.wait(0.05):
+            try:
+                _poll_failure()
+            except DistError as e:
+                self._error = e
+                raise
+            if time.monotonic() - start > limit:
+                self._error = DistBackendError(
+                    f"{self._what} timed out after {limit:.1f} s waiting for the other ranks "
+                    "(a peer may be stuck, or running a different collective)"
+                )
+                raise self._error
+        if self._fut.error is not None:
+            self._error = DistBackendError(f"{self._what} failed in MPI: {self._fut.error}")
+            raise self._error
+        self._complete()
+        return True
+
+    def is_completed(self) -> bool:
+        if self._done or self._error is not None:
+            return True
+        if not self._fut.done.is_set():
+            return False
+        if self._fut.error is None:
+            self._complete()
+        return True
+
+
 def _root(g: ProcessGroup, global_rank, name: str) -> int:
     if not isinstance(global_rank, int) or isinstance(global_rank, bool):
         raise TypeError(f"{name} must be an int, got {type(global_rank).__name__}")
@@ -783,16 +880,34 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     return _all_reduce_unchecked(tensor, op, g, g.comm, async_op, mop)
 
 
-def _all_reduce_unchecked(tensor, op, g, comm, async_op, mop=None):
+# Synchronous all-reduces of this many bytes and more run MPI's blocking
+# Allreduce (on the communicator's runner thread) rather than Iallreduce:
+# Open MPI's blocking algorithms are faster on large buffers (64 MB float32
+# on 2 ranks: ~1.5x), and the caller still waits in a polling loop.
+_BLOCKING_MIN_BYTES = 1 << 20
+
+
+def _all_reduce_unchecked(tensor, op, g, comm, async_op, mop=None, runner=None):
     MPI = _MPI()
     if mop is None:
         mop = _mpi_op(op, _dtype_code(tensor))
     b = _Buf(tensor)
-    req = comm.Iallreduce(MPI.IN_PLACE, b.arr, mop)
     finish = [b.finish]
     if op == ReduceOp.AVG:
         n = comm.Get_size()
         finish.insert(0, lambda: (b.tmp if b.tmp is not None else tensor.detach()).div_(n))
+    if runner is None and not async_op and b.arr.nbytes >= _BLOCKING_MIN_BYTES:
+        runner = g.runner(comm)
+    if runner is not None:
+        arr = b.arr
+        w = _ThreadWork(
+            runner.submit(lambda: comm.Allreduce(MPI.IN_PLACE, arr, mop)), g, "all_reduce", finish
+        )
+        if async_op:
+            return w
+        w.wait()
+        return None
+    req = comm.Iallreduce(MPI.IN_PLACE, b.arr, mop)
     return _work([req], g, "all_reduce", finish, async_op)
 
 

@@ -63,6 +63,19 @@ for op, f in [
     check(
         all(abs(a - b) < 1e-12 for a, b in zip(x.tolist(), expect)), f"{op} {x.tolist()} {expect}"
     )
+# large tensors (MPI's blocking all-reduce on a runner thread), sync and
+# async, contiguous and not, with AVG's division
+for async_op in (False, True):
+    big = (torch.arange(1 << 19, dtype=torch.float32) % 7 + r).reshape(512, 1024)
+    view = big.t()
+    w = dist.all_reduce(view, op=dist.ReduceOp.AVG, async_op=async_op)
+    if async_op:
+        check(w.wait() and w.is_completed(), "big async work")
+    expect = (torch.arange(1 << 19, dtype=torch.float32) % 7 + (n - 1) / 2).reshape(512, 1024)
+    check(torch.allclose(big, expect), "big all_reduce AVG")
+    flat = torch.full((1 << 19,), float(r + 1), dtype=torch.float64)
+    dist.all_reduce(flat, op=dist.ReduceOp.MAX)
+    check(flat.min().item() == float(n), "big all_reduce MAX")
 # bool: SUM is a logical or
 b = torch.tensor([r == 0, False, True])
 dist.all_reduce(b)

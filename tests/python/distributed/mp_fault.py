@@ -39,7 +39,8 @@ try:
     if mode == "forward":
         if bad:
             raise RuntimeError("forward exploded on purpose")
-        dist.all_reduce(w.detach().clone())
+        # 2 MB: MPI's blocking all-reduce on the runner thread
+        dist.all_reduce(torch.ones(1 << 19))
     elif mode == "backward":
         # Boom's backward runs before the all_reduce's: the failing rank
         # never reaches the collective the others wait in

@@ -224,15 +224,13 @@ class DistributedDataParallel(Module):
             finished = self._next == len(self._buckets) and self._launched == 0
             if finished:
                 self._launched = 1
-            else:
-                # let MPI progress the started all-reduces
-                for ob in self._buckets[: self._next]:
-                    ob.work.is_completed()
         if finished:
             self._finalize()
 
     def _finalize(self):
         n = self.process_group.size()
+        for b in self._buckets:
+            b.work.wait()
         used = None
         if self.find_unused_parameters:
             # which parameters some rank used: those get the average as
@@ -244,7 +242,6 @@ class DistributedDataParallel(Module):
             used = used.tolist()
         with no_grad():
             for b in self._buckets:
-                b.work.wait()
                 b.flat.div_(n)
                 for i, p, off in zip(b.ids, b.params, b.offsets):
                     piece = b.flat[off : off + p.numel()].view(p.shape)
