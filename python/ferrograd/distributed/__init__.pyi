@@ -81,6 +81,7 @@ class ReduceOp:
         name: str
         value: _int
         def __init__(self, name: str, code: _int) -> None: ...
+
     SUM: RedOpType
     AVG: RedOpType
     PRODUCT: RedOpType
@@ -181,7 +182,9 @@ def new_group(
     group_desc: Any = ...,
     device_id: Any = ...,
 ) -> Any: ...
-def recv(tensor: Tensor, src: Any = ..., group: Any = ..., tag: _int = ..., group_src: Any = ...) -> _int: ...
+def recv(
+    tensor: Tensor, src: Any = ..., group: Any = ..., tag: _int = ..., group_src: Any = ...
+) -> _int: ...
 def reduce(
     tensor: Tensor,
     dst: Any = ...,
