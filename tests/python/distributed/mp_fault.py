@@ -5,6 +5,8 @@
 * ``backward``: the last rank raises inside a backward node while the
   others wait in a collective of their backward.
 * ``timeout``: the last rank hangs (sleeps); the others must time out.
+* ``ddp``: the last rank raises computing its loss; the others are in a
+  DistributedDataParallel backward waiting for its buckets.
 
 Every surviving rank prints "CAUGHT <rank> <message>" and exits with an
 error itself; the whole job must end within seconds."""
@@ -46,6 +48,20 @@ try:
         # never reaches the collective the others wait in
         y = Boom.apply(F.all_reduce(w * 2))
         y.sum().backward()
+    elif mode == "ddp":
+        from ferrograd.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(torch.nn.Linear(64, 64), bucket_cap_mb=0.001)
+        out = model(torch.ones(8, 64))
+        if bad:
+            raise RuntimeError("loss exploded on purpose")
+        before = [p.grad for p in model.parameters()]
+        try:
+            out.sum().backward()
+        finally:
+            # nothing half-written: the failed reduction left .grad alone
+            # (the local gradients, never a partial average)
+            print(f"GRADS {r} {[p.grad is not None for p in model.parameters()]}", flush=True)
     elif mode == "timeout":
         if bad:
             time.sleep(30)

@@ -80,7 +80,7 @@ def test_without_the_ordered_lane_the_ranks_disagree():
 
 
 @pytest.mark.parametrize(
-    ("mode", "n"), [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2)]
+    ("mode", "n"), [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2), ("ddp", 2)]
 )
 def test_a_failing_rank_makes_the_others_fail_fast(mode, n):
     p, out, elapsed = launch("mp_fault.py", n, mode, expect_ok=False, timeout=120)

@@ -99,6 +99,10 @@ class DistributedDataParallel(Module):
                 "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient."
             )
         self._check_same_model()
+        # DDP's communicator: made here, by every rank together (MPI_Comm_dup
+        # is collective: made lazily in a hook it could wait for a rank that
+        # never gets there)
+        self.process_group.ddp_comm
         if init_sync:
             with no_grad():
                 for t in list(module.parameters()) + list(module.buffers()):
