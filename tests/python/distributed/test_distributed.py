@@ -6,7 +6,9 @@ finished ("OK <rank>"). Skips without mpi4py; CI installs it
 (scripts/test.sh).
 """
 
+import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -105,6 +107,38 @@ def test_contrastive_example_matches_one_process(n):
     script = os.path.join(HERE, "..", "..", "..", "examples", "distributed_contrastive.py")
     _, out, _ = launch(script, n)
     assert "vs one process over the whole batch" in out, out
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_differentiable_collectives_match_torch_gloo(n, tmp_path):
+    """The same program on ferrograd and on torch (gloo): outputs and
+    input gradients of every differentiable collective agree."""
+    pytest.importorskip("torch")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    for lib in ("ferrograd", "torch"):
+        launch("mp_torch_oracle.py", n, lib, str(tmp_path), port)
+    for r in range(n):
+        ours = json.loads((tmp_path / f"ferrograd.{r}.json").read_text())
+        theirs = json.loads((tmp_path / f"torch.{r}.json").read_text())
+        assert ours.keys() == theirs.keys()
+        for name in ours:
+            for part in ("out", "grad"):
+                a, b = ours[name][part], theirs[name][part]
+                assert (a is None) == (b is None), (name, part)
+                if a is not None:
+                    assert _close(a, b), (r, name, part, a, b)
+
+
+def _close(a, b, tol=1e-12):
+    if isinstance(a, list):
+        return (
+            isinstance(b, list)
+            and len(a) == len(b)
+            and all(_close(x, y, tol) for x, y in zip(a, b))
+        )
+    return abs(a - b) <= tol * (1 + abs(b))
 
 
 def test_launcher_flags():
