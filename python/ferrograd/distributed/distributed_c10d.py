@@ -911,6 +911,21 @@ def _all_reduce_unchecked(tensor, op, g, comm, async_op, mop=None, runner=None):
     return _work([req], g, "all_reduce", finish, async_op)
 
 
+def _start(g, what, nbytes, async_op, finish, method, *args, **kwargs):
+    """Starts ``comm.<method>`` (mpi4py's name of the blocking call):
+    synchronous calls on ``nbytes`` of 1 MB and more run the blocking call
+    on the communicator's runner thread (Open MPI's blocking algorithms are
+    faster on large buffers), the others the non-blocking ``I<method>``."""
+    comm = g.comm
+    if not async_op and nbytes >= _BLOCKING_MIN_BYTES:
+        call = getattr(comm, method)
+        w = _ThreadWork(g.runner(comm).submit(lambda: call(*args, **kwargs)), g, what, finish)
+        w.wait()
+        return None
+    req = getattr(comm, "I" + method.lower())(*args, **kwargs)
+    return _work([req], g, what, finish, async_op)
+
+
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copies ``tensor`` of rank ``src`` (a global rank) to every rank."""
     _check_tensor(tensor, "tensor")
@@ -920,8 +935,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = group_src if group_src is not None else _root(g, src, "src")
     _agree(g, _meta("broadcast", tensor, root=root), "broadcast")
     b = _Buf(tensor, read_only=g.rank() == root)
-    req = g.comm.Ibcast(b.arr, root=root)
-    return _work([req], g, "broadcast", [b.finish], async_op)
+    return _start(g, "broadcast", b.arr.nbytes, async_op, [b.finish], "Bcast", b.arr, root=root)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -936,15 +950,26 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     MPI = _MPI()
     is_root = g.rank() == root
     b = _Buf(tensor, read_only=not is_root)
-    if is_root:
-        req = g.comm.Ireduce(MPI.IN_PLACE, b.arr, mop, root=root)
-    else:
-        req = g.comm.Ireduce(b.arr, None, mop, root=root)
     finish = [b.finish]
     if op == ReduceOp.AVG and is_root:
         n = g.size()
         finish.insert(0, lambda: (b.tmp if b.tmp is not None else tensor.detach()).div_(n))
-    return _work([req], g, "reduce", finish, async_op)
+    if is_root:
+        return _start(
+            g,
+            "reduce",
+            b.arr.nbytes,
+            async_op,
+            finish,
+            "Reduce",
+            MPI.IN_PLACE,
+            b.arr,
+            mop,
+            root=root,
+        )
+    return _start(
+        g, "reduce", b.arr.nbytes, async_op, finish, "Reduce", b.arr, None, mop, root=root
+    )
 
 
 def _stacked(like, n):
@@ -972,13 +997,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _agree(g, _meta("all_gather", tensor), "all_gather")
     src = _Buf(tensor, read_only=True)
     out = _stacked(tensor, n)
-    req = g.comm.Iallgather(src.arr, out.numpy().reshape(-1))
+    dst = out.numpy().reshape(-1)
 
     def finish():
         for i, t in enumerate(tensor_list):
             t.detach().copy_(out[i])
 
-    return _work([req], g, "all_gather", [finish], async_op)
+    return _start(g, "all_gather", dst.nbytes, async_op, [finish], "Allgather", src.arr, dst)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -1002,8 +1027,16 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     _agree(g, _meta("all_gather_into_tensor", input_tensor), "all_gather_into_tensor")
     src = _Buf(input_tensor, read_only=True)
     out = _Buf(output_tensor)
-    req = g.comm.Iallgather(src.arr, out.arr)
-    return _work([req], g, "all_gather_into_tensor", [out.finish], async_op)
+    return _start(
+        g,
+        "all_gather_into_tensor",
+        out.arr.nbytes,
+        async_op,
+        [out.finish],
+        "Allgather",
+        src.arr,
+        out.arr,
+    )
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -1028,11 +1061,20 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     _agree(g, _meta("reduce_scatter_tensor", input, op=op), "reduce_scatter_tensor")
     src = _Buf(input, read_only=True)
     out = _Buf(output)
-    req = g.comm.Ireduce_scatter_block(src.arr, out.arr, mop)
     finish = [out.finish]
     if op == ReduceOp.AVG:
         finish.insert(0, lambda: (out.tmp if out.tmp is not None else output.detach()).div_(n))
-    return _work([req], g, "reduce_scatter_tensor", finish, async_op)
+    return _start(
+        g,
+        "reduce_scatter_tensor",
+        src.arr.nbytes,
+        async_op,
+        finish,
+        "Reduce_scatter_block",
+        src.arr,
+        out.arr,
+        mop,
+    )
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -1119,8 +1161,17 @@ def all_to_all_single(
         )
     src = _Buf(input, read_only=True)
     out = _Buf(output)
-    req = g.comm.Ialltoallv([src.arr, (icounts, idispls)], [out.arr, (ocounts, odispls)])
-    return _work([req], g, "all_to_all_single", [out.finish], async_op)
+    nbytes = max(src.arr.nbytes, out.arr.nbytes)
+    return _start(
+        g,
+        "all_to_all_single",
+        nbytes,
+        async_op,
+        [out.finish],
+        "Alltoallv",
+        [src.arr, (icounts, idispls)],
+        [out.arr, (ocounts, odispls)],
+    )
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):

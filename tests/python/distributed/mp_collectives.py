@@ -23,6 +23,15 @@ def raises(kind, fn, needle=""):
 check(dist.is_available(), "is_available")
 check(not dist.is_initialized(), "not initialised yet")
 raises(ValueError, lambda: dist.get_rank(), "has not been initialized")
+# torch's env:// variables are checked against MPI's ranks
+import os  # noqa: E402
+
+os.environ["WORLD_SIZE"] = "99"
+raises(ValueError, lambda: dist.init_process_group("mpi"), "MPI started")
+del os.environ["WORLD_SIZE"]
+raises(ValueError, lambda: dist.init_process_group("bogus"), "Invalid backend")
+raises(RuntimeError, lambda: dist.init_process_group("nccl"), "GPU")
+check(not dist.is_initialized(), "failed inits leave nothing")
 dist.init_process_group(backend="mpi")
 check(dist.is_initialized(), "initialised")
 raises(ValueError, lambda: dist.init_process_group("mpi"), "twice")
@@ -76,6 +85,29 @@ for async_op in (False, True):
     flat = torch.full((1 << 19,), float(r + 1), dtype=torch.float64)
     dist.all_reduce(flat, op=dist.ReduceOp.MAX)
     check(flat.min().item() == float(n), "big all_reduce MAX")
+# the other collectives on 1 MB and more (blocking calls on the runner)
+K = 1 << 18
+big = torch.full((K,), float(r))
+dist.broadcast(big, src=n - 1)
+check(big.min().item() == float(n - 1) and big.max().item() == float(n - 1), "big broadcast")
+big = torch.full((K,), float(r + 1), dtype=torch.float64)
+dist.reduce(big, dst=0)
+if r == 0:
+    check(big.min().item() == float(n * (n + 1) // 2), "big reduce")
+cat = torch.zeros(n * K)
+dist.all_gather_into_tensor(cat, torch.full((K,), float(r)))
+check(
+    cat.reshape(n, K).mean(1).tolist() == [float(k) for k in range(n)], "big all_gather_into_tensor"
+)
+lst = [torch.zeros(K) for _ in range(n)]
+dist.all_gather(lst, torch.full((K,), float(r)))
+check([t.mean().item() for t in lst] == [float(k) for k in range(n)], "big all_gather")
+out = torch.zeros(K)
+dist.reduce_scatter_tensor(out, torch.ones(n * K) * (r + 1))
+check(out.min().item() == float(n * (n + 1) // 2), "big reduce_scatter_tensor")
+out = torch.zeros(n * K)
+dist.all_to_all_single(out, torch.full((n * K,), float(r)))
+check(out.reshape(n, K).mean(1).tolist() == [float(k) for k in range(n)], "big all_to_all_single")
 # bool: SUM is a logical or
 b = torch.tensor([r == 0, False, True])
 dist.all_reduce(b)
