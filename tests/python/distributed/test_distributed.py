@@ -103,8 +103,9 @@ def test_distributed_data_parallel(n):
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_contrastive_example_matches_one_process(n):
-    script = os.path.join(HERE, "..", "..", "..", "examples", "distributed_contrastive.py")
+@pytest.mark.parametrize("example", ["distributed_contrastive.py", "distributed_ddp_mlp.py"])
+def test_examples_match_one_process(example, n):
+    script = os.path.join(HERE, "..", "..", "..", "examples", example)
     _, out, _ = launch(script, n)
     assert "vs one process over the whole batch" in out, out
 
