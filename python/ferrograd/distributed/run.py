@@ -12,6 +12,11 @@ PATH) with the flags that make it work anywhere:
 ``--nproc-per-node`` (torchrun's name) is an alias of ``-n``;
 ``--dry-run`` prints the command instead of running it. Extra mpiexec
 options go after ``--mpi-args "..."``. The exit status is mpiexec's.
+
+Unless ``FERROGRAD_NUM_THREADS`` is set, each rank gets the cores divided
+by the ranks as its thread count (torchrun likewise sets
+``OMP_NUM_THREADS``): ranks that each start a thread per core would fight
+over the cores.
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ def main(argv=None) -> int:
         print(shlex.join(cmd))
         return 0
     env = dict(os.environ)
+    env.setdefault("FERROGRAD_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // a.n)))
     # the children find ferrograd where this Python found it
     import ferrograd
 
