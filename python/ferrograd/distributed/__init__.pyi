@@ -232,6 +232,7 @@ def gradcheck(
     n_directions: Any = ...,
     per_rank: Any = ...,
     replicated: Any = ...,
+    replicated_loss: Any = ...,
     seed: _int = ...,
     group: Any = ...,
     raise_exception: Any = ...,

@@ -20,6 +20,11 @@ the same ``GradcheckError``). Inputs that are the same on every rank and
 meant as one variable (a replicated parameter) are named in
 ``replicated``: they move by the same direction on every rank and their
 gradient is the one every rank holds.
+
+``replicated_loss=True`` checks the other convention (tensor parallelism):
+every rank computes the *same* loss from replicated outputs, and the
+objective is that one loss, F = L (the ranks' weights w are then equal too,
+and F is the mean of the ranks' identical losses).
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ def gradcheck(
     n_directions: int = 3,
     per_rank: bool = True,
     replicated=(),
+    replicated_loss: bool = False,
     seed: int = 0,
     group=None,
     raise_exception: bool = True,
@@ -82,7 +88,8 @@ def gradcheck(
     Directions: ``n_directions`` random global directions, plus (with
     ``per_rank``) one per rank that moves only that rank's inputs.
     ``replicated``: indices of inputs that hold one variable replicated on
-    every rank. Returns True, or raises ``GradcheckError`` on every rank
+    every rank. ``replicated_loss``: the outputs are replicated and the
+    objective is their one loss, not the sum over ranks. Returns True, or raises ``GradcheckError`` on every rank
     (False with ``raise_exception=False``).
     """
     g = dist._group(group)
@@ -107,7 +114,7 @@ def gradcheck(
     # all ranks, the others one per rank.
     with fork_rng():
         outputs = _as_tuple(func(*inputs))
-        _C.manual_seed(seed * 7919 + 1000003 * (rank + 1))
+        _C.manual_seed(seed * 7919 + (0 if replicated_loss else 1000003 * (rank + 1)))
         weights = [
             _C.randn(o.shape, dtype=o.dtype)
             if isinstance(o, _C.Tensor) and o.is_floating_point()
@@ -144,7 +151,7 @@ def gradcheck(
         with no_grad():
             out = _as_tuple(func(*moved))
             value = _loss(out, weights)
-        return _global(value, group)
+        return _global(value, group) / (n if replicated_loss else 1)
 
     failures = []
     for label, vs in directions:

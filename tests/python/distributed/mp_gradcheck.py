@@ -132,6 +132,40 @@ for name, (fn, inputs) in CASES.items():
     if r == 0:
         print(f"GRADCHECK {name} {n} ok", flush=True)
 
+# tensor parallelism (Megatron's MLP): x replicated, W1 split by columns,
+# W2 by rows, one replicated loss: the replicated-region pair is right
+torch.manual_seed(7)
+x_rep = torch.randn(4, dtype=torch.float64).requires_grad_()  # the same on every rank
+torch.manual_seed(200 + r)
+W1, W2 = leaf(4, 3), leaf(3, 2)
+
+
+def megatron(x, w1, w2):
+    h = (F.copy_to_parallel_region(x) @ w1).tanh()
+    return F.reduce_from_parallel_region(h @ w2)
+
+
+dist.gradcheck(megatron, [x_rep, W1, W2], replicated=(0,), replicated_loss=True)
+if r == 0:
+    print(f"GRADCHECK megatron_replicated_loss {n} ok", flush=True)
+
+
+def megatron_torch_all_reduce(x, w1, w2):
+    # torch's all_reduce sums the gradient over ranks: n times too much
+    # for a replicated loss
+    return F.all_reduce((F.copy_to_parallel_region(x) @ w1).tanh() @ w2)
+
+
+try:
+    dist.gradcheck(
+        megatron_torch_all_reduce, [x_rep, W1, W2], replicated=(0,), replicated_loss=True
+    )
+except GradcheckError:
+    if r == 0:
+        print(f"GRADCHECK replicated_loss_with_all_reduce_rejected {n} ok", flush=True)
+else:
+    raise AssertionError("all_reduce's backward passed the replicated-loss check")
+
 # the check catches a wrong convention (MLX's own-slice all_gather backward)
 try:
     dist.gradcheck(lambda x: WrongAllGather.apply(x) ** 2, [leaf(3)])
