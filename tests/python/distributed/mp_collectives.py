@@ -108,6 +108,29 @@ check(out.min().item() == float(n * (n + 1) // 2), "big reduce_scatter_tensor")
 out = torch.zeros(n * K)
 dist.all_to_all_single(out, torch.full((n * K,), float(r)))
 check(out.reshape(n, K).mean(1).tolist() == [float(k) for k in range(n)], "big all_to_all_single")
+# other Python threads run while a rank waits in a collective (MPI waits
+# without the GIL): rank 0 waits ~0.3 s for the others, a thread counts
+import threading  # noqa: E402
+import time  # noqa: E402
+
+for size in (4, 1 << 19):
+    ticks = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    th = threading.Thread(target=count)
+    th.start()
+    if r != 0:
+        time.sleep(0.3)
+    dist.all_reduce(torch.ones(size))
+    stop.set()
+    th.join()
+    if r == 0:
+        check(ticks[0] > 50, f"a thread ran {ticks[0]} times while rank 0 waited")
 # bool: SUM is a logical or
 b = torch.tensor([r == 0, False, True])
 dist.all_reduce(b)
