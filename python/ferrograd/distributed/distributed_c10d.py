@@ -572,6 +572,10 @@ def _wait_all(reqs, timeout: float, what: str, status=None):
                 pause = min(max(pause * 1.5, 2e-5), 1e-3)
         if pause:
             time.sleep(pause)
+        elif _YIELD:
+            # give the core away between tests: with more ranks than free
+            # cores a rank that spins holds the core its peer needs
+            os.sched_yield()
 
 
 # ---------------------------------------------------------------------------
@@ -885,6 +889,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 # Open MPI's blocking algorithms are faster on large buffers (64 MB float32
 # on 2 ranks: ~1.5x), and the caller still waits in a polling loop.
 _BLOCKING_MIN_BYTES = 1 << 20
+_YIELD = hasattr(os, "sched_yield")
 
 
 def _all_reduce_unchecked(tensor, op, g, comm, async_op, mop=None, runner=None):
