@@ -235,6 +235,12 @@ _control = None  # MPI communicator for failure reports
 _lock = threading.Lock()
 _CONTROL_TAG = 7001
 _ACK_TAG = 7002
+_EXIT_TAG = 7003
+# Peers whose program ended (world rank -> when this rank learnt it).
+_peer_exits: dict = {}
+# How long a wait goes on after learning that a peer of its group exited:
+# the peer may have finished this very collective before leaving.
+_EXIT_GRACE_S = 1.0
 
 
 def is_initialized() -> bool:
@@ -481,7 +487,8 @@ def _report_failure(message: str):
         acks = 0
         # a peer acknowledges once it has reported the failure (or failed
         # on its own, reporting that to us)
-        while acks < n - 1 and time.monotonic() < deadline:
+        # (ranks that have exited cannot)
+        while acks < n - 1 - len(_peer_exits) and time.monotonic() < deadline:
             if _control.Iprobe(source=MPI.ANY_SOURCE, tag=_ACK_TAG):
                 _control.recv(source=MPI.ANY_SOURCE, tag=_ACK_TAG)
                 acks += 1
@@ -515,10 +522,21 @@ def _at_exit():
         # leaving after a peer failed (the error was caught): acknowledge
         # and abort instead of blocking in MPI_Finalize
         _report_failure("")
+    if _control is not None:
+        # leaving normally (or by sys.exit) without destroy_process_group:
+        # tell the peers, so that one waiting for this rank in a collective
+        # fails instead of waiting for its timeout
+        MPI = _MPI()
+        me = _control.Get_rank()
+        reqs = [
+            _control.isend(me, dest=p, tag=_EXIT_TAG) for p in range(_control.Get_size()) if p != me
+        ]
+        MPI.Request.Waitall(reqs)
 
 
-def _poll_failure():
-    """Raises if a peer has reported a failure."""
+def _poll_failure(ranks=None):
+    """Raises if a peer has reported a failure, or (``ranks``: the world
+    ranks of the group being waited for) if one of them exited a while ago."""
     global _peer_failure
     if _peer_failure is None and _control is not None:
         MPI = _MPI()
@@ -527,13 +545,24 @@ def _poll_failure():
                 status = MPI.Status()
                 text = _control.recv(source=MPI.ANY_SOURCE, tag=_CONTROL_TAG, status=status)
                 _peer_failure = (status.Get_source(), text)
+            while _control.Iprobe(source=MPI.ANY_SOURCE, tag=_EXIT_TAG):
+                who = _control.recv(source=MPI.ANY_SOURCE, tag=_EXIT_TAG)
+                _peer_exits.setdefault(who, time.monotonic())
     if _peer_failure is not None:
         raise DistBackendError(
             f"a peer failed ({_peer_failure[1]}); this collective cannot complete"
         )
+    if ranks is not None and _peer_exits:
+        now = time.monotonic()
+        gone = sorted(r for r in ranks if r in _peer_exits and now - _peer_exits[r] > _EXIT_GRACE_S)
+        if gone:
+            raise DistBackendError(
+                f"rank(s) {gone} exited (their program ended) while this rank waits for them "
+                "in a collective; this collective cannot complete"
+            )
 
 
-def _wait_all(reqs, timeout: float, what: str, status=None):
+def _wait_all(reqs, timeout: float, what: str, status=None, ranks=None):
     """Waits for MPI requests, polling: a peer's failure or the timeout
     raise DistBackendError instead of waiting forever. With ``status``,
     ``reqs`` is one request whose completion status is written there."""
@@ -561,7 +590,7 @@ def _wait_all(reqs, timeout: float, what: str, status=None):
             return
         spins += 1
         if spins % 256 == 0:
-            _poll_failure()
+            _poll_failure(ranks)
             elapsed = time.monotonic() - start
             if elapsed > timeout:
                 raise DistBackendError(
@@ -697,7 +726,7 @@ def _agree(g: ProcessGroup, row, what: str):
 
     mine = np.asarray(row, dtype=np.int64)
     every = np.empty((g.size(), mine.size), dtype=np.int64)
-    _wait_all([g.comm.Iallgather(mine, every)], g.timeout, what)
+    _wait_all([g.comm.Iallgather(mine, every)], g.timeout, what, ranks=g.ranks)
     bad = [r for r in range(g.size()) if not np.array_equal(every[r], every[0])]
     if bad:
         lines = "; ".join(f"rank {g.ranks[r]}: {_describe(every[r])}" for r in range(g.size()))
@@ -742,7 +771,7 @@ class Work:
             raise self._error
         limit = self._group.timeout if timeout is None else _timeout_seconds(timeout)
         try:
-            _wait_all(self._reqs, limit, self._what)
+            _wait_all(self._reqs, limit, self._what, ranks=self._group.ranks)
         except DistError as e:
             self._error = e
             raise
@@ -827,7 +856,7 @@ class _ThreadWork(Work):
         # peer's failure or the timeout
         while not self._fut.done.wait(0.05):
             try:
-                _poll_failure()
+                _poll_failure(self._group.ranks)
             except DistError as e:
                 self._error = e
                 raise
@@ -1373,7 +1402,9 @@ class _RecvWork(Work):
     def _advance(self, block_for, limit):
         if self._data_req is None:
             if block_for:
-                _wait_all([self._head_req], limit, "recv", status=self._status)
+                _wait_all(
+                    [self._head_req], limit, "recv", status=self._status, ranks=self._group.ranks
+                )
             elif not self._head_req.Test(self._status):
                 return False
             peer = self._status.Get_source()

@@ -5,6 +5,8 @@
 * ``backward``: the last rank raises inside a backward node while the
   others wait in a collective of their backward.
 * ``timeout``: the last rank hangs (sleeps); the others must time out.
+* ``exit``: the last rank ends its program (sys.exit, no exception)
+  before a collective the others wait in.
 * ``ddp``: the last rank raises computing its loss; the others are in a
   DistributedDataParallel backward waiting for its buckets.
 
@@ -48,6 +50,10 @@ try:
         # never reaches the collective the others wait in
         y = Boom.apply(F.all_reduce(w * 2))
         y.sum().backward()
+    elif mode == "exit":
+        if bad:
+            sys.exit(3)
+        dist.all_reduce(w.detach().clone())
     elif mode == "ddp":
         from ferrograd.nn.parallel import DistributedDataParallel as DDP
 
@@ -71,7 +77,7 @@ except dist.DistBackendError as e:
     raise
 except RuntimeError as e:
     # in backward the engine reports the node's error as a RuntimeError
-    if "peer failed" in str(e) or "timed out" in str(e):
+    if "peer failed" in str(e) or "timed out" in str(e) or "exited" in str(e):
         print(f"CAUGHT {r} {e}", flush=True)
     raise
 print(f"OK {r}", flush=True)

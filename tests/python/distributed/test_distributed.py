@@ -84,7 +84,8 @@ def test_without_the_ordered_lane_the_ranks_disagree():
 
 
 @pytest.mark.parametrize(
-    ("mode", "n"), [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2), ("ddp", 2)]
+    ("mode", "n"),
+    [("forward", 2), ("forward", 3), ("backward", 3), ("timeout", 2), ("ddp", 2), ("exit", 3)],
 )
 def test_a_failing_rank_makes_the_others_fail_fast(mode, n):
     p, out, elapsed = launch("mp_fault.py", n, mode, expect_ok=False, timeout=120)
@@ -94,6 +95,8 @@ def test_a_failing_rank_makes_the_others_fail_fast(mode, n):
         assert f"CAUGHT {r} " in out, out
     if mode == "timeout":
         assert "timed out after 4.0 s" in out, out
+    elif mode == "exit":
+        assert f"rank(s) [{n - 1}] exited" in out, out
     else:
         assert "exploded on purpose" in out.split("CAUGHT 0 ", 1)[1], out
     assert elapsed < 60, elapsed
