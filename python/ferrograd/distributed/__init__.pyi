@@ -22,13 +22,16 @@ __all__ = [
     "Work",
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_object",
     "all_reduce",
     "all_to_all",
     "all_to_all_single",
     "barrier",
     "broadcast",
+    "broadcast_object_list",
     "destroy_process_group",
     "gather",
+    "gather_object",
     "get_backend",
     "get_global_rank",
     "get_group_rank",
@@ -107,6 +110,7 @@ def all_gather_into_tensor(
     group: Any = ...,
     async_op: Any = ...,
 ) -> Any: ...
+def all_gather_object(object_list: Any, obj: object, group: Any = ...) -> Any: ...
 def all_reduce(tensor: Tensor, op: Any = ..., group: Any = ..., async_op: Any = ...) -> Any: ...
 def all_to_all(
     output_tensor_list: Any,
@@ -130,6 +134,13 @@ def broadcast(
     async_op: Any = ...,
     group_src: Any = ...,
 ) -> Any: ...
+def broadcast_object_list(
+    object_list: Any,
+    src: Tensor | None = ...,
+    group: Any = ...,
+    device: _DeviceLike | None = ...,
+    group_src: Any = ...,
+) -> Any: ...
 def destroy_process_group(group: Any = ...) -> Any: ...
 def gather(
     tensor: Tensor,
@@ -137,6 +148,13 @@ def gather(
     dst: Any = ...,
     group: Any = ...,
     async_op: Any = ...,
+    group_dst: Any = ...,
+) -> Any: ...
+def gather_object(
+    obj: object,
+    object_gather_list: Any = ...,
+    dst: Any = ...,
+    group: Any = ...,
     group_dst: Any = ...,
 ) -> Any: ...
 def get_backend(group: Any = ...) -> Any: ...

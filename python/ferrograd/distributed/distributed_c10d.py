@@ -42,13 +42,16 @@ __all__ = [
     "Work",
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_object",
     "all_reduce",
     "all_to_all",
     "all_to_all_single",
     "barrier",
     "broadcast",
+    "broadcast_object_list",
     "destroy_process_group",
     "gather",
+    "gather_object",
     "get_backend",
     "get_global_rank",
     "get_group_rank",
@@ -1466,3 +1469,64 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
         return -1
     w.wait()
     return w._group.ranks[w.source_rank]
+
+
+# ---------------------------------------------------------------------------
+# picklable objects
+# ---------------------------------------------------------------------------
+
+
+def _object_call(g, what, fn):
+    """Runs mpi4py's pickling collective ``fn`` on the runner thread and
+    waits for it (peer failures and the timeout raise); returns its value."""
+    box = []
+    w = _ThreadWork(g.runner(g.comm).submit(lambda: box.append(fn())), g, what)
+    w.wait()
+    return box[0]
+
+
+def all_gather_object(object_list, obj, group=None):
+    """Fills ``object_list`` (one slot per rank) with every rank's ``obj``
+    (picklable)."""
+    g = _group(group)
+    if g is None:
+        return
+    if not isinstance(object_list, list) or len(object_list) != g.size():
+        raise ValueError(f"all_gather_object: object_list must be a list of {g.size()} entries")
+    _agree(g, _meta("all_gather", None), "all_gather_object")
+    object_list[:] = _object_call(g, "all_gather_object", lambda: g.comm.allgather(obj))
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Replaces the entries of ``object_list`` by those of rank ``src``."""
+    g = _group(group)
+    if g is None:
+        return
+    if src is None and group_src is None:
+        src = 0
+    root = group_src if group_src is not None else _root(g, src, "src")
+    if not isinstance(object_list, list):
+        raise TypeError("broadcast_object_list: object_list must be a list")
+    _agree(g, _meta("broadcast", None, root=root, extra=len(object_list)), "broadcast_object_list")
+    mine = object_list if g.rank() == root else None
+    object_list[:] = _object_call(g, "broadcast_object_list", lambda: g.comm.bcast(mine, root=root))
+
+
+def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
+    """Rank ``dst`` receives every rank's ``obj`` into ``object_gather_list``."""
+    g = _group(group)
+    if g is None:
+        return
+    if dst is None and group_dst is None:
+        dst = 0
+    root = group_dst if group_dst is not None else _root(g, dst, "dst")
+    if g.rank() == root and (
+        not isinstance(object_gather_list, list) or len(object_gather_list) != g.size()
+    ):
+        raise ValueError(
+            f"gather_object: object_gather_list must be a list of {g.size()} entries on dst"
+        )
+    _agree(g, _meta("gather", None, root=root), "gather_object")
+    got = _object_call(g, "gather_object", lambda: g.comm.gather(obj, root=root))
+    if g.rank() == root:
+        object_gather_list[:] = got

@@ -262,6 +262,18 @@ else:
     check(evens is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(evens) == -1, "non member")
     check(dist.all_reduce(torch.ones(2), group=evens) is None, "non member collective is a no-op")
 
+# picklable objects
+objs = [None] * n
+dist.all_gather_object(objs, {"rank": r, "name": f"r{r}"})
+check(objs == [{"rank": k, "name": f"r{k}"} for k in range(n)], "all_gather_object")
+cfg = [{"lr": 0.1}, "x"] if r == n - 1 else [None, None]
+dist.broadcast_object_list(cfg, src=n - 1)
+check(cfg == [{"lr": 0.1}, "x"], "broadcast_object_list")
+got = [None] * n if r == 0 else None
+dist.gather_object((r, "a" * r), got, dst=0)
+if r == 0:
+    check(got == [(k, "a" * k) for k in range(n)], "gather_object")
+
 # mismatches across ranks: clear errors on every rank, no hang
 raises(ValueError, lambda: dist.all_reduce(torch.ones(3 + r)), "do not match")
 raises(
