@@ -171,7 +171,7 @@ def is_mpi_available() -> bool:
 
 class ProcessGroup:
     """A set of ranks with its own MPI communicators: ``comm`` for the
-    collectives users call, ``ddp_comm`` for DistributedDataParallel's
+    collectives users call, ``dup_comm()`` for each DistributedDataParallel's
     background all-reduces (MPI matches collectives per communicator in
     issue order, so a bucket all-reduce launched from a hook never pairs
     with a user collective of another rank)."""
@@ -182,7 +182,7 @@ class ProcessGroup:
         self._global_to_group = {g: i for i, g in enumerate(self.ranks)}
         self.timeout = timeout
         self.backend = backend
-        self._ddp_comm = None
+        self._extra_comms = []
         self._runners = {}
 
     def rank(self) -> int:
@@ -191,11 +191,14 @@ class ProcessGroup:
     def size(self) -> int:
         return self.comm.Get_size()
 
-    @property
-    def ddp_comm(self):
-        if self._ddp_comm is None:
-            self._ddp_comm = self.comm.Dup()
-        return self._ddp_comm
+    def dup_comm(self):
+        """A new communicator over the same ranks (collective: every rank
+        of the group calls it together), freed with the group. Each
+        DistributedDataParallel gets one, so that its background
+        all-reduces never pair with another model's or the user's."""
+        c = self.comm.Dup()
+        self._extra_comms.append(c)
+        return c
 
     def name(self) -> str:
         return self.backend
@@ -369,13 +372,13 @@ def destroy_process_group(group=None):
 
 
 def _free(g):
-    for c in (g.comm, g._ddp_comm):
+    for c in [g.comm, *g._extra_comms]:
         if c is not None:
             try:
                 c.Free()
             except Exception:
                 pass
-    g._ddp_comm = None
+    g._extra_comms = []
 
 
 def new_group(

@@ -62,6 +62,23 @@ for cap in (None, 0.0005):
     for (name, p), q in zip(net.named_parameters(), reference.parameters()):
         close(p.detach(), q.detach(), f"DDP bucket_cap_mb={cap} {name}")
 
+# two DDP models in one backward: each its own communicator, so their
+# buckets never pair with the other's whatever order the hooks run in
+torch.manual_seed(0)
+ref_a, ref_b = mlp(), mlp()
+torch.manual_seed(0)
+net_a, net_b = mlp(), mlp()
+ddp_a, ddp_b = DDP(net_a, bucket_cap_mb=0.001), DDP(net_b, bucket_cap_mb=0.001)
+x, y = data(0)
+(((ref_a(x) - y) ** 2).mean() + ((ref_b(x * 2) - y) ** 2).mean()).backward()
+xs, ys = x[r * PER_RANK : (r + 1) * PER_RANK], y[r * PER_RANK : (r + 1) * PER_RANK]
+(((ddp_a(xs) - ys) ** 2).mean() + ((ddp_b(xs * 2) - ys) ** 2).mean()).backward()
+for p, q in zip(
+    list(net_a.parameters()) + list(net_b.parameters()),
+    list(ref_a.parameters()) + list(ref_b.parameters()),
+):
+    close(p.grad, q.grad, "two DDP models")
+
 # no_sync: grads of two micro-batches, the first kept local
 torch.manual_seed(0)
 ref = mlp()

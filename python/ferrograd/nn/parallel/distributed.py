@@ -22,7 +22,7 @@
   Without it, a parameter that gets no gradient leaves the reduction
   unfinished and the next forward raises torch's error.
 
-The all-reduces run on a communicator of their own (``ProcessGroup.ddp_comm``)
+The all-reduces run on a communicator of their own (``ProcessGroup.dup_comm``)
 so that they never pair with a collective the model itself issues.
 """
 
@@ -102,7 +102,7 @@ class DistributedDataParallel(Module):
         # DDP's communicator: made here, by every rank together (MPI_Comm_dup
         # is collective: made lazily in a hook it could wait for a rank that
         # never gets there)
-        self.process_group.ddp_comm
+        self._comm = self.process_group.dup_comm()
         if init_sync:
             with no_grad():
                 for t in list(module.parameters()) + list(module.buffers()):
@@ -221,7 +221,7 @@ class DistributedDataParallel(Module):
                     nb.flat,
                     dist.ReduceOp.SUM,
                     self.process_group,
-                    self.process_group.ddp_comm,
+                    self._comm,
                     True,
                 )
                 self._next += 1
@@ -241,7 +241,7 @@ class DistributedDataParallel(Module):
             # their .grad even where unused; the rest keep None (torch)
             used = _C.tensor([p.grad is not None for p in self._params], dtype=_C.int64)
             dist._all_reduce_unchecked(
-                used, dist.ReduceOp.MAX, self.process_group, self.process_group.ddp_comm, False
+                used, dist.ReduceOp.MAX, self.process_group, self._comm, False
             )
             used = used.tolist()
         with no_grad():
