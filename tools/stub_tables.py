@@ -23,6 +23,7 @@ MODULES = [
     "ferrograd.nn.utils",
     "ferrograd.nn.parameter",
     "ferrograd.nn.modules",
+    "ferrograd.nn.parallel",
     "ferrograd.optim",
     "ferrograd.optim.lr_scheduler",
     "ferrograd.autograd",
@@ -36,6 +37,9 @@ MODULES = [
     "ferrograd.autograd.profiler",
     "ferrograd.utils",
     "ferrograd.utils.checkpoint",
+    "ferrograd.distributed",
+    "ferrograd.distributed.nn",
+    "ferrograd.distributed.nn.functional",
 ]
 
 # The extension's namespaces and the module whose stub defines their functions.

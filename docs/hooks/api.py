@@ -37,11 +37,14 @@ PAGES = [
     ("reference/ferrograd.nn.functional.md", "ferrograd.nn.functional", "ferrograd.nn.functional"),
     ("reference/ferrograd.optim.md", "ferrograd.optim", "ferrograd.optim"),
     ("reference/ferrograd.autograd.md", "ferrograd.autograd", "ferrograd.autograd"),
+    ("reference/ferrograd.distributed.md", "ferrograd.distributed", "ferrograd.distributed"),
 ]
 
 # Submodules documented as sections of their parent's page (their own names).
 SUBSECTIONS = {
     "ferrograd.optim": ["ferrograd.optim.lr_scheduler"],
+    "ferrograd.distributed": ["ferrograd.distributed.nn.functional"],
+    "ferrograd.nn": ["ferrograd.nn.parallel"],
     "ferrograd.autograd": [
         "ferrograd.autograd.forward_ad",
         "ferrograd.autograd.functional",

@@ -646,7 +646,7 @@ from .autograd.anomaly_mode import (  # noqa: E402
 
 __version__ = "0.1.0"
 
-from . import linalg, optim, random, serialization, utils  # noqa: E402
+from . import distributed, linalg, optim, random, serialization, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 # The convolution and pooling functions torch also exports at top level.
@@ -671,6 +671,7 @@ __all__ = [
     "Size",
     "autograd",
     "nn",
+    "distributed",
     "linalg",
     "optim",
     "random",

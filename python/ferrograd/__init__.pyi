@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from . import autograd as autograd
 from . import nn as nn
+from . import distributed as distributed
 from . import linalg as linalg
 from . import optim as optim
 from . import random as random
@@ -68,6 +69,7 @@ __all__ = [
     "Size",
     "autograd",
     "nn",
+    "distributed",
     "linalg",
     "optim",
     "random",

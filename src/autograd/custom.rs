@@ -64,16 +64,27 @@ pub trait Function: Send + Sync + Sized + 'static {
         ctx: &FunctionCtx,
         grad_outputs: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>>;
+    /// Whether backward communicates (a collective across processes): the
+    /// engine then runs this node in its ordered lane, after every
+    /// communicating node of the same backward created later and before
+    /// every one created earlier, so that all processes issue their
+    /// collectives in one order ([`Backward::ordered`]). Python Functions
+    /// say so with the class attribute `ordered_backward = True`.
+    fn ordered(&self) -> bool {
+        false
+    }
 
     /// Runs the function and records it in the graph (torch's `Function.apply`).
     fn apply(self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
         let name = intern(&self.name());
         let args: Vec<Option<Tensor>> = inputs.iter().map(|t| Some((*t).clone())).collect();
         // Forward borrows the function, then the node takes it.
+        let ctx = FunctionCtx::new();
+        ctx.set_ordered(self.ordered());
         let f = std::cell::RefCell::new(Some(self));
         let outs = apply_custom(
             name,
-            &FunctionCtx::new(),
+            &ctx,
             &args,
             |ctx| {
                 let owned: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
@@ -153,6 +164,8 @@ struct CtxState {
     saved: Vec<Option<SavedTensor>>,
     released: bool,
     node: Weak<Node>,
+    /// The node runs in the engine's ordered lane (it communicates).
+    ordered: bool,
 }
 
 /// The context of one call of a custom Function (torch's `ctx`): what
@@ -179,6 +192,7 @@ impl FunctionCtx {
             saved: Vec::new(),
             released: false,
             node: Weak::new(),
+            ordered: false,
         })))
     }
     /// Saves tensors for backward (replaces an earlier call).
@@ -239,6 +253,14 @@ impl FunctionCtx {
     pub fn materialize_grads(&self) -> bool {
         self.0.lock().materialize_grads
     }
+    /// Marks the call's node as communicating (set before `apply`): the
+    /// engine runs it in its ordered lane ([`Backward::ordered`]).
+    pub fn set_ordered(&self, value: bool) {
+        self.0.lock().ordered = value;
+    }
+    pub fn ordered(&self) -> bool {
+        self.0.lock().ordered
+    }
     /// The graph node of this call, while it is alive (None when the call
     /// was not recorded).
     pub fn node(&self) -> Option<Arc<Node>> {
@@ -272,6 +294,7 @@ pub struct CustomNode {
     /// Per output: whether it is a tensor (only those get zero gradients).
     is_tensor_output: Vec<bool>,
     body: Box<dyn CustomBody>,
+    ordered: bool,
 }
 
 impl CustomNode {
@@ -314,6 +337,9 @@ impl Backward for CustomNode {
     fn release_saved(&self) {
         self.ctx.release();
         self.body.release();
+    }
+    fn ordered(&self) -> bool {
+        self.ordered
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -450,6 +476,7 @@ pub(crate) fn apply_custom(
             is_tensor_input: inputs.iter().map(Option::is_some).collect(),
             is_tensor_output: outputs.iter().map(Option::is_some).collect(),
             body: body(ctx),
+            ordered: ctx.ordered(),
         };
         Some(Arc::new(Node::new(Box::new(custom), edges, meta)))
     } else {

@@ -61,6 +61,48 @@ struct GraphTask {
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
     info: Arc<super::multi_grad_hook::TaskInfo>,
+    /// The ordered lane: communicating nodes ([`super::node::Backward::ordered`]) that
+    /// execute, by decreasing sequence number, and each task's place in it.
+    lane: Vec<usize>,
+    lane_pos: Vec<Option<usize>>,
+    lane_state: Mutex<Lane>,
+}
+
+/// Where the ordered lane stands: the next place allowed to run, and which
+/// places are ready but waiting for their turn.
+struct Lane {
+    next: usize,
+    parked: Vec<bool>,
+}
+
+impl GraphTask {
+    /// Lets ready nodes through: a node of the ordered lane runs only at
+    /// its turn, otherwise it waits (parked) until the node before it in
+    /// the lane has finished. Nodes off the lane pass unchanged.
+    fn admit(&self, mut ready: Vec<usize>) -> Vec<usize> {
+        if self.lane.is_empty() {
+            return ready;
+        }
+        let mut lane = self.lane_state.lock();
+        ready.retain(|&i| match self.lane_pos[i] {
+            Some(p) if p != lane.next => {
+                lane.parked[p] = true;
+                false
+            }
+            _ => true,
+        });
+        ready
+    }
+
+    /// After node `idx` ran: if it was on the lane, the turn passes to the
+    /// next place, returned when that node is already waiting.
+    fn lane_done(&self, idx: usize) -> Option<usize> {
+        let p = self.lane_pos.get(idx).copied().flatten()?;
+        let mut lane = self.lane_state.lock();
+        lane.next = p + 1;
+        let next = *self.lane.get(p + 1)?;
+        std::mem::take(&mut lane.parked[p + 1]).then_some(next)
+    }
 }
 
 fn key(n: &Arc<Node>) -> usize {
@@ -71,6 +113,7 @@ fn key(n: &Arc<Node>) -> usize {
 pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
     reset_interrupt_clock();
     let (task, ready) = build(&req)?;
+    let ready = task.admit(ready);
     if !ready.is_empty() {
         let task = &task;
         crate::parallel::in_place_scope(|s| run_here(task, ready, s));
@@ -168,6 +211,21 @@ fn build(req: &Request) -> Result<(GraphTask, Vec<usize>)> {
     let info = super::multi_grad_hook::TaskInfo::new(
         (0..count).map(|i| (&nodes[i], execute[i], receives[i])),
     );
+    // The ordered lane: communicating nodes that run, latest created first
+    // (a node's inputs were made before it, so this order is topological).
+    let mut lane: Vec<usize> = (0..count)
+        .filter(|&i| {
+            execute[i]
+                && receives[i]
+                && (pending[i] > 0 || !prefilled[i].is_empty())
+                && nodes[i].backward().ordered()
+        })
+        .collect();
+    lane.sort_by_key(|&i| (std::cmp::Reverse(nodes[i].sequence_nr()), i));
+    let mut lane_pos = vec![None; count];
+    for (p, &i) in lane.iter().enumerate() {
+        lane_pos[i] = Some(p);
+    }
     let mut ready = Vec::new();
     let mut tasks = Vec::with_capacity(count);
     for (i, node) in nodes.into_iter().enumerate() {
@@ -196,6 +254,12 @@ fn build(req: &Request) -> Result<(GraphTask, Vec<usize>)> {
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
         info,
+        lane_state: Mutex::new(Lane {
+            next: 0,
+            parked: vec![false; lane.len()],
+        }),
+        lane,
+        lane_pos,
     };
     Ok((task, ready))
 }
@@ -390,7 +454,10 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
         let ran = run_node(task, cur);
         drop(ahead);
         ready = match ran {
-            Ok(r) => r,
+            Ok(mut r) => {
+                r.extend(task.lane_done(cur));
+                task.admit(r)
+            }
             Err(e) => {
                 let e = match anomaly::is_enabled() {
                     true => anomaly::on_error(&task.tasks[cur].node, e),

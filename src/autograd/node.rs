@@ -37,6 +37,15 @@ pub trait Backward: Send + Sync + 'static {
     /// Byte ranges of the memory its saved tensors occupy, for the engine
     /// to prefetch while the node before it runs (`kernels::prefetch`).
     fn saved_ranges(&self, _out: &mut Vec<(usize, usize)>) {}
+    /// Whether the node communicates with other processes (a collective in
+    /// a custom Function's backward). The engine runs such nodes one at a
+    /// time in one fixed order, by decreasing sequence number (creation
+    /// order reversed, a topological order of the backward), while the
+    /// other nodes run freely: every process that built the same graph
+    /// then issues its collectives in the same order and none deadlocks.
+    fn ordered(&self) -> bool {
+        false
+    }
     fn as_any(&self) -> &dyn Any;
 }
 

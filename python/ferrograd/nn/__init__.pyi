@@ -12,6 +12,7 @@ from ferrograd import Tensor, _DeviceLike, _DTypeLike, _Number, _Shape, _Dims
 
 from . import functional as functional
 from . import init as init
+from . import parallel as parallel
 from . import utils as utils
 
 from ferrograd.nn.modules import AdaptiveAvgPool1d as AdaptiveAvgPool1d
@@ -83,6 +84,7 @@ __all__ = [
     "Parameter",
     "functional",
     "init",
+    "parallel",
     "utils",
     "Module",
     "Identity",

@@ -411,6 +411,11 @@ fn function_apply<'py>(
     let backward_cls = cls.getattr(intern!(py, "_backward_cls"))?;
     let ctx_obj = backward_cls.call0()?;
     let ctx = ctx_obj.cast::<PyFunctionCtx>()?.get().ctx.clone();
+    // `ordered_backward = True` on the class: the backward communicates
+    // (ferrograd.distributed), the engine runs it in its ordered lane.
+    if let Some(ordered) = cls.getattr_opt(intern!(py, "ordered_backward"))? {
+        ctx.set_ordered(ordered.is_truthy()?);
+    }
     let name = intern(&backward_cls.cast::<PyType>()?.name()?.to_cow()?);
     let forward = cls.getattr(intern!(py, "forward"))?;
     let setup_context = cls.getattr(intern!(py, "setup_context"))?;

@@ -1,0 +1,5 @@
+"""Data parallelism (torch.nn.parallel): DistributedDataParallel."""
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
