@@ -112,6 +112,28 @@ impl Tensor {
         self.apply_inplace_writing(op, others, f, |_| write())
     }
 
+    /// Writes an in-place op's value `r` (self's dtype or castable to it)
+    /// with `write` once its shape is checked, and records the write: the
+    /// version bump naming `op`, and the forward-AD tangent.
+    fn store_inplace_result(
+        &self,
+        r: &Tensor,
+        op: &'static str,
+        write: impl FnOnce(&Tensor) -> Result<()>,
+    ) -> Result<()> {
+        if r.shape() != self.shape() {
+            bail!(
+                runtime,
+                "output with shape {:?} doesn't match the broadcast shape {:?}",
+                self.shape(),
+                r.shape()
+            );
+        }
+        write(r)?;
+        self.modified_by(op);
+        crate::autograd::forward::inplace_update(self, r)
+    }
+
     /// The body of the in-place ops above: `write(r)` puts the op's value
     /// `r` into `self`'s memory.
     fn apply_inplace_writing(
@@ -131,17 +153,7 @@ impl Tensor {
                 f(self)?
             };
             check_can_cast(r.dtype(), self.dtype())?;
-            if r.shape() != self.shape() {
-                bail!(
-                    runtime,
-                    "output with shape {:?} doesn't match the broadcast shape {:?}",
-                    self.shape(),
-                    r.shape()
-                );
-            }
-            write(&r)?;
-            self.modified_by(op);
-            crate::autograd::forward::inplace_update(self, &r)?;
+            self.store_inplace_result(&r, op, write)?;
             return Ok(());
         }
         // A stand-in for self's current value with self's autograd identity,
@@ -154,17 +166,7 @@ impl Tensor {
         let r = f(&before)?;
         check_can_cast(r.dtype(), self.dtype())?;
         let r = r.to_dtype(self.dtype())?;
-        if r.shape() != self.shape() {
-            bail!(
-                runtime,
-                "output with shape {:?} doesn't match the broadcast shape {:?}",
-                self.shape(),
-                r.shape()
-            );
-        }
-        write(&r)?;
-        self.modified_by(op);
-        crate::autograd::forward::inplace_update(self, &r)?;
+        self.store_inplace_result(&r, op, write)?;
         match self.view_base() {
             None => match r.gradient_edge() {
                 Some(e) => self.set_history(e.node, e.input_nr),

@@ -231,6 +231,22 @@ pub(crate) fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
     }
 }
 
+/// A value whose kind sets a dtype (a fill value, a range end): a NumPy
+/// scalar as its own kind (`np.bool_` a bool, unlike [`as_scalar`]), else
+/// a Python number.
+pub(crate) fn value_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    use crate::python::core::data::Val;
+    let numpy = crate::python::core::numpy::numpy_loaded(obj.py());
+    if let Some(s) = crate::python::core::numpy::numpy_scalar(obj, numpy)? {
+        return Ok(Some(match s.0 {
+            Val::B(b) => Scalar::Bool(b),
+            Val::I(i) => Scalar::Int(i),
+            Val::F(f) => Scalar::Float(f),
+        }));
+    }
+    Ok(as_scalar(obj))
+}
+
 /// A tensor argument, or a Python number wrapped against `like` (torch's
 /// wrapped-number promotion).
 pub(crate) fn tensor_or_scalar(obj: &Bound<'_, PyAny>, like: &Tensor) -> PyResult<Tensor> {

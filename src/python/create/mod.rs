@@ -9,7 +9,6 @@ pub(crate) mod memory;
 pub(crate) mod methods;
 pub(crate) mod random;
 
-use crate::python::core::args::as_scalar;
 use crate::python::core::args::*;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::data::*;
@@ -352,14 +351,7 @@ shape_factories! {
 
 /// A fill value and the dtype torch infers from it.
 pub(crate) fn fill_scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
-    if let Some(s) = numpy::numpy_scalar(v, numpy::numpy_loaded(v.py()))? {
-        return Ok(match s.0 {
-            Val::B(b) => Scalar::Bool(b),
-            Val::I(i) => Scalar::Int(i),
-            Val::F(f) => Scalar::Float(f),
-        });
-    }
-    if let Some(s) = as_scalar(v) {
+    if let Some(s) = value_scalar(v)? {
         return Ok(s);
     }
     if let Ok(t) = v.cast::<PyTensor>() {
@@ -386,14 +378,7 @@ pub(crate) fn fill_scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
 /// A number argument of a range function (Python number, NumPy scalar or
 /// one-element tensor).
 pub(crate) fn range_scalar(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Scalar> {
-    if let Some(s) = numpy::numpy_scalar(v, numpy::numpy_loaded(v.py()))? {
-        return Ok(match s.0 {
-            Val::B(b) => Scalar::Bool(b),
-            Val::I(i) => Scalar::Int(i),
-            Val::F(f) => Scalar::Float(f),
-        });
-    }
-    if let Some(s) = as_scalar(v) {
+    if let Some(s) = value_scalar(v)? {
         return Ok(s);
     }
     if let Ok(t) = v.cast::<PyTensor>() {
