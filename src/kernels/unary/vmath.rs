@@ -705,4 +705,31 @@ pub(crate) mod testing {
             assert!(bits(&dst) == scalar, "{name}: {p:?} differs from scalar");
         }
     }
+
+    /// `$check::<$t, K>($src, "K")` for each kernel `K` listed.
+    macro_rules! check_each {
+        ($check:ident, $t:ty, $src:expr; $($k:ident),*) => {$(
+            crate::kernels::unary::vmath::testing::$check::<$t, crate::kernels::unary::vmath::$k>(
+                $src,
+                stringify!($k),
+            );
+        )*};
+    }
+    pub(crate) use check_each;
+
+    /// [`paths_agree`] and [`paths_agree2`] for every kernel of this
+    /// module, in float type `$t`, over `$src`.
+    macro_rules! every_kernel_paths_agree {
+        ($t:ty, $src:expr) => {{
+            let src: &[$t] = $src;
+            crate::kernels::unary::vmath::testing::check_each!(paths_agree, $t, src;
+                Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh,
+                LogSigmoid, Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh, Asinh, Acosh
+            );
+            crate::kernels::unary::vmath::testing::check_each!(paths_agree2, $t, src;
+                GeluBackward, GeluTanhBackward, SiluBackward, LogAddExp, LogAddExp2, Atan2, Hypot
+            );
+        }};
+    }
+    pub(crate) use every_kernel_paths_agree;
 }

@@ -1,7 +1,6 @@
 //! Accuracy (against float64 libm, on every 97th float32), special values
 //! and bitwise path agreement of the float32 functions.
 
-use super::super::testing::{paths_agree, paths_agree2};
 use super::*;
 use crate::kernels::unary::vmath::{self, Unary};
 
@@ -478,29 +477,7 @@ fn every_path_gives_identical_bits() {
         1e5,
         3e5,
     ]);
-    macro_rules! agree {
-        ($($k:ident),*) => {$(
-            paths_agree::<f32, vmath::$k>(&src, stringify!($k));
-        )*};
-    }
-    agree!(
-        Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh, Asinh, Acosh
-    );
-    macro_rules! agree2 {
-        ($($k:ident),*) => {$(
-            paths_agree2::<f32, vmath::$k>(&src, stringify!($k));
-        )*};
-    }
-    agree2!(
-        GeluBackward,
-        GeluTanhBackward,
-        SiluBackward,
-        LogAddExp,
-        LogAddExp2,
-        Atan2,
-        Hypot
-    );
+    crate::kernels::unary::vmath::testing::every_kernel_paths_agree!(f32, &src);
 }
 
 #[test]

@@ -4,7 +4,6 @@
 // the tables of mpmath values hold values near pi, ln 2 and such
 #![allow(clippy::approx_constant)]
 
-use super::super::testing::{paths_agree, paths_agree2};
 use super::*;
 use crate::kernels::unary::vmath::{self, Unary};
 
@@ -635,29 +634,7 @@ fn every_path_gives_identical_bits() {
         1e9,
         3e9,
     ]);
-    macro_rules! agree {
-        ($($k:ident),*) => {$(
-            paths_agree::<f64, vmath::$k>(&src, stringify!($k));
-        )*};
-    }
-    agree!(
-        Exp, ExpM1, Ln, Ln1p, Log2, Log10, Tanh, Sigmoid, Silu, Erf, Gelu, GeluTanh, LogSigmoid,
-        Sin, Cos, Tan, Sinh, Cosh, Atan, Asin, Acos, Exp2, Atanh, Asinh, Acosh
-    );
-    macro_rules! agree2 {
-        ($($k:ident),*) => {$(
-            paths_agree2::<f64, vmath::$k>(&src, stringify!($k));
-        )*};
-    }
-    agree2!(
-        GeluBackward,
-        GeluTanhBackward,
-        SiluBackward,
-        LogAddExp,
-        LogAddExp2,
-        Atan2,
-        Hypot
-    );
+    crate::kernels::unary::vmath::testing::every_kernel_paths_agree!(f64, &src);
 }
 
 #[test]
