@@ -334,10 +334,19 @@ pub fn extreme<T: Element>(x: &[T], want_max: bool) -> T {
 /// Elements per piece of [`var_f64`].
 const VAR_PIECE: usize = 1 << 14;
 
-/// The sum of `f(v)` in f64 over `x`, in 8 independent accumulators (so
-/// the loop vectorises and is not one long chain of dependent adds).
+/// Lanes from this length on are summed by [`super::slices::sum_f64_of`]
+/// (32 partials, on the best SIMD path); shorter ones by the inlined loop
+/// below, whose fixed costs are lower.
+const WIDE_SUM_MIN: usize = 256;
+
+/// The sum of `f(v)` in f64 over `x`. Short lanes: 8 independent
+/// accumulators (so the loop vectorises and is not one long chain of
+/// dependent adds).
 #[inline(always)]
 fn sum8<T: Element>(x: &[T], f: impl Fn(f64) -> f64) -> f64 {
+    if x.len() >= WIDE_SUM_MIN {
+        return super::slices::sum_f64_of(x, &f);
+    }
     let mut acc = [0.0f64; 8];
     let mut chunks = x.chunks_exact(8);
     for c in &mut chunks {

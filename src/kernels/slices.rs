@@ -374,6 +374,16 @@ dispatched! {
 }
 
 dispatched! {
+    /// The sum of `f(v)` in f64 over `x`, as [`map_fold_wide`] adds (32
+    /// interleaved partials): the lane sums of norms and variances.
+    pub fn sum_f64_of / sum_f64_of_plain / sum_f64_of_avx2<T: Element, F>(x: &[T], f: &F) -> f64
+    where F: Fn(f64) -> f64
+    {
+        map_fold_wide_plain(x, 0.0, &|v: T| f(v.to_f64()), &|a, b| a + b)
+    }
+}
+
+dispatched! {
     /// `f` folded over `x` in 32 interleaved partials (element `i` of each
     /// block of 32 goes to partial `i`, each starting from `init`: four
     /// independent SIMD accumulators, so the loop is not bound by one
