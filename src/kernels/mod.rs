@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod copy;
+pub mod dense;
 pub mod elementwise;
 pub mod fold;
 pub mod index;

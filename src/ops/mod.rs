@@ -9,6 +9,8 @@ pub mod arith;
 pub mod combine;
 pub mod conv;
 pub mod convert;
+pub mod decomp;
+pub mod decomp_grad;
 pub mod dropout;
 pub mod einsum;
 pub mod encode;

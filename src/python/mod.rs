@@ -68,6 +68,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::activation::register(m)?;
     ops::normalization::register(m)?;
     ops::combine::register(m)?;
+    ops::decomp::register(m)?;
     ops::conv::register(m)?;
     core::repr::register(m)?;
     ops::table::register(m)?;

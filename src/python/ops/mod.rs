@@ -7,6 +7,7 @@ pub(crate) mod combine;
 pub(crate) mod compare;
 pub(crate) mod conv;
 pub(crate) mod copy;
+pub(crate) mod decomp;
 pub(crate) mod index;
 pub(crate) mod join;
 pub(crate) mod linalg;
