@@ -184,6 +184,10 @@ fn lu_slogdet<T: Real>(av: &[T], dims: (usize, usize, usize)) -> Result<Vec<(f64
             return (1.0, 0.0);
         }
         let lu = m.partial_piv_lu();
+        // A zero pivot: singular (faer's factor past it is not meaningful)
+        if lu_info(lu.U()) != 0 {
+            return (0.0, f64::NEG_INFINITY);
+        }
         let (fwd, _) = lu.P().arrays();
         // The parity of the row permutation: n minus its number of cycles.
         let mut seen = vec![false; n];
@@ -205,8 +209,8 @@ fn lu_slogdet<T: Real>(av: &[T], dims: (usize, usize, usize)) -> Result<Vec<(f64
             let d = u[(i, i)].to_f64();
             if d < 0.0 {
                 sign = -sign;
-            } else if d == 0.0 || d.is_nan() {
-                sign = if d.is_nan() { f64::NAN } else { 0.0 };
+            } else if d.is_nan() {
+                sign = f64::NAN;
             }
             logabs += d.abs().ln();
         }
@@ -238,6 +242,9 @@ pub fn det(a: &Strided) -> Result<Strided> {
                 return <T as Element>::one();
             }
             let lu = m.partial_piv_lu();
+            if lu_info(lu.U()) != 0 {
+                return <T as Element>::zero();
+            }
             let (fwd, _) = lu.P().arrays();
             let mut swaps = 0;
             let mut seen = vec![false; n];
@@ -473,6 +480,10 @@ mod tests {
         assert_eq!(info, vec![0, 2]);
         let d = vals(&det(&a).unwrap());
         assert!((d[0] - 5.0).abs() < 1e-12 && d[1] == 0.0);
+        // a zero column: exactly singular (no NaN from past the zero pivot)
+        let z = mat(vec![0., 1., 2., 0., 3., 4., 0., 5., 7.], &[3, 3]);
+        assert_eq!(vals(&det(&z).unwrap()), vec![0.0]);
+        assert_eq!(vals(&slogdet(&z).unwrap().1), vec![f64::NEG_INFINITY]);
         let (s, l) = slogdet(&a).unwrap();
         assert_eq!(vals(&s), vec![1.0, 0.0]);
         assert!((vals(&l)[0] - 5f64.ln()).abs() < 1e-12);

@@ -18,6 +18,7 @@ pub mod reduce;
 pub mod sgemm;
 mod shared_out;
 pub mod slices;
+pub mod special_math;
 pub mod transpose;
 pub mod unary;
 pub mod vmap;

@@ -173,24 +173,24 @@ impl Tensor {
         }
         let x = fresh(x, &shape)?;
         let info = info_tensor(info, &batch)?;
-        let outs = rec.save("A", self).save_output("result", 0).finish_many(
-            vec![x, info],
-            move |c| {
-                let (a, x, g) = (c.saved(0)?, c.saved(1)?, c.grad());
-                let gb = mt(&a)?.linalg_solve(g, left)?;
-                let ga = c.grad_for(0, || {
-                    let (gbm, xm) = match vector {
-                        true => (gb.unsqueeze(-1)?, x.unsqueeze(-1)?),
-                        false => (gb.clone(), x.clone()),
-                    };
-                    match left {
-                        true => gbm.matmul(&mt(&xm)?)?.neg(),
-                        false => mt(&xm)?.matmul(&gbm)?.neg(),
-                    }
+        let outs =
+            rec.save("A", self)
+                .save_output("result", 0)
+                .finish_many(vec![x, info], move |c| {
+                    let (a, x, g) = (c.saved(0)?, c.saved(1)?, c.grad());
+                    let gb = mt(&a)?.linalg_solve(g, left)?;
+                    let ga = c.grad_for(0, || {
+                        let (gbm, xm) = match vector {
+                            true => (gb.unsqueeze(-1)?, x.unsqueeze(-1)?),
+                            false => (gb.clone(), x.clone()),
+                        };
+                        match left {
+                            true => gbm.matmul(&mt(&xm)?)?.neg(),
+                            false => mt(&xm)?.matmul(&gbm)?.neg(),
+                        }
+                    })?;
+                    Ok(vec![ga, c.needs(1).then_some(gb)])
                 })?;
-                Ok(vec![ga, c.needs(1).then_some(gb)])
-            },
-        )?;
         let mut it = outs.into_iter();
         Ok((it.next().unwrap(), it.next().unwrap()))
     }
@@ -215,13 +215,12 @@ impl Tensor {
         let rec = record("LinalgInvExBackward0", &[self]);
         let (inv, info) = kernel::inverse(self)?;
         let info = info_tensor(info, batch_of(self))?;
-        let outs = rec.save_output("inverse", 0).finish_many(
-            vec![Tensor::from(inv), info],
-            |c| {
-                let inv_t = mt(&c.saved(0)?)?;
-                Ok(vec![Some(inv_t.matmul(c.grad())?.matmul(&inv_t)?.neg()?)])
-            },
-        )?;
+        let outs =
+            rec.save_output("inverse", 0)
+                .finish_many(vec![Tensor::from(inv), info], |c| {
+                    let inv_t = mt(&c.saved(0)?)?;
+                    Ok(vec![Some(inv_t.matmul(c.grad())?.matmul(&inv_t)?.neg()?)])
+                })?;
         let mut it = outs.into_iter();
         Ok((it.next().unwrap(), it.next().unwrap()))
     }
@@ -241,15 +240,13 @@ impl Tensor {
         check_square("linalg.det", self, "A")?;
         let rec = record("LinalgDetBackward0", &[self]);
         let d = Tensor::from(kernel::det(self)?);
-        rec.save("A", self)
-            .save_output("result", 0)
-            .finish(d, |c| {
-                Ok(vec![Some(grad::det_backward(
-                    c.grad(),
-                    &c.saved(0)?,
-                    &c.saved(1)?,
-                )?)])
-            })
+        rec.save("A", self).save_output("result", 0).finish(d, |c| {
+            Ok(vec![Some(grad::det_backward(
+                c.grad(),
+                &c.saved(0)?,
+                &c.saved(1)?,
+            )?)])
+        })
     }
 
     /// `torch.linalg.slogdet`: `(sign, log|det|)`.
@@ -285,16 +282,15 @@ impl Tensor {
         let rec = record("LinalgCholeskyExBackward0", &[self]);
         let (l, info) = kernel::cholesky(self, upper)?;
         let info = info_tensor(info, batch_of(self))?;
-        let outs = rec.save_output("L", 0).finish_many(
-            vec![Tensor::from(l), info],
-            move |c| {
+        let outs = rec
+            .save_output("L", 0)
+            .finish_many(vec![Tensor::from(l), info], move |c| {
                 Ok(vec![Some(grad::cholesky_backward(
                     c.grad(),
                     &c.saved(0)?,
                     upper,
                 )?)])
-            },
-        )?;
+            })?;
         let mut it = outs.into_iter();
         Ok((it.next().unwrap(), it.next().unwrap()))
     }
@@ -303,9 +299,14 @@ impl Tensor {
     /// positive-definite.
     pub fn linalg_cholesky(&self, upper: bool) -> Result<Tensor> {
         let (l, info) = self.linalg_cholesky_ex(upper)?;
-        check_info("linalg.cholesky", &info.to_vec::<i64>(), self.ndim() > 2, |v| {
-            format!("The factorization could not be completed because the input is not positive-definite (the leading minor of order {v} is not positive-definite).")
-        })?;
+        check_info(
+            "linalg.cholesky",
+            &info.to_vec::<i64>(),
+            self.ndim() > 2,
+            |v| {
+                format!("The factorization could not be completed because the input is not positive-definite (the leading minor of order {v} is not positive-definite).")
+            },
+        )?;
         Ok(l)
     }
 
@@ -444,11 +445,7 @@ impl Tensor {
                 },
             )?;
         let mut it = outs.into_iter();
-        Ok((
-            it.next().unwrap(),
-            it.next().unwrap(),
-            it.next().unwrap(),
-        ))
+        Ok((it.next().unwrap(), it.next().unwrap(), it.next().unwrap()))
     }
 
     /// `torch.linalg.svdvals`: the singular values (through the full

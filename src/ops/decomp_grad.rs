@@ -115,12 +115,7 @@ pub(crate) fn qr_backward(gq: &Tensor, gr: &Tensor, q: &Tensor, r: &Tensor) -> R
 
 /// torch's `svd_backward` for real inputs (thin factors; full ones are cut
 /// to the first `k = min(m, n)` singular vectors, as torch).
-pub(crate) fn svd_backward(
-    g: [&Tensor; 3],
-    u: &Tensor,
-    s: &Tensor,
-    vh: &Tensor,
-) -> Result<Tensor> {
+pub(crate) fn svd_backward(g: [&Tensor; 3], u: &Tensor, s: &Tensor, vh: &Tensor) -> Result<Tensor> {
     let k = s.shape()[s.ndim() - 1];
     let m = u.shape()[u.ndim() - 2];
     let n = vh.shape()[vh.ndim() - 1];

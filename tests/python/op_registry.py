@@ -1527,6 +1527,10 @@ op(
     [S(A(3, 4)), S(A(3, 4), dim=1)],
 )
 
+# torch.linalg and its top-level relatives: op_registry_linalg.py.
+from op_registry_linalg import add_entries as _add_linalg_entries  # noqa: E402
+
+_add_linalg_entries(op, S)
 
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
 

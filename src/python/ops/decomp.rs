@@ -23,7 +23,10 @@ const RESULTS: &[(&str, &[&str])] = &[
     ("linalg_svd", &["U", "S", "Vh"]),
     ("svd", &["U", "S", "V"]),
     ("linalg_eigh", &["eigenvalues", "eigenvectors"]),
-    ("linalg_lstsq", &["solution", "residuals", "rank", "singular_values"]),
+    (
+        "linalg_lstsq",
+        &["solution", "residuals", "rank", "singular_values"],
+    ),
     ("triangular_solve", &["solution", "cloned_coefficient"]),
 ];
 
