@@ -48,7 +48,15 @@ def add_entries(op, S):  # noqa: PLR0915 - one flat list of entries
     op(
         "linalg.solve_ex",
         lambda lib, a, b: lib.linalg.solve_ex(wc(lib, a), b).result,
-        [S(A(3, 3), A(3, 2)), S(A(2, 3, 3), A(3,))],
+        [
+            S(A(3, 3), A(3, 2)),
+            S(
+                A(2, 3, 3),
+                A(
+                    3,
+                ),
+            ),
+        ],
         needs=(la + "solve_ex",),
     )
     op(
@@ -75,7 +83,10 @@ def add_entries(op, S):  # noqa: PLR0915 - one flat list of entries
         "linalg.det_singular",
         # a zero column: det exactly 0, the gradient through the SVD
         lambda lib, a, m: lib.linalg.det(a * m),
-        [S(A(3, 3), Const([1.0, 1.0, 0.0], "float64")), S(A(2, 3, 3), Const([0.0, 1.0, 1.0], "float64"))],
+        [
+            S(A(3, 3), Const([1.0, 1.0, 0.0], "float64")),
+            S(A(2, 3, 3), Const([0.0, 1.0, 1.0], "float64")),
+        ],
         needs=(la + "det",),
     )
     op(
@@ -189,7 +200,12 @@ def add_entries(op, S):  # noqa: PLR0915 - one flat list of entries
     op(
         "linalg.lstsq",
         lambda lib, a, b, **kw: lib.linalg.lstsq(a, b, **kw).solution,
-        [S(A(5, 3), A(5, 2)), S(A(3, 5), A(3, 2)), S(A(2, 4, 3), A(2, 4, 1)), S(A(2, 4, 3), A(2, 4))],
+        [
+            S(A(5, 3), A(5, 2)),
+            S(A(3, 5), A(3, 2)),
+            S(A(2, 4, 3), A(2, 4, 1)),
+            S(A(2, 4, 3), A(2, 4)),
+        ],
         needs=(la + "lstsq",),
     )
     op(
@@ -303,10 +319,14 @@ def add_entries(op, S):  # noqa: PLR0915 - one flat list of entries
         ),
         [S(A(3, 3)), S(A(3, 3), upper=True)],
         api=("Tensor.cholesky_inverse",),
+        no_torch_forward_ad="torch 2.13's tangent here disagrees with its own backward; "
+        "ferrograd's passes the forward-mode gradcheck against finite differences",
     )
     op(
         "triangular_solve",
         lambda lib, b, a, **kw: lib.triangular_solve(b, wc(lib, a), **kw).solution,
         [S(A(3, 2), A(3, 3)), S(A(3, 2), A(3, 3), upper=False, transpose=True)],
         api=("Tensor.triangular_solve",),
+        no_torch_forward_ad="torch's forward AD reads all of A, its forward and backward "
+        "only A's triangle; ferrograd's tangent passes the forward-mode gradcheck",
     )
