@@ -4,6 +4,7 @@ from . import _C
 
 _L = _C._linalg
 
+LinAlgError = _L.LinAlgError
 cholesky = _L.cholesky
 cholesky_ex = _L.cholesky_ex
 cond = _L.cond
@@ -14,8 +15,11 @@ eigh = _L.eigh
 eigvalsh = _L.eigvalsh
 inv = _L.inv
 inv_ex = _L.inv_ex
-LinAlgError = _L.LinAlgError
 lstsq = _L.lstsq
+lu = _L.lu
+lu_factor = _L.lu_factor
+lu_factor_ex = _L.lu_factor_ex
+lu_solve = _L.lu_solve
 matmul = _L.matmul
 matrix_exp = _L.matrix_exp
 matrix_norm = _L.matrix_norm
@@ -38,6 +42,7 @@ vecdot = _L.vecdot
 vector_norm = _L.vector_norm
 
 __all__ = [
+    "LinAlgError",
     "cholesky",
     "cholesky_ex",
     "cond",
@@ -48,8 +53,11 @@ __all__ = [
     "eigvalsh",
     "inv",
     "inv_ex",
-    "LinAlgError",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
     "matrix_exp",
     "matrix_norm",

@@ -11,6 +11,7 @@ import ferrograd
 from ferrograd import Tensor, _DeviceLike, _DTypeLike, _Number, _Shape, _Dims
 
 __all__ = [
+    "LinAlgError",
     "cholesky",
     "cholesky_ex",
     "cond",
@@ -21,8 +22,11 @@ __all__ = [
     "eigvalsh",
     "inv",
     "inv_ex",
-    "LinAlgError",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
     "matrix_exp",
     "matrix_norm",
@@ -69,6 +73,10 @@ def lstsq(
     *,
     driver: Any = ...,
 ) -> ferrograd.return_types.linalg_lstsq: ...
+def lu(A: Any, *, pivot: Any = ...) -> Tensor: ...
+def lu_factor(A: Any, *, pivot: Any = ...) -> Tensor: ...
+def lu_factor_ex(A: Any, *, pivot: Any = ..., check_errors: Any = ...) -> Tensor: ...
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: Any = ..., adjoint: Any = ...) -> Tensor: ...
 def matmul(input: Tensor, other: Tensor | _Number) -> Tensor: ...
 def matrix_exp(A: Any) -> Tensor: ...
 def matrix_norm(

@@ -16,10 +16,14 @@ __all__ = [
     "linalg_eigh",
     "linalg_inv_ex",
     "linalg_lstsq",
+    "linalg_lu",
+    "linalg_lu_factor",
+    "linalg_lu_factor_ex",
     "linalg_qr",
     "linalg_slogdet",
     "linalg_solve_ex",
     "linalg_svd",
+    "lu_unpack",
     "max",
     "min",
     "qr",
@@ -54,6 +58,20 @@ class linalg_lstsq(tuple[Any, ...]):
     rank: Any
     singular_values: Any
 
+class linalg_lu(tuple[Any, ...]):
+    P: Any
+    L: Any
+    U: Any
+
+class linalg_lu_factor(tuple[Any, ...]):
+    LU: Any
+    pivots: Any
+
+class linalg_lu_factor_ex(tuple[Any, ...]):
+    LU: Any
+    pivots: Any
+    info: Any
+
 class linalg_qr(tuple[Any, ...]):
     Q: Any
     R: Any
@@ -70,6 +88,11 @@ class linalg_svd(tuple[Any, ...]):
     U: Any
     S: Any
     Vh: Any
+
+class lu_unpack(tuple[Any, ...]):
+    P: Any
+    L: Any
+    U: Any
 
 class max(tuple[Tensor, Tensor]):
     @property

@@ -458,6 +458,51 @@ pub fn eigh(a: &Strided, upper: bool, compute_v: bool) -> Result<(Strided, Optio
     })
 }
 
+/// LU with partial pivoting of each `[m, n]` matrix, LAPACK's getrf
+/// layout: the packed factor (`L` below the diagonal, its unit diagonal
+/// implied, `U` on and above), the 1-based row interchanges `ipiv`
+/// (`k = min(m, n)` per matrix: row `i` was swapped with row `ipiv[i] - 1`,
+/// in order) and info.
+pub fn lu_factor(a: &Strided) -> Result<(Strided, Vec<i64>, Vec<i32>)> {
+    real_dispatch!(a.dtype(), T => {
+        let (count, m, n) = dims3(a);
+        let k = m.min(n);
+        let av = to_vec_as::<T>(a)?;
+        let res = per_matrix(&av, (count, m, n), |_, mat| {
+            let lu = mat.partial_piv_lu();
+            let (l, u) = (lu.L(), lu.U());
+            let mut packed = Vec::with_capacity(m * n);
+            for i in 0..m {
+                for j in 0..n {
+                    packed.push(if i > j { l[(i, j)] } else { u[(i, j)] });
+                }
+            }
+            // (P A)[i] = A[fwd[i]]: the swaps that bring row fwd[i] to i
+            let (fwd, _) = lu.P().arrays();
+            let mut at: Vec<usize> = (0..m).collect();
+            let mut pos: Vec<usize> = (0..m).collect();
+            let mut ipiv = Vec::with_capacity(k);
+            for (i, &row) in fwd.iter().enumerate().take(k) {
+                let j = pos[row];
+                ipiv.push(j as i64 + 1);
+                let other = at[i];
+                at.swap(i, j);
+                pos[other] = j;
+                pos[row] = i;
+            }
+            (packed, ipiv, lu_info(u))
+        })?;
+        let mut ipiv = Vec::with_capacity(count * k);
+        let mut info = Vec::with_capacity(count);
+        for r in &res {
+            ipiv.extend_from_slice(&r.1);
+            info.push(r.2);
+        }
+        let x = concat(res.into_iter().map(|r| r.0), count * m * n)?;
+        Ok((shaped(x, a.shape()), ipiv, info))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,6 +535,37 @@ mod tests {
         let (inv, info) = inverse(&a).unwrap();
         assert_eq!(info, vec![0, 2]);
         assert!((vals(&inv)[0] - 0.6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lu_factor_reconstructs_with_lapack_pivots() {
+        let v = vec![1., 2., 3., 4., 5., 6., 7., 8., 10., 2., 1., 0.];
+        let a = mat(v.clone(), &[4, 3]);
+        let (lu, ipiv, info) = lu_factor(&a).unwrap();
+        assert_eq!(info, vec![0]);
+        let p = vals(&lu);
+        // apply the swaps to A's rows, compare with L U
+        let mut rows: Vec<usize> = (0..4).collect();
+        for (i, &s) in ipiv.iter().enumerate() {
+            rows.swap(i, s as usize - 1);
+        }
+        for i in 0..4 {
+            for j in 0..3 {
+                let mut acc = 0.0;
+                for t in 0..3 {
+                    let l = if i == t {
+                        1.0
+                    } else if i > t {
+                        p[i * 3 + t]
+                    } else {
+                        0.0
+                    };
+                    let u = if t <= j { p[t * 3 + j] } else { 0.0 };
+                    acc += l * u;
+                }
+                assert!((acc - v[rows[i] * 3 + j]).abs() < 1e-12, "{i} {j}");
+            }
+        }
     }
 
     #[test]

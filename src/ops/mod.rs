@@ -21,6 +21,7 @@ pub mod interpolate;
 pub mod join;
 pub mod linalg;
 pub mod loss;
+pub mod lu;
 pub mod nan;
 pub mod normalization;
 pub mod pad;

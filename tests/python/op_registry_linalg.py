@@ -330,3 +330,31 @@ def add_entries(op, S):  # noqa: PLR0915 - one flat list of entries
         no_torch_forward_ad="torch's forward AD reads all of A, its forward and backward "
         "only A's triangle; ferrograd's tangent passes the forward-mode gradcheck",
     )
+    op(
+        "linalg.lu",
+        lambda lib, a: tuple(lib.linalg.lu(a))[1:],
+        [S(A(3, 3)), S(A(2, 4, 4)), S(A(3, 5)), S(A(5, 3))],
+        needs=(la + "lu",),
+    )
+    op(
+        "linalg.lu_factor",
+        lambda lib, a: lib.linalg.lu_factor(a).LU,
+        [S(A(3, 3)), S(A(2, 3, 3)), S(A(4, 2)), S(A(2, 4))],
+        needs=(la + "lu_factor",),
+    )
+    op(
+        "linalg.lu_solve",
+        lambda lib, a, b, **kw: lib.linalg.lu_solve(*lib.linalg.lu_factor(wc(lib, a)), b, **kw),
+        [
+            S(A(3, 3), A(3, 2)),
+            S(A(3, 3), A(3, 2), adjoint=True),
+            S(A(3, 3), A(2, 3), left=False),
+            S(A(2, 3, 3), A(2, 3), left=False, adjoint=True),
+        ],
+        needs=(la + "lu_solve", la + "lu_factor"),
+    )
+    op(
+        "lu_unpack",
+        lambda lib, a: tuple(lib.lu_unpack(*lib.linalg.lu_factor(a)))[1:],
+        [S(A(3, 3)), S(A(4, 3))],
+    )

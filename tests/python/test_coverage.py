@@ -24,10 +24,6 @@ EXCLUDED = {
 # Names not implemented yet (issue 28): listed so that the gap is explicit.
 PENDING = {
     "linalg": {
-        "lu": "LU with pivots (P, L, U) and its backward: not yet",
-        "lu_factor": "not yet (with lu)",
-        "lu_factor_ex": "not yet (with lu)",
-        "lu_solve": "not yet (with lu)",
         "ldl_factor": "not yet",
         "ldl_factor_ex": "not yet",
         "ldl_solve": "not yet",

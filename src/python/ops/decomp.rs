@@ -28,6 +28,10 @@ const RESULTS: &[(&str, &[&str])] = &[
         &["solution", "residuals", "rank", "singular_values"],
     ),
     ("triangular_solve", &["solution", "cloned_coefficient"]),
+    ("linalg_lu_factor", &["LU", "pivots"]),
+    ("linalg_lu_factor_ex", &["LU", "pivots", "info"]),
+    ("linalg_lu", &["P", "L", "U"]),
+    ("lu_unpack", &["P", "L", "U"]),
 ];
 
 /// `return_types.<kind>(*ts)`.

@@ -121,6 +121,32 @@ bind_functions! { register_linalg_more:
         let d = dims_arg(dims)?;
         Ok(wrap(A.inner.tensorsolve(&B.inner, Some(&d))?))
     }
+    /// `torch.linalg.lu_factor`: `(LU, pivots)`.
+    #[pyo3(signature = (A, *, pivot=true))]
+    pub fn lu_factor<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, pivot: bool) -> PyResult<Bound<'py, PyAny>> {
+        let (lu, piv) = A.inner.linalg_lu_factor(pivot)?;
+        named(py, "linalg_lu_factor", vec![lu, piv])
+    }
+    /// `torch.linalg.lu_factor_ex`: `(LU, pivots, info)`.
+    #[pyo3(signature = (A, *, pivot=true, check_errors=false))]
+    pub fn lu_factor_ex<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, pivot: bool, check_errors: bool) -> PyResult<Bound<'py, PyAny>> {
+        if check_errors {
+            A.inner.linalg_lu_factor(pivot)?;
+        }
+        let (lu, piv, info) = A.inner.linalg_lu_factor_ex(pivot)?;
+        named(py, "linalg_lu_factor_ex", vec![lu, piv, info])
+    }
+    /// `torch.linalg.lu`: `(P, L, U)` with `A = P L U`.
+    #[pyo3(signature = (A, *, pivot=true))]
+    pub fn lu<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, pivot: bool) -> PyResult<Bound<'py, PyAny>> {
+        let (p, l, u) = A.inner.linalg_lu(pivot)?;
+        named(py, "linalg_lu", vec![p, l, u])
+    }
+    /// `torch.linalg.lu_solve`: X with A X = B from A's LU factorization.
+    #[pyo3(signature = (LU, pivots, B, *, left=true, adjoint=false))]
+    pub fn lu_solve(LU: PyRef<'_, PyTensor>, pivots: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, left: bool, adjoint: bool) -> PyResult<PyTensor> {
+        Ok(wrap(LU.inner.linalg_lu_solve(&pivots.inner, &B.inner, left, adjoint)?))
+    }
     /// `torch.linalg.matmul` (`torch.matmul`).
     #[pyo3(name = "matmul")]
     pub fn linalg_matmul(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
@@ -165,8 +191,21 @@ bind_methods! { decomp_more_fns, register_fns:
     }
 }
 
+bind_functions! { register_top:
+    /// `torch.lu_unpack`: `(P, L, U)` from `linalg.lu_factor`'s result.
+    #[pyo3(signature = (LU_data, LU_pivots, unpack_data=true, unpack_pivots=true))]
+    pub fn lu_unpack<'py>(py: Python<'py>, LU_data: PyRef<'_, PyTensor>, LU_pivots: PyRef<'_, PyTensor>, unpack_data: bool, unpack_pivots: bool) -> PyResult<Bound<'py, PyAny>> {
+        let (p, l, u) = crate::ops::lu::unpack(&LU_data.inner, &LU_pivots.inner)?;
+        let empty = || crate::Tensor::zeros(&[0], LU_data.inner.dtype());
+        let (l, u) = if unpack_data { (l, u) } else { (empty(), empty()) };
+        let p = if unpack_pivots { p } else { empty() };
+        named(py, "lu_unpack", vec![p, l, u])
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_fns(m)?;
+    register_top(m)?;
     let linalg = m.getattr("_linalg")?.cast_into::<PyModule>()?;
     register_linalg_more(&linalg)
 }
