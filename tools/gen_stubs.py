@@ -284,12 +284,12 @@ RETURNS = {
     "solve_ex": "ferrograd.return_types.linalg_solve_ex",
     "inv_ex": "ferrograd.return_types.linalg_inv_ex",
     "cholesky_ex": "ferrograd.return_types.linalg_cholesky_ex",
-    "slogdet": "ferrograd.return_types.linalg_slogdet",
-    "qr": "ferrograd.return_types.linalg_qr",
-    "svd": "ferrograd.return_types.linalg_svd",
+    "slogdet": "Any",  # a named tuple (linalg_slogdet or slogdet by namespace)
+    "qr": "Any",  # a named tuple (linalg_qr or qr by namespace)
+    "svd": "Any",  # a named tuple (linalg_svd or svd by namespace)
     "eigh": "ferrograd.return_types.linalg_eigh",
     "lstsq": "ferrograd.return_types.linalg_lstsq",
-    "triangular_solve": "ferrograd.return_types.triangular_solve",
+    "triangular_solve": "Any",  # return_types.triangular_solve
     "dim": "_int",
     "ndimension": "_int",
     "numel": "_int",

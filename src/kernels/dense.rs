@@ -202,7 +202,11 @@ fn lu_slogdet<T: Real>(av: &[T], dims: (usize, usize, usize)) -> Result<Vec<(f64
                 }
             }
         }
-        let mut sign = if (n - cycles) % 2 == 0 { 1.0 } else { -1.0 };
+        let mut sign = if (n - cycles).is_multiple_of(2) {
+            1.0
+        } else {
+            -1.0
+        };
         let mut logabs = 0.0;
         let u = lu.U();
         for i in 0..n {
@@ -246,7 +250,7 @@ pub fn det(a: &Strided) -> Result<Strided> {
                 return <T as Element>::zero();
             }
             let (fwd, _) = lu.P().arrays();
-            let mut swaps = 0;
+            let mut swaps: usize = 0;
             let mut seen = vec![false; n];
             for s in 0..n {
                 let mut j = s;
@@ -259,9 +263,9 @@ pub fn det(a: &Strided) -> Result<Strided> {
                 swaps += len.max(1) - 1;
             }
             let u = lu.U();
-            let mut d = if swaps % 2 == 0 { <T as Element>::one() } else { -<T as Element>::one() };
+            let mut d = if swaps.is_multiple_of(2) { <T as Element>::one() } else { -<T as Element>::one() };
             for i in 0..n {
-                d = d * u[(i, i)];
+                d *= u[(i, i)];
             }
             d
         })?;

@@ -9,6 +9,9 @@
 //! classical orthogonal polynomials by their three-term recurrences.
 //! Special values follow torch's (its ATen `Math.h` kernels).
 
+// The published coefficients (Cephes, AS241) are kept digit for digit.
+#![allow(clippy::excessive_precision)]
+
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 
 /// float32 and float64 through a float64 scalar function.
