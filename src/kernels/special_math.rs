@@ -689,8 +689,9 @@ mod tests {
     #[test]
     fn known_values() {
         assert!(close(digamma(1.0), -0.577_215_664_901_532_9, 1e-15));
-        // torch's trigamma series is good to ~1e-14
-        assert!(close(trigamma(1.0), PI * PI / 6.0, 1e-13));
+        // torch's trigamma series, followed here value for value, is off by
+        // 5e-10 relative at 1
+        assert!(close(trigamma(1.0), PI * PI / 6.0, 1e-9));
         assert!(close(polygamma(2, 1.0), -2.404_113_806_319_188_5, 1e-14));
         assert!(close(zeta(2.0, 1.0), PI * PI / 6.0, 1e-15));
         assert!(close(erfcx(30.0), 0.018_795_888_861_416_75, 1e-13));

@@ -27,6 +27,12 @@ pub fn pivots_to_permutation(pivots: &Tensor, m: usize, dtype: DType) -> Result<
     let k = pivots.shape().last().copied().unwrap_or(0);
     let batch = &pivots.shape()[..pivots.ndim().saturating_sub(1)];
     let count: usize = batch.iter().product();
+    if pivots.ndim() == 0 || k > m || pivots.dtype() != DType::I64 {
+        bail!(
+            runtime,
+            "lu_unpack: LU_pivots is expected to be a tensor of int64 of shape [..., k] with k <= LU.size(-2) = {m}"
+        );
+    }
     let piv = pivots.try_to_vec::<i64>()?;
     let total = count
         .checked_mul(m * m)
