@@ -686,6 +686,7 @@ mod tests {
         (a - b).abs() <= tol * b.abs().max(1e-300)
     }
 
+    /// Reference values from mpmath.
     #[test]
     fn known_values() {
         assert!(close(digamma(1.0), -0.577_215_664_901_532_9, 1e-15));
@@ -697,14 +698,14 @@ mod tests {
         assert!(close(erfcx(30.0), 0.018_795_888_861_416_75, 1e-13));
         assert!(close(erfcx(1.0), 0.427_583_576_155_807, 1e-14));
         assert!(close(ndtri(0.975), 1.959_963_984_540_054, 1e-15));
-        assert!(close(ndtri(1e-300), -37.047_096_499_588_44, 1e-12));
+        assert!(close(ndtri(1e-300), -37.047_096_299_361_2, 1e-13));
         assert!(close(ndtr(ndtri(0.3)), 0.3, 1e-15));
         assert!(close(i0(1.0), 1.266_065_877_752_008_4, 1e-15));
         assert!(close(i1(1.0), 0.565_159_103_992_485, 1e-15));
-        assert!(close(i0e(50.0), 0.056_946_884_373_934_44, 1e-14));
+        assert!(close(i0e(50.0), 0.056_561_626_647_454_19, 1e-14));
         assert!(close(k0(1.0), 0.421_024_438_240_708_3, 1e-14));
         assert!(close(k1(2.0), 0.139_865_881_816_522_4, 1e-14));
-        assert!(close(k0e(40.0), 0.197_754_119_707_596_3, 1e-14));
+        assert!(close(k0e(40.0), 0.197_555_584_957_298_17, 1e-14));
         assert!(close(gammainc(2.0, 1.0), 0.264_241_117_657_115_4, 1e-14));
         assert!(close(gammaincc(3.0, 10.0), 0.002_769_395_715_511_18, 1e-13));
         assert!(close(log_ndtr(-10.0), -53.231_285_150_512_47, 1e-14));
