@@ -23,6 +23,9 @@ pub enum ErrorKind {
     /// No kernel for this dtype (torch's "\"kernel\" not implemented for
     /// 'Long'"): `NotImplementedError`.
     NotImplemented,
+    /// A singular or non-positive-definite input (torch's
+    /// `torch.linalg.LinAlgError`, a `RuntimeError` subclass).
+    LinAlg,
 }
 
 #[derive(Debug, Clone, Error)]
@@ -75,6 +78,9 @@ impl Error {
     }
     pub fn not_implemented(msg: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotImplemented, msg)
+    }
+    pub fn linalg(msg: impl Into<String>) -> Self {
+        Self::new(ErrorKind::LinAlg, msg)
     }
 }
 

@@ -17,6 +17,7 @@ MODULES = [
     "ferrograd.linalg",
     "ferrograd.random",
     "ferrograd.serialization",
+    "ferrograd.special",
     "ferrograd.nn",
     "ferrograd.nn.functional",
     "ferrograd.nn.init",
@@ -48,6 +49,7 @@ C_NAMESPACES = {
     "_nn": "ferrograd.nn.functional",
     "_init": "ferrograd.nn.init",
     "_linalg": "ferrograd.linalg",
+    "_special": "ferrograd.special",
 }
 
 # Every stub starts with these; names a stub does not use cost nothing.
@@ -254,6 +256,15 @@ INIT_TYPES = {
 
 # Function or method name -> return type, where it is not a Tensor.
 RETURNS = {
+    "solve_ex": "ferrograd.return_types.linalg_solve_ex",
+    "inv_ex": "ferrograd.return_types.linalg_inv_ex",
+    "cholesky_ex": "ferrograd.return_types.linalg_cholesky_ex",
+    "slogdet": "Any",  # a named tuple (linalg_slogdet or slogdet by namespace)
+    "qr": "Any",  # a named tuple (linalg_qr or qr by namespace)
+    "svd": "Any",  # a named tuple (linalg_svd or svd by namespace)
+    "eigh": "ferrograd.return_types.linalg_eigh",
+    "lstsq": "ferrograd.return_types.linalg_lstsq",
+    "triangular_solve": "Any",  # return_types.triangular_solve
     "dim": "_int",
     "ndimension": "_int",
     "numel": "_int",

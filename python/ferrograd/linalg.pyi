@@ -11,11 +11,132 @@ import ferrograd
 from ferrograd import Tensor, _DeviceLike, _DTypeLike, _Number, _Shape, _Dims
 
 __all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
     "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
     "vector_norm",
 ]
 
+class LinAlgError(RuntimeError): ...
+
+def cholesky(A: Any, *, upper: Any = ...) -> Tensor: ...
+def cholesky_ex(
+    A: Any,
+    *,
+    upper: Any = ...,
+    check_errors: Any = ...,
+) -> ferrograd.return_types.linalg_cholesky_ex: ...
+def cond(A: Any, p: _float | None = ...) -> Tensor: ...
 def cross(input: Tensor, other: Tensor | _Number, *, dim: _Dims = ...) -> Tensor: ...
+def det(A: Any) -> Tensor: ...
+def diagonal(A: Any, *, offset: _int = ..., dim1: _int = ..., dim2: _int = ...) -> Tensor: ...
+def eigh(A: Any, UPLO: Any = ...) -> ferrograd.return_types.linalg_eigh: ...
+def eigvalsh(A: Any, UPLO: Any = ...) -> Tensor: ...
+def inv(A: Any) -> Tensor: ...
+def inv_ex(A: Any, *, check_errors: Any = ...) -> ferrograd.return_types.linalg_inv_ex: ...
+def lstsq(
+    A: Any,
+    B: Any,
+    rcond: Any = ...,
+    *,
+    driver: Any = ...,
+) -> ferrograd.return_types.linalg_lstsq: ...
+def lu(A: Any, *, pivot: Any = ...) -> Tensor: ...
+def lu_factor(A: Any, *, pivot: Any = ...) -> Tensor: ...
+def lu_factor_ex(A: Any, *, pivot: Any = ..., check_errors: Any = ...) -> Tensor: ...
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: Any = ..., adjoint: Any = ...) -> Tensor: ...
+def matmul(input: Tensor, other: Tensor | _Number) -> Tensor: ...
+def matrix_exp(A: Any) -> Tensor: ...
+def matrix_norm(
+    A: Any,
+    ord: _float | None = ...,
+    dim: _Dims | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DTypeLike | None = ...,
+) -> Tensor: ...
+def matrix_power(A: Any, n: _int) -> Tensor: ...
+def matrix_rank(
+    A: Any,
+    tol: Any = ...,
+    hermitian: Any = ...,
+    *,
+    atol: _float | None = ...,
+    rtol: _float | None = ...,
+) -> Tensor: ...
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor: ...
+def norm(
+    A: Any,
+    ord: _float | None = ...,
+    dim: _Dims | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DTypeLike | None = ...,
+) -> Tensor: ...
+def pinv(
+    A: Any,
+    rcond: Any = ...,
+    hermitian: Any = ...,
+    *,
+    atol: _float | None = ...,
+    rtol: _float | None = ...,
+) -> Tensor: ...
+def qr(A: Any, mode: str = ...) -> Any: ...
+def slogdet(A: Any) -> Any: ...
+def solve(A: Any, B: Any, *, left: Any = ...) -> Tensor: ...
+def solve_ex(
+    A: Any,
+    B: Any,
+    *,
+    left: Any = ...,
+    check_errors: Any = ...,
+) -> ferrograd.return_types.linalg_solve_ex: ...
+def solve_triangular(
+    A: Any,
+    B: Any,
+    *,
+    upper: Any,
+    left: Any = ...,
+    unitriangular: Any = ...,
+) -> Tensor: ...
+def svd(A: Any, full_matrices: Any = ..., *, driver: Any = ...) -> Any: ...
+def svdvals(A: Any, *, driver: Any = ...) -> Tensor: ...
+def tensorinv(A: Any, ind: Any = ...) -> Tensor: ...
+def tensorsolve(A: Any, B: Any, dims: _Dims | None = ...) -> Tensor: ...
+def vander(x: Tensor, *, N: Any = ...) -> Tensor: ...
+def vecdot(x: Tensor, y: Any, *, dim: _Dims = ...) -> Tensor: ...
 def vector_norm(
     x: Tensor,
     ord: _float = ...,

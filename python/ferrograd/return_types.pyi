@@ -12,10 +12,26 @@ from ferrograd import Tensor, _DeviceLike, _DTypeLike, _Number, _Shape, _Dims
 
 __all__ = [
     "kthvalue",
+    "linalg_cholesky_ex",
+    "linalg_eigh",
+    "linalg_inv_ex",
+    "linalg_lstsq",
+    "linalg_lu",
+    "linalg_lu_factor",
+    "linalg_lu_factor_ex",
+    "linalg_qr",
+    "linalg_slogdet",
+    "linalg_solve_ex",
+    "linalg_svd",
+    "lu_unpack",
     "max",
     "min",
+    "qr",
+    "slogdet",
     "sort",
+    "svd",
     "topk",
+    "triangular_solve",
 ]
 
 class kthvalue(tuple[Tensor, Tensor]):
@@ -23,6 +39,60 @@ class kthvalue(tuple[Tensor, Tensor]):
     def values(self) -> Tensor: ...
     @property
     def indices(self) -> Tensor: ...
+
+class linalg_cholesky_ex(tuple[Any, ...]):
+    L: Any
+    info: Any
+
+class linalg_eigh(tuple[Any, ...]):
+    eigenvalues: Any
+    eigenvectors: Any
+
+class linalg_inv_ex(tuple[Any, ...]):
+    inverse: Any
+    info: Any
+
+class linalg_lstsq(tuple[Any, ...]):
+    solution: Any
+    residuals: Any
+    rank: Any
+    singular_values: Any
+
+class linalg_lu(tuple[Any, ...]):
+    P: Any
+    L: Any
+    U: Any
+
+class linalg_lu_factor(tuple[Any, ...]):
+    LU: Any
+    pivots: Any
+
+class linalg_lu_factor_ex(tuple[Any, ...]):
+    LU: Any
+    pivots: Any
+    info: Any
+
+class linalg_qr(tuple[Any, ...]):
+    Q: Any
+    R: Any
+
+class linalg_slogdet(tuple[Any, ...]):
+    sign: Any
+    logabsdet: Any
+
+class linalg_solve_ex(tuple[Any, ...]):
+    result: Any
+    info: Any
+
+class linalg_svd(tuple[Any, ...]):
+    U: Any
+    S: Any
+    Vh: Any
+
+class lu_unpack(tuple[Any, ...]):
+    P: Any
+    L: Any
+    U: Any
 
 class max(tuple[Tensor, Tensor]):
     @property
@@ -36,14 +106,31 @@ class min(tuple[Tensor, Tensor]):
     @property
     def indices(self) -> Tensor: ...
 
+class qr(tuple[Any, ...]):
+    Q: Any
+    R: Any
+
+class slogdet(tuple[Any, ...]):
+    sign: Any
+    logabsdet: Any
+
 class sort(tuple[Tensor, Tensor]):
     @property
     def values(self) -> Tensor: ...
     @property
     def indices(self) -> Tensor: ...
 
+class svd(tuple[Any, ...]):
+    U: Any
+    S: Any
+    V: Any
+
 class topk(tuple[Tensor, Tensor]):
     @property
     def values(self) -> Tensor: ...
     @property
     def indices(self) -> Tensor: ...
+
+class triangular_solve(tuple[Any, ...]):
+    solution: Any
+    cloned_coefficient: Any

@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod copy;
+pub mod dense;
 pub mod elementwise;
 pub mod fold;
 pub mod index;
@@ -18,6 +19,7 @@ pub mod sgemm;
 mod shared_out;
 pub mod simd;
 pub mod slices;
+pub mod special_math;
 pub mod transpose;
 pub mod unary;
 pub mod vmap;

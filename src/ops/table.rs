@@ -71,6 +71,7 @@ pub fn rows() -> impl Iterator<Item = &'static OpRow> {
         super::unary::ROWS,
         super::trig::ROWS,
         super::special::ROWS,
+        super::special_more::ROWS,
         super::arith::BINARY_ROWS,
         super::trig::BINARY_ROWS,
         super::special::BINARY_ROWS,

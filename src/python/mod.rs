@@ -55,6 +55,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::rounding::register(m)?;
     ops::trig::register(m)?;
     ops::special::register(m)?;
+    ops::special_more::register(m)?;
     ops::ternary::register(m)?;
     ops::shape::register(m)?;
     ops::loss::register(m)?;
@@ -68,6 +69,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::activation::register(m)?;
     ops::normalization::register(m)?;
     ops::combine::register(m)?;
+    ops::decomp::register(m)?;
+    ops::decomp_more::register(m)?;
     ops::conv::register(m)?;
     core::repr::register(m)?;
     ops::table::register(m)?;

@@ -114,6 +114,8 @@ class OpEntry:
     # Tolerances for the comparison with torch (float64, different kernels).
     rtol: float = 1e-7
     atol: float = 1e-9
+    # Why the tangents are not compared with torch's forward AD (None: they are).
+    no_torch_forward_ad: Optional[str] = None
 
     def missing(self, lib) -> list:
         """The names this entry needs or promises that ``lib`` lacks."""
@@ -1527,6 +1529,15 @@ op(
     [S(A(3, 4)), S(A(3, 4), dim=1)],
 )
 
+# torch.linalg and its top-level relatives: op_registry_linalg.py.
+from op_registry_linalg import add_entries as _add_linalg_entries  # noqa: E402
+
+_add_linalg_entries(op, S)
+
+# torch.special: op_registry_special.py.
+from op_registry_special import add_entries as _add_special_entries  # noqa: E402
+
+_add_special_entries(op, S)
 
 REGISTRY_BY_NAME = {e.name: e for e in REGISTRY}
 

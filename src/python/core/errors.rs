@@ -12,6 +12,13 @@ use pyo3::prelude::*;
 use pyo3::PyErr;
 use std::sync::Arc;
 
+pyo3::create_exception!(
+    ferrograd.linalg,
+    LinAlgError,
+    PyRuntimeError,
+    "Raised by ferrograd.linalg for singular or non-positive-definite input (torch.linalg.LinAlgError)."
+);
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         // A Python exception that crossed Rust code comes out unchanged.
@@ -29,6 +36,7 @@ impl From<Error> for PyErr {
             ErrorKind::Index => PyIndexError::new_err(e.msg),
             ErrorKind::Assertion => PyAssertionError::new_err(e.msg),
             ErrorKind::NotImplemented => PyNotImplementedError::new_err(e.msg),
+            ErrorKind::LinAlg => LinAlgError::new_err(e.msg),
         }
     }
 }
