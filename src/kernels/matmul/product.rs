@@ -377,7 +377,7 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
 /// operand. Every element of a (m x k at a[am.off], non-negative strides)
 /// and b (k x n at b[bm.off]) lies inside its slice (`assert_in_bounds`).
 /// m, n, k > 0. T is f32 or f64, which gemm supports; read_dst = false:
-/// dst is only written (alpha unused).
+/// dst is only written (alpha unused), except for k <= 2 (below).
 #[allow(clippy::too_many_arguments)]
 unsafe fn crate_gemm<T: Element>(
     dst: *mut T,
@@ -389,6 +389,26 @@ unsafe fn crate_gemm<T: Element>(
     [m, n, k]: [usize; 3],
     par: Parallelism,
 ) {
+    // For k <= 2 the crate's `gevv` starts each sum from its first product
+    // (`fma(a1, b1, a0 * b0)`), and so do its matrix-vector loops (one row
+    // or column), so products that are all -0.0 sum to -0.0; BLAS (torch's
+    // mm, bmm) starts from +0.0 and gives +0.0. Started from a zeroed dst
+    // (read_dst, alpha 1) the same loops compute `fma(a1, b1, fma(a0, b0,
+    // +0.0))` and `dst + sum`: +0.0 there, the same bits elsewhere (x + 0.0
+    // is x). Only these shapes pay the zeroing (one more pass over dst).
+    let from_zero = k <= 2 || m <= 1 || n <= 1;
+    if from_zero {
+        for i in 0..m {
+            let row = dst.add(i * dst_rs);
+            if dst_cs == 1 {
+                std::ptr::write_bytes(row, 0, n);
+            } else {
+                for j in 0..n {
+                    row.add(j * dst_cs).write(T::zero());
+                }
+            }
+        }
+    }
     gemm::gemm::<T>(
         m,
         n,
@@ -396,14 +416,14 @@ unsafe fn crate_gemm<T: Element>(
         dst,
         dst_cs as isize,
         dst_rs as isize,
-        false,
+        from_zero,
         a.as_ptr().add(am.off),
         am.cs as isize,
         am.rs as isize,
         b.as_ptr().add(bm.off),
         bm.cs as isize,
         bm.rs as isize,
-        T::zero(),
+        if from_zero { T::one() } else { T::zero() },
         T::one(),
         false,
         false,
