@@ -176,3 +176,46 @@ def check_mm_zero_sign(lib):
     # row is the outer product, -0.0 in torch too
     for dtype in ("float32", "float64"):
         assert _mm_zero_sign(lib, dtype) == [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0]
+
+
+def check_expand_0d_grad_fresh(lib):
+    # expand to a 0-dim shape: its gradient is torch's sum_to, grad.sum(), a
+    # tensor of its own, so an in-place op on one returned gradient leaves
+    # the other alone (seed 1151720)
+    src = """
+t1 = torch.tensor(-0.5, requires_grad=True)
+t3 = torch.clamp(t1, None, 1)
+t6 = torch.sign(t1).add(t3.expand(()))
+t9, t10 = torch.autograd.grad(t6.sum(), (t3, t6))
+t9.add_(t9)
+"""
+    ns = run(lib, src)
+    assert ns["t9"].item() == 2.0 and ns["t10"].item() == 1.0
+
+
+def check_grad_accumulate_layout(lib):
+    # two gradients of one tensor summed by the engine: torch's InputBuffer
+    # adds in place into the first one it owns (dense, its only reference)
+    # and keeps that one's layout: here the transposed path's (seed 1159306)
+    src = """
+t0 = torch.tensor([[2.0, 2.0], [1.0, 1.25], [-0.25, -1.5], [-2.0, 0.75]], requires_grad=True)
+t5 = torch.atan2(t0.var((1,)), t0.transpose(1, -2))
+t7, = torch.autograd.grad(t5.sum(), (t0,))
+"""
+    assert run(lib, src)["t7"].stride() == (1, 4)
+
+
+def check_index_put_view_out_alias(lib):
+    # Not a bug (KNOWN "inplace_on_own_memory", seed 1176062): ViewOut.apply
+    # returns a view of its input; index_put_ of that input into it, a
+    # strided layout, is torch's TooHard case: ferrograd reads the values
+    # first, torch's result depends on its loop order
+    src = """
+t0 = torch.tensor([0.5, 0.0, -2.0, 0.25, -0.75, 1.25, 0.5, 0.25], dtype=torch.float64)[::2]
+t3 = ViewOut.apply(t0)
+t3.index_put_((torch.tensor([2, 3, 1, 0]),), t0, accumulate=True)
+"""
+    ns = run(lib, src)
+    assert ns["t0"].tolist()[2:] == [-0.25, -1.5]
+    if lib is ferrograd:
+        assert ns["t0"].tolist()[:2] == [1.0, -2.75]

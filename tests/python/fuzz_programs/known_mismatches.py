@@ -57,10 +57,10 @@ _VIEWS = (
 )
 # `t3 = t2.view(..)`, `t3 = t2[..]` or `t3 = torch.permute(t2, ..)`: group 1 or 2 is t2;
 # `t3 = Dirty.apply(t2)` (t2 modified in place and returned: torch's output is another
-# tensor on t2's memory when t2 is a view): group 3
+# tensor on t2's memory when t2 is a view) or `t3 = ViewOut.apply(t2)` (a view): group 3
 _VIEW_RHS = re.compile(
     rf"^(?:(t\d+)(?:\.(?:{_VIEWS})\b|\[(?!torch\.tensor|\[))|torch\.(?:{_VIEWS})\((t\d+)\b"
-    r"|Dirty\.apply\((t\d+)\))"
+    r"|(?:Dirty|ViewOut)\.apply\((t\d+)\))"
 )
 
 
@@ -440,6 +440,21 @@ KNOWN = [
         "another order; torch itself rounds a vectorised body and a scalar tail differently): the "
         "jump turns the last bit into a different value; not a wrong result of this op",
         lambda p, m: m.what.endswith("values") and m.op in AMPLIFIERS and m.operand_rounding,
+    ),
+    Known(
+        "grad_accumulate_layout",
+        "a tensor's gradients from two paths summed by the engine: torch's InputBuffer adds in place into "
+        "the first buffer it solely owns (dense) and keeps its layout; ferrograd's sum is laid out as a new "
+        "tensor (strides only, values equal)",
+        lambda p, m: (
+            m.what == "stride"
+            and "autograd.grad(" in p.source()
+            and any(
+                re.search(rf"\b{o}\b.*= torch\.autograd\.grad\(", line)
+                for o in set(re.findall(r"\bt\d+\b", m.code.split("=", 1)[-1]))
+                for line in p.source().split("\n")
+            )
+        ),
     ),
     Known(
         "grad_fn_names",
