@@ -104,7 +104,7 @@ def _inplace_on_own_memory(p, m):
 # a jump or a choice between (near) ties
 AMPLIFIERS = {
     "floor", "sign", "reciprocal", "rsqrt", "log", "log1p", "sqrt", "scalar", "div", "pow",
-    "atan2", "gt", "lt", "eq", "where", "min", "max", "min_dim", "max_dim",
+    "atan2", "gt", "lt", "eq", "where", "min", "max", "min_dim", "max_dim", "div_", "pow_",
 }  # fmt: skip
 
 
