@@ -105,6 +105,7 @@ def _inplace_on_own_memory(p, m):
 AMPLIFIERS = {
     "floor", "sign", "reciprocal", "rsqrt", "log", "log1p", "sqrt", "scalar", "div", "pow",
     "atan2", "gt", "lt", "eq", "where", "min", "max", "min_dim", "max_dim", "div_", "pow_",
+    "NonDiff",  # a custom Function whose forward is floor
 }  # fmt: skip
 
 
