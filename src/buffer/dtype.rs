@@ -388,25 +388,28 @@ macro_rules! impl_float {
             fn is_finite(self) -> bool {
                 <$t>::is_finite(self)
             }
-            /// NaN-propagating maximum, as torch's `maximum`.
+            /// NaN-propagating maximum, as torch's `maximum`; on a tie
+            /// (0.0 and -0.0) `self`, as torch's scalar loop
+            /// (`std::max(a, b)`) and its clamp.
             #[inline(always)]
             fn max_val(self, o: Self) -> Self {
                 if self.is_nan() || o.is_nan() {
                     <$t>::NAN
-                } else if self > o {
-                    self
-                } else {
+                } else if self < o {
                     o
+                } else {
+                    self
                 }
             }
+            /// NaN-propagating minimum; on a tie `self` (`std::min(a, b)`).
             #[inline(always)]
             fn min_val(self, o: Self) -> Self {
                 if self.is_nan() || o.is_nan() {
                     <$t>::NAN
-                } else if self < o {
-                    self
-                } else {
+                } else if o < self {
                     o
+                } else {
+                    self
                 }
             }
         }

@@ -203,7 +203,15 @@ impl Tensor {
         let rec = record("ExpandBackward0", &[self]);
         let out = self.alias_with_layout(self.layout().expand(&target)?);
         let orig = self.dims();
-        rec.finish(out, move |c| Ok(vec![Some(c.grad().sum_to_size(&orig)?)]))
+        rec.finish(out, move |c| {
+            // torch's at::sum_to: to a 0-dim shape it is grad.sum(), a
+            // tensor of its own even when grad is 0-dim (never grad itself)
+            Ok(vec![Some(if orig.is_empty() {
+                c.grad().sum()?
+            } else {
+                c.grad().sum_to_size(&orig)?
+            })])
+        })
     }
     pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
         self.expand(&to_i64(other.shape()))

@@ -212,8 +212,10 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result
         drop((sa, sb));
         return Ok(Strided::contiguous(T::wrap(out), &out_shape));
     }
-    if nd == 2 && k == 1 && m > 1 && n > 1 && T::DTYPE.is_floating() && forced_gemm_path().is_none()
-    {
+    // torch's bmm of one product runs mm from 400 multiply-adds on (below,
+    // its own loop, which starts from +0.0)
+    let as_mm = nd == 2 || (nbatch == 1 && m * n >= 400);
+    if as_mm && k == 1 && m > 1 && n > 1 && T::DTYPE.is_floating() && forced_gemm_path().is_none() {
         // torch's mm of a column by a row is the outer product: each element
         // the bare product a_i * b_j, so a -0.0 stays -0.0 (a kernel that
         // starts from +0.0 and adds makes it +0.0, as torch's bmm and its

@@ -368,6 +368,27 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
     unsafe { crate_gemm(dst.as_mut_ptr(), (n, 1), a, am, b, bm, [m, n, k], par) }
 }
 
+/// Whether a product of an element of `a` (m x k) and one of `b` (k x n)
+/// can be a zero: some element is below 2^-62 (float32) or 2^-510
+/// (float64) in magnitude, a zero or a factor whose product may underflow
+/// (two factors above it multiply to a normal number).
+fn may_have_zero_product<T: Element>(
+    a: &[T],
+    am: Mat,
+    b: &[T],
+    bm: Mat,
+    [m, n, k]: [usize; 3],
+) -> bool {
+    let tiny = if T::DTYPE == DType::F32 {
+        2f64.powi(-62)
+    } else {
+        2f64.powi(-510)
+    };
+    let small = |x: T| x.to_f64().abs() < tiny; // (NaN: false, a NaN product)
+    (0..m).any(|i| (0..k).any(|p| small(a[am.off + i * am.rs + p * am.cs])))
+        || (0..k).any(|p| (0..n).any(|j| small(b[bm.off + p * bm.rs + j * bm.cs])))
+}
+
 /// `dst = a @ b` on the `gemm` crate, `dst`'s element (i, j) at
 /// `i * dst_rs + j * dst_cs`.
 ///
@@ -377,7 +398,7 @@ fn gemm_call<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>
 /// operand. Every element of a (m x k at a[am.off], non-negative strides)
 /// and b (k x n at b[bm.off]) lies inside its slice (`assert_in_bounds`).
 /// m, n, k > 0. T is f32 or f64, which gemm supports; read_dst = false:
-/// dst is only written (alpha unused).
+/// dst is only written (alpha unused), except where `from_zero` (below).
 #[allow(clippy::too_many_arguments)]
 unsafe fn crate_gemm<T: Element>(
     dst: *mut T,
@@ -389,6 +410,32 @@ unsafe fn crate_gemm<T: Element>(
     [m, n, k]: [usize; 3],
     par: Parallelism,
 ) {
+    // For k <= 2 the crate's `gevv` starts each sum from its first product
+    // (`fma(a1, b1, a0 * b0)`), and so do its matrix-vector loops (one row
+    // or column), so products that are all -0.0 sum to -0.0; BLAS (torch's
+    // mm, bmm) starts from +0.0 and gives +0.0. Started from a zeroed dst
+    // (read_dst, alpha 1) the same loops compute `fma(a1, b1, fma(a0, b0,
+    // +0.0))` and `dst + sum`: +0.0 there, the same bits elsewhere (x + 0.0
+    // is x). A vector output is small next to the matrix read; for k <= 2
+    // with m, n > 1 (dst as big as it gets) only operands that can make a
+    // zero product pay the zeroing pass.
+    let from_zero = if k <= 2 && m > 1 && n > 1 {
+        may_have_zero_product(a, am, b, bm, [m, n, k])
+    } else {
+        k <= 2 || m <= 1 || n <= 1
+    };
+    if from_zero {
+        for i in 0..m {
+            let row = dst.add(i * dst_rs);
+            if dst_cs == 1 {
+                std::ptr::write_bytes(row, 0, n);
+            } else {
+                for j in 0..n {
+                    row.add(j * dst_cs).write(T::zero());
+                }
+            }
+        }
+    }
     gemm::gemm::<T>(
         m,
         n,
@@ -396,14 +443,14 @@ unsafe fn crate_gemm<T: Element>(
         dst,
         dst_cs as isize,
         dst_rs as isize,
-        false,
+        from_zero,
         a.as_ptr().add(am.off),
         am.cs as isize,
         am.rs as isize,
         b.as_ptr().add(bm.off),
         bm.cs as isize,
         bm.rs as isize,
-        T::zero(),
+        if from_zero { T::one() } else { T::zero() },
         T::one(),
         false,
         false,

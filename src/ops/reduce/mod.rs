@@ -233,8 +233,16 @@ impl Tensor {
             DType::Bool => Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })?),
         };
         let shape = to_i64(self.shape());
+        let all = dims.is_empty() && !keepdim;
         rec.finish(out, move |c| {
-            let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
+            // SumBackward0 is torch's `grad.expand(sizes)` of the 0-dim
+            // grad: every stride 0, size-1 dims too (an autograd.grad
+            // result shows it); SumBackward1 unsqueezes first
+            let g = if all {
+                c.grad().clone()
+            } else {
+                c.grad().unsqueeze_reduced(&rd, keepdim)?
+            };
             Ok(vec![Some(g.expand(&shape)?)])
         })
     }

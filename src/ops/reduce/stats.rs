@@ -163,9 +163,12 @@ impl Tensor {
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
                 if !crate::autograd::is_grad_enabled() && g.dtype() == x.dtype() {
-                    // One pass (no graph to record) instead of three ops.
+                    // One pass (no graph to record) instead of three ops;
+                    // the operands in the order of torch's formula
+                    // `grad * (self - result).exp()`, whose first operand
+                    // (the broadcast grad) orders the result's dims.
                     let dx = dispatch_float!(x.dtype(), T => Tensor::from(
-                        map3::<T, T, T, T>(&x, &r, &g, |x, r, g| g * (x - r).vexp())?
+                        map3::<T, T, T, T>(&g, &x, &r, |g, x, r| g * (x - r).vexp())?
                     ));
                     return Ok(vec![Some(dx)]);
                 }

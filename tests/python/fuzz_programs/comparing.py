@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +96,9 @@ class Mismatch:
     path: str = ""  # which tensor and field: 't3.grad_fn', 't1.grad.values'
     after_failed_backward: bool = False  # a backward call raised earlier (on both)
     dtype: str = ""  # of the tensor that differs
+    # an operand of the step, as last recorded, differed within the tolerance
+    # (rounding: the kernels' ulps), not bit for bit
+    operand_rounding: bool = False
 
     @property
     def category(self):
@@ -121,6 +125,26 @@ def _has_float32(records):
     return any(walk(st) for r in records if r.status == "ok" for st in r.states.values())
 
 
+def _rounding_differs(a, b):
+    """Whether two states' float values (their gradients' too) differ, within
+    the tolerance since no mismatch was reported (-0.0 and 0.0 are equal)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        x, y = a.get("values"), b.get("values")
+        if (
+            a.get("dtype") in TOL
+            and a.get("dtype") == b.get("dtype")
+            and isinstance(x, np.ndarray)
+            and isinstance(y, np.ndarray)
+            and x.shape == y.shape
+            and not np.array_equal(x, y, equal_nan=True)
+        ):
+            return True
+        return _rounding_differs(a.get("grad"), b.get("grad"))
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return any(_rounding_differs(x, y) for x, y in zip(a, b))
+    return False
+
+
 def all_mismatches(program, fe, th):
     """Yields the differences between ferrograd's and torch's records, in
     program order (after an exception mismatch the runs have diverged, so
@@ -129,6 +153,7 @@ def all_mismatches(program, fe, th):
     # operand of a float op computes in float32 too)
     f64 = "float32" not in program.source() and not _has_float32(th)
     failed = False
+    last = {}  # name -> (ferrograd's state, torch's) as last recorded
     for i, (step, a, b) in enumerate(zip(program.steps, fe, th)):
         if a.status != b.status or a.error != b.error:
             ea = a.error if a.status != "ok" else "no error"
@@ -159,4 +184,10 @@ def all_mismatches(program, fe, th):
                     path=path,
                     after_failed_backward=failed,
                     dtype=dt,
+                    operand_rounding=any(
+                        _rounding_differs(*last[o])
+                        for o in set(re.findall(r"\bt\d+\b", step.text())) - set(step.outs)
+                        if o in last
+                    ),
                 )
+        last.update((n, (a.states[n], b.states[n])) for n in b.states if n in a.states)

@@ -55,9 +55,12 @@ _VIEWS = (
     r"view|reshape|transpose|permute|narrow|select|unsqueeze|squeeze|expand|flatten|movedim|t|"
     r"diagonal|mT|unflatten|detach|data|chunk|split|unbind|requires_grad_|view_as|expand_as"
 )
-# `t3 = t2.view(..)`, `t3 = t2[..]` or `t3 = torch.permute(t2, ..)`: group 1 or 2 is t2
+# `t3 = t2.view(..)`, `t3 = t2[..]` or `t3 = torch.permute(t2, ..)`: group 1 or 2 is t2;
+# `t3 = Dirty.apply(t2)` (t2 modified in place and returned: torch's output is another
+# tensor on t2's memory when t2 is a view) or `t3 = ViewOut.apply(t2)` (a view): group 3
 _VIEW_RHS = re.compile(
-    rf"^(?:(t\d+)(?:\.(?:{_VIEWS})\b|\[(?!torch\.tensor|\[))|torch\.(?:{_VIEWS})\((t\d+)\b)"
+    rf"^(?:(t\d+)(?:\.(?:{_VIEWS})\b|\[(?!torch\.tensor|\[))|torch\.(?:{_VIEWS})\((t\d+)\b"
+    r"|(?:Dirty|ViewOut)\.apply\((t\d+)\))"
 )
 
 
@@ -77,7 +80,7 @@ def _memory_root(src, name):
         m = _VIEW_RHS.match(defs[name])
         if not m:
             break
-        name = m.group(1) or m.group(2)
+        name = m.group(1) or m.group(2) or m.group(3)
     return name
 
 
@@ -95,6 +98,15 @@ def _inplace_on_own_memory(p, m):
     src = p.source()
     root = _memory_root(src, target)
     return any(_memory_root(src, o) == root for o in operands)
+
+
+# ops that turn a last-bit difference of an operand into another value: a pole,
+# a jump or a choice between (near) ties
+AMPLIFIERS = {
+    "floor", "sign", "reciprocal", "rsqrt", "log", "log1p", "sqrt", "scalar", "div", "pow",
+    "atan2", "gt", "lt", "eq", "where", "min", "max", "min_dim", "max_dim", "div_", "pow_",
+    "NonDiff",  # a custom Function whose forward is floor
+}  # fmt: skip
 
 
 # (ferrograd's node name, torch's) for the same op: torch names the overload
@@ -419,6 +431,30 @@ KNOWN = [
             m.what.endswith("values")
             and m.dtype == "int64"
             and "-9223372036854775808" in str(m.torch)
+        ),
+    ),
+    Known(
+        "rounding_amplified",
+        "an op with a pole or a jump (floor at an integer, log1p at -1, rsqrt and reciprocal at 0, a "
+        "comparison, the index of min/max between near ties) whose operand differs from torch's by "
+        "rounding only (bits within the tolerance: a vectorised kernel's documented ulps, a sum in "
+        "another order; torch itself rounds a vectorised body and a scalar tail differently): the "
+        "jump turns the last bit into a different value; not a wrong result of this op",
+        lambda p, m: m.what.endswith("values") and m.op in AMPLIFIERS and m.operand_rounding,
+    ),
+    Known(
+        "grad_accumulate_layout",
+        "a tensor's gradients from two paths summed by the engine: torch's InputBuffer adds in place into "
+        "the first buffer it solely owns (dense) and keeps its layout; ferrograd's sum is laid out as a new "
+        "tensor (strides only, values equal)",
+        lambda p, m: (
+            m.what == "stride"
+            and "autograd.grad(" in p.source()
+            and any(
+                re.search(rf"\b{o}\b.*= torch\.autograd\.grad\(", line)
+                for o in set(re.findall(r"\bt\d+\b", m.code.split("=", 1)[-1]))
+                for line in p.source().split("\n")
+            )
         ),
     ),
     Known(
