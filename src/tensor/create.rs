@@ -35,6 +35,14 @@ impl Tensor {
         let data = crate::dispatch_all!(dtype, T => T::wrap(filled(n, value.cast::<T>())?));
         Ok(Self::from_data(data, shape))
     }
+    /// torch's `empty`: a tensor whose values are unspecified (a reused
+    /// buffer keeps what it held; a fresh one is zeros), for callers that
+    /// write every element. Never uninitialised memory.
+    pub fn try_empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = shape.iter().product();
+        let data = crate::dispatch_all!(dtype, T => T::wrap(super::pool::try_buffer::<T>(n)?));
+        Ok(Self::from_data(data, shape))
+    }
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
         Self::full(shape, Scalar::Int(0), dtype)
     }

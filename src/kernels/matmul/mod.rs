@@ -224,8 +224,15 @@ fn matmul_typed<T: MatElem>(a: &Strided, b: &Strided, reference: bool) -> Result
         let rows = |first: usize, block: &mut [T]| {
             for (r, row) in block.chunks_mut(n).enumerate() {
                 let ai = da[am.off + (first / n + r) * am.rs];
-                for (j, o) in row.iter_mut().enumerate() {
-                    *o = ai * db[bm.off + j * bm.cs];
+                if bm.cs == 1 {
+                    // A contiguous row of b: a loop the compiler vectorises.
+                    for (o, &bj) in row.iter_mut().zip(&db[bm.off..bm.off + n]) {
+                        *o = ai * bj;
+                    }
+                } else {
+                    for (j, o) in row.iter_mut().enumerate() {
+                        *o = ai * db[bm.off + j * bm.cs];
+                    }
                 }
             }
         };

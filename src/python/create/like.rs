@@ -49,7 +49,7 @@ like_factories! {
     /// Ones of the input's shape.
     ones_like() => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(1), d)?);
     /// A tensor of the input's shape (zero-filled in ferrograd).
-    empty_like() => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
+    empty_like() => |t, d| Ok(Tensor::try_empty(t.shape(), d)?);
     /// Uniform random numbers in [0, 1) of the input's shape.
     rand_like() => |t, d| {
         random_float(d, "check_uniform_bounds")?;

@@ -77,7 +77,8 @@ bind_functions! { register_functions:
         }
         Ok(Py::new(py, wrap(tensor_from_py(data, dtype)?))?.into_any())
     }
-    /// `empty`: ferrograd zero-fills, so "uninitialised" memory is zeros.
+    /// `empty`: values unspecified (a reused buffer's old ones, or zeros),
+    /// never uninitialised memory.
     #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false, memory_format=None))]
     pub(crate) fn empty(
         shape: &Bound<'_, PyTuple>,
@@ -93,10 +94,7 @@ bind_functions! { register_functions:
         check_device(device)?;
         check_pin_memory(pin_memory)?;
         let s = shape_from(shape, size, "empty")?;
-        finish(
-            Tensor::try_full(&s, Scalar::Int(0), default_float(dtype))?,
-            requires_grad,
-        )
+        finish(Tensor::try_empty(&s, default_float(dtype))?, requires_grad)
     }
     #[pyo3(signature = (size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
     pub(crate) fn full(
