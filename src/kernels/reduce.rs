@@ -3,6 +3,7 @@
 //! only along the reduced dims.
 
 use super::shared_out::SharedOut;
+use super::slices;
 use crate::buffer::{pool, Dims, Element, Float, Layout, Strided};
 use crate::parallel::{for_each_chunk_mut_aligned, map_collect};
 
@@ -238,6 +239,76 @@ pub fn prod_others_vjp<T: Float>(x: &Strided, g: &Strided, dim: usize) -> crate:
         super::lanes::prod_others_vjp(xd, gd, [outer, n, inner], &mut out)?;
     }
     Ok(Strided::contiguous(T::wrap(out), shape))
+}
+
+/// `out[k] = finish(s_k)` where `s_k` is the sum of `f(v)` over lane `k`
+/// of `t` (dtype `T`) over `dims`, accumulated in `T` as torch does (a
+/// float32 norm of 1e20s overflows in both): a tensor of the reduced
+/// shape. Short lanes go many at a time through one SIMD call (float64 in
+/// 8 partials, float32 in [`slices::fold_lanes`]' 32); longer ones in
+/// pieces of [`VAR_PIECE`] elements added in order. Each lane's sum is
+/// computed alone, in an order that does not depend on the thread count.
+pub fn reduce_sum_of<T: Float>(
+    t: &Strided,
+    dims: &[usize],
+    keepdim: bool,
+    f: impl Fn(T) -> T + Sync + Send,
+    finish: impl Fn(T) -> T + Sync + Send,
+) -> Strided {
+    let out_shape = reduced_shape(t.shape(), dims, keepdim);
+    let outer: usize = out_shape.iter().product();
+    let add = |a: T, b: T| a + b;
+    let out = with_lanes::<T, _>(t, dims, |data, lane| {
+        let mut out = pool::buffer::<T>(outer);
+        if lane >= WIDE_SUM_MIN {
+            let par = outer * lane >= super::PAR_THRESHOLD && outer > 1;
+            let min = if par { 1 } else { usize::MAX };
+            for_each_chunk_mut_aligned(&mut out, min, 1, |s, o| {
+                for (k, v) in o.iter_mut().enumerate() {
+                    *v = finish(sum_pieces_of(&data[(s + k) * lane..(s + k + 1) * lane], &f));
+                }
+            });
+            return out;
+        }
+        let grain = (super::PAR_THRESHOLD / lane.max(1)).max(1);
+        crate::parallel::for_each_chunk_mut(&mut out, grain, |s, o| {
+            let x = &data[s * lane..(s + o.len()) * lane];
+            if slices::short_lane(lane, std::mem::size_of::<T>()) {
+                slices::fold_lanes_short(x, lane, lane, 1, T::zero(), &f, &add, o);
+            } else {
+                slices::map_fold_lanes(x, lane, lane, T::zero(), &f, &add, o);
+            }
+            o.iter_mut().for_each(|v| *v = finish(*v));
+        });
+        out
+    });
+    Strided::contiguous(T::wrap(out), &out_shape)
+}
+
+/// The sum of `f(v)` over `x` in `T`: pieces of [`VAR_PIECE`] elements,
+/// each by [`slices::map_fold_wide`] (split over the threads for a long
+/// lane), added in order, so the result does not depend on the thread
+/// count.
+fn sum_pieces_of<T: Float>(x: &[T], f: &(impl Fn(T) -> T + Sync)) -> T {
+    let add = |a: T, b: T| a + b;
+    let n = x.len();
+    let pieces = n.div_ceil(VAR_PIECE).max(1);
+    if pieces == 1 {
+        return slices::map_fold_wide(x, T::zero(), f, &add);
+    }
+    let mut sums = vec![T::zero(); pieces];
+    for_each_chunk_mut_aligned(&mut sums, 1, 1, |start, chunk| {
+        for (i, v) in chunk.iter_mut().enumerate() {
+            let p = start + i;
+            *v = slices::map_fold_wide(
+                &x[p * VAR_PIECE..((p + 1) * VAR_PIECE).min(n)],
+                T::zero(),
+                f,
+                &add,
+            );
+        }
+    });
+    sums.into_iter().fold(T::zero(), add)
 }
 
 /// Sum of squares, accumulated in f64.

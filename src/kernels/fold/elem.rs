@@ -316,7 +316,11 @@ impl<T: FoldElem> Fold<T> for Sum<T> {
         slices::update_rows(acc, x, stride, n, &T::add)
     }
     fn run_many(&self, x: &[T], len: usize, stride: usize, out: &mut [T]) {
-        T::fold_lanes(x, len, stride, T::zero(), &T::add, out)
+        if !T::EXACT && slices::short_lane(len, std::mem::size_of::<T>()) {
+            slices::fold_lanes_short(x, len, stride, 1, T::zero(), &|v| v, &T::add, out)
+        } else {
+            T::fold_lanes(x, len, stride, T::zero(), &T::add, out)
+        }
     }
     #[inline(always)]
     fn finish(&self, acc: T) -> T {

@@ -28,7 +28,7 @@ use crate::kernels::fold::{Extreme, Prod, Sum};
 use crate::kernels::lanes::{CumSum, LogSumExp, ProdOthers, VecFloat};
 use crate::kernels::reduce::{
     along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
-    reduced_shape, sum_sq_f64, var_f64,
+    reduce_sum_of, reduced_shape, sum_sq_f64, var_f64,
 };
 use crate::kernels::unary::{map1, vmath};
 use crate::kernels::vmap;

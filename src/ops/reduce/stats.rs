@@ -115,9 +115,13 @@ impl Tensor {
             }
         }
         let rec = record("LinalgVectorNormBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(&x, &rd, keepdim, move |v| {
-            T::from_f64(vector_norm_f64(v, p))
-        })));
+        let out = dispatch_float!(x.dtype(), T => Tensor::from(if p == 2.0 {
+            reduce_sum_of::<T>(&x, &rd, keepdim, |v| v * v, |s| s.sqrt())
+        } else if p == 1.0 {
+            reduce_sum_of::<T>(&x, &rd, keepdim, |v| v.abs(), |s| s)
+        } else {
+            reduce::<T, T>(&x, &rd, keepdim, move |v| T::from_f64(vector_norm_f64(v, p)))
+        }));
         rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
