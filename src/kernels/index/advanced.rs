@@ -243,6 +243,9 @@ pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
                             (p, o) = (p + 1, 0);
                         }
                         match step {
+                            // A contiguous piece: a plain copy (no SIMD
+                            // dispatch per piece).
+                            Some(1) => dst.copy_from_slice(&d[base..base + piece]),
                             Some(s) => super::super::slices::gather(&d[base..], s, dst),
                             None => {
                                 let mut it = dst.iter_mut();
