@@ -212,11 +212,7 @@ impl<T: VecFloat> AlongDim<T, T> for Softmax {
         n
     }
     fn lane(&self, x: &[T], out: &mut [T]) {
-        let m = lane_max(x);
-        slices::map(x, out, &|v| (v - m).vexp());
-        let s = slices::fold_wide(out, <T as Element>::zero(), &<T as FoldElem>::add);
-        let inv = <T as Element>::one() / s;
-        slices::apply(out, &|o| o * inv);
+        softmax_lane(x, out, false)
     }
     fn rows(&self, b: &mut Rows<'_, T, T>) {
         let m = rows_max(b);
@@ -234,6 +230,51 @@ impl<T: VecFloat> AlongDim<T, T> for Softmax {
     }
 }
 
+/// [`slices::fold_lanes_short`] of one lane (16 float32 or 8 float64
+/// partials), inline.
+#[inline(always)]
+fn short_fold<T: Copy, F: Fn(T, T) -> T>(x: &[T], init: T, f: &F) -> T {
+    let mut r = [init];
+    let rows = if std::mem::size_of::<T>() == 4 { 2 } else { 1 };
+    slices::fold_lanes_short_plain(x, x.len(), x.len(), rows, init, &|v| v, f, &mut r);
+    r[0]
+}
+
+/// Lanes shorter than this take [`slices::fold_lanes_short`]'s folds in
+/// [`softmax_lane`].
+const SHORT_SOFTMAX: usize = 128;
+
+crate::kernels::simd::dispatched! {
+    /// Softmax (or, with `log`, log-softmax) of one contiguous lane into
+    /// `out`: the lane's maximum, `exp(x - max)` and its sum, then the
+    /// scaling (or `x - max - log(sum)`), all in one SIMD build, so a
+    /// short lane pays one dispatch instead of four.
+    pub fn softmax_lane / softmax_lane_plain / softmax_lane_avx2<T: VecFloat>(x: &[T], out: &mut [T], log: bool) {
+        let zero = <T as Element>::zero();
+        let short = x.len() < SHORT_SOFTMAX;
+        // A short lane's folds in registers (partials combined inline);
+        // a long lane's maximum skips the NaN test per element.
+        let m = if short {
+            short_fold(x, T::lowest(), &T::max_acc)
+        } else {
+            lane_max(x)
+        };
+        slices::map_plain(x, out, &|v| (v - m).vexp());
+        let s = if short {
+            short_fold(out, zero, &<T as FoldElem>::add)
+        } else {
+            slices::fold_wide_plain(out, zero, &<T as FoldElem>::add)
+        };
+        if log {
+            let ls = s.vln();
+            slices::map_plain(x, out, &|v| (v - m) - ls);
+        } else {
+            let inv = <T as Element>::one() / s;
+            slices::apply_plain(out, &|o| o * inv);
+        }
+    }
+}
+
 /// `x - log(sum(exp(x)))` along the dim.
 pub struct LogSoftmax;
 
@@ -242,10 +283,7 @@ impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
         n
     }
     fn lane(&self, x: &[T], out: &mut [T]) {
-        let m = lane_max(x);
-        slices::map(x, out, &|v| (v - m).vexp());
-        let ls = slices::fold_wide(out, <T as Element>::zero(), &<T as FoldElem>::add).vln();
-        slices::map(x, out, &|v| (v - m) - ls);
+        softmax_lane(x, out, true)
     }
     fn rows(&self, b: &mut Rows<'_, T, T>) {
         let m = rows_max(b);

@@ -92,7 +92,7 @@ macro_rules! dispatched {
             $body:block
     ) => {
         #[inline(always)]
-        fn $plain<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
+        pub(crate) fn $plain<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
             $(where $($wt: $wb),*)?
             $body
 
