@@ -1,0 +1,214 @@
+"""ferrograd.func.vmap (and ferrograd.vmap): in_dims / out_dims / pytrees /
+chunk_size / randomness argument handling, nesting with grad, and the
+errors, run on ferrograd and (when installed) torch via the ``lib``
+fixture. Also functional_call / stack_module_state and
+``autograd.grad(is_grads_batched=True)``."""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import ferrograd
+
+Pair = namedtuple("Pair", ["a", "b"])
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((4, 3))
+V = RNG.standard_normal(4)
+
+
+def t(lib, a, **kw):
+    return lib.tensor(np.asarray(a, dtype=np.float64), **kw)
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(a.detach().numpy()), np.asarray(b), rtol=tol, atol=tol)
+
+
+def test_vmap_is_exported(lib):
+    assert lib.vmap is lib.func.vmap
+
+
+def test_vmap_dot(lib):
+    out = lib.vmap(lambda a, v: (a * v).sum(), in_dims=(0, None))(t(lib, A), t(lib, V))
+    close(out, A @ V)
+
+
+def test_vmap_in_dims_none_and_negative(lib):
+    out = lib.vmap(lambda a, v: a * v, in_dims=(0, None))(t(lib, A), t(lib, V))
+    close(out, A * V)
+    out = lib.vmap(lambda a, v: a * v, in_dims=(-1, None))(t(lib, B), t(lib, V))
+    close(out, B.T * V)
+    out = lib.vmap(lambda a: a.sum(), in_dims=1)(t(lib, A))
+    close(out, A.sum(0))
+
+
+def test_vmap_out_dims(lib):
+    out = lib.vmap(lambda a: a * 2, out_dims=1)(t(lib, A))
+    close(out, (A * 2).T)
+    out = lib.vmap(lambda a: a * 2, out_dims=-1)(t(lib, A))
+    close(out, (A * 2).T)
+    x, y = lib.vmap(lambda a: (a, a.sum()), out_dims=(1, 0))(t(lib, A))
+    close(x, A.T)
+    close(y, A.sum(1))
+
+
+def test_vmap_out_dims_none(lib):
+    c = t(lib, V)
+    x, y = lib.vmap(lambda a: (a + 1, c), out_dims=(0, None))(t(lib, A))
+    close(x, A + 1)
+    close(y, V)
+
+
+def test_vmap_pytree_in_and_out(lib):
+    def f(d, p):
+        return {"s": d["x"] * p.a, "t": [p.b + 1]}
+
+    inp = ({"x": t(lib, A)}, Pair(t(lib, V), t(lib, A)))
+    out = lib.vmap(f, in_dims=({"x": 0}, Pair(None, 0)))(*inp)
+    assert isinstance(out, dict) and isinstance(out["t"], list)
+    close(out["s"], A * V)
+    close(out["t"][0], A + 1)
+
+
+def test_vmap_nested(lib):
+    out = lib.vmap(lib.vmap(lambda a, b: a * b, in_dims=(0, None)), in_dims=(None, 0))(
+        t(lib, V), t(lib, A)
+    )
+    close(out, A[:, None, :] * 0 + np.outer(V, np.ones(4))[None] * A[:, None, :])
+    outer = lib.vmap(lib.vmap(lambda x, y: x * y, in_dims=(None, 0)), in_dims=(0, None))
+    close(outer(t(lib, V), t(lib, V)), np.outer(V, V))
+
+
+def test_vmap_of_grad_per_sample(lib):
+    w = t(lib, V)
+
+    def loss(w, x):
+        return ((x * w).sum() - 1.0) ** 2
+
+    g = lib.vmap(lib.func.grad(loss), in_dims=(None, 0))(w, t(lib, A))
+    r = A @ V - 1.0
+    close(g, 2 * r[:, None] * A)
+
+
+def test_grad_of_vmap(lib):
+    g = lib.func.grad(lambda x: lib.vmap(lambda r: (r * r).sum())(x).sum())(t(lib, A))
+    close(g, 2 * A)
+
+
+def test_vmap_jacrev_batched_jacobians(lib):
+    j = lib.vmap(lib.func.jacrev(lambda x: x.sin()))(t(lib, A))
+    exp = np.stack([np.diag(np.cos(r)) for r in A])
+    close(j, exp)
+
+
+def test_vmap_kwargs_not_batched(lib):
+    out = lib.vmap(lambda a, scale=1.0: a * scale)(t(lib, A), scale=2.0)
+    close(out, 2 * A)
+
+
+def test_vmap_chunk_size_same_result(lib):
+    for c in (1, 2, 5):
+        close(lib.vmap(lambda a: a.exp().sum(), chunk_size=c)(t(lib, A)), np.exp(A).sum(1))
+
+
+def test_vmap_errors(lib):
+    f = lambda a: a  # noqa: E731
+    with pytest.raises(ValueError):  # batch sizes differ
+        lib.vmap(lambda a, b: a + b)(t(lib, A), t(lib, B))
+    with pytest.raises(ValueError):  # in_dim out of range
+        lib.vmap(f, in_dims=2)(t(lib, A))
+    with pytest.raises(ValueError):  # in_dims structure
+        lib.vmap(lambda a, b: a, in_dims=(0,))(t(lib, A), t(lib, A))
+    with pytest.raises(ValueError):  # vmapping a non-tensor
+        lib.vmap(lambda a, b: a)(t(lib, A), 1.0)
+    with pytest.raises(ValueError):  # nothing to map over
+        lib.vmap(f, in_dims=None)(t(lib, A))
+    with pytest.raises(ValueError):  # no inputs
+        lib.vmap(lambda: 1)()
+    with pytest.raises(ValueError):  # in_dims of a bad type
+        lib.vmap(f, in_dims="0")(t(lib, A))
+    with pytest.raises(ValueError):  # non-tensor output
+        lib.vmap(lambda a: 1.0)(t(lib, A))
+    with pytest.raises(RuntimeError):
+        lib.vmap(f, randomness="sometimes")
+    with pytest.raises(ValueError):
+        lib.vmap(f, chunk_size=0)(t(lib, A))
+
+
+def test_functional_call(lib):
+    lin = lib.nn.Linear(4, 2).double()
+    w = t(lib, RNG.standard_normal((2, 4)))
+    b = t(lib, RNG.standard_normal(2))
+    x = t(lib, A)
+    out = lib.func.functional_call(lin, {"weight": w, "bias": b}, (x,))
+    close(out, A @ w.numpy().T + b.numpy())
+    out = lib.func.functional_call(lin, ({"weight": w}, {"bias": b}), x)
+    close(out, A @ w.numpy().T + b.numpy())
+    # the module's own parameters are back
+    assert lin.weight is not w
+    close(lin(x), A @ lin.weight.detach().numpy().T + lin.bias.detach().numpy())
+
+
+def test_functional_call_grad_wrt_params(lib):
+    lin = lib.nn.Linear(4, 1, bias=False).double()
+    params = {"weight": t(lib, V.reshape(1, 4))}
+
+    def loss(p, x):
+        return lib.func.functional_call(lin, p, (x,)).sum()
+
+    g = lib.func.grad(loss)(params, t(lib, A))
+    close(g["weight"], A.sum(0, keepdims=True))
+
+
+def test_stack_module_state_ensemble(lib):
+    models = [lib.nn.Linear(4, 2).double() for _ in range(3)]
+    params, buffers = lib.func.stack_module_state(models)
+    assert tuple(params["weight"].shape) == (3, 2, 4)
+    assert params["weight"].requires_grad and buffers == {}
+    base = models[0]
+
+    def run(p, x):
+        return lib.func.functional_call(base, p, (x,))
+
+    x = t(lib, A)
+    out = lib.vmap(run, in_dims=(0, None))(params, x)
+    for i, m in enumerate(models):
+        close(out[i], m(x).detach().numpy())
+
+
+def test_is_grads_batched(lib):
+    x = t(lib, V, requires_grad=True)
+    y = x.sin() * 2
+    basis = lib.eye(4, dtype=lib.float64)
+    (j,) = lib.autograd.grad(y, x, basis, is_grads_batched=True)
+    close(j, np.diag(2 * np.cos(V)))
+    z = (x * x).sum()
+    (g,) = lib.autograd.grad(z, x, t(lib, [1.0, 2.0, 3.0]), is_grads_batched=True)
+    close(g, np.outer([1.0, 2.0, 3.0], 2 * V))
+
+
+def test_is_grads_batched_create_graph(lib):
+    x = t(lib, V, requires_grad=True)
+    y = x**3
+    (j,) = lib.autograd.grad(y, x, lib.eye(4, dtype=lib.float64), True, True, is_grads_batched=True)
+    (h,) = lib.autograd.grad(j.sum(), x)
+    close(h, 6 * V)
+
+
+def test_oracle_vmap_against_torch(torch):
+    def make(lib):
+        W = lib.tensor(B)
+
+        def f(x, y):
+            return (x @ W).tanh() * y.sum(), y.softmax(-1)
+
+        return f
+
+    ours = ferrograd.vmap(make(ferrograd), in_dims=(1, 0), out_dims=(0, 1))(
+        ferrograd.tensor(B), ferrograd.tensor(A)
+    )
+    ref = torch.vmap(make(torch), in_dims=(1, 0), out_dims=(0, 1))(torch.tensor(B), torch.tensor(A))
+    for o, r in zip(ours, ref):
+        np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
