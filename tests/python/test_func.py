@@ -5,10 +5,9 @@ torch.func validates the expected values and the error types."""
 
 from collections import namedtuple
 
+import ferrograd
 import numpy as np
 import pytest
-
-import ferrograd
 
 Pair = namedtuple("Pair", ["a", "b"])
 
@@ -258,7 +257,7 @@ def test_jac_pytree_output_and_aux(lib):
 
 
 def test_jacrev_chunk_size(lib):
-    f = lambda x: x.exp() * x.sum()  # noqa: E731
+    f = lambda x: x.exp() * x.sum()
     full = lib.func.jacrev(f)(t(lib, X))
     for c in (1, 3, 10):
         close(lib.func.jacrev(f, chunk_size=c)(t(lib, X)), full.numpy())

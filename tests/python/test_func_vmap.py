@@ -6,10 +6,9 @@ fixture. Also functional_call / stack_module_state and
 
 from collections import namedtuple
 
+import ferrograd
 import numpy as np
 import pytest
-
-import ferrograd
 
 Pair = namedtuple("Pair", ["a", "b"])
 RNG = np.random.default_rng(7)
@@ -114,7 +113,7 @@ def test_vmap_chunk_size_same_result(lib):
 
 
 def test_vmap_errors(lib):
-    f = lambda a: a  # noqa: E731
+    f = lambda a: a
     with pytest.raises(ValueError):  # batch sizes differ
         lib.vmap(lambda a, b: a + b)(t(lib, A), t(lib, B))
     with pytest.raises(ValueError):  # in_dim out of range
@@ -212,3 +211,21 @@ def test_oracle_vmap_against_torch(torch):
     ref = torch.vmap(make(torch), in_dims=(1, 0), out_dims=(0, 1))(torch.tensor(B), torch.tensor(A))
     for o, r in zip(ours, ref):
         np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_functional_jacobian_vectorize(lib):
+    F = lib.autograd.functional
+
+    def f(x, y):
+        return x.sin() * y.sum(), (x * y).exp()
+
+    inp = (t(lib, V), t(lib, V[::-1].copy()))
+    a = F.jacobian(f, inp, vectorize=True)
+    b = F.jacobian(f, inp)
+    for ra, rb in zip(a, b):
+        for ja, jb in zip(ra, rb):
+            close(ja, jb.numpy())
+    h = F.hessian(lambda x: (x.sin() * x).sum(), t(lib, V), vectorize=True)
+    close(h, np.diag(-np.sin(V) * V + 2 * np.cos(V)))
+    j = F.jacobian(lambda x: x**2, t(lib, V), create_graph=True, vectorize=True)
+    assert j.requires_grad

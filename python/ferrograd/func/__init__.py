@@ -2,7 +2,7 @@
 ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap``, ...) over the Rust
 engine."""
 
-from ._eager import (  # noqa: F401
+from ._eager import (
     grad,
     grad_and_value,
     hessian,
@@ -12,19 +12,19 @@ from ._eager import (  # noqa: F401
     linearize,
     vjp,
 )
-from ._module import functional_call, stack_module_state  # noqa: F401
-from ._vmap import vmap  # noqa: F401
+from ._module import functional_call, stack_module_state
+from ._vmap import vmap
 
 __all__ = [
+    "functional_call",
     "grad",
     "grad_and_value",
-    "vjp",
+    "hessian",
+    "jacfwd",
+    "jacrev",
     "jvp",
     "linearize",
-    "jacrev",
-    "jacfwd",
-    "hessian",
-    "functional_call",
     "stack_module_state",
+    "vjp",
     "vmap",
 ]

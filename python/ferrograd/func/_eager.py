@@ -18,12 +18,12 @@ from ._pytree import tree_flatten, tree_unflatten
 __all__ = [
     "grad",
     "grad_and_value",
-    "vjp",
+    "hessian",
+    "jacfwd",
+    "jacrev",
     "jvp",
     "linearize",
-    "jacrev",
-    "jacfwd",
-    "hessian",
+    "vjp",
 ]
 
 # How many transforms are running on this thread's stack. Inside one, results
@@ -125,7 +125,10 @@ def _detach_tree(tree, keep):
     return tree_unflatten([x.detach() if _is_tensor(x) else x for x in leaves], spec)
 
 
-def _engine_grad(outputs, inputs, grad_outputs, keep):
+def _engine_grad(outputs, inputs, grad_outputs, keep, batch=None):
+    """The engine's vjps; with ``batch``, every grad_output has a leading
+    batch dim of that size and so does every result (the engine runs the
+    rows: ``is_grads_batched``)."""
     grads = _C.grad(
         outputs,
         inputs,
@@ -133,10 +136,11 @@ def _engine_grad(outputs, inputs, grad_outputs, keep):
         retain_graph=True,
         create_graph=keep,
         allow_unused=True,
+        is_grads_batched=batch is not None,
     )
+    lead = () if batch is None else (batch,)
     return [
-        g if g is not None else x.new_zeros(x.shape).requires_grad_(False)
-        for g, x in zip(grads, inputs)
+        g if g is not None else x.new_zeros(lead + tuple(x.shape)) for g, x in zip(grads, inputs)
     ]
 
 
@@ -223,7 +227,8 @@ def vjp(func, *primals, has_aux=False):
                 )
     flat = [x for leaves, _ in chosen for x in leaves]
 
-    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None, _batch=None):
+        # ``_batch`` (jacrev's): cotangents carry a leading dim of that size.
         ct_leaves, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError(
@@ -231,8 +236,9 @@ def vjp(func, *primals, has_aux=False):
                 f"structure of outputs to the function. cotangents: {ct_spec}, "
                 f"primal output: {out_spec}"
             )
+        lead = () if _batch is None else (_batch,)
         for o, c in zip(out_leaves, ct_leaves):
-            if tuple(o.shape) != tuple(c.shape):
+            if lead + tuple(o.shape) != tuple(c.shape):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output has a shape of {tuple(c.shape)} and "
                     f"output has a shape of {tuple(o.shape)}"
@@ -243,9 +249,11 @@ def vjp(func, *primals, has_aux=False):
         with _Level(), enable_grad():
             pairs = [(o, c) for o, c in zip(out_leaves, ct_leaves) if o.requires_grad]
             if pairs:
-                grads = _engine_grad([o for o, _ in pairs], flat, [c for _, c in pairs], inner_keep)
+                grads = _engine_grad(
+                    [o for o, _ in pairs], flat, [c for _, c in pairs], inner_keep, _batch
+                )
             else:
-                grads = [x.new_zeros(x.shape) for x in flat]
+                grads = [x.new_zeros(lead + tuple(x.shape)) for x in flat]
         res, k = [], 0
         for leaves, spec in chosen:
             res.append(tree_unflatten(grads[k : k + len(leaves)], spec))
@@ -332,4 +340,4 @@ def linearize(func, *primals):
     return out, jvp_fn
 
 
-from ._jac import hessian, jacfwd, jacrev  # noqa: E402
+from ._jac import hessian, jacfwd, jacrev

@@ -7,7 +7,7 @@ import functools
 from .. import _C
 from ._pytree import tree_flatten, tree_unflatten
 
-__all__ = ["jacrev", "jacfwd", "hessian"]
+__all__ = ["hessian", "jacfwd", "jacrev"]
 
 
 def _chosen_fn(func, args, nums):
@@ -43,7 +43,8 @@ def _chunks(n, chunk_size):
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """The Jacobian of ``func`` with respect to ``args[argnums]`` by
-    reverse mode: one vjp per output element, each run by the engine."""
+    reverse mode: the vjps of all output elements (``chunk_size`` at a time)
+    in one batched engine call."""
     from ._eager import _check_argnums, vjp
 
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
@@ -61,25 +62,28 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         total = sum(sizes)
         ref = o_leaves[0]
         eye = _C.eye(total, dtype=ref.dtype)
-        rows = []
+        # One engine call per chunk of rows (is_grads_batched: the rows run
+        # in Rust), each giving (rows, *input.shape) per input.
+        parts = []
         for start, stop in _chunks(total, chunk_size):
-            for k in range(start, stop):
-                cts, off = [], 0
-                for o, n in zip(o_leaves, sizes):
-                    cts.append(eye[k, off : off + n].view(o.shape))
-                    off += n
-                grads = vjp_fn(tree_unflatten(cts, o_spec))
-                rows.append([g for gt in grads for g in tree_flatten(gt)[0]])
+            cts, off = [], 0
+            for o, n in zip(o_leaves, sizes):
+                cts.append(eye[start:stop, off : off + n].reshape((stop - start,) + tuple(o.shape)))
+                off += n
+            grads = vjp_fn(tree_unflatten(cts, o_spec), _batch=stop - start)
+            parts.append([g for gt in grads for g in tree_flatten(gt)[0]])
+        cols = [
+            parts[0][a] if len(parts) == 1 else _C.cat([p[a] for p in parts])
+            for a in range(len(in_leaves))
+        ]
         blocks, off = [], 0
         for o, n in zip(o_leaves, sizes):
-            blk = []
-            for a, x in enumerate(in_leaves):
-                col = [rows[r][a] for r in range(off, off + n)]
-                if col:
-                    blk.append(_C.stack(col).reshape(tuple(o.shape) + tuple(x.shape)))
-                else:
-                    blk.append(x.new_zeros(tuple(o.shape) + tuple(x.shape)))
-            blocks.append(blk)
+            blocks.append(
+                [
+                    c[off : off + n].reshape(tuple(o.shape) + tuple(x.shape))
+                    for c, x in zip(cols, in_leaves)
+                ]
+            )
             off += n
         jac = _layout(blocks, o_leaves, o_spec, arg_specs, argnums)
         if has_aux:

@@ -48,9 +48,7 @@ def functional_call(
         unexpected = sorted(set(mapping) - set(known))
         if missing or unexpected:
             raise RuntimeError(
-                "Error(s) in reparametrizing for {}: missing {}, unexpected {}".format(
-                    type(module).__name__, missing, unexpected
-                )
+                f"Error(s) in reparametrizing for {type(module).__name__}: missing {missing}, unexpected {unexpected}"
             )
     if tie_weights:
         # A tensor shared by several names follows the one that was given.

@@ -4,7 +4,7 @@ Argument plumbing only; no tensor math here."""
 
 from collections import OrderedDict
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves"]
+__all__ = ["tree_flatten", "tree_leaves", "tree_map", "tree_unflatten"]
 
 
 def _is_namedtuple(x):
@@ -15,7 +15,7 @@ class TreeSpec:
     """How to rebuild a pytree from its leaves: ``kind`` is ``None`` for a
     leaf, else the node type, its keys (dicts) and the children's specs."""
 
-    __slots__ = ("kind", "keys", "children", "num_leaves")
+    __slots__ = ("children", "keys", "kind", "num_leaves")
 
     def __init__(self, kind, keys, children):
         self.kind = kind
