@@ -229,3 +229,19 @@ def test_functional_jacobian_vectorize(lib):
     close(h, np.diag(-np.sin(V) * V + 2 * np.cos(V)))
     j = F.jacobian(lambda x: x**2, t(lib, V), create_graph=True, vectorize=True)
     assert j.requires_grad
+
+
+def test_vmap_randomness(lib):
+    x = t(lib, A)
+    with pytest.raises(RuntimeError, match="randomness"):
+        lib.vmap(lambda r: r + lib.rand(4, dtype=lib.float64))(x)
+    lib.manual_seed(0)
+    same = lib.vmap(lambda r: r + lib.rand(4, dtype=lib.float64), randomness="same")(x)
+    noise = (same - x).numpy()
+    np.testing.assert_allclose(noise, np.broadcast_to(noise[0], noise.shape), rtol=0, atol=1e-15)
+    diff = lib.vmap(lambda r: r + lib.rand(4, dtype=lib.float64), randomness="different")(x)
+    noise = (diff - x).numpy()
+    assert not np.allclose(noise[0], noise[1])
+    # no random op: every mode gives the plain result
+    for mode in ("error", "same", "different"):
+        close(lib.vmap(lambda r: r * 2, randomness=mode)(x), 2 * A)

@@ -5,9 +5,11 @@ Status: batching rules are not implemented yet. Every call maps ``func``
 over the batch slice by slice (``select`` each batched input, call, then
 ``stack`` the outputs); this is the per-slice fallback that a batching rule
 would replace, run for every op. Results and gradients are those of torch's
-vmap; speed is that of a loop over the batch, and the checks torch makes on
-batched values inside ``func`` (``.item()``, in-place writes into unbatched
-tensors, random ops under ``randomness="error"``) are not made.
+vmap; speed is that of a loop over the batch. ``randomness`` is honoured
+through the generator's state (a random op under ``"error"`` raises after
+the first slice that draws). The checks torch makes on batched values
+inside ``func`` (``.item()``, in-place writes of a batched value into an
+unbatched tensor) are not made: each slice is an ordinary tensor.
 """
 
 import functools
@@ -139,10 +141,22 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         leaves, spec, dims, batch = _check_in_dims(func, in_dims, args)
+        # randomness: the generator's state tells whether a slice drew random
+        # numbers ("error" raises as torch does); "same" replays one state
+        # for every slice; "different" lets each slice draw its own.
+        start = _C.get_rng_state() if randomness != "different" else None
         outs = []
         for b in range(batch):
+            if randomness == "same" and b > 0:
+                _C.set_rng_state(start)
             sl = [x if d is None else x.select(d, b) for x, d in zip(leaves, dims)]
             outs.append(func(*tree_unflatten(sl, spec), **kwargs))
+            if randomness == "error" and not _C.equal(start, _C.get_rng_state()):
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap"
+                )
         if batch == 0:
             raise RuntimeError("vmap: batch size 0 is not supported by the per-slice fallback")
         return _stack_outputs(func, outs, out_dims, batch)
