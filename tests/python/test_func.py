@@ -275,6 +275,7 @@ def test_nested_jacobians_agree(lib):
         lib.func.jacrev(lib.func.jacrev(f)),
         lib.func.jacfwd(lib.func.jacfwd(f)),
         lib.func.jacrev(lib.func.jacfwd(f)),
+        lib.func.jacfwd(lib.func.jacrev(f)),
     ):
         close(h(x), ref, 1e-9)
     s, c = np.sin(X), np.cos(X)

@@ -245,3 +245,40 @@ def test_vmap_randomness(lib):
     # no random op: every mode gives the plain result
     for mode in ("error", "same", "different"):
         close(lib.vmap(lambda r: r * 2, randomness=mode)(x), 2 * A)
+
+
+def test_custom_functions_under_vmap_and_grad():
+    # Beyond torch: torch refuses a Function without a vmap rule under vmap
+    # (and old-style forward(ctx, ...) under any transform); each slice here
+    # is an ordinary tensor, so both styles run.
+    class Cube(ferrograd.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    class Square(ferrograd.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = t(ferrograd, A)
+    close(ferrograd.vmap(Cube.apply)(x), A**3)
+    g = ferrograd.vmap(ferrograd.func.grad(lambda r: Cube.apply(r).sum()))(x)
+    close(g, 3 * A * A)
+    g = ferrograd.vmap(ferrograd.func.grad(lambda r: Square.apply(r).sum()))(x)
+    close(g, 2 * A)
