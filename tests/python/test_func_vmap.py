@@ -282,3 +282,9 @@ def test_custom_functions_under_vmap_and_grad():
     close(g, 3 * A * A)
     g = ferrograd.vmap(ferrograd.func.grad(lambda r: Square.apply(r).sum()))(x)
     close(g, 2 * A)
+
+
+def test_vmap_empty_batch(lib):
+    x = lib.ones(0, 3, dtype=lib.float64)
+    a, s = lib.vmap(lambda r: (r * 2, r.sum()), out_dims=(1, 0))(x)
+    assert tuple(a.shape) == (3, 0) and tuple(s.shape) == (0,)

@@ -61,7 +61,7 @@ def _check_argnums(argnums, nargs, name):
             )
         out.append(a % nargs)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
     return out
 
 
@@ -222,8 +222,8 @@ def vjp(func, *primals, has_aux=False):
         for o in out_leaves:
             if not _is_tensor(o):
                 raise RuntimeError(
-                    "vjp(f, *primals): Expected f to be a function that has non-empty "
-                    f"output and only tensor outputs, got {type(o)}"
+                    "vjp(f, *primals): expected f(*primals) to return only tensors, got "
+                    f"unsupported type {type(o)}"
                 )
     flat = [x for leaves, _ in chosen for x in leaves]
 

@@ -124,6 +124,14 @@ def _stack_outputs(func, outs, out_dims, batch):
     return tree_unflatten(result, o_spec)
 
 
+def _narrow_empty(stacked, probe, out_dims):
+    leaves, spec = tree_flatten(stacked)
+    dims = broadcast_prefix(out_dims, probe, "out_dims")
+    return tree_unflatten(
+        [x if d is None else x.narrow(d, 0, 0) for x, d in zip(leaves, dims)], spec
+    )
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """Maps ``func`` over dim ``in_dims`` of its inputs; outputs get the
     mapped dim at ``out_dims``. See the module note: every op runs the
@@ -158,7 +166,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                     "the randomness operation out of vmap"
                 )
         if batch == 0:
-            raise RuntimeError("vmap: batch size 0 is not supported by the per-slice fallback")
+            # One call on zero-filled slices gives the output structure and
+            # shapes; every mapped output is then empty along its out_dim.
+            sl = [
+                x if d is None else x.new_zeros(x.shape[:d] + x.shape[d + 1 :])
+                for x, d in zip(leaves, dims)
+            ]
+            probe = func(*tree_unflatten(sl, spec), **kwargs)
+            stacked = _stack_outputs(func, [probe], out_dims, 1)
+            return _narrow_empty(stacked, probe, out_dims)
         return _stack_outputs(func, outs, out_dims, batch)
 
     return wrapper
