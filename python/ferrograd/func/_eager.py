@@ -9,6 +9,7 @@ pytrees: every derivative is computed by the engine.
 """
 
 import functools
+import threading
 
 from .. import _C
 from ..autograd import forward_ad as fwAD
@@ -28,15 +29,19 @@ __all__ = [
 
 # How many transforms are running on this thread's stack. Inside one, results
 # keep their graph so that the enclosing transform can differentiate them.
-_depth = [0]
+_state = threading.local()
+
+
+def _depth():
+    return getattr(_state, "depth", 0)
 
 
 class _Level:
     def __enter__(self):
-        _depth[0] += 1
+        _state.depth = _depth() + 1
 
     def __exit__(self, *exc):
-        _depth[0] -= 1
+        _state.depth -= 1
 
 
 def _is_tensor(x):
@@ -104,7 +109,7 @@ def _keep_graph(outer, inside=True):
     """Whether results keep their graph: inside an enclosing transform (the
     current one counts itself when ``inside``), or when the user
     differentiates an input with grad mode on."""
-    return _depth[0] > int(inside) or (outer and _C.is_grad_enabled())
+    return _depth() > int(inside) or (outer and _C.is_grad_enabled())
 
 
 def _split_aux(out, has_aux, name):
