@@ -2,7 +2,7 @@
 
     PYTHONPATH=python python benches/func.py
 
-Prints best-of-3 wall times and ratios (ferrograd / torch.func; below 1 is
+Prints best-of-10 wall times and ratios (ferrograd / torch.func; below 1 is
 faster). vmap is the per-slice fallback for now, so the vmap rows measure a
 loop over the batch in both senses.
 """
@@ -14,7 +14,7 @@ torch.set_num_threads(2)
 fg.set_num_threads(2)
 
 
-def timeit(f, n=3):
+def timeit(f, n=10):
     f()
     best = 1e9
     for _ in range(n):
