@@ -288,3 +288,84 @@ def test_vmap_empty_batch(lib):
     x = lib.ones(0, 3, dtype=lib.float64)
     a, s = lib.vmap(lambda r: (r * 2, r.sum()), out_dims=(1, 0))(x)
     assert tuple(a.shape) == (3, 0) and tuple(s.shape) == (0,)
+
+
+def _scale_fn(lib, seen):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(x, k):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+        @staticmethod
+        def vmap(info, in_dims, x, k):
+            seen.append((info.batch_size, info.randomness, tuple(in_dims)))
+            # The whole batch in one call; the batch dim of x stays where it is.
+            return Scale.apply(x, k), in_dims[0]
+
+    return Scale
+
+
+def test_function_vmap_staticmethod(lib):
+    seen = []
+    Scale = _scale_fn(lib, seen)
+    x = t(lib, A)
+    out = lib.vmap(Scale.apply, in_dims=(1, None))(x, 3.0)
+    close(out, 3 * A.T)
+    assert seen == [(4, "error", (1, None))]
+    out = lib.vmap(Scale.apply, in_dims=(0, None), out_dims=1, randomness="same")(x, 2.0)
+    close(out, 2 * A.T)
+    assert seen[-1] == (3, "same", (0, None))
+    g = lib.func.grad(lambda x: lib.vmap(Scale.apply, in_dims=(0, None))(x, 5.0).sum())(x)
+    close(g, np.full(A.shape, 5.0))
+
+
+def test_function_vmap_unbatched_output_is_expanded(lib):
+    class Const(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.new_ones(2)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return Const.apply(x.select(in_dims[0], 0)), None
+
+    out = lib.vmap(Const.apply)(t(lib, A))
+    close(out, np.ones((3, 2)))
+
+
+def test_function_generate_vmap_rule(lib):
+    class Sq(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = t(lib, A)
+    close(lib.vmap(Sq.apply, in_dims=1)(x), (A * A).T)
+    close(lib.vmap(lib.func.grad(lambda r: Sq.apply(r).sum()))(x), 2 * A)

@@ -5,7 +5,8 @@ Status: batching rules are not implemented yet. Every call maps ``func``
 over the batch slice by slice (``select`` each batched input, call, then
 ``stack`` the outputs); this is the per-slice fallback that a batching rule
 would replace, run for every op. Results and gradients are those of torch's
-vmap; speed is that of a loop over the batch. ``randomness`` is honoured
+vmap; speed is that of a loop over the batch. ``vmap(Fn.apply)`` of a
+custom Function with a ``vmap`` staticmethod calls that rule once instead. ``randomness`` is honoured
 through the generator's state (a random op under ``"error"`` raises after
 the first slice that draws). The checks torch makes on batched values
 inside ``func`` (``.item()``, in-place writes of a batched value into an
@@ -13,6 +14,7 @@ unbatched tensor) are not made: each slice is an ordinary tensor.
 """
 
 import functools
+from typing import NamedTuple
 
 from .. import _C
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -124,6 +126,62 @@ def _stack_outputs(func, outs, out_dims, batch):
     return tree_unflatten(result, o_spec)
 
 
+class VmapInfo(NamedTuple):
+    """What a custom Function's ``vmap`` staticmethod is told."""
+
+    batch_size: int
+    randomness: str
+
+
+def _function_vmap_rule(func):
+    """The ``vmap`` staticmethod of the custom Function whose ``apply`` is
+    ``func``, when the Function overrides it; else None."""
+    from ..autograd.function import Function
+
+    owner = getattr(func, "__self__", None)
+    if (
+        isinstance(owner, type)
+        and issubclass(owner, Function)
+        and getattr(func, "__name__", None) == "apply"
+        and owner.vmap is not Function.vmap
+    ):
+        return owner.vmap
+    return None
+
+
+def _apply_rule(rule, args, dims, batch, randomness, out_dims, func):
+    """``vmap(Fn.apply)`` for a Function with a ``vmap`` staticmethod: one
+    call of the user's rule on the whole batch, as torch does; its outputs'
+    batch dims are then moved to ``out_dims``."""
+    res = rule(VmapInfo(batch, randomness), tuple(dims), *args)
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise RuntimeError(
+            "Expected the vmap staticmethod to have two returns, an output and out_dims "
+            f"with pytree structure compatible with the output. Got: {res!r}"
+        )
+    output, rule_dims = res
+    o_leaves, o_spec = tree_flatten(output)
+    src = broadcast_prefix(rule_dims, output, "out_dims")
+    dst = broadcast_prefix(out_dims, output, "out_dims")
+    moved = []
+    for x, s, d in zip(o_leaves, src, dst):
+        if d is None:
+            if s is not None:
+                raise ValueError(
+                    f"vmap({_fname(func)}, ...): out_dims=None for an output that the vmap "
+                    "staticmethod says is batched"
+                )
+            moved.append(x)
+        elif s is None:
+            x = x.unsqueeze(d)
+            shape = list(x.shape)
+            shape[d] = batch
+            moved.append(x.expand(shape))
+        else:
+            moved.append(x.movedim(s, d))
+    return tree_unflatten(moved, o_spec)
+
+
 def _narrow_empty(stacked, probe, out_dims):
     leaves, spec = tree_flatten(stacked)
     dims = broadcast_prefix(out_dims, probe, "out_dims")
@@ -149,6 +207,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         leaves, spec, dims, batch = _check_in_dims(func, in_dims, args)
+        rule = _function_vmap_rule(func)
+        if rule is not None and not kwargs:
+            return _apply_rule(rule, leaves, dims, batch, randomness, out_dims, func)
         # randomness: the generator's state tells whether a slice drew random
         # numbers ("error" raises as torch does); "same" replays one state
         # for every slice; "different" lets each slice draw its own.
