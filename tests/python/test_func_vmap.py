@@ -369,3 +369,18 @@ def test_function_generate_vmap_rule(lib):
     x = t(lib, A)
     close(lib.vmap(Sq.apply, in_dims=1)(x), (A * A).T)
     close(lib.vmap(lib.func.grad(lambda r: Sq.apply(r).sum()))(x), 2 * A)
+
+
+def test_replace_all_batch_norm_modules_(lib):
+    net = lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.BatchNorm1d(4)).double()
+    assert lib.func.replace_all_batch_norm_modules_(net) is net
+    bn = net[1]
+    assert bn.running_mean is None and bn.running_var is None and not bn.track_running_stats
+    out = lib.vmap(lambda r: net(r.unsqueeze(0).expand(2, 4)).sum())(t(lib, A))
+    assert tuple(out.shape) == (3,)
+
+
+def test_debug_unwrap(lib):
+    x = t(lib, V)
+    y = lib.func.debug_unwrap(x)
+    close(y, V)

@@ -12,7 +12,12 @@ from ._eager import (
     linearize,
     vjp,
 )
-from ._module import functional_call, stack_module_state
+from ._module import (
+    debug_unwrap,
+    functional_call,
+    replace_all_batch_norm_modules_,
+    stack_module_state,
+)
 from ._vmap import vmap
 
 __all__ = [
@@ -27,4 +32,6 @@ __all__ = [
     "stack_module_state",
     "vjp",
     "vmap",
+    "debug_unwrap",
+    "replace_all_batch_norm_modules_",
 ]

@@ -24,6 +24,8 @@ __all__ = [
     "stack_module_state",
     "vjp",
     "vmap",
+    "debug_unwrap",
+    "replace_all_batch_norm_modules_",
 ]
 
 def functional_call(
@@ -82,3 +84,5 @@ def vmap(
     *,
     chunk_size: int | None = ...,
 ) -> Callable[..., Any]: ...
+def debug_unwrap(tensor: Tensor, *, recurse: Any = ...) -> Any: ...
+def replace_all_batch_norm_modules_(root: Any) -> Any: ...

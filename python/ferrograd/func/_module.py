@@ -3,7 +3,12 @@ Parameter swapping only; no math here."""
 
 from .. import _C
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = [
+    "functional_call",
+    "stack_module_state",
+    "replace_all_batch_norm_modules_",
+    "debug_unwrap",
+]
 
 
 def _owner(module, name):
@@ -112,3 +117,26 @@ def stack_module_state(models):
         p.requires_grad_(dict(models[0].named_parameters())[n].requires_grad)
     buffers = stacked(lambda m: m.named_buffers())
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """In place: every BatchNorm module under ``root`` stops tracking running
+    statistics (``running_mean``/``running_var``/``num_batches_tracked``
+    become None), as torch.func needs for vmapping over batch norm."""
+    from ..nn.modules.normalization import _BatchNorm
+
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor under the transforms' wrappers. ferrograd's transforms do
+    not wrap tensors (each level works on ordinary tensors), so this is
+    ``tensor`` itself."""
+    del recurse
+    return tensor
