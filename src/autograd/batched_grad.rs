@@ -7,7 +7,7 @@
 use crate::{Result, Tensor};
 
 /// `grad` with `grad_outputs[i]` of shape `(B, *outputs[i].shape)` (None
-/// entries are passed through unbatched). Returns, per input, `(B,
+/// entries are passed through unbatched; with none batched, plain `grad`). Returns, per input, `(B,
 /// *input.shape)` or None where the input is unused.
 pub fn grad_batched(
     outputs: &[Tensor],
@@ -19,12 +19,26 @@ pub fn grad_batched(
     materialize_grads: bool,
 ) -> Result<Vec<Option<Tensor>>> {
     let mut batch: Option<usize> = None;
-    for g in grad_outputs.iter().flatten() {
+    for (i, (g, out)) in grad_outputs.iter().zip(outputs).enumerate() {
+        let Some(g) = g else { continue };
         if g.ndim() == 0 {
             crate::bail!(
+                index,
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or \
+                 `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            );
+        }
+        if &g.shape()[1..] != out.shape() {
+            crate::bail!(
                 runtime,
-                "vmap: Expected all tensors to have a batch dim with is_grads_batched=True, \
-                 got a 0-dim grad_output"
+                "If `is_grads_batched=True`, we interpret the first dimension of each \
+                 grad_output as the batch dimension. The sizes of the remaining dimensions \
+                 are expected to match the shape of corresponding output, but a mismatch \
+                 was detected: grad_output[{i}] has a shape of ferrograd.Size({:?}) and \
+                 output[{i}] has a shape of ferrograd.Size({:?}). If you only want some \
+                 tensors in `grad_output` to be considered batched, consider using vmap.",
+                &g.shape()[1..],
+                out.shape()
             );
         }
         let b = g.shape()[0];
@@ -38,11 +52,23 @@ pub fn grad_batched(
         }
     }
     let Some(batch) = batch else {
-        crate::bail!(
-            runtime,
-            "is_grads_batched=True expects at least one grad_output with a batch dim"
+        // Nothing batched: implicit grad_outputs only (torch's errors).
+        return crate::autograd::grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
         );
     };
+    if batch == 0 {
+        crate::bail!(
+            index,
+            "index 0 is out of bounds for dimension 0 with size 0"
+        );
+    }
     let mut rows: Vec<Vec<Option<Tensor>>> = Vec::with_capacity(batch);
     for b in 0..batch {
         let slice: Vec<Option<Tensor>> = grad_outputs
@@ -62,13 +88,9 @@ pub fn grad_batched(
         )?);
     }
     let mut result = Vec::with_capacity(inputs.len());
-    for (i, input) in inputs.iter().enumerate() {
+    for i in 0..inputs.len() {
         let col: Vec<Tensor> = rows.iter().filter_map(|r| r[i].clone()).collect();
-        if batch == 0 {
-            let mut shape = vec![0];
-            shape.extend_from_slice(input.shape());
-            result.push(Some(Tensor::zeros(&shape, input.dtype())));
-        } else if col.len() == batch {
+        if col.len() == batch {
             result.push(Some(Tensor::stack(&col, 0)?));
         } else {
             result.push(None);

@@ -384,3 +384,35 @@ def test_debug_unwrap(lib):
     x = t(lib, V)
     y = lib.func.debug_unwrap(x)
     close(y, V)
+
+
+def test_is_grads_batched_errors(lib):
+    def run(go):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        return lib.autograd.grad(x * 2, x, go, is_grads_batched=True)
+
+    with pytest.raises(RuntimeError, match="is_grads_batched"):
+        run(lib.ones(2, 4, dtype=lib.float64))
+    with pytest.raises(IndexError):
+        run(lib.ones(0, 3, dtype=lib.float64))
+    x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    with pytest.raises(ValueError):
+        lib.autograd.grad(
+            (x * 2, x * 3),
+            x,
+            (lib.ones(2, 3, dtype=lib.float64), lib.ones(4, 3, dtype=lib.float64)),
+            is_grads_batched=True,
+        )
+    with pytest.raises(IndexError):
+        lib.autograd.grad(
+            (x * 2).sum(), x, lib.tensor(1.0, dtype=lib.float64), is_grads_batched=True
+        )
+
+
+def test_jacrev_of_empty_output():
+    # Beyond torch (whose jacrev raises IndexError here): an empty Jacobian.
+    lib = ferrograd
+    j = lib.func.jacrev(lambda x: x[:0] * 2)(t(lib, V))
+    assert tuple(j.shape) == (0, 4)
+    j = lib.autograd.functional.jacobian(lambda x: x[:0] * 2, t(lib, V), vectorize=True)
+    assert tuple(j.shape) == (0, 4)

@@ -480,14 +480,18 @@ def jacobian(
             for out in outputs:
                 n = out.nelement()
                 basis = torch.eye(n, dtype=out.dtype).view((n,) + tuple(out.shape))
-                vjs = torch.autograd.grad(
-                    (out,),
-                    inputs,
-                    (basis,),
-                    retain_graph=True,
-                    create_graph=create_graph,
-                    allow_unused=True,
-                    is_grads_batched=True,
+                vjs = (
+                    (None,) * len(inputs)
+                    if n == 0
+                    else torch.autograd.grad(
+                        (out,),
+                        inputs,
+                        (basis,),
+                        retain_graph=True,
+                        create_graph=create_graph,
+                        allow_unused=True,
+                        is_grads_batched=True,
+                    )
                 )
                 jacobian += (
                     tuple(

@@ -65,17 +65,20 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         # One engine call per chunk of rows (is_grads_batched: the rows run
         # in Rust), each giving (rows, *input.shape) per input.
         parts = []
-        for start, stop in _chunks(total, chunk_size):
+        for start, stop in _chunks(total, chunk_size) if total else ():
             cts, off = [], 0
             for o, n in zip(o_leaves, sizes):
                 cts.append(eye[start:stop, off : off + n].reshape((stop - start,) + tuple(o.shape)))
                 off += n
             grads = vjp_fn(tree_unflatten(cts, o_spec), _batch=stop - start)
             parts.append([g for gt in grads for g in tree_flatten(gt)[0]])
-        cols = [
-            parts[0][a] if len(parts) == 1 else _C.cat([p[a] for p in parts])
-            for a in range(len(in_leaves))
-        ]
+        if total == 0:  # no output elements: empty Jacobians
+            cols = [x.new_zeros((0,) + tuple(x.shape)) for x in in_leaves]
+        else:
+            cols = [
+                parts[0][a] if len(parts) == 1 else _C.cat([p[a] for p in parts])
+                for a in range(len(in_leaves))
+            ]
         blocks, off = [], 0
         for o, n in zip(o_leaves, sizes):
             blocks.append(
