@@ -38,6 +38,7 @@ MODULES = [
     "ferrograd.autograd.profiler",
     "ferrograd.utils",
     "ferrograd.utils.checkpoint",
+    "ferrograd.func",
     "ferrograd.distributed",
     "ferrograd.distributed.nn",
     "ferrograd.distributed.nn.functional",

@@ -42,6 +42,7 @@ PAGES = [
 
 # Submodules documented as sections of their parent's page (their own names).
 SUBSECTIONS = {
+    "ferrograd": ["ferrograd.func"],
     "ferrograd.optim": ["ferrograd.optim.lr_scheduler"],
     "ferrograd.distributed": ["ferrograd.distributed.nn.functional"],
     "ferrograd.nn": ["ferrograd.nn.parallel"],

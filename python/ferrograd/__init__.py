@@ -693,6 +693,8 @@ from .autograd.anomaly_mode import (  # noqa: E402
 __version__ = "0.1.0"
 
 from . import distributed, linalg, optim, random, serialization, special, utils  # noqa: E402
+from . import func  # noqa: E402
+from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 # The convolution and pooling functions torch also exports at top level.
@@ -724,6 +726,8 @@ __all__ = [
     "serialization",
     "special",
     "utils",
+    "func",
+    "vmap",
     "enable_grad",
     "inference_mode",
     "no_grad",

@@ -17,6 +17,7 @@ from . import random as random
 from . import serialization as serialization
 from . import special as special
 from . import utils as utils
+from . import func as func
 from . import return_types as return_types
 
 from ferrograd.autograd.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
@@ -27,6 +28,7 @@ from ferrograd.autograd.grad_mode import inference_mode as inference_mode
 from ferrograd.autograd.grad_mode import no_grad as no_grad
 from ferrograd.autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from ferrograd.autograd.graph import Node as Node
+from ferrograd.func import vmap as vmap
 from ferrograd.nn.functional import adaptive_avg_pool1d as adaptive_avg_pool1d
 from ferrograd.nn.functional import adaptive_max_pool1d as adaptive_max_pool1d
 from ferrograd.nn.functional import avg_pool1d as avg_pool1d
@@ -77,6 +79,8 @@ __all__ = [
     "serialization",
     "special",
     "utils",
+    "func",
+    "vmap",
     "enable_grad",
     "inference_mode",
     "no_grad",

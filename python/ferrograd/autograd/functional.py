@@ -2,8 +2,8 @@
 
 Each function orchestrates ``autograd.grad`` calls of the Rust engine (jvp and
 hvp use the double-backward trick, as torch does); nothing is differentiated
-here. ``vectorize=True`` gives the same results as torch's but loops over the
-rows of the Jacobian (ferrograd has no vmap yet). ``strategy="forward-mode"``
+here. ``vectorize=True`` (reverse mode) runs all rows of the Jacobian in one
+engine call with ``is_grads_batched=True``. ``strategy="forward-mode"``
 runs on ``ferrograd.autograd.forward_ad`` when it exists.
 """
 
@@ -444,8 +444,8 @@ def jacobian(
 
     Returns a Tensor for a single input and output, a tuple of Tensors when one
     of them is a tuple, and a tuple of tuples (``J[i][j]``: output ``i``, input
-    ``j``) when both are. ``vectorize=True`` loops over rows (no vmap yet) and
-    gives the same results.
+    ``j``) when both are. ``vectorize=True`` computes all rows of an output
+    in one batched engine call (``is_grads_batched``).
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
@@ -474,8 +474,37 @@ def jacobian(
                 "Please either set `strict=False` or "
                 "`vectorize=False`."
             )
-        # vectorize=True: torch vmaps autograd.grad over the rows; ferrograd
-        # has no vmap yet, so both settings loop over the rows below.
+        if vectorize:
+            # All rows of each output in one engine call (is_grads_batched).
+            jacobian = ()
+            for out in outputs:
+                n = out.nelement()
+                basis = torch.eye(n, dtype=out.dtype).view((n,) + tuple(out.shape))
+                vjs = (
+                    (None,) * len(inputs)
+                    if n == 0
+                    else torch.autograd.grad(
+                        (out,),
+                        inputs,
+                        (basis,),
+                        retain_graph=True,
+                        create_graph=create_graph,
+                        allow_unused=True,
+                        is_grads_batched=True,
+                    )
+                )
+                jacobian += (
+                    tuple(
+                        (
+                            vj
+                            if vj is not None
+                            else torch.zeros((n,) + tuple(inp.shape), dtype=inp.dtype)
+                        ).view(tuple(out.size()) + tuple(inp.size()))
+                        for vj, inp in zip(vjs, inputs)
+                    ),
+                )
+            jacobian = _grad_postprocess(jacobian, create_graph)
+            return _tuple_postprocess(jacobian, (is_outputs_tuple, is_inputs_tuple))
 
         jacobian = ()
 

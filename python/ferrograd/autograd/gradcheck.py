@@ -540,8 +540,6 @@ def gradcheck(
         )
     try:
         # Unsupported options fail before any work is done.
-        if check_batched_grad:
-            _vmap_unavailable("check_batched_grad")
         if check_batched_forward_grad:
             _vmap_unavailable("check_batched_forward_grad")
         if check_forward_ad:
@@ -567,11 +565,40 @@ def gradcheck(
             _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
             if check_undefined_grad:
                 _test_undefined_backward_mode(func, outputs, tupled_inputs)
+            if check_batched_grad:
+                _test_batched_grad(func, tupled_inputs, atol, rtol)
     except GradcheckError:
         if raise_exception:
             raise
         return False
     return True
+
+
+def _test_batched_grad(func, inputs, atol, rtol):
+    """``autograd.grad(..., is_grads_batched=True)`` over two random
+    grad_outputs must equal the two unbatched vjps."""
+    outputs = _differentiable_outputs(func(*inputs))
+    diff = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            continue
+        gos = torch.stack([_make_grad_output(out, False).detach() for _ in range(2)])
+        rows = [
+            torch.autograd.grad(out, diff, go, retain_graph=True, allow_unused=True) for go in gos
+        ]
+        batched = torch.autograd.grad(
+            out, diff, gos, retain_graph=True, allow_unused=True, is_grads_batched=True
+        )
+        for j, got in enumerate(batched):
+            per = [r[j] for r in rows]
+            if got is None and all(p is None for p in per):
+                continue
+            want = torch.stack([p if p is not None else torch.zeros_like(diff[j]) for p in per])
+            if got is None or not torch.allclose(got, want, rtol, atol):
+                raise GradcheckError(
+                    f"While computing batched gradients for output {i} and input {j}, got: "
+                    f"{got}\nExpected (the per-sample gradients stacked): {want}"
+                )
 
 
 def _make_grad_output(x, noncontiguous):

@@ -94,11 +94,6 @@ bind_functions! { register_functions:
         materialize_grads: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let _ = only_inputs;
-        if is_grads_batched {
-            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
-                "is_grads_batched=True needs vmap, which ferrograd does not have yet",
-            ));
-        }
         if materialize_grads && allow_unused == Some(false) {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.",
@@ -107,8 +102,13 @@ bind_functions! { register_functions:
         let outputs = checked_seq(outputs, true)?;
         let inputs = checked_seq(inputs, false)?;
         let grads = opt_tensor_seq(grad_outputs, outputs.len())?;
+        let run = if is_grads_batched {
+            crate::autograd::batched_grad::grad_batched
+        } else {
+            crate::autograd::grad
+        };
         let result = py.detach(|| {
-            crate::autograd::grad(
+            run(
                 &outputs,
                 &inputs,
                 &grads,

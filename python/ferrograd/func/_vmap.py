@@ -1,0 +1,241 @@
+"""vmap: torch.func.vmap's argument handling (in_dims, out_dims, pytrees,
+chunk_size, randomness) and errors.
+
+Status: batching rules are not implemented yet. Every call maps ``func``
+over the batch slice by slice (``select`` each batched input, call, then
+``stack`` the outputs); this is the per-slice fallback that a batching rule
+would replace, run for every op. Results and gradients are those of torch's
+vmap; speed is that of a loop over the batch. ``vmap(Fn.apply)`` of a
+custom Function with a ``vmap`` staticmethod calls that rule once instead. ``randomness`` is honoured
+through the generator's state (a random op under ``"error"`` raises after
+the first slice that draws). The checks torch makes on batched values
+inside ``func`` (``.item()``, in-place writes of a batched value into an
+unbatched tensor) are not made: each slice is an ordinary tensor.
+"""
+
+import functools
+from typing import NamedTuple
+
+from .. import _C
+from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
+
+__all__ = ["vmap"]
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _fname(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _check_in_dims(func, in_dims, args):
+    name = _fname(func)
+    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int "
+            f"or a (potentially nested) tuple matching the structure of inputs, got: "
+            f"{type(in_dims)}."
+        )
+    if len(args) == 0:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
+            "are trying to vmap over a function with no inputs. The latter is unsupported."
+        )
+    if isinstance(in_dims, tuple) and len(in_dims) != len(args):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+            f"the structure of `inputs`. in_dims has structure {in_dims} but inputs has "
+            f"{len(args)} elements."
+        )
+    leaves, spec = tree_flatten(tuple(args))
+    try:
+        dims = broadcast_prefix(in_dims, tuple(args))
+    except ValueError:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+            "the structure of `inputs`."
+        ) from None
+    sizes = []
+    norm = []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            norm.append(None)
+            continue
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input "
+                "but in_dim must be either an integer dimension or None."
+            )
+        if not isinstance(x, _C.Tensor):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input "
+                f"but the input is of type {type(x)}. We cannot vmap over non-Tensor "
+                "arguments, please use None as the respective in_dim"
+            )
+        n = x.dim()
+        if not -n <= d < n:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some "
+                f"input, but that input is a Tensor of dimensionality {n} so expected in_dim "
+                f"to satisfy -{n} <= in_dim < {n}."
+            )
+        d %= n
+        norm.append(d)
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a "
+            "Tensor with a non-None in_dim."
+        )
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError(
+            f"vmap: Expected all tensors to have the same size in the mapped dimension, got "
+            f"sizes {sizes} for the mapped dimension"
+        )
+    return leaves, spec, norm, sizes[0]
+
+
+def _stack_outputs(func, outs, out_dims, batch):
+    name = _fname(func)
+    first_leaves, o_spec = tree_flatten(outs[0])
+    try:
+        dims = broadcast_prefix(out_dims, outs[0], "out_dims")
+    except ValueError:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+            "with the structure of `outputs`."
+        ) from None
+    per_slice = [tree_flatten(o)[0] for o in outs]
+    result = []
+    for j, (x, d) in enumerate(zip(first_leaves, dims)):
+        if d is not None and not isinstance(x, _C.Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(x)}. "
+                "Did you mean to set out_dims= to None for output?"
+            )
+        if d is None:
+            result.append(x)
+            continue
+        n = x.dim() + 1
+        if isinstance(d, bool) or not isinstance(d, int) or not -n <= d < n:
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims}): out_dim={d} is out of range for an "
+                f"output of dimensionality {x.dim()} (expected -{n} <= out_dim < {n})."
+            )
+        result.append(_C.stack([s[j] for s in per_slice], d))
+    return tree_unflatten(result, o_spec)
+
+
+class VmapInfo(NamedTuple):
+    """What a custom Function's ``vmap`` staticmethod is told."""
+
+    batch_size: int
+    randomness: str
+
+
+def _function_vmap_rule(func):
+    """The ``vmap`` staticmethod of the custom Function whose ``apply`` is
+    ``func``, when the Function overrides it; else None."""
+    from ..autograd.function import Function
+
+    owner = getattr(func, "__self__", None)
+    if (
+        isinstance(owner, type)
+        and issubclass(owner, Function)
+        and getattr(func, "__name__", None) == "apply"
+        and owner.vmap is not Function.vmap
+    ):
+        return owner.vmap
+    return None
+
+
+def _apply_rule(rule, args, dims, batch, randomness, out_dims, func):
+    """``vmap(Fn.apply)`` for a Function with a ``vmap`` staticmethod: one
+    call of the user's rule on the whole batch, as torch does; its outputs'
+    batch dims are then moved to ``out_dims``."""
+    res = rule(VmapInfo(batch, randomness), tuple(dims), *args)
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise RuntimeError(
+            "Expected the vmap staticmethod to have two returns, an output and out_dims "
+            f"with pytree structure compatible with the output. Got: {res!r}"
+        )
+    output, rule_dims = res
+    o_leaves, o_spec = tree_flatten(output)
+    src = broadcast_prefix(rule_dims, output, "out_dims")
+    dst = broadcast_prefix(out_dims, output, "out_dims")
+    moved = []
+    for x, s, d in zip(o_leaves, src, dst):
+        if d is None:
+            if s is not None:
+                raise ValueError(
+                    f"vmap({_fname(func)}, ...): out_dims=None for an output that the vmap "
+                    "staticmethod says is batched"
+                )
+            moved.append(x)
+        elif s is None:
+            x = x.unsqueeze(d)
+            shape = list(x.shape)
+            shape[d] = batch
+            moved.append(x.expand(shape))
+        else:
+            moved.append(x.movedim(s, d))
+    return tree_unflatten(moved, o_spec)
+
+
+def _narrow_empty(stacked, probe, out_dims):
+    leaves, spec = tree_flatten(stacked)
+    dims = broadcast_prefix(out_dims, probe, "out_dims")
+    return tree_unflatten(
+        [x if d is None else x.narrow(d, 0, 0) for x, d in zip(leaves, dims)], spec
+    )
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """Maps ``func`` over dim ``in_dims`` of its inputs; outputs get the
+    mapped dim at ``out_dims``. See the module note: every op runs the
+    per-slice fallback for now."""
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0
+    ):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        leaves, spec, dims, batch = _check_in_dims(func, in_dims, args)
+        rule = _function_vmap_rule(func)
+        if rule is not None and not kwargs:
+            return _apply_rule(rule, leaves, dims, batch, randomness, out_dims, func)
+        # randomness: the generator's state tells whether a slice drew random
+        # numbers ("error" raises as torch does); "same" replays one state
+        # for every slice; "different" lets each slice draw its own.
+        start = _C.get_rng_state() if randomness != "different" else None
+        outs = []
+        for b in range(batch):
+            if randomness == "same" and b > 0:
+                _C.set_rng_state(start)
+            sl = [x if d is None else x.select(d, b) for x, d in zip(leaves, dims)]
+            outs.append(func(*tree_unflatten(sl, spec), **kwargs))
+            if randomness == "error" and not _C.equal(start, _C.get_rng_state()):
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap"
+                )
+        if batch == 0:
+            # One call on zero-filled slices gives the output structure and
+            # shapes; every mapped output is then empty along its out_dim.
+            sl = [
+                x if d is None else x.new_zeros(x.shape[:d] + x.shape[d + 1 :])
+                for x, d in zip(leaves, dims)
+            ]
+            probe = func(*tree_unflatten(sl, spec), **kwargs)
+            stacked = _stack_outputs(func, [probe], out_dims, 1)
+            return _narrow_empty(stacked, probe, out_dims)
+        return _stack_outputs(func, outs, out_dims, batch)
+
+    return wrapper
