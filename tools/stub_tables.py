@@ -121,8 +121,14 @@ PARAM_TYPES = {
     "device": "_DeviceLike",
     "layout": "object",
     "memory_format": "object",
-    "generator": "None",
+    "generator": "Any",
+    "num_samples": "_int",
+    "replacement": "_bool",
     "seed": "_int",
+    "manual_seed": "Generator",
+    "set_state": "Generator",
+    "get_state": "Tensor",
+    "get_rng_state": "Tensor",
     "data": "Any",
     "obj": "object",
     "memo": "dict[Any, Any]",
@@ -318,7 +324,6 @@ RETURNS = {
 }
 NONE_RETURNS = {
     "backward",
-    "manual_seed",
     "set_num_threads",
     "set_default_dtype",
     "set_printoptions",

@@ -136,13 +136,24 @@ fn normal_fill<T: Copy>(
 
 /// A tensor of `dtype` and `shape` from values listed in `order`
 /// (`order[k]` is the dim that is k-th outermost in memory).
-fn tensor_in_order(vals: Vec<f64>, shape: &[usize], order: &[usize], dtype: DType) -> Result<Tensor> {
+fn tensor_in_order(
+    vals: Vec<f64>,
+    shape: &[usize],
+    order: &[usize],
+    dtype: DType,
+) -> Result<Tensor> {
     let pshape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
     let t = match dtype {
-        DType::F32 => Tensor::from_vec(vals.iter().map(|&v| v as f32).collect::<Vec<_>>(), &pshape)?,
+        DType::F32 => {
+            Tensor::from_vec(vals.iter().map(|&v| v as f32).collect::<Vec<_>>(), &pshape)?
+        }
         DType::F64 => Tensor::from_vec(vals, &pshape)?,
-        DType::I64 => Tensor::from_vec(vals.iter().map(|&v| v as i64).collect::<Vec<_>>(), &pshape)?,
-        DType::Bool => Tensor::from_vec(vals.iter().map(|&v| v != 0.0).collect::<Vec<_>>(), &pshape)?,
+        DType::I64 => {
+            Tensor::from_vec(vals.iter().map(|&v| v as i64).collect::<Vec<_>>(), &pshape)?
+        }
+        DType::Bool => {
+            Tensor::from_vec(vals.iter().map(|&v| v != 0.0).collect::<Vec<_>>(), &pshape)?
+        }
     };
     t.permute(&inverse(order))
 }
@@ -173,7 +184,11 @@ fn memory_order(t: &Tensor) -> Vec<usize> {
 
 fn float_only(t: DType, kernel: &str) -> Result<()> {
     if !t.is_floating() {
-        bail!(not_implemented, "\"{kernel}\" not implemented for '{}'", t.scalar_type_name());
+        bail!(
+            not_implemented,
+            "\"{kernel}\" not implemented for '{}'",
+            t.scalar_type_name()
+        );
     }
     Ok(())
 }
@@ -211,9 +226,13 @@ impl Tensor {
             let mut g = gen.lock();
             if self.dtype() == DType::F32 {
                 let (a, b) = (from as f32, to as f32);
-                (0..n).map(|_| g.uniform_f32().mul_add(b - a, a) as f64).collect()
+                (0..n)
+                    .map(|_| g.uniform_f32().mul_add(b - a, a) as f64)
+                    .collect()
             } else {
-                (0..n).map(|_| g.uniform_f64().mul_add(to - from, from)).collect()
+                (0..n)
+                    .map(|_| g.uniform_f64().mul_add(to - from, from))
+                    .collect()
             }
         };
         self.fill_in_order(vals)
@@ -225,7 +244,11 @@ impl Tensor {
     pub fn normal_gen_(&self, mean: f64, std: f64, gen: Option<&Generator>) -> Result<()> {
         float_only(self.dtype(), "normal_kernel_cpu")?;
         if std < 0.0 {
-            bail!(runtime, "normal expects std >= 0.0, but found std {}", cpp_double(std));
+            bail!(
+                runtime,
+                "normal expects std >= 0.0, but found std {}",
+                cpp_double(std)
+            );
         }
         let n = self.numel();
         let gen = Generator::or_default(gen);
@@ -241,7 +264,9 @@ impl Tensor {
                     .map(|v| v as f64)
                     .collect()
                 } else {
-                    normal_fill(&mut g, n, GenState::uniform_f64, |d| normal_16_f64(d, mean, std))
+                    normal_fill(&mut g, n, GenState::uniform_f64, |d| {
+                        normal_16_f64(d, mean, std)
+                    })
                 }
             } else {
                 (0..n).map(|_| g.normal_f64().mul_add(std, mean)).collect()
@@ -255,7 +280,11 @@ impl Tensor {
     /// MKL's stream instead, see the test notes).
     pub fn bernoulli_scalar_gen_(&self, p: f64, gen: Option<&Generator>) -> Result<()> {
         if !(0.0..=1.0).contains(&p) {
-            bail!(runtime, "bernoulli_ expects p to be in [0, 1], but got p={}", cpp_double(p));
+            bail!(
+                runtime,
+                "bernoulli_ expects p to be in [0, 1], but got p={}",
+                cpp_double(p)
+            );
         }
         let n = self.numel();
         let gen = Generator::or_default(gen);
@@ -272,19 +301,31 @@ impl Tensor {
         float_only(self.dtype(), "bernoulli_tensor_cpu_p_")?;
         let p = self.to_f64_vec();
         if p.iter().any(|&v| !(0.0..=1.0).contains(&v)) {
-            bail!(runtime, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+            bail!(
+                runtime,
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false."
+            );
         }
         let gen = Generator::or_default(gen);
         let vals: Vec<f64> = {
             let mut g = gen.lock();
             if self.dtype() == DType::F32 {
-                p.iter().map(|&q| (g.uniform_f32() < q as f32) as u8 as f64).collect()
+                p.iter()
+                    .map(|&q| (g.uniform_f32() < q as f32) as u8 as f64)
+                    .collect()
             } else {
-                p.iter().map(|&q| (g.uniform_f64() < q) as u8 as f64).collect()
+                p.iter()
+                    .map(|&q| (g.uniform_f64() < q) as u8 as f64)
+                    .collect()
             }
         };
-        tensor_in_order(vals, self.shape(), &(0..self.ndim()).collect::<Vec<_>>(), self.dtype())?
-            .contiguous()
+        tensor_in_order(
+            vals,
+            self.shape(),
+            &(0..self.ndim()).collect::<Vec<_>>(),
+            self.dtype(),
+        )?
+        .contiguous()
     }
 
     /// `exponential_(lambd)`: `-1 / lambd * log1p(-u)` with a double u.
@@ -297,19 +338,31 @@ impl Tensor {
             );
         }
         if lambd <= 0.0 {
-            bail!(runtime, "exponential_ expects lambda > 0.0, but found lambda={}", cpp_double(lambd));
+            bail!(
+                runtime,
+                "exponential_ expects lambda > 0.0, but found lambda={}",
+                cpp_double(lambd)
+            );
         }
         let n = self.numel();
         let gen = Generator::or_default(gen);
         let vals: Vec<f64> = {
             let mut g = gen.lock();
-            (0..n).map(|_| -1.0 / lambd * (-g.uniform_f64()).ln_1p()).collect()
+            (0..n)
+                .map(|_| -1.0 / lambd * (-g.uniform_f64()).ln_1p())
+                .collect()
         };
         self.fill_in_order(vals)
     }
 
     /// Integers uniform in [low, high) (torch.randint).
-    pub fn randint_gen(low: i64, high: i64, shape: &[usize], dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
+    pub fn randint_gen(
+        low: i64,
+        high: i64,
+        shape: &[usize],
+        dtype: DType,
+        gen: Option<&Generator>,
+    ) -> Result<Tensor> {
         if high <= low {
             bail!(
                 runtime,
@@ -324,7 +377,11 @@ impl Tensor {
             let mut g = gen.lock();
             (0..n)
                 .map(|_| {
-                    let w = if wide { g.random64() } else { g.random() as u64 };
+                    let w = if wide {
+                        g.random64()
+                    } else {
+                        g.random() as u64
+                    };
                     ((w % range) as i64).wrapping_add(low)
                 })
                 .collect()
@@ -340,7 +397,11 @@ impl Tensor {
         let mut g = gen.lock();
         let small = (n as u64) < u32::MAX as u64 / 20;
         for i in 0..n.saturating_sub(1) {
-            let w = if small { g.random() as u64 } else { g.random64() };
+            let w = if small {
+                g.random() as u64
+            } else {
+                g.random64()
+            };
             let z = (w % (n - i) as u64) as usize;
             v.swap(i, z + i);
         }

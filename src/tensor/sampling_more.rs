@@ -53,7 +53,10 @@ impl Tensor {
                     "probability tensor contains either `inf`, `nan` or element < 0"
                 );
             }
-            if vals.chunks(n_cat.max(1)).any(|row| row.iter().sum::<f64>() == 0.0) {
+            if vals
+                .chunks(n_cat.max(1))
+                .any(|row| row.iter().sum::<f64>() == 0.0)
+            {
                 bail!(
                     runtime,
                     "invalid multinomial distribution (sum of probabilities <= 0)"
@@ -206,7 +209,11 @@ impl Tensor {
             let mut g = gen.lock();
             (0..n)
                 .map(|_| {
-                    let w = if wide { g.random64() } else { g.random() as u64 };
+                    let w = if wide {
+                        g.random64()
+                    } else {
+                        g.random() as u64
+                    };
                     ((w % range) as i64).wrapping_add(from)
                 })
                 .collect()

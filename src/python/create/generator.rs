@@ -59,7 +59,9 @@ fn state_bytes(state: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         }
         let v = t.to_vec::<i64>();
         if v.iter().any(|b| !(0..=255).contains(b)) {
-            return Err(PyRuntimeError::new_err("RNG state values must be bytes in [0, 255]"));
+            return Err(PyRuntimeError::new_err(
+                "RNG state values must be bytes in [0, 255]",
+            ));
         }
         return Ok(v.into_iter().map(|b| b as u8).collect());
     }
@@ -84,7 +86,9 @@ fn state_bytes(state: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
             state.get_type().name()?
         )));
     }
-    let raw = np.call_method1("asarray", (&arr,))?.call_method0("tobytes")?;
+    let raw = np
+        .call_method1("asarray", (&arr,))?
+        .call_method0("tobytes")?;
     Ok(raw.cast::<PyBytes>()?.as_bytes().to_vec())
 }
 
@@ -99,7 +103,10 @@ impl PyGenerator {
         })
     }
     /// Seeds the generator; returns it.
-    fn manual_seed<'py>(slf: Bound<'py, Self>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn manual_seed<'py>(
+        slf: Bound<'py, Self>,
+        seed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.manual_seed(seed_arg(seed)?);
         Ok(slf)
     }
@@ -115,7 +122,10 @@ impl PyGenerator {
     fn get_state(&self) -> PyResult<PyTensor> {
         state_tensor(self.inner.get_state())
     }
-    fn set_state<'py>(slf: Bound<'py, Self>, new_state: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn set_state<'py>(
+        slf: Bound<'py, Self>,
+        new_state: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         let b = state_bytes(new_state)?;
         slf.get().inner.set_state(&b)?;
         Ok(slf)
@@ -143,7 +153,10 @@ fn nondeterministic_seed() -> u64 {
 }
 
 /// The `generator=` argument: None means the default generator.
-pub(crate) fn generator_arg(g: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Generator>> {
+pub(crate) fn generator_arg(
+    g: Option<&Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<Generator>> {
     match g {
         None => Ok(None),
         Some(g) if g.is_none() => Ok(None),
@@ -172,7 +185,10 @@ fn default_generator(py: Python<'_>) -> PyResult<Bound<'_, PyGenerator>> {
 
 /// Seeds the default generator; returns it (torch.manual_seed).
 #[pyfunction]
-fn manual_seed<'py>(py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyGenerator>> {
+fn manual_seed<'py>(
+    py: Python<'py>,
+    seed: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyGenerator>> {
     let g = default_generator(py)?;
     g.get().inner.manual_seed(seed_arg(seed)?);
     Ok(g)

@@ -75,7 +75,10 @@ pub(crate) fn randint(
     let hi = int_bound(&hi, "high")?;
     let s = checked_dims(&seq_shape(&sz, "randint")?)?;
     let d = dt(dtype).unwrap_or(DType::I64);
-    finish(Tensor::randint_gen(lo, hi, &s, d, generator.as_ref())?, requires_grad)
+    finish(
+        Tensor::randint_gen(lo, hi, &s, d, generator.as_ref())?,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
@@ -98,7 +101,10 @@ pub(crate) fn randperm(
             "\"randperm\" not implemented for 'Bool'",
         ));
     }
-    finish(Tensor::randperm_gen(n, generator.as_ref())?.cast_raw(d), requires_grad)
+    finish(
+        Tensor::randperm_gen(n, generator.as_ref())?.cast_raw(d),
+        requires_grad,
+    )
 }
 
 // ----- *_like -----
