@@ -10,10 +10,9 @@ torch's scalar `bernoulli_(p)` (hence `dropout`) uses MKL's own stream on
 Intel CPUs (an MKL build checks the vendor), so those two comparisons run
 where torch uses its generic kernel (other vendors)."""
 
+import ferrograd as fg
 import numpy as np
 import pytest
-
-import ferrograd as fg
 
 DTYPES = ["float32", "float64"]
 SIZES = [1, 5, 15, 16, 17, 37, 1000]
