@@ -38,6 +38,7 @@ MODULES = [
     "ferrograd.autograd.profiler",
     "ferrograd.utils",
     "ferrograd.utils.checkpoint",
+    "ferrograd.utils.dlpack",
     "ferrograd.distributed",
     "ferrograd.distributed.nn",
     "ferrograd.distributed.nn.functional",

@@ -700,6 +700,7 @@ __version__ = "0.1.0"
 
 from . import distributed, linalg, optim, random, serialization, special, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 # The convolution and pooling functions torch also exports at top level.
 from .nn.functional import (  # noqa: E402
@@ -739,6 +740,7 @@ __all__ = [
     "set_anomaly_enabled",
     "load",
     "save",
+    "from_dlpack",
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
     "avg_pool1d",

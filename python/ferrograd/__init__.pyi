@@ -42,6 +42,7 @@ from ferrograd.nn.functional import max_pool2d as max_pool2d
 from ferrograd.nn.functional import max_pool3d as max_pool3d
 from ferrograd.serialization import load as load
 from ferrograd.serialization import save as save
+from ferrograd.utils.dlpack import from_dlpack as from_dlpack
 
 import builtins
 from typing import (
@@ -86,6 +87,7 @@ __all__ = [
     "set_anomaly_enabled",
     "load",
     "save",
+    "from_dlpack",
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
     "avg_pool1d",

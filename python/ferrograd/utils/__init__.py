@@ -1,7 +1,8 @@
-"""torch.utils: activation checkpointing."""
+"""torch.utils: activation checkpointing, DLPack."""
 
-from . import checkpoint  # noqa: F401
+from . import checkpoint, dlpack  # noqa: F401
 
 __all__ = [
     "checkpoint",
+    "dlpack",
 ]

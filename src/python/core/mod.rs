@@ -4,6 +4,7 @@ pub(crate) mod args;
 pub(crate) mod bind;
 pub(crate) mod data;
 pub(crate) mod device;
+pub(crate) mod dlpack;
 pub(crate) mod dtype;
 pub(crate) mod errors;
 pub(crate) mod identity;
