@@ -10,4 +10,5 @@ pub(crate) mod errors;
 pub(crate) mod identity;
 pub(crate) mod numpy;
 pub(crate) mod repr;
+pub(crate) mod storage_io;
 pub(crate) mod tensor;
