@@ -39,6 +39,7 @@ MODULES = [
     "ferrograd.utils",
     "ferrograd.utils.checkpoint",
     "ferrograd.utils.dlpack",
+    "ferrograd.utils.safetensors",
     "ferrograd.distributed",
     "ferrograd.distributed.nn",
     "ferrograd.distributed.nn.functional",

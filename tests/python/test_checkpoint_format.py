@@ -143,3 +143,72 @@ def test_ferrograd_loads_torch_checkpoints(torch, tmp_path):
     )
     mom = ck["optim"]["state"][0]["momentum_buffer"]
     assert mom.tolist() == opt.state_dict()["state"][0]["momentum_buffer"].tolist()
+
+
+# ----- safetensors -----
+
+
+def _hand_made_safetensors():
+    """A file built by hand from the format's spec: an 8-byte header
+    length, the JSON header, then the raw little-endian data."""
+    import json
+    import struct
+
+    data = (
+        struct.pack("<4f", 1.0, -2.0, 3.5, 0.25)
+        + struct.pack("<2q", 7, -9)
+        + struct.pack("<2e", 1.5, -0.5)
+    )
+    header = {
+        "__metadata__": {"format": "pt"},
+        "w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+        "n": {"dtype": "I64", "shape": [2], "data_offsets": [16, 32]},
+        "h": {"dtype": "F16", "shape": [2], "data_offsets": [32, 36]},
+    }
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def test_safetensors_reads_the_format(tmp_path):
+    from ferrograd.utils import safetensors
+
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(_hand_made_safetensors())
+    d = safetensors.load_file(path)
+    assert sorted(d) == ["h", "n", "w"]
+    assert d["w"].dtype == fg.float32 and d["w"].tolist() == [[1.0, -2.0], [3.5, 0.25]]
+    assert d["n"].tolist() == [7, -9]
+    assert d["h"].dtype == fg.float32 and d["h"].tolist() == [1.5, -0.5]  # widened
+    assert safetensors.load_metadata(path) == {"format": "pt"}
+
+
+def test_safetensors_round_trip(tmp_path):
+    import json
+    import struct
+
+    from ferrograd.utils import safetensors
+
+    x = fg.arange(6.0).reshape(2, 3)
+    tensors = {
+        "x_t": x.t(),
+        "i": fg.tensor([1, 2]),
+        "b": fg.tensor([True, False]),
+        "d": fg.ones(1, dtype=fg.float64),
+    }
+    path = tmp_path / "out.safetensors"
+    safetensors.save_file(tensors, path, metadata={"who": "ferrograd"})
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    assert header["x_t"]["dtype"] == "F32" and header["x_t"]["shape"] == [3, 2]
+    assert header["b"]["dtype"] == "BOOL" and header["__metadata__"] == {"who": "ferrograd"}
+    back = safetensors.load_file(path)
+    assert back["x_t"].tolist() == x.t().tolist()  # written contiguous
+    assert back["i"].tolist() == [1, 2] and back["b"].tolist() == [True, False]
+    assert back["d"].dtype == fg.float64
+    assert safetensors.load(safetensors.save({"a": fg.zeros(0)}))["a"].shape == (0,)
+    with pytest.raises(TypeError):
+        safetensors.save({"a": [1, 2]})
+    with pytest.raises(RuntimeError):
+        safetensors.load(b"\x00" * 4)

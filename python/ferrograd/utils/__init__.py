@@ -1,8 +1,9 @@
-"""torch.utils: activation checkpointing, DLPack."""
+"""torch.utils: activation checkpointing, DLPack, safetensors files."""
 
-from . import checkpoint, dlpack  # noqa: F401
+from . import checkpoint, dlpack, safetensors  # noqa: F401
 
 __all__ = [
     "checkpoint",
     "dlpack",
+    "safetensors",
 ]

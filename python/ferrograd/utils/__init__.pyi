@@ -12,8 +12,10 @@ from ferrograd import Tensor, _DeviceLike, _DTypeLike, _Number, _Shape, _Dims
 
 from . import checkpoint as checkpoint
 from . import dlpack as dlpack
+from . import safetensors as safetensors
 
 __all__ = [
     "checkpoint",
     "dlpack",
+    "safetensors",
 ]

@@ -10,5 +10,6 @@ pub(crate) mod errors;
 pub(crate) mod identity;
 pub(crate) mod numpy;
 pub(crate) mod repr;
+pub(crate) mod safetensors_io;
 pub(crate) mod storage_io;
 pub(crate) mod tensor;

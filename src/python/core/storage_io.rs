@@ -76,6 +76,12 @@ fn _storage_bytes<'py>(py: Python<'py>, t: PyRef<'py, PyTensor>) -> Bound<'py, P
 /// the torch dtype `dtype` (e.g. "float32", "bfloat16").
 #[pyfunction]
 fn _storage_from_bytes(data: &[u8], dtype: &str) -> PyResult<PyTensor> {
+    Ok(wrap(tensor_from_le_bytes(data, dtype)?))
+}
+
+/// The values of little-endian `data` of the torch dtype `dtype`, widened
+/// where ferrograd lacks the dtype, as a fresh 1-D tensor.
+pub(crate) fn tensor_from_le_bytes(data: &[u8], dtype: &str) -> PyResult<Tensor> {
     let size = match dtype {
         "bool" | "int8" | "uint8" => 1,
         "int16" | "float16" | "bfloat16" => 2,
@@ -111,7 +117,7 @@ fn _storage_from_bytes(data: &[u8], dtype: &str) -> PyResult<PyTensor> {
         "float32" => Tensor::from_vec(le(data, f32::from_le_bytes), &[n]),
         _ => Tensor::from_vec(le(data, f64::from_le_bytes), &[n]),
     }?;
-    Ok(wrap(t))
+    Ok(t)
 }
 
 /// A tensor over `storage`'s memory with the given size, stride and offset
