@@ -125,7 +125,7 @@ fn normal_fill<T: Copy>(
         block(&mut d[i..i + 16]);
         i += 16;
     }
-    if n % 16 != 0 {
+    if !n.is_multiple_of(16) {
         for v in &mut d[n - 16..] {
             *v = uniform(g);
         }

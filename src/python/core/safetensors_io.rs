@@ -18,6 +18,9 @@ use safetensors::tensor::{Dtype, SafeTensors, View};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+/// A loaded file: its tensors by name and its metadata.
+type Loaded<'py> = (Bound<'py, PyDict>, Option<HashMap<String, String>>);
+
 struct Entry {
     dtype: Dtype,
     shape: Vec<usize>,
@@ -109,10 +112,7 @@ fn _safetensors_save<'py>(
 
 /// A dict of name -> tensor and the metadata (or None) of safetensors bytes.
 #[pyfunction]
-fn _safetensors_load<'py>(
-    py: Python<'py>,
-    data: &[u8],
-) -> PyResult<(Bound<'py, PyDict>, Option<HashMap<String, String>>)> {
+fn _safetensors_load<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Loaded<'py>> {
     let st = SafeTensors::deserialize(data).map_err(st_err)?;
     let (_, meta) = SafeTensors::read_metadata(data).map_err(st_err)?;
     let mut views = st.tensors();

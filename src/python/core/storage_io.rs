@@ -93,7 +93,7 @@ pub(crate) fn tensor_from_le_bytes(data: &[u8], dtype: &str) -> PyResult<Tensor>
             )))
         }
     };
-    if data.len() % size != 0 {
+    if !data.len().is_multiple_of(size) {
         return Err(PyValueError::new_err(format!(
             "storage of {} bytes is not a whole number of {dtype} elements",
             data.len()
