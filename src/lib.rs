@@ -23,5 +23,5 @@ mod python;
 
 pub use error::{Error, ErrorKind, Result};
 pub use parallel::{num_threads, set_num_threads};
-pub use tensor::random::manual_seed;
+pub use tensor::random::{manual_seed, Generator};
 pub use tensor::{DType, Scalar, Tensor};

@@ -130,9 +130,9 @@ fn global_generator() {
 
     let state = random::rng_state();
     let x = Tensor::randn(&[8], DType::F32).unwrap().to_vec::<f32>();
-    random::set_rng_state(state).unwrap();
+    random::set_rng_state(&state).unwrap();
     assert_eq!(Tensor::randn(&[8], DType::F32).unwrap().to_vec::<f32>(), x);
-    assert!(random::set_rng_state([0, 0, 0, 0, 1]).is_err());
+    assert!(random::set_rng_state(&[0, 0, 0, 0, 1]).is_err());
 
     assert!(Tensor::rand(&[2], DType::I64).is_err());
     assert!(Tensor::randn(&[2], DType::Bool).is_err());

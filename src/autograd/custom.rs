@@ -253,6 +253,25 @@ impl FunctionCtx {
     pub fn materialize_grads(&self) -> bool {
         self.0.lock().materialize_grads
     }
+    /// The tensors `mark_dirty` declared, while forward runs (torch's
+    /// `ctx.dirty_tensors`; `None` before the call and after `apply`).
+    pub fn dirty_tensors(&self) -> Option<Vec<Tensor>> {
+        let st = self.0.lock();
+        (!st.dirty.is_empty()).then(|| st.dirty.clone())
+    }
+    /// The tensors `mark_non_differentiable` declared, while forward runs.
+    pub fn non_differentiable_tensors(&self) -> Option<Vec<Tensor>> {
+        let st = self.0.lock();
+        (!st.non_differentiable.is_empty()).then(|| st.non_differentiable.clone())
+    }
+    /// The tensors `save_for_backward` was given, while forward runs.
+    pub fn to_save(&self) -> Option<Vec<Option<Tensor>>> {
+        self.0.lock().to_save.clone()
+    }
+    /// Whether any input requires grad (the node's `requires_grad`).
+    pub fn requires_grad(&self) -> bool {
+        self.0.lock().needs_input_grad.iter().any(|&b| b)
+    }
     /// Marks the call's node as communicating (set before `apply`): the
     /// engine runs it in its ordered lane ([`Backward::ordered`]).
     pub fn set_ordered(&self, value: bool) {

@@ -39,6 +39,9 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::profiler::register(m)?;
     create::register(m)?;
     core::numpy::register(m)?;
+    core::dlpack::register(m)?;
+    core::storage_io::register(m)?;
+    core::safetensors_io::register(m)?;
     autograd::function::register(m)?;
     autograd::forward_ad::register(m)?;
     autograd::graph::register(m)?;

@@ -2,6 +2,8 @@
 
 pub mod create;
 pub mod random;
+pub mod sampling;
+pub mod sampling_more;
 
 pub use crate::buffer::{dtype, layout, pool, storage};
 pub use crate::buffer::{

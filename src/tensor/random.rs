@@ -1,160 +1,298 @@
-//! Seeded random tensors: one global generator, like torch's default CPU
-//! generator (`manual_seed` makes runs reproducible).
+//! Random generators with torch's CPU stream: an mt19937 engine laid out as
+//! ATen's `at::mt19937`, seeded the same way, plus the cached second
+//! Box-Muller sample (float and double) that ATen's `CPUGeneratorImpl`
+//! keeps. The same seed gives the same 32-bit words as torch, and the
+//! samplers in `sampling.rs` apply torch's transforms to them, so values
+//! match torch number for number.
+//!
+//! `get_state`/`set_state` use torch's byte layout (`CPUGeneratorImplState`,
+//! 5056 bytes on x86-64), so a state taken from torch restores here and the
+//! other way round.
 
-use super::{DType, Tensor};
 use crate::{bail, Result};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::{Arc, OnceLock};
 
-/// xoshiro256++: small, fast, good statistical quality.
-struct Rng {
-    s: [u64; 4],
+const N: usize = 624;
+const M: usize = 397;
+const MATRIX_A: u32 = 0x9908_b0df;
+const UMASK: u32 = 0x8000_0000;
+const LMASK: u32 = 0x7fff_ffff;
+
+/// torch's default seed for a fresh generator (`default_rng_seed_val`).
+pub const DEFAULT_SEED: u64 = 67280421310721;
+
+/// Bytes in torch's `CPUGeneratorImplState` (x86-64 layout).
+pub const STATE_BYTES: usize = 5056;
+
+/// ATen's mt19937: the usual Mersenne Twister, with its bookkeeping
+/// (`left`, `next`) kept as ATen keeps it so that states round-trip.
+#[derive(Clone)]
+pub(crate) struct Mt19937 {
+    seed: u64,
+    left: i32,
+    seeded: bool,
+    next: u32,
+    state: [u32; N],
 }
 
-impl Rng {
-    fn seeded(seed: u64) -> Rng {
-        // splitmix64 expands the seed into the state.
-        let mut z = seed;
-        let mut next = || {
-            z = z.wrapping_add(0x9E3779B97F4A7C15);
-            let mut x = z;
-            x = (x ^ (x >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-            x = (x ^ (x >> 27)).wrapping_mul(0x94D049BB133111EB);
-            x ^ (x >> 31)
-        };
-        Rng {
-            s: [next(), next(), next(), next()],
+impl Mt19937 {
+    pub(crate) fn new(seed: u64) -> Mt19937 {
+        let mut state = [0u32; N];
+        state[0] = seed as u32;
+        for j in 1..N {
+            let prev = state[j - 1];
+            state[j] = 1812433253u32
+                .wrapping_mul(prev ^ (prev >> 30))
+                .wrapping_add(j as u32);
+        }
+        Mt19937 {
+            seed,
+            left: 1,
+            seeded: true,
+            next: 0,
+            state,
         }
     }
-    fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = (s[0].wrapping_add(s[3])).rotate_left(23).wrapping_add(s[0]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-    /// Uniform in [0, 1) with 53 random bits.
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-    fn normal(&mut self) -> f64 {
-        // Box-Muller; 1 - u keeps the log argument in (0, 1].
-        let u1 = 1.0 - self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-}
 
-/// The global generator and the seed it was last seeded with.
-static GENERATOR: Mutex<Option<(Rng, u64)>> = Mutex::new(None);
-const DEFAULT_SEED: u64 = 67280421310721;
-
-fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
-    let mut g = GENERATOR.lock();
-    f(&mut g
-        .get_or_insert_with(|| (Rng::seeded(DEFAULT_SEED), DEFAULT_SEED))
-        .0)
-}
-
-/// Reseeds the global generator (torch.manual_seed).
-pub fn manual_seed(seed: u64) {
-    *GENERATOR.lock() = Some((Rng::seeded(seed), seed));
-}
-
-/// The seed the global generator was last seeded with (torch.initial_seed).
-pub fn initial_seed() -> u64 {
-    GENERATOR.lock().as_ref().map_or(DEFAULT_SEED, |g| g.1)
-}
-
-/// The global generator's state: its four state words and its seed.
-pub fn rng_state() -> [u64; 5] {
-    let mut g = GENERATOR.lock();
-    let (rng, seed) = g.get_or_insert_with(|| (Rng::seeded(DEFAULT_SEED), DEFAULT_SEED));
-    [rng.s[0], rng.s[1], rng.s[2], rng.s[3], *seed]
-}
-
-/// Restores a state returned by [`rng_state`].
-pub fn set_rng_state(state: [u64; 5]) -> Result<()> {
-    if state[..4].iter().all(|&w| w == 0) {
-        bail!(runtime, "invalid RNG state: all-zero generator state");
-    }
-    *GENERATOR.lock() = Some((
-        Rng {
-            s: [state[0], state[1], state[2], state[3]],
-        },
-        state[4],
-    ));
-    Ok(())
-}
-
-fn check_float(dtype: DType, what: &str) -> Result<()> {
-    if !dtype.is_floating() {
-        bail!(
-            not_implemented,
-            "\"{}\" not implemented for '{}'",
-            what,
-            dtype.name()
-        );
-    }
-    Ok(())
-}
-
-impl Tensor {
-    /// Uniform samples in [0, 1) (float32 samples use 24 random bits, so
-    /// rounding can never produce 1.0).
-    pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        check_float(dtype, "check_uniform_bounds")?;
-        let n = shape.iter().product();
-        if dtype == DType::F32 {
-            let v: Vec<f32> = with_rng(|r| {
-                (0..n)
-                    .map(|_| (r.next_u64() >> 40) as f32 * (1.0 / (1u32 << 24) as f32))
-                    .collect()
-            });
-            return Tensor::from_vec(v, shape);
+    fn next_state(&mut self) {
+        let s = &mut self.state;
+        self.left = N as i32;
+        self.next = 0;
+        for i in 0..N {
+            let u = s[i];
+            let v = s[(i + 1) % N];
+            let twist = (((u & UMASK) | (v & LMASK)) >> 1) ^ if v & 1 != 0 { MATRIX_A } else { 0 };
+            s[i] = s[(i + M) % N] ^ twist;
         }
-        let v: Vec<f64> = with_rng(|r| (0..n).map(|_| r.uniform()).collect());
-        Tensor::from_vec(v, shape)
     }
-    /// Standard normal samples.
-    pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        check_float(dtype, "normal_kernel_cpu")?;
-        let n = shape.iter().product();
-        let v: Vec<f64> = with_rng(|r| (0..n).map(|_| r.normal()).collect());
-        Ok(Tensor::from_vec(v, shape)?.cast_raw(dtype))
+
+    pub(crate) fn next_u32(&mut self) -> u32 {
+        self.left -= 1;
+        if self.left == 0 {
+            self.next_state();
+        }
+        let mut y = self.state[self.next as usize];
+        self.next += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
     }
-    /// Integers uniform in [low, high).
-    pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
-        if high <= low {
+
+    fn is_valid(&self) -> bool {
+        self.seeded && 0 < self.left && self.left <= N as i32 && self.next <= N as u32
+    }
+}
+
+/// The state of one generator: the engine and the cached normal samples.
+#[derive(Clone)]
+pub(crate) struct GenState {
+    pub(crate) engine: Mt19937,
+    pub(crate) next_float_normal: Option<f32>,
+    pub(crate) next_double_normal: Option<f64>,
+}
+
+impl GenState {
+    fn new(seed: u64) -> GenState {
+        GenState {
+            engine: Mt19937::new(seed),
+            next_float_normal: None,
+            next_double_normal: None,
+        }
+    }
+    /// torch's `random()`: one 32-bit word.
+    pub(crate) fn random(&mut self) -> u32 {
+        self.engine.next_u32()
+    }
+    /// torch's `random64()`: two words, the first one high.
+    pub(crate) fn random64(&mut self) -> u64 {
+        let hi = self.engine.next_u32() as u64;
+        let lo = self.engine.next_u32() as u64;
+        (hi << 32) | lo
+    }
+    /// `uniform_real_distribution<float>(0, 1)`: 24 random bits.
+    pub(crate) fn uniform_f32(&mut self) -> f32 {
+        (self.random() & ((1 << 24) - 1)) as f32 * (1.0 / (1u32 << 24) as f32)
+    }
+    /// `uniform_real_distribution<double>(0, 1)`: 53 random bits.
+    pub(crate) fn uniform_f64(&mut self) -> f64 {
+        (self.random64() & ((1u64 << 53) - 1)) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// `normal_distribution<double>(0, 1)`: Box-Muller, caching the sine
+    /// sample for the next call.
+    pub(crate) fn normal_f64(&mut self) -> f64 {
+        if let Some(v) = self.next_double_normal.take() {
+            return v;
+        }
+        let u1 = self.uniform_f64();
+        let u2 = self.uniform_f64();
+        let r = (-2.0 * (-u2).ln_1p()).sqrt();
+        let theta = 2.0 * std::f64::consts::PI * u1;
+        self.next_double_normal = Some(r * theta.sin());
+        r * theta.cos()
+    }
+
+    /// torch's `CPUGeneratorImplState` bytes.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut b = vec![0u8; STATE_BYTES];
+        let e = &self.engine;
+        b[0..8].copy_from_slice(&e.seed.to_le_bytes());
+        b[8..12].copy_from_slice(&e.left.to_le_bytes());
+        b[12..16].copy_from_slice(&(e.seeded as i32).to_le_bytes());
+        b[16..24].copy_from_slice(&(e.next as u64).to_le_bytes());
+        for (i, w) in e.state.iter().enumerate() {
+            b[24 + 8 * i..32 + 8 * i].copy_from_slice(&(*w as u64).to_le_bytes());
+        }
+        // normal_x (5016), normal_y (5024), normal_rho (5032), normal_is_valid (5040)
+        if let Some(y) = self.next_double_normal {
+            b[5024..5032].copy_from_slice(&y.to_le_bytes());
+            b[5040..5044].copy_from_slice(&1i32.to_le_bytes());
+        }
+        // next_float_normal_sample (5048), is_next_float_normal_sample_valid (5052)
+        if let Some(f) = self.next_float_normal {
+            b[5048..5052].copy_from_slice(&f.to_le_bytes());
+            b[5052] = 1;
+        }
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Result<GenState> {
+        if b.len() != STATE_BYTES {
             bail!(
                 runtime,
-                "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
-                low,
-                high
+                "Expected a CPUGeneratorImplState of size {STATE_BYTES} but found the input RNG state size to be {}",
+                b.len()
             );
         }
-        let span = high.wrapping_sub(low) as u64;
-        let n = shape.iter().product();
-        let v: Vec<i64> = with_rng(|r| {
-            (0..n)
-                .map(|_| low.wrapping_add((r.next_u64() % span) as i64))
-                .collect()
-        });
-        Ok(Tensor::from_vec(v, shape)?.cast_raw(dtype))
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let i32_at = |o: usize| i32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let mut state = [0u32; N];
+        for (i, w) in state.iter_mut().enumerate() {
+            *w = u64_at(24 + 8 * i) as u32;
+        }
+        let engine = Mt19937 {
+            seed: u64_at(0),
+            left: i32_at(8),
+            seeded: i32_at(12) != 0,
+            next: u64_at(16) as u32,
+            state,
+        };
+        if !engine.is_valid() {
+            bail!(runtime, "Invalid mt19937 state");
+        }
+        let next_double_normal =
+            (i32_at(5040) != 0).then(|| f64::from_le_bytes(b[5024..5032].try_into().unwrap()));
+        let next_float_normal =
+            (b[5052] != 0).then(|| f32::from_le_bytes(b[5048..5052].try_into().unwrap()));
+        Ok(GenState {
+            engine,
+            next_float_normal,
+            next_double_normal,
+        })
     }
-    /// A random permutation of 0..n.
-    pub fn randperm(n: usize) -> Result<Tensor> {
-        let mut v: Vec<i64> = (0..n as i64).collect();
-        with_rng(|r| {
-            for i in (1..n).rev() {
-                let j = (r.next_u64() % (i as u64 + 1)) as usize;
-                v.swap(i, j);
-            }
-        });
-        Tensor::from_vec(v, &[n])
+}
+
+/// A CPU random generator (torch.Generator): cheap to clone, clones share
+/// the state.
+#[derive(Clone)]
+pub struct Generator(Arc<Mutex<GenState>>);
+
+impl Default for Generator {
+    fn default() -> Self {
+        Generator::new()
+    }
+}
+
+impl Generator {
+    /// A generator seeded with torch's default seed.
+    pub fn new() -> Generator {
+        Generator(Arc::new(Mutex::new(GenState::new(DEFAULT_SEED))))
+    }
+    /// The process-wide default generator (what `manual_seed` seeds).
+    pub fn default_generator() -> Generator {
+        static DEFAULT: OnceLock<Generator> = OnceLock::new();
+        DEFAULT.get_or_init(Generator::new).clone()
+    }
+    /// `gen`, or the default generator.
+    pub fn or_default(gen: Option<&Generator>) -> Generator {
+        gen.cloned().unwrap_or_else(Generator::default_generator)
+    }
+    pub(crate) fn lock(&self) -> MutexGuard<'_, GenState> {
+        self.0.lock()
+    }
+    /// Reseeds (torch's `set_current_seed`): drops the cached samples.
+    pub fn manual_seed(&self, seed: u64) {
+        *self.0.lock() = GenState::new(seed);
+    }
+    pub fn initial_seed(&self) -> u64 {
+        self.0.lock().engine.seed
+    }
+    /// The state in torch's byte layout.
+    pub fn get_state(&self) -> Vec<u8> {
+        self.0.lock().to_bytes()
+    }
+    /// Restores a state from [`Generator::get_state`] (or torch's); a bad
+    /// state changes nothing.
+    pub fn set_state(&self, bytes: &[u8]) -> Result<()> {
+        let s = GenState::from_bytes(bytes)?;
+        *self.0.lock() = s;
+        Ok(())
+    }
+    /// Whether two handles are the same generator.
+    pub fn same(&self, other: &Generator) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Reseeds the default generator (torch.manual_seed).
+pub fn manual_seed(seed: u64) {
+    Generator::default_generator().manual_seed(seed)
+}
+
+/// The seed the default generator was last seeded with (torch.initial_seed).
+pub fn initial_seed() -> u64 {
+    Generator::default_generator().initial_seed()
+}
+
+/// The default generator's state, in torch's byte layout.
+pub fn rng_state() -> Vec<u8> {
+    Generator::default_generator().get_state()
+}
+
+/// Restores the default generator's state.
+pub fn set_rng_state(state: &[u8]) -> Result<()> {
+    Generator::default_generator().set_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mt19937_reference_words() {
+        // The reference mt19937 with init_genrand(5489): its 10000th output
+        // is 4123659995 (C++11 [rand.predef]).
+        let mut m = Mt19937::new(5489);
+        let mut last = 0;
+        for _ in 0..10000 {
+            last = m.next_u32();
+        }
+        assert_eq!(last, 4123659995);
+    }
+
+    #[test]
+    fn state_round_trips() {
+        let g = Generator::new();
+        g.manual_seed(7);
+        let mut s = g.lock();
+        s.normal_f64();
+        drop(s);
+        let st = g.get_state();
+        let a: Vec<f64> = (0..5).map(|_| g.lock().normal_f64()).collect();
+        g.set_state(&st).unwrap();
+        let b: Vec<f64> = (0..5).map(|_| g.lock().normal_f64()).collect();
+        assert_eq!(a, b);
+        assert!(g.set_state(&st[1..]).is_err());
     }
 }

@@ -1,7 +1,9 @@
-"""torch.utils: activation checkpointing."""
+"""torch.utils: activation checkpointing, DLPack, safetensors files."""
 
-from . import checkpoint  # noqa: F401
+from . import checkpoint, dlpack, safetensors  # noqa: F401
 
 __all__ = [
     "checkpoint",
+    "dlpack",
+    "safetensors",
 ]

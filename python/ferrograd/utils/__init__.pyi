@@ -11,7 +11,11 @@ import ferrograd
 from ferrograd import Tensor, _DeviceLike, _DTypeLike, _Number, _Shape, _Dims
 
 from . import checkpoint as checkpoint
+from . import dlpack as dlpack
+from . import safetensors as safetensors
 
 __all__ = [
     "checkpoint",
+    "dlpack",
+    "safetensors",
 ]

@@ -139,9 +139,6 @@ bind_functions! { register_functions:
     fn get_num_threads() -> usize {
         crate::parallel::num_threads()
     }
-    fn manual_seed(seed: i64) {
-        crate::manual_seed(seed as u64)
-    }
 }
 
 /// The thread that imported the extension: Python's main thread, the one

@@ -329,6 +329,41 @@ impl PyFunctionCtx {
     fn materialize_grads(&self) -> bool {
         self.ctx.materialize_grads()
     }
+    #[setter(materialize_grads)]
+    fn set_materialize_grads_attr(&self, value: bool) {
+        self.ctx.set_materialize_grads(value);
+    }
+    /// torch's `ctx.dirty_tensors`: the tuple given to `mark_dirty` while
+    /// forward runs, else None.
+    #[getter]
+    fn dirty_tensors<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.ctx
+            .dirty_tensors()
+            .map(|v| PyTuple::new(py, v.into_iter().map(wrap)))
+            .transpose()
+    }
+    /// torch's `ctx.non_differentiable` (as `dirty_tensors`).
+    #[getter]
+    fn non_differentiable<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.ctx
+            .non_differentiable_tensors()
+            .map(|v| PyTuple::new(py, v.into_iter().map(wrap)))
+            .transpose()
+    }
+    /// torch's `ctx.to_save`: what `save_for_backward` got, while forward
+    /// runs, else None.
+    #[getter]
+    fn to_save<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.ctx
+            .to_save()
+            .map(|v| PyTuple::new(py, v.into_iter().map(|t| t.map(wrap))))
+            .transpose()
+    }
+    /// Whether any input of the call requires grad.
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.ctx.requires_grad()
+    }
     #[getter]
     fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let node = self.graph_node("next_functions")?;

@@ -4,6 +4,7 @@
 //! `Tensor.to`/`type`/`cpu` in `methods.rs`; default dtype, seeds and RNG
 //! state here.
 
+pub(crate) mod generator;
 pub(crate) mod like;
 pub(crate) mod memory;
 pub(crate) mod methods;
@@ -239,43 +240,6 @@ bind_functions! { register_functions:
     pub(crate) fn numel(input: PyRef<'_, PyTensor>) -> usize {
         input.inner.numel()
     }
-    /// The seed the global generator was last seeded with.
-    pub(crate) fn initial_seed() -> u64 {
-        crate::tensor::random::initial_seed()
-    }
-    /// Seeds the global generator from the clock; returns the seed.
-    pub(crate) fn seed() -> u64 {
-        let s = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-            & ((1u64 << 63) - 1);
-        crate::manual_seed(s);
-        s
-    }
-    /// The global generator's state, as an int64 tensor (opaque: pass it back to
-    /// `set_rng_state`).
-    pub(crate) fn get_rng_state() -> PyResult<PyTensor> {
-        let st = crate::tensor::random::rng_state();
-        Ok(wrap(Tensor::from_vec(
-            st.iter().map(|&w| w as i64).collect::<Vec<_>>(),
-            &[st.len()],
-        )?))
-    }
-    pub(crate) fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
-        let t = &new_state.inner;
-        if t.dtype() != DType::I64 || t.shape() != [5] {
-            return Err(PyRuntimeError::new_err(
-                "set_rng_state expects a state returned by ferrograd.get_rng_state()",
-            ));
-        }
-        let v = t.to_vec::<i64>();
-        let mut st = [0u64; 5];
-        for (s, x) in st.iter_mut().zip(v) {
-            *s = x as u64;
-        }
-        crate::tensor::random::set_rng_state(st).map_err(PyErr::from)
-    }
     /// Panics inside Rust, to test that a panic becomes a Python exception
     /// (pyo3's PanicException) and leaves the interpreter alive.
     pub(crate) fn _test_panic() {
@@ -331,7 +295,7 @@ macro_rules! shape_factories {
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
             cpu_only(layout, device, pin_memory)?;
-            $(random::check_generator($generator)?;)?
+            $(let $generator = generator::generator_arg($generator, stringify!($name))?;)?
             let $s = shape_from(shape, size, stringify!($name))?;
             let $d = default_float(dtype);
             finish($make, requires_grad)
@@ -405,6 +369,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(random::randn, m)?)?;
     m.add_function(wrap_pyfunction!(random::randint, m)?)?;
     m.add_function(wrap_pyfunction!(random::randperm, m)?)?;
+    generator::register(m)?;
     m.add_function(wrap_pyfunction!(like::zeros_like, m)?)?;
     m.add_function(wrap_pyfunction!(like::ones_like, m)?)?;
     m.add_function(wrap_pyfunction!(like::empty_like, m)?)?;

@@ -9,15 +9,6 @@ use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-pub(crate) fn check_generator(generator: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    match generator {
-        Some(g) if !g.is_none() => Err(PyNotImplementedError::new_err(
-            "ferrograd has no Generator objects: use ferrograd.manual_seed() to seed the global generator",
-        )),
-        _ => Ok(()),
-    }
-}
-
 pub(crate) fn random_float(d: DType, what: &str) -> PyResult<()> {
     if !d.is_floating() {
         return Err(PyNotImplementedError::new_err(format!(
@@ -32,12 +23,12 @@ shape_factories! {
     /// Uniform random numbers in [0, 1).
     rand [generator] => |s, d| {
         random_float(d, "check_uniform_bounds")?;
-        Tensor::rand(&s, d)?
+        Tensor::rand_gen(&s, d, generator.as_ref())?
     };
     /// Standard normal random numbers.
     randn [generator] => |s, d| {
         random_float(d, "normal_kernel_cpu")?;
-        Tensor::randn(&s, d)?
+        Tensor::randn_gen(&s, d, generator.as_ref())?
     };
 }
 
@@ -64,7 +55,7 @@ pub(crate) fn randint(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     cpu_only(layout, device, pin_memory)?;
-    check_generator(generator)?;
+    let generator = super::generator::generator_arg(generator, "randint")?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let bad = || {
         PyTypeError::new_err(
@@ -84,7 +75,10 @@ pub(crate) fn randint(
     let hi = int_bound(&hi, "high")?;
     let s = checked_dims(&seq_shape(&sz, "randint")?)?;
     let d = dt(dtype).unwrap_or(DType::I64);
-    finish(Tensor::randint(lo, hi, &s, d)?, requires_grad)
+    finish(
+        Tensor::randint_gen(lo, hi, &s, d, generator.as_ref())?,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
@@ -99,7 +93,7 @@ pub(crate) fn randperm(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     cpu_only(layout, device, pin_memory)?;
-    check_generator(generator)?;
+    let generator = super::generator::generator_arg(generator, "randperm")?;
     let n = checked_dims(&[n])?[0];
     let d = dt(dtype).unwrap_or(DType::I64);
     if d == DType::Bool {
@@ -107,7 +101,10 @@ pub(crate) fn randperm(
             "\"randperm\" not implemented for 'Bool'",
         ));
     }
-    finish(Tensor::randperm(n)?.cast_raw(d), requires_grad)
+    finish(
+        Tensor::randperm_gen(n, generator.as_ref())?.cast_raw(d),
+        requires_grad,
+    )
 }
 
 // ----- *_like -----
