@@ -92,12 +92,14 @@ macro_rules! dispatched {
             $body:block
     ) => {
         #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
         pub(crate) fn $plain<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
             $(where $($wt: $wb),*)?
             $body
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
+        #[allow(clippy::too_many_arguments)]
         unsafe fn $avx2<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
             $(where $($wt: $wb),*)?
         {
@@ -105,12 +107,14 @@ macro_rules! dispatched {
         }
 
         $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
         pub fn $name<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
             $(where $($wt: $wb),*)?
         {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
                 unsafe fn avx512<$($g $(: $bound)?),*>($($arg: $ty),*) $(-> $ret)?
                     $(where $($wt: $wb),*)?
                 {
