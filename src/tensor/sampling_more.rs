@@ -3,7 +3,6 @@
 
 use super::random::Generator;
 use super::{DType, Tensor};
-use crate::autograd::no_grad;
 use crate::{bail, Result};
 
 impl Tensor {
@@ -42,7 +41,7 @@ impl Tensor {
         if n_cat > 1 << 24 {
             bail!(runtime, "number of categories cannot exceed 2^24");
         }
-        let _g = no_grad();
+        // A detached input: none of the ops below records a graph.
         let p = self.detach();
         let n_dist = if nd == 2 { self.shape()[0] } else { 1 };
         let vals = p.to_f64_vec();

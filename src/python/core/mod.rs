@@ -7,6 +7,7 @@ pub(crate) mod device;
 pub(crate) mod dlpack;
 pub(crate) mod dtype;
 pub(crate) mod errors;
+pub(crate) mod generator;
 pub(crate) mod identity;
 pub(crate) mod numpy;
 pub(crate) mod repr;

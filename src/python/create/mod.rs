@@ -4,7 +4,6 @@
 //! `Tensor.to`/`type`/`cpu` in `methods.rs`; default dtype, seeds and RNG
 //! state here.
 
-pub(crate) mod generator;
 pub(crate) mod like;
 pub(crate) mod memory;
 pub(crate) mod methods;
@@ -295,7 +294,7 @@ macro_rules! shape_factories {
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
             cpu_only(layout, device, pin_memory)?;
-            $(let $generator = generator::generator_arg($generator, stringify!($name))?;)?
+            $(let $generator = crate::python::core::generator::generator_arg($generator, stringify!($name))?;)?
             let $s = shape_from(shape, size, stringify!($name))?;
             let $d = default_float(dtype);
             finish($make, requires_grad)
@@ -369,7 +368,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(random::randn, m)?)?;
     m.add_function(wrap_pyfunction!(random::randint, m)?)?;
     m.add_function(wrap_pyfunction!(random::randperm, m)?)?;
-    generator::register(m)?;
+    crate::python::core::generator::register(m)?;
     m.add_function(wrap_pyfunction!(like::zeros_like, m)?)?;
     m.add_function(wrap_pyfunction!(like::ones_like, m)?)?;
     m.add_function(wrap_pyfunction!(like::empty_like, m)?)?;

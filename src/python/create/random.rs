@@ -55,7 +55,7 @@ pub(crate) fn randint(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     cpu_only(layout, device, pin_memory)?;
-    let generator = super::generator::generator_arg(generator, "randint")?;
+    let generator = crate::python::core::generator::generator_arg(generator, "randint")?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let bad = || {
         PyTypeError::new_err(
@@ -93,7 +93,7 @@ pub(crate) fn randperm(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     cpu_only(layout, device, pin_memory)?;
-    let generator = super::generator::generator_arg(generator, "randperm")?;
+    let generator = crate::python::core::generator::generator_arg(generator, "randperm")?;
     let n = checked_dims(&[n])?[0];
     let d = dt(dtype).unwrap_or(DType::I64);
     if d == DType::Bool {

@@ -3,8 +3,8 @@
 
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
+use crate::python::core::generator::generator_arg;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::python::create::generator::generator_arg;
 use pyo3::prelude::*;
 
 bind_methods! { random_fill_fns, register_fns:

@@ -97,7 +97,7 @@ impl PyGenerator {
     #[new]
     #[pyo3(signature = (device=None))]
     fn new(device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        crate::python::create::check_device(device)?;
+        super::device::check_device(device)?;
         Ok(PyGenerator {
             inner: Generator::new(),
         })
