@@ -152,29 +152,36 @@ type Scratch<T> = SmallVec<[T; RUN_PIECE]>;
 /// gathered operands stay in scratch on the stack).
 const RUN_PIECE: usize = 512;
 
-/// Calls `f(offsets, w, h)` for blocks covering the plan: tiles of a tiled
-/// plan (`h` rows of `w` along dim 0, row `i` at `offsets[k] + i *
-/// plan.outer(k)`), else runs (`h == 1`), cut into pieces of at most
-/// [`RUN_PIECE`] unless every operand is contiguous or one value along them.
-fn each_block<const N: usize>(
+/// Calls `f(scratch, offsets, w, h)` for blocks covering the plan (`h`
+/// rows of `w` along dim 0, row `i` at `offsets[k] + i * plan.outer(k)`):
+/// tiles of a tiled plan; blocks of whole rows when every operand is
+/// contiguous or one value along dim 0; else runs (`h == 1`), cut into
+/// pieces of at most [`RUN_PIECE`] unless every operand is contiguous or
+/// one value along them. `scratch` (made by `init`) is made once per chunk
+/// of work and handed to every block of it.
+fn each_block<const N: usize, S>(
     plan: &Plan<N>,
     grain: usize,
     mem: [(usize, usize); N],
-    f: impl Fn([usize; N], usize, usize) + Sync,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, [usize; N], usize, usize) + Sync,
 ) {
     if plan.is_tiled() {
-        return plan.for_each_tile(grain, mem, f);
+        return plan.for_each_tile_with(grain, mem, init, f);
     }
     let inner: [usize; N] = std::array::from_fn(|k| plan.inner(k));
     let whole = inner[0] == 1 && inner[1..].iter().all(|&s| s <= 1);
-    plan.for_each_run(grain, |offs, len| {
+    if whole && plan.dims().0.len() >= 2 {
+        return plan.for_each_rows_with(grain, init, f);
+    }
+    plan.for_each_run_with(grain, init, |bufs, offs, len| {
         if whole {
-            return f(offs, len, 1);
+            return f(bufs, offs, len, 1);
         }
         let mut j = 0;
         while j < len {
             let n = RUN_PIECE.min(len - j);
-            f(std::array::from_fn(|k| offs[k] + j * inner[k]), n, 1);
+            f(bufs, std::array::from_fn(|k| offs[k] + j * inner[k]), n, 1);
             j += n;
         }
     });
@@ -244,6 +251,17 @@ fn input<'a, T: Copy + Default>(
     }
 }
 
+/// An input whose rows are contiguous (`s0 == 1`) or one value (`s0 ==
+/// 0`), read where it lies.
+#[inline(always)]
+fn in_place<T>(data: &[T], off: usize, s0: usize, s1: usize) -> In<'_, T> {
+    if s0 == 1 {
+        In::Rows { data, off, s1 }
+    } else {
+        In::Cols { data, off, s1 }
+    }
+}
+
 /// Gathers one strided run of two inputs into their scratch buffers, in
 /// alternating pieces of [`PAIR_PIECE`], so both streams are read at once
 /// (one whole run after the other leaves the memory system half idle).
@@ -263,7 +281,7 @@ fn gather_pair<'a, T: Copy + Default>(
 }
 
 /// Elements of one input gathered before the other's in [`gather_pair`].
-const PAIR_PIECE: usize = 128;
+const PAIR_PIECE: usize = 512;
 
 impl<'a, T: Copy> In<'a, T> {
     /// Row `i` (of length `w`) of the block.
@@ -348,12 +366,26 @@ where
     let (plan, [so, sa], [so1, sa1]) = checked_plan([lo, la], [out.len(), a.len()])?;
     let mem = [mem(out), mem(a)];
     let out = SharedOut::new(out);
-    each_block(&plan, grain, mem, |[oo, oa], w, h| {
-        let (mut ba, mut tmp) = (Scratch::new(), Scratch::new());
-        let ia = input(a, oa, sa, sa1, w, h, &mut ba);
+    let init = || (Scratch::new(), Scratch::new());
+    each_block(&plan, grain, mem, init, |(ba, tmp), [oo, oa], w, h| {
+        if so == 1 && sa <= 1 {
+            // Rows read and written in place: no scratch to set up (a
+            // short row's whole cost would be that).
+            let ia = in_place(a, oa, sa, sa1);
+            for i in 0..h {
+                // SAFETY: this block owns the row (see write_row).
+                let o = unsafe { out.run(oo + i * so1, w) };
+                match ia.row(&[], i, w) {
+                    Src::Run(x) => k.run(x, o),
+                    Src::One(x) => o.fill(k.one(x)),
+                }
+            }
+            return;
+        }
+        let ia = input(a, oa, sa, sa1, w, h, ba);
         for i in 0..h {
-            let x = ia.row(&ba, i, w);
-            write_row(out, oo + i * so1, so, w, &mut tmp, |o| match x {
+            let x = ia.row(ba, i, w);
+            write_row(out, oo + i * so1, so, w, tmp, |o| match x {
                 Src::Run(x) => k.run(x, o),
                 Src::One(x) => o.fill(k.one(x)),
             });
@@ -406,21 +438,38 @@ where
         (Src::One(x), Src::Run(y)) => k.right(x, y, o),
         (Src::One(x), Src::One(y)) => o.fill(k.one(x, y)),
     };
-    each_block(&plan, grain, mem, |[oo, oa, ob], w, h| {
-        let (mut ba, mut bb, mut tmp) = (Scratch::new(), Scratch::new(), Scratch::new());
-        let (ia, ib) = if h == 1 && sa > 1 && sb > 1 {
-            gather_pair((a, oa, sa, &mut ba), (b, ob, sb, &mut bb), w)
-        } else {
-            (
-                input(a, oa, sa, sa1, w, h, &mut ba),
-                input(b, ob, sb, sb1, w, h, &mut bb),
-            )
-        };
-        for i in 0..h {
-            let (x, y) = (ia.row(&ba, i, w), ib.row(&bb, i, w));
-            write_row(out, oo + i * so1, so, w, &mut tmp, |o| run(x, y, o));
-        }
-    });
+    let init = || (Scratch::new(), Scratch::new(), Scratch::new());
+    each_block(
+        &plan,
+        grain,
+        mem,
+        init,
+        |(ba, bb, tmp), [oo, oa, ob], w, h| {
+            if so == 1 && sa <= 1 && sb <= 1 {
+                // Rows read and written in place: no scratch to set up (a
+                // short row's whole cost would be that).
+                let (ia, ib) = (in_place(a, oa, sa, sa1), in_place(b, ob, sb, sb1));
+                for i in 0..h {
+                    // SAFETY: this block owns the row (see write_row).
+                    let o = unsafe { out.run(oo + i * so1, w) };
+                    run(ia.row(&[], i, w), ib.row(&[], i, w), o);
+                }
+                return;
+            }
+            let (ia, ib) = if h == 1 && sa > 1 && sb > 1 {
+                gather_pair((a, oa, sa, ba), (b, ob, sb, bb), w)
+            } else {
+                (
+                    input(a, oa, sa, sa1, w, h, ba),
+                    input(b, ob, sb, sb1, w, h, bb),
+                )
+            };
+            for i in 0..h {
+                let (x, y) = (ia.row(ba, i, w), ib.row(bb, i, w));
+                write_row(out, oo + i * so1, so, w, tmp, |o| run(x, y, o));
+            }
+        },
+    );
     Ok(())
 }
 
@@ -457,22 +506,21 @@ where
             }
         }
     }
-    each_block(&plan, grain, mem, |[oo, oa, ob, oc], w, h| {
-        let (mut ba, mut bb, mut bc) = (Scratch::new(), Scratch::new(), Scratch::new());
-        let ia = input(a, oa, sa, sa1, w, h, &mut ba);
-        let ib = input(b, ob, sb, sb1, w, h, &mut bb);
-        let ic = input(c, oc, sc, sc1, w, h, &mut bc);
-        let (mut fa, mut fb, mut fc, mut tmp) = (
-            Scratch::new(),
-            Scratch::new(),
-            Scratch::new(),
-            Scratch::new(),
-        );
+    let init = || {
+        let inputs = (Scratch::new(), Scratch::new(), Scratch::new());
+        let fills = (Scratch::new(), Scratch::new(), Scratch::new());
+        (inputs, fills, Scratch::new())
+    };
+    each_block(&plan, grain, mem, init, |state, [oo, oa, ob, oc], w, h| {
+        let ((ba, bb, bc), (fa, fb, fc), tmp) = state;
+        let ia = input(a, oa, sa, sa1, w, h, ba);
+        let ib = input(b, ob, sb, sb1, w, h, bb);
+        let ic = input(c, oc, sc, sc1, w, h, bc);
         for i in 0..h {
-            let x = run(ia.row(&ba, i, w), w, &mut fa);
-            let y = run(ib.row(&bb, i, w), w, &mut fb);
-            let z = run(ic.row(&bc, i, w), w, &mut fc);
-            write_row(out, oo + i * so1, so, w, &mut tmp, |o| {
+            let x = run(ia.row(ba, i, w), w, fa);
+            let y = run(ib.row(bb, i, w), w, fb);
+            let z = run(ic.row(bc, i, w), w, fc);
+            write_row(out, oo + i * so1, so, w, tmp, |o| {
                 slices::zip3(x, y, z, o, f)
             });
         }
@@ -533,11 +581,10 @@ where
     let (plan, [sd, ss], [sd1, ss1]) = checked_plan([ld, ls], [dst.len(), src_data.len()])?;
     let mem = [mem(dst), mem(src_data)];
     let out = SharedOut::new(dst);
-    each_block(&plan, grain, mem, |[od, os], w, h| {
-        let mut bs = Scratch::new();
-        let is = input(src_data, os, ss, ss1, w, h, &mut bs);
+    each_block(&plan, grain, mem, Scratch::new, |bs, [od, os], w, h| {
+        let is = input(src_data, os, ss, ss1, w, h, bs);
         for i in 0..h {
-            let y = is.row(&bs, i, w);
+            let y = is.row(bs, i, w);
             let row = od + i * sd1;
             if sd == 1 {
                 // SAFETY: this block owns its elements of dst (check_out).

@@ -403,6 +403,18 @@ impl<const N: usize> Plan<N> {
         mem: [(usize, usize); N],
         f: impl Fn([usize; N], usize, usize) + Sync,
     ) {
+        self.for_each_tile_with(grain, mem, || (), |_, offs, w, h| f(offs, w, h))
+    }
+
+    /// [`Plan::for_each_tile`] with a state made by `init` once per chunk
+    /// of work (scratch buffers set up once, not per tile).
+    pub fn for_each_tile_with<S>(
+        &self,
+        grain: usize,
+        mem: [(usize, usize); N],
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, [usize; N], usize, usize) + Sync,
+    ) {
         assert!(self.tiled, "for_each_tile on a plan that is not tiled");
         if self.numel == 0 {
             return;
@@ -414,7 +426,10 @@ impl<const N: usize> Plan<N> {
         let rest: usize = self.shape[2..].iter().product();
         let units = tw * th * rest;
         self.split(units, TILE_W * TILE_H, grain, &|t0, t1| {
-            self.tiles(t0, t1, Some(&mem), &f)
+            let mut state = init();
+            self.tiles(t0, t1, Some(&mem), &mut |offs, w, h| {
+                f(&mut state, offs, w, h)
+            })
         });
     }
 
@@ -424,11 +439,22 @@ impl<const N: usize> Plan<N> {
     /// chunk boundary, and chunk bounds depend only on the plan and the
     /// thread count.
     pub fn for_each_run(&self, grain: usize, f: impl Fn([usize; N], usize) + Sync) {
+        self.for_each_run_with(grain, || (), |_, offs, len| f(offs, len))
+    }
+
+    /// [`Plan::for_each_run`] with a state made by `init` once per chunk
+    /// of work (scratch buffers set up once, not per run).
+    pub fn for_each_run_with<S>(
+        &self,
+        grain: usize,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, [usize; N], usize) + Sync,
+    ) {
         if self.numel == 0 {
             return;
         }
         if self.shape.is_empty() {
-            f(self.offsets, 1);
+            f(&mut init(), self.offsets, 1);
             return;
         }
         if self.tiled {
@@ -437,16 +463,77 @@ impl<const N: usize> Plan<N> {
                 self.shape[1].div_ceil(TILE_H),
             );
             let units = tw * th * self.shape[2..].iter().product::<usize>();
-            let row = |offs: [usize; N], w: usize, h: usize| {
-                for i in 0..h {
-                    f(std::array::from_fn(|k| offs[k] + i * self.strides[k][1]), w)
-                }
-            };
             return self.split(units, TILE_W * TILE_H, grain, &|t0, t1| {
-                self.tiles(t0, t1, None, &row)
+                let mut state = init();
+                self.tiles(t0, t1, None, &mut |offs: [usize; N], w, h| {
+                    for i in 0..h {
+                        f(
+                            &mut state,
+                            std::array::from_fn(|k| offs[k] + i * self.strides[k][1]),
+                            w,
+                        )
+                    }
+                })
             });
         }
-        self.split(self.numel, 1, grain, &|i0, i1| self.runs_linear(i0, i1, &f));
+        self.split(self.numel, 1, grain, &|i0, i1| {
+            let mut state = init();
+            self.runs_linear(i0, i1, &mut |offs, len| f(&mut state, offs, len))
+        });
+    }
+
+    /// For a plan that is not tiled, with at least two dims: calls
+    /// `f(state, offsets, w, h)` (`state` made by `init` once per chunk of
+    /// work) for blocks of `h` whole rows along dim 0 (`w` is
+    /// its size), row `i < h` at `offsets[k] + i * outer(k)`, covering every
+    /// element once. One call serves many short rows (a broadcast row
+    /// operand makes a plan of rows that cannot coalesce), where
+    /// [`Plan::for_each_run`] calls once per row. Split over the threads by
+    /// rows, with chunk bounds that depend only on the plan and the thread
+    /// count.
+    pub fn for_each_rows_with<S>(
+        &self,
+        grain: usize,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, [usize; N], usize, usize) + Sync,
+    ) {
+        assert!(
+            !self.tiled && self.shape.len() >= 2,
+            "for_each_rows needs an untiled plan of two dims or more"
+        );
+        if self.numel == 0 {
+            return;
+        }
+        let (n0, n1, nd) = (self.shape[0], self.shape[1], self.shape.len());
+        let rows = self.numel / n0;
+        self.split(rows, n0, grain, &|r0, r1| {
+            let mut state = init();
+            let mut idx: SmallVec<[usize; 6]> = smallvec::smallvec![0; nd];
+            let mut offs = self.offsets;
+            let mut rem = r0;
+            for d in 1..nd {
+                idx[d] = rem % self.shape[d];
+                rem /= self.shape[d];
+                for k in 0..N {
+                    offs[k] += idx[d] * self.strides[k][d];
+                }
+            }
+            let mut r = r0;
+            while r < r1 {
+                let h = (n1 - idx[1]).min(r1 - r);
+                f(&mut state, offs, n0, h);
+                r += h;
+                if r >= r1 {
+                    break;
+                }
+                // Back to the first row of dim 1, then advance the odometer.
+                for k in 0..N {
+                    offs[k] -= idx[1] * self.strides[k][1];
+                }
+                idx[1] = 0;
+                self.advance(&mut idx, &mut offs, 2);
+            }
+        });
     }
 
     /// Runs `run(u0, u1)` over `units` units of `unit_elems` elements,
@@ -473,7 +560,7 @@ impl<const N: usize> Plan<N> {
     }
 
     /// Runs over linear indices `i0..i1` (innermost dim fastest).
-    fn runs_linear(&self, i0: usize, i1: usize, f: &impl Fn([usize; N], usize)) {
+    fn runs_linear(&self, i0: usize, i1: usize, f: &mut impl FnMut([usize; N], usize)) {
         let nd = self.shape.len();
         let mut idx: SmallVec<[usize; 6]> = smallvec::smallvec![0; nd];
         let mut offs = self.offsets;
@@ -550,7 +637,7 @@ impl<const N: usize> Plan<N> {
         t0: usize,
         t1: usize,
         mem: Option<&[(usize, usize); N]>,
-        f: &impl Fn([usize; N], usize, usize),
+        f: &mut impl FnMut([usize; N], usize, usize),
     ) {
         for t in t0..t1 {
             let (offs, w, h) = self.tile(t);

@@ -4,6 +4,7 @@
 //! picks the build at run time.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A code path for the slice kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +25,11 @@ thread_local! {
     static FORCED: Cell<u8> = const { Cell::new(0) };
 }
 
+/// Set once any thread forces a path: until then [`simd_path`] skips the
+/// thread-local (a TLS lookup per kernel call costs a short row's time in
+/// the extension module).
+static EVER_FORCED: AtomicBool = AtomicBool::new(false);
+
 /// Forces a code path for kernels run on the calling thread (tests call
 /// the slice kernels directly); `None` restores the automatic choice.
 /// Forcing a path the CPU lacks gives the best path it has below it.
@@ -34,6 +40,11 @@ pub fn force_simd_path(path: Option<SimdPath>) {
         Some(SimdPath::Avx2) => 2,
         Some(SimdPath::Avx512) => 3,
     };
+    if v != 0 {
+        // Before the thread-local: this thread's later simd_path() reads
+        // the flag after its own store.
+        EVER_FORCED.store(true, Ordering::Relaxed);
+    }
     FORCED.with(|f| f.set(v));
 }
 
@@ -65,6 +76,9 @@ pub fn best_simd_path() -> SimdPath {
 /// on this thread if the CPU has it.
 pub fn simd_path() -> SimdPath {
     let best = best_simd_path();
+    if !EVER_FORCED.load(Ordering::Relaxed) {
+        return best;
+    }
     match FORCED.with(Cell::get) {
         1 => SimdPath::Baseline,
         2 if best == SimdPath::Avx512 => SimdPath::Avx2,

@@ -376,18 +376,52 @@ fn put_slices<T: Accumulate>(
         let (c0, c1) = (cb * cols, ((cb + 1) * cols).min(inner));
         let w = c1 - c0;
         for o in o0..o1 {
+            if w == inner {
+                // Whole rows: the unit's destination block is one slab, and
+                // a slice is a range of it (no per-slice set-up: slices of
+                // one element, as index_select(1)'s backward adds, cost
+                // that much more than their adds).
+                // SAFETY: unit u alone writes leading positions o0..o1 and
+                // destination positions p0..p1 of the output, all columns
+                // (inside it: o < outer, p1 <= size).
+                let slab = unsafe { shared.run((o * size + p0) * inner, (p1 - p0) * inner) };
+                if put == Put::AddToZeros {
+                    slab.fill(T::zero());
+                }
+                let srow = &src[o * n * inner..(o + 1) * n * inner];
+                if inner == 1 {
+                    for (&v, &i) in srow.iter().zip(index) {
+                        let i = i as usize;
+                        if (p0..p1).contains(&i) {
+                            let d = &mut slab[i - p0];
+                            *d = if put == Put::Copy { v } else { d.acc(v) };
+                        }
+                    }
+                    continue;
+                }
+                for (j, &i) in index.iter().enumerate() {
+                    let i = i as usize;
+                    if i < p0 || i >= p1 {
+                        continue;
+                    }
+                    let at = (i - p0) * inner;
+                    let (s, dst) = (&srow[j * inner..(j + 1) * inner], &mut slab[at..at + inner]);
+                    if put == Put::Copy {
+                        dst.copy_from_slice(s);
+                    } else {
+                        for (d, &v) in dst.iter_mut().zip(s) {
+                            *d = d.acc(v);
+                        }
+                    }
+                }
+                continue;
+            }
             // SAFETY: unit u alone writes leading positions o0..o1,
             // destination positions p0..p1 and columns c0..c1 of the output
             // (inside it: o < outer, p1 <= size, c1 <= inner).
             let row = |p: usize| unsafe { shared.run((o * size + p) * inner + c0, w) };
             if put == Put::AddToZeros {
-                if w == inner {
-                    // SAFETY: as above; whole rows, so one contiguous slab.
-                    let slab = unsafe { shared.run((o * size + p0) * inner, (p1 - p0) * inner) };
-                    slab.fill(T::zero());
-                } else {
-                    (p0..p1).for_each(|p| row(p).fill(T::zero()));
-                }
+                (p0..p1).for_each(|p| row(p).fill(T::zero()));
             }
             for (j, &i) in index.iter().enumerate() {
                 let i = i as usize;
