@@ -172,6 +172,14 @@ pub fn check_history_first(inputs: &[&Tensor]) -> crate::Result<()> {
     Ok(())
 }
 
+/// True when an op over `inputs` would be recorded ([`Record::active`]):
+/// grad mode is on and an input requires grad, or an input has a forward
+/// tangent. Ops that have a faster kernel for values alone ask this first.
+pub fn would_record(inputs: &[&Tensor]) -> bool {
+    (is_grad_enabled() && inputs.iter().any(|t| t.requires_grad()))
+        || forward::input_tangents(inputs).is_some()
+}
+
 /// Starts recording op `name` over `inputs`; call it before the op's kernel.
 /// Inert (no node, nothing saved) when grad mode is off or no input
 /// requires grad; the profiler range still opens while a session is on.

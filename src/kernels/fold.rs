@@ -237,28 +237,30 @@ where
     }
     let cost = lane + 8;
     let kept_dims: SmallVec<[&Dim; 6]> = ds.iter().filter(|d| !d.reduced).collect();
-    if outer_red.is_empty() && d0.stride == 1 && kept_dims.len() <= 1 {
-        // Evenly spaced contiguous lanes: folded many per call.
-        let (ks, os) = kept_dims.first().map_or((0, 0), |d| (d.stride, d.out));
-        return for_unit_ranges(count, cost, |k0, k1| {
-            let mut vals = vec![f.init(); k1 - k0];
-            let first = base + k0 * ks;
-            let span = (k1 - k0 - 1) * ks + d0.size;
-            f.run_many(&x[first..first + span], d0.size, ks, &mut vals);
-            for (k, &v) in (k0..k1).zip(&vals) {
-                // SAFETY: output k * os belongs to this range alone.
-                unsafe { out.write(k * os, f.finish(v)) };
-            }
-        });
-    }
     if outer_red.is_empty() && d0.stride == 1 {
-        // Each lane is one contiguous run.
-        return for_units(count, cost, |k| {
-            let (ia, oa) = kept.at(k);
-            let start = base + ia;
-            let v = f.finish(f.run(f.init(), &x[start..start + d0.size]));
-            // SAFETY: output element oa belongs to unit k alone.
-            unsafe { out.write(oa, v) };
+        // Contiguous lanes, evenly spaced along the innermost kept dim
+        // (the lanes of a sum over a permuted tensor's contiguous dim have
+        // several kept dims): folded many per call, a row of that dim at a
+        // time.
+        let (ks, os, n0) = kept_dims
+            .first()
+            .map_or((0, 0, 1), |d| (d.stride, d.out, d.size));
+        return for_unit_ranges(count, cost, |k0, k1| {
+            let mut vals = vec![f.init(); (k1 - k0).min(n0)];
+            let mut k = k0;
+            while k < k1 {
+                let n = (n0 - k % n0).min(k1 - k);
+                let (ia, oa) = kept.at(k);
+                let first = base + ia;
+                let span = (n - 1) * ks + d0.size;
+                f.run_many(&x[first..first + span], d0.size, ks, &mut vals[..n]);
+                for (j, &v) in vals[..n].iter().enumerate() {
+                    // SAFETY: outputs of units k0..k1 belong to this range
+                    // alone; unit k + j writes oa + j * os.
+                    unsafe { out.write(oa + j * os, f.finish(v)) };
+                }
+                k += n;
+            }
         });
     }
     if d0.stride == 1 && d0.size < ROW_WIDTH {

@@ -227,6 +227,12 @@ impl Windows {
         Ok(out)
     }
 
+    /// [`Windows::gather`] of one plane (`plane` elements) into `dst`
+    /// (`k * l` elements).
+    pub fn gather_plane<T: Element>(&self, plane: &[T], fill: T, dst: &mut [T]) {
+        crate::kernels::slices::gather_runs(&plane[..self.plane], &self.runs, fill, dst);
+    }
+
     /// col2im, the adjoint of [`Windows::gather`]: every window element is
     /// added back to the input position it was read from (padding dropped),
     /// in a fixed order, so sums do not depend on the thread count.

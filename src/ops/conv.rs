@@ -314,13 +314,24 @@ impl Tensor {
         let k: usize = w.kernel.iter().product();
         let l: usize = out.iter().product();
         let per_group = (cin / groups * k) as i64;
+        let mut shape = vec![n as i64, cout as i64];
+        shape.extend(out.iter().map(|&o| o as i64));
+        if groups == 1 && !crate::autograd::would_record(&[&x, weight]) {
+            // Values alone: each sample's windows multiplied while in
+            // cache, no im2col tensor (the same values).
+            let table = w.table(&input, &out)?;
+            let xc = x.contiguous()?;
+            let wm = weight.contiguous()?.reshape(&[cout as i64, per_group])?;
+            if let Some(y) = crate::kernels::matmul::conv_forward(&xc, &table, &wm)? {
+                let y = Tensor::from(y).reshape(&shape)?;
+                return add_bias_unbatch(y, bias, self.ndim() == s + 1);
+            }
+        }
         let g = groups as i64;
         let cols = x
             .window_cols(&w, &out, 0.0)?
             .view(&[n as i64, g, per_group, l as i64])?;
         let wm = weight.reshape(&[g, (cout / groups) as i64, per_group])?;
-        let mut shape = vec![n as i64, cout as i64];
-        shape.extend(out.iter().map(|&o| o as i64));
         let y = wm.matmul(&cols)?.reshape(&shape)?;
         add_bias_unbatch(y, bias, self.ndim() == s + 1)
     }

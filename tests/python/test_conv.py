@@ -42,6 +42,64 @@ def test_conv2d_values(lib):
     assert F.conv2d(x[0], w).shape == (1, 2, 2)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (32, 3, 12, 4, 5, 1, 2, "float32"),
+        (8, 6, 10, 8, 3, 2, 1, "float32"),
+        (5, 3, 9, 4, 3, 2, 0, "float64"),
+        (6, 4, 8, 5, (1, 3), 1, (0, 1), "float64"),
+    ],
+)
+def test_conv_values_alone_match_the_recorded_forward(shape, threads):
+    """Without autograd (no_grad, or no input requiring grad) conv runs
+    each sample's windows through the product in cache, without the
+    im2col tensor: the same values, bit for bit, as the recorded forward,
+    at any thread count and for an input in channels-last memory order."""
+    n, c, h, o, k, stride, pad, dtype = shape
+    ks = k if isinstance(k, tuple) else (k, k)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n, c, h, h)).astype(dtype)
+    w = rng.standard_normal((o, c) + ks).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    F = F_of(ferrograd)
+    old = ferrograd.get_num_threads()
+    ferrograd.set_num_threads(threads)
+    try:
+        X, W, B = ferrograd.from_numpy(x), ferrograd.from_numpy(w), ferrograd.from_numpy(b)
+        with ferrograd.no_grad():
+            alone = F.conv2d(X, W, B, stride=stride, padding=pad)
+        plain = F.conv2d(X, W, B, stride=stride, padding=pad)
+        recorded = F.conv2d(X, W.detach().requires_grad_(), B, stride=stride, padding=pad)
+        X_nhwc = ferrograd.from_numpy(np.ascontiguousarray(x.transpose(0, 2, 3, 1))).permute(
+            0, 3, 1, 2
+        )
+        nhwc = F.conv2d(X_nhwc, W, B, stride=stride, padding=pad)
+    finally:
+        ferrograd.set_num_threads(old)
+    assert recorded.grad_fn is not None and alone.grad_fn is None
+    want = recorded.detach().numpy()
+    for got in (alone, plain, nhwc):
+        assert got.shape == recorded.shape
+        assert np.array_equal(got.numpy(), want)
+    # and the values themselves, against a direct sum over the windows
+    xp = np.pad(
+        x.astype(np.float64),
+        ((0, 0), (0, 0)) + tuple((p, p) for p in (pad if isinstance(pad, tuple) else (pad, pad))),
+    )
+    ho = (xp.shape[2] - ks[0]) // stride + 1
+    wo = (xp.shape[3] - ks[1]) // stride + 1
+    ref = np.zeros((n, o, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            win = xp[:, :, i * stride : i * stride + ks[0], j * stride : j * stride + ks[1]]
+            ref[:, :, i, j] = np.einsum("ncab,ocab->no", win, w.astype(np.float64))
+    ref += b[None, :, None, None]
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(want, ref, rtol=tol, atol=tol)
+
+
 def test_conv_same_padding_keeps_size(lib):
     F = F_of(lib)
     x = lib.randn(2, 3, 7, 6)

@@ -97,6 +97,106 @@ pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
     }
 }
 
+/// A convolution's forward without its im2col tensor: `x` is a contiguous
+/// `[batch, channels, *input]`, `w` a contiguous `[m, channels * table.k]`;
+/// the result is `[batch, m, table.l]`, sample `s` being `w @ cols(s)`
+/// with `cols(s)` its `[channels * k, l]` windows (padding read as zero).
+/// Each sample's windows are gathered into a buffer that stays in cache
+/// and multiplied at once, on one thread per sample, by the kernel
+/// [`matmul`] takes for the same product (whose result does not depend on
+/// how it is split): the same values as `w @ im2col(x)`, without writing
+/// and reading back the im2col tensor (`k` times the input). `None` where
+/// this does not apply (another dtype, too few samples to keep the threads
+/// busy): the caller takes the unfused path.
+pub fn conv_forward(
+    x: &Strided,
+    table: &super::window::Windows,
+    w: &Strided,
+) -> Result<Option<Strided>> {
+    let threads = crate::parallel::num_threads();
+    let samples = x.shape()[0];
+    if !x.is_contiguous() || !w.is_contiguous() || (threads > 1 && samples < 2 * threads) {
+        return Ok(None);
+    }
+    match x.dtype() {
+        DType::F32 => conv_typed::<f32>(x, table, w).map(Some),
+        DType::F64 => conv_typed::<f64>(x, table, w).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn conv_typed<T: MatElem>(
+    x: &Strided,
+    table: &super::window::Windows,
+    w: &Strided,
+) -> Result<Strided> {
+    let (samples, channels) = (x.shape()[0], x.shape()[1]);
+    let (m, kr, l) = (w.shape()[0], channels * table.k, table.l);
+    if w.shape()[1] != kr || x.numel() != samples * channels * table.plane {
+        bail!(
+            internal,
+            "kernels::conv_forward: shapes do not match the table"
+        );
+    }
+    let mnk = [m, l, kr];
+    let path = T::path(mnk);
+    let sx = x.storage().read_recursive();
+    let sw = w.storage().read_recursive();
+    let dx = &sx.as_slice::<T>()[x.layout().offset..];
+    let dw = sw.as_slice::<T>();
+    let per_sample = channels * table.plane;
+    let mut out = crate::buffer::pool::try_buffer::<T>(samples * m * l)?;
+    if out.is_empty() {
+        return Ok(Strided::contiguous(T::wrap(out), &[samples, m, l]));
+    }
+    let am = Mat {
+        off: w.layout().offset,
+        rs: kr,
+        cs: 1,
+    };
+    let bm = Mat {
+        off: 0,
+        rs: l,
+        cs: 1,
+    };
+    let plane_cols = table.k * l;
+    let threads = crate::parallel::num_threads();
+    // Blocks of whole samples, about two per thread, each with its own
+    // buffer of windows (every element written by the gathers, padding as
+    // zero).
+    let per = if threads > 1 {
+        samples.div_ceil(2 * threads)
+    } else {
+        samples
+    };
+    let bufs = (0..samples.div_ceil(per))
+        .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
+        .collect::<Result<Vec<_>>>()?;
+    let run = |first: usize, block: &mut [T]| {
+        let mut cols = bufs[first / (per * m * l)].lock();
+        for (i, dst) in block.chunks_mut(m * l).enumerate() {
+            let s = first / (m * l) + i;
+            let sample = &dx[s * per_sample..(s + 1) * per_sample];
+            for (plane, c) in sample
+                .chunks_exact(table.plane.max(1))
+                .zip(cols.chunks_exact_mut(plane_cols.max(1)))
+            {
+                table.gather_plane(plane, T::zero(), c);
+            }
+            T::product(dst, dw, am, &cols, bm, mnk, path, Parallelism::None);
+        }
+    };
+    if threads > 1 {
+        crate::parallel::for_each_block_mut(&mut out, per * m * l, run);
+    } else {
+        run(0, &mut out);
+    }
+    bufs.into_iter()
+        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+    drop((sx, sw));
+    Ok(Strided::contiguous(T::wrap(out), &[samples, m, l]))
+}
+
 /// [`matmul`] with the plain loop for every dtype: the reference the tests
 /// check the kernels against.
 pub fn matmul_reference(a: &Strided, b: &Strided) -> Result<Strided> {
