@@ -42,12 +42,19 @@ impl AccumulateGrad {
 
 /// The first gradient stored as `variable.grad` (torch's `accumulateGrad`
 /// without a `.grad` yet): `g` itself when no graph is being built (grad
-/// mode off), nobody else can see it and it obeys the layout contract; else
+/// mode off), nobody else holds it and it obeys the layout contract; else
 /// a copy laid out by the contract (recorded when grad mode is on, so
 /// `create_graph=True` gives the `.grad` a history).
+///
+/// "Nobody else holds it" is torch's test, on the tensor handle: a view
+/// that a backward made of a larger gradient (cat's, split's, narrow's
+/// slices) is kept as it is, sharing that gradient's buffer (with the
+/// `grad_output` passed to `backward`, when the slices are its own), as
+/// torch keeps it. A tensor that is not a view is kept only when its
+/// buffer is its own.
 fn first_grad(variable: &Tensor, g: Tensor) -> Result<Tensor> {
     let exclusive =
-        Arc::strong_count(&g.0) == 1 && Arc::strong_count(&g.storage) == 1 && !g.is_view();
+        Arc::strong_count(&g.0) == 1 && (g.is_view() || Arc::strong_count(&g.storage) == 1);
     if !is_grad_enabled() && exclusive && obeys_layout_contract(g.layout(), variable.layout()) {
         return Ok(g.detach());
     }

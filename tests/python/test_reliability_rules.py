@@ -195,6 +195,36 @@ def test_grad_strides_follow_the_layout_contract(lib, leaf):
     assert y.grad.stride() == retained_strides and y.retains_grad
 
 
+def test_slices_of_a_gradient_are_kept_as_grads_as_torch_keeps_them(lib):
+    # cat's backward hands each leaf a slice of grad_output; a slice that
+    # obeys the layout contract becomes .grad as it is (torch steals it: the
+    # handle is the engine's alone), sharing grad_output's buffer
+    a = lib.zeros(2, 3, requires_grad=True)
+    b = lib.zeros(1, 3, requires_grad=True)
+    g = lib.arange(9.0).reshape(3, 3)
+    lib.cat([a, b]).backward(g)
+    assert a.grad.tolist() == g[:2].tolist() and b.grad.tolist() == g[2:].tolist()
+    assert a.grad.data_ptr() == g.data_ptr() and a.grad._base is None
+    assert a.grad.is_contiguous() and a.grad._version == g._version
+    g.add_(1)  # torch's aliasing, kept
+    assert a.grad[0, 0].item() == 1.0 and b.grad[0, 0].item() == 7.0
+    # a second backward adds into the kept slice in place
+    lib.cat([a, b]).backward(lib.ones(3, 3))
+    assert a.grad[0, 0].item() == 2.0 and g[0, 0].item() == 2.0
+    # slices along dim 1 are not contiguous: copied (no sharing)
+    a = lib.zeros(3, 2, requires_grad=True)
+    b = lib.zeros(3, 1, requires_grad=True)
+    g = lib.arange(9.0).reshape(3, 3)
+    lib.cat([a, b], 1).backward(g)
+    assert a.grad.stride() == (2, 1) and a.grad.data_ptr() != g.data_ptr()
+    assert a.grad.tolist() == g[:, :2].tolist() and b.grad.tolist() == g[:, 2:].tolist()
+    # the user's own gradient tensor (not a slice) is never kept: a copy
+    x = lib.zeros(3, requires_grad=True)
+    g = lib.ones(3)
+    x.backward(g)
+    assert x.grad.data_ptr() != g.data_ptr()
+
+
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
 def test_grad_layout_when_building_a_graph(lib):
     x = lib.ones(1, 3).t().requires_grad_()  # (3, 1), strides (1, 3)
