@@ -375,22 +375,41 @@ impl<T: FoldElem> AlongDim<T, T> for CumSum {
 /// the bits do not depend on the thread count.
 pub fn softmax_backward_rows<T: VecFloat>(g: &[T], y: &[T], cols: usize, log: bool, dx: &mut [T]) {
     assert!(g.len() == y.len() && dx.len() == y.len());
-    let zero = <T as Element>::zero();
     let c1 = cols.max(1);
     crate::parallel::for_each_chunk_mut_aligned(dx, GRAIN, c1, |at, chunk| {
         for (i, dxr) in chunk.chunks_mut(c1).enumerate() {
             let r = at / c1 + i;
             let (gr, yr) = (&g[r * c1..r * c1 + cols], &y[r * c1..r * c1 + cols]);
-            if log {
-                let s = slices::fold_wide(gr, zero, &<T as FoldElem>::add);
-                slices::zip(gr, yr, dxr, &|g, y| g - y.vexp() * s);
-            } else {
-                slices::zip(gr, yr, dxr, &|g, y| g * y);
-                let s = slices::fold_wide(dxr, zero, &<T as FoldElem>::add);
-                slices::zip(gr, yr, dxr, &|g, y| y * (g - s));
-            }
+            softmax_backward_lane(gr, yr, dxr, log);
         }
     });
+}
+
+crate::kernels::simd::dispatched! {
+    /// [`softmax_backward_rows`] of one row, in one SIMD build (a short
+    /// row pays one dispatch instead of three, and sums in registers).
+    pub fn softmax_backward_lane / softmax_backward_lane_plain / softmax_backward_lane_avx2<T: VecFloat>(
+        g: &[T], y: &[T], dx: &mut [T], log: bool
+    ) {
+        let zero = <T as Element>::zero();
+        let add = <T as FoldElem>::add;
+        let short = g.len() < SHORT_SOFTMAX;
+        let sum = |v: &[T]| {
+            if short {
+                short_fold(v, zero, &add)
+            } else {
+                slices::fold_wide_plain(v, zero, &add)
+            }
+        };
+        if log {
+            let s = sum(g);
+            slices::zip_plain(g, y, dx, &|g, y| g - y.vexp() * s);
+        } else {
+            slices::zip_plain(g, y, dx, &|g, y| g * y);
+            let s = sum(dx);
+            slices::zip_plain(g, y, dx, &|g, y| y * (g - s));
+        }
+    }
 }
 
 /// [`softmax_backward_rows`] along a dim that is not the last: `g`, `y`
