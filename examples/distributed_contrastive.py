@@ -17,6 +17,8 @@ averages the gradients (the 1/N), and GatherLayer's backward sums over
 ranks the gradient each rank's loss sends to every slice (the all_reduce).
 """
 
+from typing import Any
+
 import ferrograd as torch
 import ferrograd.distributed as dist
 import ferrograd.nn as nn
@@ -34,13 +36,13 @@ class GatherLayer(torch.autograd.Function):
     ordered_backward = True  # its backward communicates
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
         out = [torch.empty_like(x) for _ in range(dist.get_world_size())]
         dist.all_gather(out, x.contiguous())
         return torch.cat(out)
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
         grad = grad.contiguous().clone()
         dist.all_reduce(grad)
         k = grad.shape[0] // dist.get_world_size()
@@ -48,12 +50,12 @@ class GatherLayer(torch.autograd.Function):
         return grad[r * k : (r + 1) * k]
 
 
-def encoder():
+def encoder() -> nn.Module:
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 8)).double()
 
 
-def batch(step, world):
+def batch(step: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Two views of PER_RANK * world items: (anchors, positives)."""
     torch.manual_seed(100 + step)
     base = torch.randn(PER_RANK * world, 6, dtype=torch.float64)
@@ -61,7 +63,7 @@ def batch(step, world):
     return base, base + 0.1 * noise
 
 
-def loss_fn(za, zp_all, first_row):
+def loss_fn(za: torch.Tensor, zp_all: torch.Tensor, first_row: int) -> torch.Tensor:
     """Cross-entropy of each anchor against every positive; the matching
     positive of anchor i is row first_row + i."""
     za = F.normalize(za, dim=1)
@@ -71,9 +73,10 @@ def loss_fn(za, zp_all, first_row):
     return F.cross_entropy(logits, target)
 
 
-def train_distributed():
+def train_distributed() -> nn.Module:
     r, n = dist.get_rank(), dist.get_world_size()
-    model = DDP(encoder())
+    net = encoder()
+    model = DDP(net)
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     for step in range(STEPS):
         a, p = batch(step, n)
@@ -83,10 +86,10 @@ def train_distributed():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return model.module
+    return net  # the module DDP wraps (model.module)
 
 
-def train_single(n):
+def train_single(n: int) -> nn.Module:
     model = encoder()
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     for step in range(STEPS):
@@ -98,7 +101,7 @@ def train_single(n):
     return model
 
 
-def main():
+def main() -> None:
     dist.init_process_group("mpi")
     r, n = dist.get_rank(), dist.get_world_size()
     model = train_distributed()

@@ -8,6 +8,8 @@ the whole batch. Rank 0 trains that single-process model too and compares
 (float64: equal to rounding).
 """
 
+from __future__ import annotations
+
 import ferrograd as torch
 import ferrograd.distributed as dist
 import ferrograd.nn as nn
@@ -17,21 +19,21 @@ PER_RANK = 16
 STEPS = 20
 
 
-def make_model():
+def make_model() -> nn.Module:
     torch.manual_seed(0)
     return nn.Sequential(
         nn.Linear(2, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1)
     ).double()
 
 
-def batch(step, world):
+def batch(step: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
     torch.manual_seed(1000 + step)
     x = torch.rand(PER_RANK * world, 2, dtype=torch.float64) * 4 - 2
     y = (x[:, :1] * x[:, 1:]).sin()
     return x, y
 
 
-def train(model, world, rank=None):
+def train(model: nn.Module, world: int, rank: int | None = None) -> float:
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     for step in range(STEPS):
         x, y = batch(step, world)
@@ -44,10 +46,10 @@ def train(model, world, rank=None):
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return loss.item()
+    return float(loss.item())
 
 
-def main():
+def main() -> None:
     dist.init_process_group("mpi")
     r, n = dist.get_rank(), dist.get_world_size()
     net = make_model()

@@ -8,11 +8,16 @@ Every public module of the package gets a stub listing the names in its
 ``__text_signature__`` PyO3 writes for the extension's functions and Tensor
 methods, ``inspect.signature`` for Python functions); their types from
 PARAM_TYPES (by parameter name) and return types from RETURNS (by function
-name), Tensor for the extension's ops; these tables are in tools/stub_tables.py. A name defined in a hand-written stub
-under tools/stubs/ (same path as the stub it feeds) is taken from there
-verbatim (overloads, classes, exact types); a hand-written class gets the
-generated members it does not define itself. Names re-exported from another
-stubbed module become ``from module import name as name``.
+name), Tensor for the extension's ops; these tables are in tools/stub_tables.py.
+
+What cannot be generated (overloads, classes, exact types, type aliases) is
+written by hand once, in the checked-in stub itself, between the lines
+HAND_BEGIN and HAND_END below: the generator reads that region back and keeps
+it as it is (a comment belongs to the statement right below it), and a name
+defined there is not generated. A hand-written class gets the generated
+members it does not define itself, after its GENERATED_MEMBERS line (rewritten
+on each run). Names re-exported from another stubbed module become
+``from module import name as name``.
 
 The ``from ._C import (...)`` block of python/ferrograd/__init__.py (the
 extension's public names, part of ``ferrograd.__all__``) is rewritten from
@@ -35,7 +40,12 @@ from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG_DIR = os.path.join(ROOT, "python")
-OVERLAY_DIR = os.path.join(ROOT, "tools", "stubs")
+
+# The hand-written region of a checked-in stub, and the line inside a
+# hand-written class after which its generated members follow.
+HAND_BEGIN = "# ---- hand-written: kept as it is by tools/gen_stubs.py (edit here) ----"
+HAND_END = "# ---- generated: rewritten by tools/gen_stubs.py from the runtime ----"
+GENERATED_MEMBERS = "    # ---- generated members ----"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # loaded by file (tests/python/test_stubs.py): stub_tables beside it
@@ -62,7 +72,6 @@ class Stub:
 
     module: str
     path: str
-    overlay: str
     header: list[str] = field(default_factory=list)
     defs: dict[str, str] = field(default_factory=dict)
     reexports: dict[str, list[str]] = field(default_factory=dict)
@@ -343,7 +352,8 @@ def _class(name, cls, stub, imports, overlay_src=None, overlay_members=()):
             last = body.splitlines()[-1]
             if last.startswith("class ") and last.endswith(": ..."):  # an empty body
                 body = body[: -len(" ...")]
-            body = body + "\n" + "\n".join(extra[k] for k in sorted(extra))
+            generated = "\n".join(extra[k] for k in sorted(extra))
+            body = body + "\n" + GENERATED_MEMBERS + "\n" + generated
         return body
     public, _ = _bases(cls, stub)
     bases = [b for b in (_base_name(b, stub, imports) for b in public) if b]
@@ -386,11 +396,34 @@ def _segment(lines, node):
     return "\n".join(lines[start - 1 : node.end_lineno])
 
 
-def _read_overlay(path):
+def _hand_written(path):
+    """The hand-written region of the stub at `path` (its classes without their
+    generated members), or None where the stub has none."""
     if not os.path.exists(path):
-        return Overlay([], {}, {})
+        return None
     with open(path) as f:
-        src = f.read()
+        lines = f.read().splitlines()
+    if HAND_BEGIN not in lines:
+        return None
+    region = lines[lines.index(HAND_BEGIN) + 1 : lines.index(HAND_END)]
+    out, skipping = [], False
+    for line in region:
+        if line == GENERATED_MEMBERS:
+            skipping = True
+            if out[-1].startswith("class ") and out[-1].endswith(":"):
+                out[-1] += " ..."  # nothing but generated members
+            continue
+        if skipping and (line.startswith(" ") or not line):
+            continue
+        skipping = False
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _read_overlay(stub_path):
+    src = _hand_written(stub_path)
+    if src is None:
+        return Overlay([], {}, {})
     lines = src.splitlines()
     tree = ast.parse(src)
     header, defs, members = [], {}, {}
@@ -421,11 +454,9 @@ def _stub_path(module):
 
 def render_module(module):
     path = _stub_path(module)
-    rel = os.path.relpath(path, os.path.join(PKG_DIR, "ferrograd"))
-    overlay_path = os.path.join(OVERLAY_DIR, rel)
-    overlay = _read_overlay(overlay_path)
+    overlay = _read_overlay(path)
     mod = _module_obj(module)
-    stub = Stub(module, path, os.path.relpath(overlay_path, OVERLAY_DIR))
+    stub = Stub(module, path)
     imports = set()
     ext_ops = module in C_NAMESPACES.values()
     for name in _public_names(module):
@@ -443,7 +474,7 @@ def render_module(module):
         home = _home(obj, module, name)
         if home != module:
             if name in overlay.defs:
-                raise SystemExit(f"{overlay_path}: {name} belongs in the stub of {home}")
+                raise SystemExit(f"{path}: hand-written {name} belongs in the stub of {home}")
             stub.reexports.setdefault(home, []).append(f"{name} as {name}")
             continue
         if name in overlay.defs and not isinstance(obj, type):
@@ -464,7 +495,7 @@ def render_module(module):
             stub.defs[name] = f"{name}: {_value_type(obj)}"
     extra = sorted(set(overlay.defs) - set(_public_names(module)))
     if extra:
-        raise SystemExit(f"{overlay_path}: stubs {extra} that {module}.__all__ lacks")
+        raise SystemExit(f"{path}: hand-written stubs {extra} that {module}.__all__ lacks")
     return _assemble(stub, overlay, imports)
 
 
@@ -482,7 +513,7 @@ def _value_type(obj):
 
 
 def _assemble(stub, overlay, imports):
-    out = [HEADER.format(overlay=stub.overlay)]
+    out = [HEADER]
     if stub.module == "ferrograd":
         out[0] = out[0].replace("\nimport ferrograd\nfrom ferrograd import Tensor, _DeviceLike"
                                 ", _DTypeLike, _Number, _Shape, _Dims\n", "\n")  # fmt: skip
@@ -499,24 +530,33 @@ def _assemble(stub, overlay, imports):
             for item in sorted(stub.reexports[mod]):
                 lines.append(f"from {mod} import {item}\n")
         out.append("".join(lines))
+    # No __all__: a stub's exported names are its public definitions and its
+    # `import x as x` re-exports (tests/python/test_stubs.py checks them
+    # against the runtime's __all__), so the list is not written twice.
+    hand = {n: d for n, d in stub.defs.items() if n in overlay.defs}
+    out.append(HAND_BEGIN + "\n")
     if overlay.header:
         out.append("\n".join(overlay.header) + "\n")
-    names = list(_public_names(stub.module))
-    out.append("__all__ = [\n" + "".join(f'    "{n}",\n' for n in names) + "]\n")
-    classes = [
-        d for d in stub.defs.values() if d.lstrip("@#").startswith("class ") or "\nclass " in d
-    ]
-    funcs = [d for d in stub.defs.values() if d not in classes]
-    for c in classes:
-        out.append(c + "\n")
-    if funcs:
-        out.append("\n".join(funcs) + "\n")
+    _append_defs(out, hand.values())
+    out.append(HAND_END + "\n")
+    _append_defs(out, [d for n, d in stub.defs.items() if n not in hand])
     text = "\n".join(out)
     if stub.module == "ferrograd":
         text = text.replace("-> ferrograd.dtype", "-> dtype").replace(
             ": ferrograd.dtype", ": dtype"
         )
     return text
+
+
+def _append_defs(out, defs):
+    """Classes first, a blank line after each, then the functions."""
+    defs = list(defs)
+    classes = [d for d in defs if d.lstrip("@#").startswith("class ") or "\nclass " in d]
+    funcs = [d for d in defs if d not in classes]
+    for c in classes:
+        out.append(c + "\n")
+    if funcs:
+        out.append("\n".join(funcs) + "\n")
 
 
 def render_all():

@@ -129,19 +129,21 @@ impl Layout {
             None
         }
     }
-    /// Last storage index touched + 1 (0 for empty tensors).
+    /// Last storage index touched + 1 (the offset for empty tensors).
     pub fn storage_extent(&self) -> usize {
-        if self.numel() == 0 {
-            return self.offset;
+        self.offset + Layout::span(&self.shape, &self.strides)
+    }
+    /// Elements a view of `shape` and (non-negative) `strides` spans from
+    /// its first element: the last index it touches + 1, 0 when empty.
+    pub fn span(shape: &[usize], strides: &[usize]) -> usize {
+        if shape.contains(&0) {
+            return 0;
         }
-        self.offset
-            + self
-                .shape
-                .iter()
-                .zip(&self.strides)
-                .map(|(&d, &s)| (d - 1) * s)
-                .sum::<usize>()
-            + 1
+        1 + shape
+            .iter()
+            .zip(strides)
+            .map(|(&d, &s)| (d - 1) * s)
+            .sum::<usize>()
     }
 
     pub fn transpose(&self, d0: usize, d1: usize) -> Layout {

@@ -1,9 +1,10 @@
 """The type stubs (python/ferrograd/**/*.pyi) against the runtime: every public
 name is stubbed, nothing is stubbed that the runtime lacks, the checked-in
 stubs are what tools/gen_stubs.py writes now, and mypy --strict accepts them,
-a typed smoke test (tests/typing/smoke.py) and examples/custom_functions.py."""
+a typed smoke test (tests/typing/smoke.py) and the examples (examples/*.py)."""
 
 import ast
+import glob
 import importlib
 import importlib.util
 import os
@@ -168,7 +169,7 @@ def test_stubs_are_up_to_date():
 
 def test_mypy_strict(tmp_path):
     """mypy --strict accepts the stubs themselves, the typed smoke test and
-    examples/custom_functions.py (one run: numpy's stubs are slow to load)."""
+    every Python example (one run: numpy's stubs are slow to load)."""
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed")
     # The stubs alone, without the .py files beside them, so that mypy checks
@@ -180,6 +181,7 @@ def test_mypy_strict(tmp_path):
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, dest)
     (pkg / "ferrograd" / "py.typed").write_text("")
+    examples = sorted(glob.glob(os.path.join(ROOT, "examples", "*.py")))
     cmd = [
         sys.executable,
         "-m",
@@ -191,12 +193,12 @@ def test_mypy_strict(tmp_path):
         str(tmp_path / "mypy-cache"),
         str(pkg / "ferrograd"),
         os.path.join(ROOT, "tests", "typing", "smoke.py"),
-        os.path.join(ROOT, "examples", "custom_functions.py"),
+        *examples,
     ]
     env = dict(os.environ, MYPYPATH=str(pkg))
     r = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-    n = len(GEN.MODULES) + 2
+    n = len(GEN.MODULES) + 1 + len(examples)
     assert f"Success: no issues found in {n} source files" in r.stdout, r.stdout
 
 

@@ -91,8 +91,12 @@
 // decimal).
 #![allow(clippy::excessive_precision)]
 
+#[macro_use]
+mod common;
 pub mod float32;
 pub mod float64;
+#[cfg(test)]
+mod test_support;
 
 pub use float32::*;
 pub use float64::*;

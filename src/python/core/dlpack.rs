@@ -372,16 +372,7 @@ fn _from_dlpack(capsule: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     }
     let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
     let strides: Vec<usize> = strides.iter().map(|&s| s as usize).collect();
-    let numel: usize = shape.iter().product();
-    let extent = if numel == 0 {
-        0
-    } else {
-        1 + shape
-            .iter()
-            .zip(&strides)
-            .map(|(&d, &s)| (d - 1) * s)
-            .sum::<usize>()
-    };
+    let extent = Layout::span(&shape, &strides);
     let data = (dl.data as *mut u8).wrapping_add(dl.byte_offset as usize);
     if extent > 0 && !(data as usize).is_multiple_of(dtype.itemsize()) {
         return Err(PyBufferError::new_err(

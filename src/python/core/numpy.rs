@@ -239,16 +239,7 @@ fn borrow_array(arr: &Bound<'_, PyUntypedArray>, dtype: DType) -> PyResult<Tenso
     debug_assert_eq!(descr.itemsize(), itemsize);
     let shape: Vec<usize> = arr.shape().to_vec();
     let strides = element_strides(arr, itemsize)?;
-    let numel: usize = shape.iter().product();
-    let extent = if numel == 0 {
-        0
-    } else {
-        1 + shape
-            .iter()
-            .zip(&strides)
-            .map(|(&d, &s)| (d - 1) * s)
-            .sum::<usize>()
-    };
+    let extent = Layout::span(&shape, &strides);
     // SAFETY: `as_array_ptr` is a live PyArrayObject (we hold `arr`).
     let data = unsafe { (*npyffi::_PyArray_GET_ITEM_DATA(arr.as_array_ptr())).data } as *mut u8;
     if dtype == DType::Bool && extent > 0 {

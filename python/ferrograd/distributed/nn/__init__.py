@@ -1,31 +1,7 @@
 """Differentiable collectives (torch.distributed.nn)."""
 
+# The collectives, as functional.__all__ lists them.
 from . import functional
-from .functional import (
-    all_gather,
-    all_reduce,
-    all_to_all,
-    all_to_all_single,
-    broadcast,
-    copy_to_parallel_region,
-    gather,
-    reduce,
-    reduce_from_parallel_region,
-    reduce_scatter,
-    scatter,
-)
+from .functional import *
 
-__all__ = [
-    "functional",
-    "all_gather",
-    "all_reduce",
-    "all_to_all",
-    "all_to_all_single",
-    "broadcast",
-    "copy_to_parallel_region",
-    "gather",
-    "reduce",
-    "reduce_from_parallel_region",
-    "reduce_scatter",
-    "scatter",
-]
+__all__ = ["functional"] + functional.__all__

@@ -7,14 +7,8 @@
 
 use std::f32::consts::{FRAC_1_SQRT_2, FRAC_2_PI, LOG10_E, LOG2_E};
 
-#[inline(always)]
-fn select(c: bool, a: f32, b: f32) -> f32 {
-    if c {
-        a
-    } else {
-        b
-    }
-}
+width_common! { f32, u32,
+magic = 12_582_912.0, sinh_big = 88.0, erf_clamp = 4.0, erfc_mid = 2.4375 }
 
 /// e^x (Cephes' expf polynomial; the scale 2^n is applied in two halves so
 /// results down to the subnormal range and up to overflow are exact).
@@ -34,7 +28,6 @@ pub fn exp_f32(x: f32) -> f32 {
 /// two-part ln2, so r is exact to float precision), for |x| <= 104.
 #[inline(always)]
 fn exp_reduce(x: f32) -> (f32, i32) {
-    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
     let t = x.mul_add(std::f32::consts::LOG2_E, MAGIC);
     let n = t - MAGIC;
     let r = n.mul_add(-0.693_359_4, x);
@@ -83,20 +76,6 @@ fn ln_parts(x: f32) -> (f32, f32, f32, f32) {
         * m
         + 3.333_333_1e-1;
     (m, z, p, e as f32)
-}
-
-/// NaN below 0 (and for NaN), -inf at ±0, +inf at +inf, else `r`.
-#[inline(always)]
-fn log_specials(x: f32, r: f32) -> f32 {
-    select(
-        x.is_nan() || x < 0.0,
-        f32::NAN,
-        select(
-            x == 0.0,
-            f32::NEG_INFINITY,
-            select(x == f32::INFINITY, x, r),
-        ),
-    )
 }
 
 /// Natural logarithm (Cephes' logf polynomial), subnormals included.
@@ -172,52 +151,6 @@ pub fn tanh_f32(x: f32) -> f32 {
     f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000))
 }
 
-/// `1 / (1 + e^-x)`.
-#[inline(always)]
-pub fn sigmoid_f32(x: f32) -> f32 {
-    1.0 / (1.0 + exp_f32(-x))
-}
-
-/// `x / (1 + e^-x)`.
-#[inline(always)]
-pub fn silu_f32(x: f32) -> f32 {
-    x / (1.0 + exp_f32(-x))
-}
-
-/// gelu's tanh approximation on [`tanh_f32`].
-#[inline(always)]
-pub fn gelu_tanh_f32(x: f32) -> f32 {
-    const K_BETA: f32 = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
-    let inner = K_BETA * (x + 0.044_715 * x * x * x);
-    0.5 * x * (1.0 + tanh_f32(inner))
-}
-
-/// `c[0] + c[1] x + ...`: pairs `c[2i] + c[2i+1] x`, combined by Horner's
-/// rule in `x^2`.
-#[inline(always)]
-fn poly<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
-    let x2 = x * x;
-    let mut i = N;
-    let mut acc = if N % 2 == 1 {
-        i -= 1;
-        c[N - 1]
-    } else {
-        i -= 2;
-        c[N - 1].mul_add(x, c[N - 2])
-    };
-    while i >= 2 {
-        acc = acc.mul_add(x2, c[i - 1].mul_add(x, c[i - 2]));
-        i -= 2;
-    }
-    acc
-}
-
-/// `|r|` with the sign of `s` (NaN stays NaN).
-#[inline(always)]
-fn with_sign_of(r: f32, s: f32) -> f32 {
-    f32::from_bits((r.to_bits() & 0x7fff_ffff) | (s.to_bits() & 0x8000_0000))
-}
-
 /// 2^n for an integer n in [-126, 127] (bits).
 #[inline(always)]
 fn pow2(n: i32) -> f32 {
@@ -234,21 +167,6 @@ const EXPM1_Q: [f32; 5] = [
     0.001392616,
     0.00019861953,
 ];
-
-/// e^r - 1 for |r| <= 0.3466: `r + r^2 (1/2 + r Q(r))`.
-#[inline(always)]
-fn expm1_poly(r: f32) -> f32 {
-    let h = r.mul_add(poly(r, &EXPM1_Q), 0.5);
-    (r * r).mul_add(h, r)
-}
-
-/// e^x for x in [-87, 0] (one scale, no clamping).
-#[inline(always)]
-fn exp_normal(x: f32) -> f32 {
-    let (r, n) = exp_reduce(x);
-    let s = pow2(n);
-    expm1_poly(r).mul_add(s, s)
-}
 
 /// e^x - 1, accurate near 0: `2^n (e^r - 1) + (2^n - 1)` in one FMA (the
 /// scale in two steps above 2^64).
@@ -267,9 +185,10 @@ pub fn exp_m1_f32(x: f32) -> f32 {
 
 // ----- erf, gelu -----
 
-/// erf(x) / x in z = x^2 <= 0.875^2, relative error 2^-32.2.
-const ERF_P: [f32; 7] = [
-    std::f32::consts::FRAC_2_SQRT_PI, // the fit's value
+/// erf(x) / x = 2/sqrt(pi) + z Q(z) in z = x^2 <= 0.875^2 (the fit's constant
+/// term is 2/sqrt(pi) itself; `tools/vmath_fit.py` prints the fit as ERF_P, that
+/// term first), relative error 2^-32.2.
+const ERF_Q: [f32; 6] = [
     -0.37612635,
     0.11283733,
     -0.026861584,
@@ -293,70 +212,6 @@ const ERFC_E: [f32; 10] = [
     -3.8792718e-05,
 ];
 
-/// ERF_P without its constant term.
-const ERF_Q: [f32; 6] = [ERF_P[1], ERF_P[2], ERF_P[3], ERF_P[4], ERF_P[5], ERF_P[6]];
-
-/// The error function: `x P(x^2)` for |x| < 0.875, else
-/// `±(1 - e^-x^2 E(|x|))` with |x| clamped to 4 (where erf rounds to ±1).
-#[inline(always)]
-pub fn erf_f32(x: f32) -> f32 {
-    let ax = x.abs();
-    // x c0 + x z Q(z) with one rounding of the leading term
-    let z = x * x;
-    let small = ERF_P[0].mul_add(x, (x * z) * poly(z, &ERF_Q));
-    let small = select(x == 0.0, x, small); // keeps -0.0
-                                            // NaN fails the test and stays NaN.
-    let xb = select(ax > 4.0, 4.0, ax);
-    let e = exp_normal(-(xb * xb));
-    let big = (-e).mul_add(poly(xb - 2.4375, &ERFC_E), 1.0);
-    select(ax < 0.875, small, with_sign_of(big, x))
-}
-
-/// gelu `x Φ(x) = x/2 (1 + erf(x / √2))`.
-#[inline(always)]
-pub fn gelu_f32(x: f32) -> f32 {
-    x * 0.5 * (1.0 + erf_f32(x * FRAC_1_SQRT_2))
-}
-
-/// d gelu / dx = Φ(x) + x φ(x).
-#[inline(always)]
-pub fn gelu_grad_f32(x: f32) -> f32 {
-    const K_ALPHA: f32 =
-        (std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5) as f32;
-    let cdf = 0.5 * (1.0 + erf_f32(x * FRAC_1_SQRT_2));
-    let pdf = exp_f32(-0.5 * x * x) * K_ALPHA;
-    cdf + x * pdf
-}
-
-/// The derivative of [`gelu_tanh_f32`].
-#[inline(always)]
-pub fn gelu_tanh_grad_f32(x: f32) -> f32 {
-    const K_BETA: f32 = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
-    const K_KAPPA: f32 = 0.044_715;
-    let x_sq = x * x;
-    let inner = K_BETA * (x + K_KAPPA * x_sq * x);
-    let t = tanh_f32(inner);
-    let left = 0.5 * x;
-    let right = 1.0 + t;
-    let left_d = 0.5 * right;
-    let right_d = left * (1.0 - t * t) * K_BETA * (1.0 + 3.0 * K_KAPPA * x_sq);
-    left_d + right_d
-}
-
-/// log(sigmoid(x)) = `min(x, 0) - ln(1 + e^-|x|)` (ATen's formula).
-#[inline(always)]
-pub fn log_sigmoid_f32(x: f32) -> f32 {
-    // NaN: 0 - NaN
-    select(x < 0.0, x, 0.0) - ln_1p_f32(exp_f32(-x.abs()))
-}
-
-/// d silu / dx = s (1 + x (1 - s)), s = sigmoid(x).
-#[inline(always)]
-pub fn silu_grad_f32(x: f32) -> f32 {
-    let s = sigmoid_f32(x);
-    s * (1.0 + x * (1.0 - s))
-}
-
 // ----- sin, cos, tan -----
 
 /// Beyond this |x| the reduction below loses accuracy (and sin, cos, tan
@@ -375,155 +230,10 @@ const SIN_S: [f32; 3] = [-0.16666664, 0.008332745, -0.00019587298];
 /// (cos r - 1 + r^2/2) / r^4 in z = r^2 <= 0.617, relative error 2^-24.3.
 const COS_C: [f32; 3] = [0.041666664, -0.00138883, 2.4547546e-05];
 
-/// `x = n pi/2 + r` with |r| <= pi/4 (plus rounding): (sin r, cos r, n's
-/// low bits).
-#[inline(always)]
-fn sincos_reduced(x: f32) -> (f32, f32, u32) {
-    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
-    let t = x.mul_add(FRAC_2_PI, MAGIC);
-    let n = t - MAGIC;
-    let r = (-n).mul_add(PIO2_1, x);
-    let r = (-n).mul_add(PIO2_2, r);
-    let r = (-n).mul_add(PIO2_3, r);
-    let z = r * r;
-    let s = (r * z).mul_add(poly(z, &SIN_S), r);
-    // cos r = w + (the rounding error of w + r^4 C), w = 1 - r^2/2 rounded
-    let hr = -0.5 * r;
-    let w = hr.mul_add(r, 1.0);
-    let e = hr.mul_add(r, 1.0 - w);
-    let c = w + (z * z).mul_add(poly(z, &COS_C), e);
-    (s, c, t.to_bits())
-}
-
-/// `v` negated where bit 1 of `q` is set.
-#[inline(always)]
-fn negate_if_bit1(v: f32, q: u32) -> f32 {
-    f32::from_bits(v.to_bits() ^ ((q & 2) << 30))
-}
-
-/// sin(x) for |x| <= [`TRIG_LIMIT_F32`] (and NaN, ±inf: NaN); branch-free.
-#[inline(always)]
-pub fn sin_f32_reduced(x: f32) -> f32 {
-    let (s, c, q) = sincos_reduced(x);
-    let v = negate_if_bit1(select(q & 1 == 1, c, s), q);
-    // keeps -0.0
-    select(x == 0.0, x, v)
-}
-
-/// cos(x) for |x| <= [`TRIG_LIMIT_F32`]; branch-free.
-#[inline(always)]
-pub fn cos_f32_reduced(x: f32) -> f32 {
-    let (s, c, q) = sincos_reduced(x);
-    negate_if_bit1(select(q & 1 == 1, s, c), q.wrapping_add(1))
-}
-
-/// tan(x) for |x| <= [`TRIG_LIMIT_F32`]: `sin r / cos r`, or `-cos r / sin r`
-/// for odd n; branch-free.
-#[inline(always)]
-pub fn tan_f32_reduced(x: f32) -> f32 {
-    let (s, c, q) = sincos_reduced(x);
-    let odd = q & 1 == 1;
-    let v = select(odd, c, s) / select(odd, -s, c);
-    select(x == 0.0, x, v)
-}
-
-/// Whether |x| is beyond the fast reduction (NaN is not).
-#[inline(always)]
-pub fn trig_slow_f32(x: f32) -> bool {
-    x.abs() > TRIG_LIMIT_F32
-}
-
-fn sin_exact(x: f32) -> f32 {
-    (x as f64).sin() as f32
-}
-fn cos_exact(x: f32) -> f32 {
-    (x as f64).cos() as f32
-}
-fn tan_exact(x: f32) -> f32 {
-    (x as f64).tan() as f32
-}
-
-/// sin(x) for every x (float64 libm beyond [`TRIG_LIMIT_F32`]); a branch, so
-/// for single elements: slices take [`super::Sin`].
-#[inline(always)]
-pub fn sin_f32(x: f32) -> f32 {
-    if trig_slow_f32(x) {
-        sin_exact(x)
-    } else {
-        sin_f32_reduced(x)
-    }
-}
-
-/// cos(x) for every x, as [`sin_f32`].
-#[inline(always)]
-pub fn cos_f32(x: f32) -> f32 {
-    if trig_slow_f32(x) {
-        cos_exact(x)
-    } else {
-        cos_f32_reduced(x)
-    }
-}
-
-/// tan(x) for every x, as [`sin_f32`].
-#[inline(always)]
-pub fn tan_f32(x: f32) -> f32 {
-    if trig_slow_f32(x) {
-        tan_exact(x)
-    } else {
-        tan_f32_reduced(x)
-    }
-}
-
 #[cfg(test)]
 mod tests;
 
 // ----- sinh, cosh, softplus -----
-
-/// `(e^|x|/2) e^|x|/2` as `h = (t / 2) t`, `t = e^(|x|/2)`: finite until
-/// the result overflows.
-#[inline(always)]
-fn half_exp_abs(ax: f32) -> f32 {
-    let t = exp_f32(0.5 * ax);
-    (0.5 * t) * t
-}
-
-/// sinh x: `(u + u / (u + 1)) / 2` with `u = e^|x| - 1` (no
-/// cancellation near 0; two positive terms), and where u overflows (|x|
-/// above 88.0) `h - 1 / (4h)` with `h = e^|x| / 2`; x's sign goes on.
-#[inline(always)]
-pub fn sinh_f32(x: f32) -> f32 {
-    let ax = x.abs();
-    let u = exp_m1_f32(ax);
-    let small = 0.5 * (u + u / (u + 1.0));
-    let h = half_exp_abs(ax);
-    let big = h - 0.25 / h;
-    // NaN fails the test and stays NaN (big is NaN too).
-    with_sign_of(select(ax < 88.0, small, big), x)
-}
-
-/// cosh x: `h + 1 / (4h)` with `h = e^|x| / 2`.
-#[inline(always)]
-pub fn cosh_f32(x: f32) -> f32 {
-    let h = half_exp_abs(x.abs());
-    h + 0.25 / h
-}
-
-/// softplus `log(1 + e^(βx)) / β`, or x where `βx > threshold` (torch's
-/// formula, on the vectorised exp and log1p).
-#[inline(always)]
-pub fn softplus_f32(x: f32, beta: f32, threshold: f32) -> f32 {
-    let bx = x * beta;
-    select(bx > threshold, x, ln_1p_f32(exp_f32(bx)) / beta)
-}
-
-/// d softplus / dx: `z / (z + 1)` with `z = e^(βx)`, or 1 where
-/// `βx > threshold` (torch's formula).
-#[inline(always)]
-pub fn softplus_grad_f32(x: f32, beta: f32, threshold: f32) -> f32 {
-    let bx = x * beta;
-    let z = exp_f32(bx);
-    select(bx > threshold, 1.0, z / (z + 1.0))
-}
 
 // ----- atan, asin, acos (Cephes' float32 polynomials) -----
 
@@ -590,8 +300,7 @@ pub fn acos_f32(x: f32) -> f32 {
 /// 2^n in two halves (as [`exp_f32`]).
 #[inline(always)]
 pub fn exp2_f32(x: f32) -> f32 {
-    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
-                                     // NaN fails both tests and stays NaN.
+    // NaN fails both tests and stays NaN.
     let xc = select(x < -151.0, -151.0, select(x > 129.0, 129.0, x));
     let t = xc + MAGIC;
     let nf = t - MAGIC;
@@ -599,59 +308,6 @@ pub fn exp2_f32(x: f32) -> f32 {
     let y = exp_poly((xc - nf) * std::f32::consts::LN_2);
     let h = n >> 1;
     y * pow2(h) * pow2(n.wrapping_sub(h))
-}
-
-/// `log(e^a + e^b)` as `max + log1p(e^-|a - b|)` (ATen's formula; equal
-/// infinities give themselves).
-#[inline(always)]
-pub fn logaddexp_f32(a: f32, b: f32) -> f32 {
-    let m = a.max(b);
-    let r = m + ln_1p_f32(exp_f32(-(a - b).abs()));
-    select(a.is_infinite() && a == b, a, r)
-}
-
-/// `log2(2^a + 2^b)` as `max + log1p(2^-|a - b|) / ln 2`.
-#[inline(always)]
-pub fn logaddexp2_f32(a: f32, b: f32) -> f32 {
-    let m = a.max(b);
-    let r = m + ln_1p_f32(exp2_f32(-(a - b).abs())) * LOG2_E;
-    select(a.is_infinite() && a == b, a, r)
-}
-
-/// atan2(y, x): atan of `min(|x|, |y|) / max(|x|, |y|)` (0 for two zeros,
-/// 1 for two infinities), reflected into the right octant, y's sign put
-/// back; x's sign bit picks the left half plane (so -0 does).
-#[inline(always)]
-pub fn atan2_f32(y: f32, x: f32) -> f32 {
-    use std::f32::consts::{FRAC_PI_2, PI};
-    let (ax, ay) = (x.abs(), y.abs());
-    let swap = ay > ax;
-    let (num, den) = (select(swap, ax, ay), select(swap, ay, ax));
-    let t = select(
-        den == 0.0,
-        0.0,
-        select(num == f32::INFINITY, 1.0, num / den),
-    );
-    let a = atan_f32(t);
-    let a = select(swap, FRAC_PI_2 - a, a);
-    let a = select(x.is_sign_negative(), PI - a, a);
-    // NaN in either: the comparisons fail or t is NaN, and so is a
-    let a = select(x.is_nan() || y.is_nan(), f32::NAN, a);
-    with_sign_of(a, y)
-}
-
-/// hypot(a, b) = `m sqrt(1 + (n/m)^2)` with m, n the larger and smaller of
-/// |a|, |b| (no overflow or underflow of the squares); 0 for two zeros, inf
-/// where either is infinite (even beside a NaN, as C's).
-#[inline(always)]
-pub fn hypot_f32(a: f32, b: f32) -> f32 {
-    let (aa, ab) = (a.abs(), b.abs());
-    let (m, n) = (aa.max(ab), aa.min(ab));
-    let r = n / m;
-    let h = m * r.mul_add(r, 1.0).sqrt();
-    let h = select(m == 0.0, 0.0, h);
-    let h = select(a.is_nan() || b.is_nan(), f32::NAN, h);
-    select(aa == f32::INFINITY || ab == f32::INFINITY, f32::INFINITY, h)
 }
 
 /// `x^y` (C99's pow), computed in float64 arithmetic

@@ -8,45 +8,8 @@
 
 use std::f64::consts::{FRAC_1_SQRT_2, FRAC_2_PI, LOG10_E, LOG2_E};
 
-#[inline(always)]
-fn sel(c: bool, a: f64, b: f64) -> f64 {
-    if c {
-        a
-    } else {
-        b
-    }
-}
-
-/// `|r|` with the sign of `s` (NaN stays NaN).
-#[inline(always)]
-fn with_sign_of(r: f64, s: f64) -> f64 {
-    f64::from_bits((r.to_bits() & !SIGN) | (s.to_bits() & SIGN))
-}
-
-const SIGN: u64 = 1 << 63;
-/// 1.5 * 2^52: adding it rounds a float64 below 2^51 to an integer, which
-/// then sits in the low bits of the sum's bit pattern.
-const MAGIC: f64 = 6_755_399_441_055_744.0;
-
-/// `c[0] + c[1] x + ...`: pairs `c[2i] + c[2i+1] x`, combined by Horner's
-/// rule in `x^2`.
-#[inline(always)]
-fn poly<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
-    let x2 = x * x;
-    let mut i = N;
-    let mut acc = if N % 2 == 1 {
-        i -= 1;
-        c[N - 1]
-    } else {
-        i -= 2;
-        c[N - 1].mul_add(x, c[N - 2])
-    };
-    while i >= 2 {
-        acc = acc.mul_add(x2, c[i - 1].mul_add(x, c[i - 2]));
-        i -= 2;
-    }
-    acc
-}
+width_common! { f64, u64,
+magic = 6_755_399_441_055_744.0, sinh_big = 709.0, erf_clamp = 6.0, erfc_mid = 3.4375 }
 
 /// 2^n for an integer n in [-1022, 1023] (bits).
 #[inline(always)]
@@ -78,7 +41,7 @@ const EXPM1_Q: [f64; 10] = [
 /// `x = n ln2 + r` with `|r| <= 0.3466` and n an integer, for |x| < 2^50
 /// (n as an integer in the second value).
 #[inline(always)]
-fn reduce_ln2(x: f64) -> (f64, i64) {
+fn exp_reduce(x: f64) -> (f64, i64) {
     let t = x.mul_add(LOG2_E, MAGIC);
     let n = t - MAGIC;
     let r = (-n).mul_add(LN2_HI, x);
@@ -86,30 +49,21 @@ fn reduce_ln2(x: f64) -> (f64, i64) {
     (r, (t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64))
 }
 
-/// e^r - 1 for |r| <= 0.3466: `r + r^2 (1/2 + r Q(r))`.
-#[inline(always)]
-fn expm1_poly(r: f64) -> f64 {
-    let h = r.mul_add(poly(r, &EXPM1_Q), 0.5);
-    (r * r).mul_add(h, r)
-}
-
-/// e^x for x in [-708, 0] (one scale, no clamping).
-#[inline(always)]
-fn exp_normal(x: f64) -> f64 {
-    let (r, n) = reduce_ln2(x);
-    let s = pow2(n);
-    expm1_poly(r).mul_add(s, s)
-}
-
 /// e^x. The scale 2^n goes on in two halves, so results down to the
 /// subnormal range and up to overflow come out right.
 #[inline(always)]
 pub fn exp_f64(x: f64) -> f64 {
     // NaN fails both tests and stays NaN.
-    let xc = sel(x < -746.0, -746.0, sel(x > 710.0, 710.0, x));
-    let (r, n) = reduce_ln2(xc);
-    let p = expm1_poly(r);
-    // floor(n / 2) by a logical shift of n + 2048 (n >= -1076 here)
+    let xc = select(x < -746.0, -746.0, select(x > 710.0, 710.0, x));
+    let (r, n) = exp_reduce(xc);
+    scale_exp(expm1_poly(r), n)
+}
+
+/// `2^n (p + 1)` with the scale in two halves, so results down to the
+/// subnormal range and up to overflow come out right (n >= -1076).
+#[inline(always)]
+fn scale_exp(p: f64, n: i64) -> f64 {
+    // floor(n / 2) by a logical shift of n + 2048
     let h = ((n.wrapping_add(2048) as u64) >> 1) as i64 - 1024;
     let s1 = pow2(h);
     let s2 = pow2(n.wrapping_sub(h));
@@ -120,21 +74,21 @@ pub fn exp_f64(x: f64) -> f64 {
 /// in one FMA (the scale in two steps above 2^1000).
 #[inline(always)]
 fn expm1_core(x: f64) -> f64 {
-    let (r, n) = reduce_ln2(x);
+    let (r, n) = exp_reduce(x);
     let p = expm1_poly(r);
     let big = n > 1000;
     let s = pow2(n.wrapping_sub(if big { 100 } else { 0 }));
     let y = p.mul_add(s, s - 1.0);
-    y * sel(big, 1.267_650_600_228_229_4e30, 1.0) // 2^100
+    y * select(big, 1.267_650_600_228_229_4e30, 1.0) // 2^100
 }
 
 /// e^x - 1, accurate near 0.
 #[inline(always)]
 pub fn exp_m1_f64(x: f64) -> f64 {
     // below -40 the result rounds to -1; NaN stays NaN
-    let xc = sel(x < -40.0, -40.0, sel(x > 710.0, 710.0, x));
+    let xc = select(x < -40.0, -40.0, select(x > 710.0, 710.0, x));
     // keeps -0.0
-    sel(x == 0.0, x, expm1_core(xc))
+    select(x == 0.0, x, expm1_core(xc))
 }
 
 // ----- ln, ln_1p -----
@@ -193,19 +147,8 @@ fn ln_core(u: f64, kadj: f64, c: f64) -> f64 {
 fn unsubnormal(x: f64) -> (f64, f64) {
     let sub = x < f64::MIN_POSITIVE;
     (
-        sel(sub, x * 18_014_398_509_481_984.0, x), // 2^54
-        sel(sub, 54.0, 0.0),
-    )
-}
-
-/// The special results shared by the logarithms: NaN below 0 (and for
-/// NaN), -inf at ±0, +inf at +inf, else `r`.
-#[inline(always)]
-fn log_specials(x: f64, r: f64) -> f64 {
-    sel(
-        x.is_nan() || x < 0.0,
-        f64::NAN,
-        sel(x == 0.0, f64::NEG_INFINITY, sel(x == f64::INFINITY, x, r)),
+        select(sub, x * 18_014_398_509_481_984.0, x), // 2^54
+        select(sub, 54.0, 0.0),
     )
 }
 
@@ -224,13 +167,13 @@ pub fn ln_1p_f64(x: f64) -> f64 {
     let b = u - 1.0;
     let err = (1.0 - (u - b)) + (x - b);
     let r = ln_core(u, 0.0, err / u);
-    sel(
+    select(
         x.is_nan() || x < -1.0,
         f64::NAN,
-        sel(
+        select(
             x == -1.0,
             f64::NEG_INFINITY,
-            sel(x == f64::INFINITY, x, sel(x == 0.0, x, r)),
+            select(x == f64::INFINITY, x, select(x == 0.0, x, r)),
         ),
     )
 }
@@ -293,80 +236,17 @@ pub fn log10_f64(x: f64) -> f64 {
 pub fn tanh_f64(x: f64) -> f64 {
     let ax = x.abs();
     // NaN fails the test and stays NaN.
-    let y = sel(ax > 20.0, 20.0, ax);
+    let y = select(ax > 20.0, 20.0, ax);
     let u = expm1_core(2.0 * y);
     with_sign_of(u / (u + 2.0), x)
 }
 
-/// `1 / (1 + e^-x)`.
-#[inline(always)]
-pub fn sigmoid_f64(x: f64) -> f64 {
-    1.0 / (1.0 + exp_f64(-x))
-}
-
-/// `x / (1 + e^-x)`.
-#[inline(always)]
-pub fn silu_f64(x: f64) -> f64 {
-    x / (1.0 + exp_f64(-x))
-}
-
-/// log(sigmoid(x)) = `min(x, 0) - ln(1 + e^-|x|)` (ATen's formula).
-#[inline(always)]
-pub fn log_sigmoid_f64(x: f64) -> f64 {
-    // NaN: 0 - NaN
-    sel(x < 0.0, x, 0.0) - ln_1p_f64(exp_f64(-x.abs()))
-}
-
-/// d silu / dx = s (1 + x (1 - s)), s = sigmoid(x).
-#[inline(always)]
-pub fn silu_grad_f64(x: f64) -> f64 {
-    let s = sigmoid_f64(x);
-    s * (1.0 + x * (1.0 - s))
-}
-
-const K_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
-const K_KAPPA: f64 = 0.044715;
-
-/// gelu's tanh approximation `0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))`.
-#[inline(always)]
-pub fn gelu_tanh_f64(x: f64) -> f64 {
-    let inner = K_BETA * (x + K_KAPPA * x * x * x);
-    0.5 * x * (1.0 + tanh_f64(inner))
-}
-
-/// The derivative of [`gelu_tanh_f64`].
-#[inline(always)]
-pub fn gelu_tanh_grad_f64(x: f64) -> f64 {
-    let x_sq = x * x;
-    let inner = K_BETA * (x + K_KAPPA * x_sq * x);
-    let t = tanh_f64(inner);
-    let left = 0.5 * x;
-    let right = 1.0 + t;
-    let left_d = 0.5 * right;
-    let right_d = left * (1.0 - t * t) * K_BETA * (1.0 + 3.0 * K_KAPPA * x_sq);
-    left_d + right_d
-}
-
-/// gelu `x Φ(x) = x/2 (1 + erf(x / √2))`.
-#[inline(always)]
-pub fn gelu_f64(x: f64) -> f64 {
-    x * 0.5 * (1.0 + erf_f64(x * FRAC_1_SQRT_2))
-}
-
-/// d gelu / dx = Φ(x) + x φ(x).
-#[inline(always)]
-pub fn gelu_grad_f64(x: f64) -> f64 {
-    const K_ALPHA: f64 = std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2 * 0.5;
-    let cdf = 0.5 * (1.0 + erf_f64(x * FRAC_1_SQRT_2));
-    let pdf = exp_f64(-0.5 * x * x) * K_ALPHA;
-    cdf + x * pdf
-}
-
 // ----- erf -----
 
-/// erf(x) / x in z = x^2 <= 0.875^2, relative error 2^-55.3.
-const ERF_P: [f64; 11] = [
-    std::f64::consts::FRAC_2_SQRT_PI, // the fit's value
+/// erf(x) / x = 2/sqrt(pi) + z Q(z) in z = x^2 <= 0.875^2 (the fit's constant
+/// term is 2/sqrt(pi) itself; `tools/vmath_fit.py` prints the fit as ERF_P, that
+/// term first), relative error 2^-55.3.
+const ERF_Q: [f64; 10] = [
     -0.3761263890318299,
     0.11283791670915581,
     -0.026866170637142677,
@@ -406,33 +286,6 @@ const ERFC_E: [f64; 22] = [
     -3.4906080804969837e-13,
 ];
 
-/// ERF_P without its constant term.
-const ERF_Q: [f64; 10] = {
-    let mut q = [0.0; 10];
-    let mut i = 0;
-    while i < 10 {
-        q[i] = ERF_P[i + 1];
-        i += 1;
-    }
-    q
-};
-
-/// The error function: `x P(x^2)` for |x| < 0.875, else
-/// `±(1 - e^-x^2 E(|x|))` with |x| clamped to 6 (where erf rounds to ±1).
-#[inline(always)]
-pub fn erf_f64(x: f64) -> f64 {
-    let ax = x.abs();
-    // x c0 + x z Q(z) with one rounding of the leading term
-    let z = x * x;
-    let small = ERF_P[0].mul_add(x, (x * z) * poly(z, &ERF_Q));
-    let small = sel(x == 0.0, x, small); // keeps -0.0
-                                         // NaN fails the test and stays NaN.
-    let xb = sel(ax > 6.0, 6.0, ax);
-    let e = exp_normal(-(xb * xb));
-    let big = (-e).mul_add(poly(xb - 3.4375, &ERFC_E), 1.0);
-    sel(ax < 0.875, small, with_sign_of(big, x))
-}
-
 // ----- sin, cos, tan -----
 
 /// Beyond this |x| the reduction below loses accuracy (and sin, cos, tan
@@ -469,142 +322,10 @@ const COS_C: [f64; 6] = [
     -1.1382543281305645e-11,
 ];
 
-/// `x = n pi/2 + r` with |r| <= pi/4 (plus rounding): (sin r, cos r, n's
-/// low bits).
-#[inline(always)]
-fn sincos_reduced(x: f64) -> (f64, f64, u64) {
-    let t = x.mul_add(FRAC_2_PI, MAGIC);
-    let n = t - MAGIC;
-    let r = (-n).mul_add(PIO2_1, x);
-    let r = (-n).mul_add(PIO2_2, r);
-    let r = (-n).mul_add(PIO2_3, r);
-    let z = r * r;
-    let s = (r * z).mul_add(poly(z, &SIN_S), r);
-    // cos r = w + (the rounding error of w + r^4 C), w = 1 - r^2/2 rounded
-    let hr = -0.5 * r;
-    let w = hr.mul_add(r, 1.0);
-    let e = hr.mul_add(r, 1.0 - w);
-    let c = w + (z * z).mul_add(poly(z, &COS_C), e);
-    (s, c, t.to_bits())
-}
-
-/// `v` negated where bit 1 of `q` is set.
-#[inline(always)]
-fn negate_if_bit1(v: f64, q: u64) -> f64 {
-    f64::from_bits(v.to_bits() ^ ((q & 2) << 62))
-}
-
-/// sin(x) for |x| <= [`TRIG_LIMIT_F64`] (and NaN, ±inf: NaN); branch-free.
-#[inline(always)]
-pub fn sin_f64_reduced(x: f64) -> f64 {
-    let (s, c, q) = sincos_reduced(x);
-    let v = negate_if_bit1(sel(q & 1 == 1, c, s), q);
-    // keeps -0.0
-    sel(x == 0.0, x, v)
-}
-
-/// cos(x) for |x| <= [`TRIG_LIMIT_F64`]; branch-free.
-#[inline(always)]
-pub fn cos_f64_reduced(x: f64) -> f64 {
-    let (s, c, q) = sincos_reduced(x);
-    negate_if_bit1(sel(q & 1 == 1, s, c), q.wrapping_add(1))
-}
-
-/// tan(x) for |x| <= [`TRIG_LIMIT_F64`]: `sin r / cos r`, or `-cos r / sin r`
-/// for odd n; branch-free.
-#[inline(always)]
-pub fn tan_f64_reduced(x: f64) -> f64 {
-    let (s, c, q) = sincos_reduced(x);
-    let odd = q & 1 == 1;
-    let v = sel(odd, c, s) / sel(odd, -s, c);
-    sel(x == 0.0, x, v)
-}
-
-/// Whether |x| is beyond the fast reduction (NaN is not).
-#[inline(always)]
-pub fn trig_slow_f64(x: f64) -> bool {
-    x.abs() > TRIG_LIMIT_F64
-}
-
-/// sin(x) for every x (libm beyond [`TRIG_LIMIT_F64`]); a branch, so for
-/// single elements: slices take [`super::Sin`].
-#[inline(always)]
-pub fn sin_f64(x: f64) -> f64 {
-    if trig_slow_f64(x) {
-        x.sin()
-    } else {
-        sin_f64_reduced(x)
-    }
-}
-
-/// cos(x) for every x, as [`sin_f64`].
-#[inline(always)]
-pub fn cos_f64(x: f64) -> f64 {
-    if trig_slow_f64(x) {
-        x.cos()
-    } else {
-        cos_f64_reduced(x)
-    }
-}
-
-/// tan(x) for every x, as [`sin_f64`].
-#[inline(always)]
-pub fn tan_f64(x: f64) -> f64 {
-    if trig_slow_f64(x) {
-        x.tan()
-    } else {
-        tan_f64_reduced(x)
-    }
-}
-
 #[cfg(test)]
 mod tests;
 
 // ----- sinh, cosh, softplus -----
-
-/// `(t / 2) t` with `t = e^(|x|/2)`: e^|x| / 2, finite until the result
-/// overflows.
-#[inline(always)]
-fn half_exp_abs(ax: f64) -> f64 {
-    let t = exp_f64(0.5 * ax);
-    (0.5 * t) * t
-}
-
-/// sinh x: `(u + u / (u + 1)) / 2` with `u = e^|x| - 1` (no
-/// cancellation near 0; two positive terms), and where u overflows (|x|
-/// above 709.0) `h - 1 / (4h)` with `h = e^|x| / 2`; x's sign goes on.
-#[inline(always)]
-pub fn sinh_f64(x: f64) -> f64 {
-    let ax = x.abs();
-    let u = exp_m1_f64(ax);
-    let small = 0.5 * (u + u / (u + 1.0));
-    let h = half_exp_abs(ax);
-    let big = h - 0.25 / h;
-    with_sign_of(sel(ax < 709.0, small, big), x)
-}
-
-/// cosh x: `h + 1 / (4h)` with `h = e^|x| / 2`.
-#[inline(always)]
-pub fn cosh_f64(x: f64) -> f64 {
-    let h = half_exp_abs(x.abs());
-    h + 0.25 / h
-}
-
-/// softplus `log(1 + e^(βx)) / β`, or x where `βx > threshold`.
-#[inline(always)]
-pub fn softplus_f64(x: f64, beta: f64, threshold: f64) -> f64 {
-    let bx = x * beta;
-    sel(bx > threshold, x, ln_1p_f64(exp_f64(bx)) / beta)
-}
-
-/// d softplus / dx: `z / (z + 1)` with `z = e^(βx)`, or 1 where
-/// `βx > threshold`.
-#[inline(always)]
-pub fn softplus_grad_f64(x: f64, beta: f64, threshold: f64) -> f64 {
-    let bx = x * beta;
-    let z = exp_f64(bx);
-    sel(bx > threshold, 1.0, z / (z + 1.0))
-}
 
 // ----- atan (Cephes' rational function) -----
 
@@ -635,13 +356,13 @@ pub fn atan_f64(x: f64) -> f64 {
     let ax = x.abs();
     let big = ax > T3P8;
     let mid = ax > 0.66;
-    let t = sel(big, -1.0 / ax, sel(mid, (ax - 1.0) / (ax + 1.0), ax));
-    let y0 = sel(
+    let t = select(big, -1.0 / ax, select(mid, (ax - 1.0) / (ax + 1.0), ax));
+    let y0 = select(
         big,
         std::f64::consts::FRAC_PI_2,
-        sel(mid, std::f64::consts::FRAC_PI_4, 0.0),
+        select(mid, std::f64::consts::FRAC_PI_4, 0.0),
     );
-    let lo = sel(big, PIO2_LO, sel(mid, 0.5 * PIO2_LO, 0.0));
+    let lo = select(big, PIO2_LO, select(mid, 0.5 * PIO2_LO, 0.0));
     let z = t * t;
     let r = z * poly(z, &ATAN_P) / poly(z, &ATAN_Q);
     with_sign_of(y0 + (r.mul_add(t, t) + lo), x)
@@ -654,51 +375,13 @@ pub fn atan_f64(x: f64) -> f64 {
 #[inline(always)]
 pub fn exp2_f64(x: f64) -> f64 {
     // NaN fails both tests and stays NaN.
-    let xc = sel(x < -1076.0, -1076.0, sel(x > 1025.0, 1025.0, x));
+    let xc = select(x < -1076.0, -1076.0, select(x > 1025.0, 1025.0, x));
     let t = xc + MAGIC;
     let nf = t - MAGIC;
     let n = (t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
     let r = xc - nf;
     let rl = r.mul_add(LN2_HI, r * LN2_LO);
-    let p = expm1_poly(rl);
-    let h = ((n.wrapping_add(2048) as u64) >> 1) as i64 - 1024;
-    let s1 = pow2(h);
-    let s2 = pow2(n.wrapping_sub(h));
-    p.mul_add(s1, s1) * s2
-}
-
-/// `log(e^a + e^b)` as `max + log1p(e^-|a - b|)` (ATen's formula; equal
-/// infinities give themselves).
-#[inline(always)]
-pub fn logaddexp_f64(a: f64, b: f64) -> f64 {
-    let m = a.max(b);
-    let r = m + ln_1p_f64(exp_f64(-(a - b).abs()));
-    sel(a.is_infinite() && a == b, a, r)
-}
-
-/// `log2(2^a + 2^b)` as `max + log1p(2^-|a - b|) / ln 2`.
-#[inline(always)]
-pub fn logaddexp2_f64(a: f64, b: f64) -> f64 {
-    let m = a.max(b);
-    let r = m + ln_1p_f64(exp2_f64(-(a - b).abs())) * LOG2_E;
-    sel(a.is_infinite() && a == b, a, r)
-}
-
-/// atan2(y, x): atan of `min(|x|, |y|) / max(|x|, |y|)` (0 for two zeros,
-/// 1 for two infinities), reflected into the right octant, y's sign put
-/// back; x's sign bit picks the left half plane (so -0 does).
-#[inline(always)]
-pub fn atan2_f64(y: f64, x: f64) -> f64 {
-    use std::f64::consts::{FRAC_PI_2, PI};
-    let (ax, ay) = (x.abs(), y.abs());
-    let swap = ay > ax;
-    let (num, den) = (sel(swap, ax, ay), sel(swap, ay, ax));
-    let t = sel(den == 0.0, 0.0, sel(num == f64::INFINITY, 1.0, num / den));
-    let a = atan_f64(t);
-    let a = sel(swap, FRAC_PI_2 - a, a);
-    let a = sel(x.is_sign_negative(), PI - a, a);
-    let a = sel(x.is_nan() || y.is_nan(), f64::NAN, a);
-    with_sign_of(a, y)
+    scale_exp(expm1_poly(rl), n)
 }
 
 /// atanh x = `log1p(2|x| / (1 - |x|)) / 2` (fdlibm's form above 1/2; 1 - |x|
@@ -710,30 +393,16 @@ pub fn atanh_f64(x: f64) -> f64 {
     let ax = x.abs();
     let t = 2.0 * ax;
     // one log1p, of the selected form's argument
-    let arg = sel(ax < 0.5, t.mul_add(ax / (1.0 - ax), t), t / (1.0 - ax));
+    let arg = select(ax < 0.5, t.mul_add(ax / (1.0 - ax), t), t / (1.0 - ax));
     let r = 0.5 * ln_1p_f64(arg);
     // beyond 1: 1 - |x| < 0 gives a negative quotient below -1, NaN
-    with_sign_of(sel(ax > 1.0, f64::NAN, r), x)
+    with_sign_of(select(ax > 1.0, f64::NAN, r), x)
 }
 
 /// atanh of a float32, computed in float64 (then rounded once).
 #[inline(always)]
 pub fn atanh_f32_via_f64(x: f32) -> f32 {
     atanh_f64(x as f64) as f32
-}
-
-/// hypot(a, b) = `m sqrt(1 + (n/m)^2)` with m, n the larger and smaller of
-/// |a|, |b| (no overflow or underflow of the squares); 0 for two zeros, inf
-/// where either is infinite (even beside a NaN, as C's).
-#[inline(always)]
-pub fn hypot_f64(a: f64, b: f64) -> f64 {
-    let (aa, ab) = (a.abs(), b.abs());
-    let (m, n) = (aa.max(ab), aa.min(ab));
-    let r = n / m;
-    let h = m * r.mul_add(r, 1.0).sqrt();
-    let h = sel(m == 0.0, 0.0, h);
-    let h = sel(a.is_nan() || b.is_nan(), f64::NAN, h);
-    sel(aa == f64::INFINITY || ab == f64::INFINITY, f64::INFINITY, h)
 }
 
 /// asinh x (fdlibm's three forms on the vmath logs, all computed and one
@@ -747,8 +416,8 @@ pub fn asinh_f64(x: f64) -> f64 {
     let huge = ln_f64(ax) + LN2_HI;
     let big = ln_f64(2.0 * ax + 1.0 / ((t + 1.0).sqrt() + ax));
     let small = ln_1p_f64(ax + t / (1.0 + (1.0 + t).sqrt()));
-    let r = sel(ax > 268_435_456.0, huge, sel(ax > 2.0, big, small));
-    with_sign_of(sel(ax < 3.725_290_298_461_914e-9, ax, r), x)
+    let r = select(ax > 268_435_456.0, huge, select(ax > 2.0, big, small));
+    with_sign_of(select(ax < 3.725_290_298_461_914e-9, ax, r), x)
 }
 
 /// acosh x (fdlibm's forms): `ln x + ln2` above 2^28, `ln(2x - 1/(x +
@@ -760,8 +429,8 @@ pub fn acosh_f64(x: f64) -> f64 {
     let big = ln_f64(2.0 * x - 1.0 / (x + x.mul_add(x, -1.0).sqrt()));
     let t = x - 1.0;
     let small = ln_1p_f64(t + t.mul_add(t, 2.0 * t).sqrt());
-    let r = sel(x > 268_435_456.0, huge, sel(x > 2.0, big, small));
-    sel(x < 1.0, f64::NAN, r)
+    let r = select(x > 268_435_456.0, huge, select(x > 2.0, big, small));
+    select(x < 1.0, f64::NAN, r)
 }
 
 /// asinh of a float32, computed in float64 (then rounded once).

@@ -2,6 +2,7 @@
 //! and bitwise path agreement of the float32 functions.
 
 use super::*;
+use crate::kernels::unary::vmath::test_support::either_nan;
 use crate::kernels::unary::vmath::{self, Unary};
 
 /// Distance in ulps between two f32 (through zero if the signs differ; 0
@@ -82,22 +83,39 @@ fn check(name: &str, fast: impl Fn(f32) -> f32, exact: impl Fn(f64) -> f64, max:
     );
 }
 
-#[test]
-fn exp_is_accurate() {
-    check("exp", exp_f32, f64::exp, 2);
+/// One `#[test]` per row: the float32 functions against float64 (`check`:
+/// name, function, reference, most ulps).
+macro_rules! accuracy_tests {
+    ($($test:ident { $($name:literal: $fast:expr, $exact:expr, $max:literal;)+ })*) => {
+        $(
+            #[test]
+            fn $test() {
+                $(check($name, $fast, $exact, $max);)+
+            }
+        )*
+    };
 }
-#[test]
-fn exp_m1_is_accurate() {
-    check("exp_m1", exp_m1_f32, f64::exp_m1, 2);
+
+accuracy_tests! {
+    exp_is_accurate { "exp": exp_f32, f64::exp, 2; }
+    exp_m1_is_accurate { "exp_m1": exp_m1_f32, f64::exp_m1, 2; }
+    ln_is_accurate { "ln": ln_f32, f64::ln, 2; }
+    ln_1p_is_accurate { "ln_1p": ln_1p_f32, f64::ln_1p, 2; }
+    tanh_is_accurate { "tanh": tanh_f32, f64::tanh, 4; }
+    erf_is_accurate { "erf": erf_f32, libm::erf, 2; }
+    trig_is_accurate {
+        "sin": sin_f32, f64::sin, 2;
+        "cos": cos_f32, f64::cos, 2;
+        "tan": tan_f32, f64::tan, 3;
+    }
+    hyperbolic_is_accurate { "sinh": sinh_f32, f64::sinh, 4; "cosh": cosh_f32, f64::cosh, 4; }
+    inverse_trig_is_accurate {
+        "atan": atan_f32, f64::atan, 3;
+        "asin": asin_f32, f64::asin, 3;
+        "acos": acos_f32, f64::acos, 3;
+    }
 }
-#[test]
-fn ln_is_accurate() {
-    check("ln", ln_f32, f64::ln, 2);
-}
-#[test]
-fn ln_1p_is_accurate() {
-    check("ln_1p", ln_1p_f32, f64::ln_1p, 2);
-}
+
 #[test]
 fn log2_and_log10_are_accurate() {
     check("log2", log2_f32, f64::log2, 2);
@@ -109,10 +127,6 @@ fn log2_and_log10_are_accurate() {
         };
         assert_eq!(log2_f32(x), k as f32);
     }
-}
-#[test]
-fn tanh_is_accurate() {
-    check("tanh", tanh_f32, f64::tanh, 4);
 }
 #[test]
 fn sigmoid_is_accurate() {
@@ -135,27 +149,6 @@ fn sigmoid_is_accurate() {
 fn log_sigmoid_is_accurate() {
     let exact = |x: f64| x.min(0.0) - (-x.abs()).exp().ln_1p();
     check("log_sigmoid", log_sigmoid_f32, exact, 2);
-}
-#[test]
-fn erf_is_accurate() {
-    check("erf", erf_f32, libm::erf, 2);
-}
-#[test]
-fn trig_is_accurate() {
-    check("sin", sin_f32, f64::sin, 2);
-    check("cos", cos_f32, f64::cos, 2);
-    check("tan", tan_f32, f64::tan, 3);
-}
-#[test]
-fn hyperbolic_is_accurate() {
-    check("sinh", sinh_f32, f64::sinh, 4);
-    check("cosh", cosh_f32, f64::cosh, 4);
-}
-#[test]
-fn inverse_trig_is_accurate() {
-    check("atan", atan_f32, f64::atan, 3);
-    check("asin", asin_f32, f64::asin, 3);
-    check("acos", acos_f32, f64::acos, 3);
 }
 #[test]
 fn exp2_and_logaddexp_are_accurate() {
@@ -188,107 +181,6 @@ fn exp2_and_logaddexp_are_accurate() {
     assert_eq!(logaddexp_f32(inf, inf), inf);
     assert_eq!(logaddexp_f32(-inf, -inf), -inf);
     assert!(logaddexp_f32(f32::NAN, 1.0).is_nan() && logaddexp_f32(1.0, f32::NAN).is_nan());
-}
-#[test]
-fn atan2_is_accurate() {
-    let (inf, nan) = (f32::INFINITY, f32::NAN);
-    let mut vals: Vec<f32> = vec![0.0, -0.0, inf, -inf, nan, 1.0, -1.0, 1e-30, -3.5, 7e20];
-    vals.extend((0..400).map(|i| ((i as f32) * 0.731).sin() * (1.0 + (i % 7) as f32).powi(i % 9)));
-    let mut worst = (0u64, 0.0, 0.0);
-    for &y in &vals {
-        for &x in &vals {
-            let (got, want) = (atan2_f32(y, x), y.atan2(x));
-            if got.is_nan() || want.is_nan() {
-                assert!(
-                    got.is_nan() && want.is_nan(),
-                    "atan2({y}, {x}) = {got}, want {want}"
-                );
-                continue;
-            }
-            if y == 0.0 || y.is_infinite() || x == 0.0 || x.is_infinite() {
-                // the special cases are exact, signed zeros included
-                assert_eq!(got.to_bits(), want.to_bits(), "atan2({y}, {x})");
-            }
-            let u = ulps(got, want) as u64;
-            if u > worst.0 {
-                worst = (u, y as f64, x as f64);
-            }
-        }
-    }
-    eprintln!(
-        "atan2: max {} ulps (at {:e}, {:e})",
-        worst.0, worst.1, worst.2
-    );
-    assert!(
-        worst.0 <= 3,
-        "atan2: {} ulps at ({:e}, {:e})",
-        worst.0,
-        worst.1,
-        worst.2
-    );
-}
-#[test]
-fn hypot_is_accurate() {
-    let (inf, nan) = (f32::INFINITY, f32::NAN);
-    let mut vals: Vec<f32> = vec![
-        0.0,
-        -0.0,
-        inf,
-        -inf,
-        nan,
-        1.0,
-        -3.0,
-        f32::MAX,
-        f32::MIN_POSITIVE,
-        1e-30,
-    ];
-    vals.extend((0..300).map(|i| ((i as f32) * 0.917).cos() * 2.0_f32.powi(i % 61 - 30)));
-    let mut worst = 0;
-    for &a in &vals {
-        for &b in &vals {
-            let (got, want) = (hypot_f32(a, b), libm::hypotf(a, b));
-            if got.is_nan() || want.is_nan() {
-                assert!(
-                    got.is_nan() && want.is_nan(),
-                    "hypot({a}, {b}) = {got}, want {want}"
-                );
-                continue;
-            }
-            worst = worst.max(ulps(got, want) as u64);
-        }
-    }
-    eprintln!("hypot: max {worst} ulps against libm");
-    assert!(worst <= 2, "hypot: {worst} ulps");
-}
-#[test]
-fn softplus_is_accurate() {
-    for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 5.0)] {
-        let (b, t) = (beta as f64, threshold as f64);
-        check(
-            "softplus",
-            |x| softplus_f32(x, beta, threshold),
-            |x| {
-                if x * b > t {
-                    x
-                } else {
-                    (x * b).exp().ln_1p() / b
-                }
-            },
-            4,
-        );
-        check(
-            "softplus_grad",
-            |x| softplus_grad_f32(x, beta, threshold),
-            |x| {
-                if x * b > t {
-                    1.0
-                } else {
-                    (x * b).exp() / ((x * b).exp() + 1.0)
-                }
-            },
-            4,
-        );
-    }
 }
 #[test]
 fn gelu_is_accurate() {
@@ -514,3 +406,9 @@ fn ln_keeps_its_bits() {
 }
 
 mod pow;
+
+crate::kernels::unary::vmath::test_support::atan2_hypot_tests!(f32, libm::hypotf);
+crate::kernels::unary::vmath::test_support::softplus_test!(
+    f32,
+    |name: &str, fast: &dyn Fn(f32) -> f32, exact: &dyn Fn(f64) -> f64| check(name, fast, exact, 4)
+);

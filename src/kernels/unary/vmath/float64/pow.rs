@@ -44,12 +44,12 @@ fn ln_dd(x: f64, kadj: f64) -> (f64, f64) {
 fn exp_dd(hi: f64, lo: f64) -> f64 {
     // NaN fails both tests and stays NaN; beyond the clamp lo is dropped
     // (it may be NaN there: inf - inf)
-    let xc = sel(hi < -746.0, -746.0, sel(hi > 710.0, 710.0, hi));
-    let lo = sel(xc == hi, lo, 0.0);
+    let xc = select(hi < -746.0, -746.0, select(hi > 710.0, 710.0, hi));
+    let lo = select(xc == hi, lo, 0.0);
     let t = xc.mul_add(LOG2_E, MAGIC);
     let n = t - MAGIC;
     let ni = (t.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
-    // exact (see reduce_ln2)
+    // exact (see exp_reduce)
     let r1 = (-n).mul_add(LN2_HI, xc);
     let c = (-n).mul_add(LN2_LO, lo);
     let r = r1 + c;
@@ -68,8 +68,8 @@ fn exp_dd(hi: f64, lo: f64) -> f64 {
 fn ln_abs_specials(ax: f64, lh: f64, ll: f64) -> (f64, f64) {
     let normal = ax > 0.0 && ax < f64::INFINITY;
     (
-        sel(normal, lh, sel(ax == 0.0, f64::NEG_INFINITY, ax)),
-        sel(normal, ll, 0.0),
+        select(normal, lh, select(ax == 0.0, f64::NEG_INFINITY, ax)),
+        select(normal, ll, 0.0),
     )
 }
 
@@ -86,12 +86,12 @@ fn pow_signs(x: f64, y: f64, r: f64) -> f64 {
     // ones only below 2^53
     let ay = y.abs();
     let small = ay < TWO52;
-    let q = sel(small, ay + TWO52, ay);
+    let q = select(small, ay + TWO52, ay);
     let is_int = !small || q - TWO52 == ay;
     let odd = is_int && ay < 2.0 * TWO52 && q.to_bits() & 1 == 1;
-    let r = sel(x.is_sign_negative() && odd, -r, r);
-    let r = sel(x < 0.0 && x > f64::NEG_INFINITY && !is_int, f64::NAN, r);
-    sel(
+    let r = select(x.is_sign_negative() && odd, -r, r);
+    let r = select(x < 0.0 && x > f64::NEG_INFINITY && !is_int, f64::NAN, r);
+    select(
         y == 0.0 || x == 1.0 || (x.abs() == 1.0 && ay == f64::INFINITY),
         1.0,
         r,
@@ -103,8 +103,8 @@ fn pow_signs(x: f64, y: f64, r: f64) -> f64 {
 pub fn pow_ln_f64(x: f64) -> (f64, f64) {
     let ax = x.abs();
     let sub = ax < f64::MIN_POSITIVE;
-    let xs = sel(sub, ax * 4_503_599_627_370_496.0, ax); // 2^52
-    let (lh, ll) = ln_dd(xs, sel(sub, 52.0, 0.0));
+    let xs = select(sub, ax * 4_503_599_627_370_496.0, ax); // 2^52
+    let (lh, ll) = ln_dd(xs, select(sub, 52.0, 0.0));
     ln_abs_specials(ax, lh, ll)
 }
 
@@ -144,10 +144,10 @@ pub fn pow_exp_for_f32(x: f32, y: f32, l: f64) -> f32 {
     let (x, y) = (x as f64, y as f64);
     // float32's results: 0 below e^-104, inf above e^89 (NaN stays)
     let e = y * l;
-    let ec = sel(e < -110.0, -110.0, sel(e > 100.0, 100.0, e));
+    let ec = select(e < -110.0, -110.0, select(e > 100.0, 100.0, e));
     // the product's rounding error goes into the reduced argument (so a
     // power of two to an integer, -k ln2 times y here, reduces to exactly 0)
-    let elo = sel(ec == e, y.mul_add(l, -e), 0.0);
+    let elo = select(ec == e, y.mul_add(l, -e), 0.0);
     let t = ec.mul_add(LOG2_E, MAGIC);
     let n = t - MAGIC;
     let rr = (-n).mul_add(LN2_HI, ec) + elo;

@@ -5,10 +5,15 @@
 #![allow(clippy::approx_constant)]
 
 use super::*;
+use crate::kernels::unary::vmath::test_support::{
+    either_nan, pow_grid, pow_paths_agree, Rng, POW_BASES, SPECIALS,
+};
 use crate::kernels::unary::vmath::{self, Unary};
 
 mod more;
 mod pow;
+
+const SIGN: u64 = 1 << 63;
 
 /// Distance in ulps between two float64 (through zero if the signs
 /// differ; 0 for two NaNs).
@@ -28,22 +33,6 @@ fn ulps(a: f64, b: f64) -> u64 {
         }
     };
     (ord(a) - ord(b)).unsigned_abs() as u64
-}
-
-/// xorshift64*: a reproducible stream of bit patterns.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [lo, hi).
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * u
-    }
 }
 
 /// Inputs: 2^21 random bit patterns (every magnitude and sign), 2^21

@@ -2,24 +2,9 @@
 //! pow, against float64 libm's pow rounded to float32.
 
 use super::*;
-
-/// xorshift64*: a reproducible stream.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * u
-    }
-    fn bits32(&mut self) -> f32 {
-        f32::from_bits((self.next() >> 32) as u32)
-    }
-}
+use crate::kernels::unary::vmath::test_support::{
+    pow_grid, pow_paths_agree, Rng, POW_BASES, SPECIALS,
+};
 
 fn reference(x: f32, y: f32) -> f32 {
     (x as f64).powf(y as f64) as f32
@@ -96,17 +81,7 @@ fn pow_is_accurate() {
 
 #[test]
 fn pow_special_values() {
-    let (inf, nan) = (f32::INFINITY, f32::NAN);
-    let base = [
-        0.0,
-        inf,
-        nan,
-        1.0,
-        0.5,
-        2.0,
-        3.0,
-        2.5,
-        0.1,
+    let more = [
         1e30,
         1e-45,
         f32::MIN_POSITIVE,
@@ -122,31 +97,14 @@ fn pow_special_values() {
         149.0,
         150.0,
     ];
-    let vals: Vec<f32> = base.iter().flat_map(|&v| [v, -v]).collect();
-    for &x in &vals {
-        for &y in &vals {
-            let (got, want) = (pow_f32(x, y), x.powf(y));
-            if want.is_nan() || got.is_nan() {
-                assert!(
-                    got.is_nan() && want.is_nan(),
-                    "pow({x:e}, {y:e}) = {got:e}, want {want:e}"
-                );
-            } else if want == 0.0 || want.is_infinite() || want.abs() == 1.0 {
-                assert_eq!(got.to_bits(), want.to_bits(), "pow({x:e}, {y:e}) = {got:e}");
-            } else {
-                assert!(
-                    ulps(got, reference(x, y)) <= 1,
-                    "pow({x:e}, {y:e}) = {got:e}, want {want:e}"
-                );
-            }
-        }
-    }
+    let base: Vec<f32> = POW_BASES.iter().map(|&v| v as f32).chain(more).collect();
+    pow_grid(&base, pow_f32, f32::powf, |x, y, got, _| {
+        ulps(got, reference(x, y)) <= 1
+    });
 }
 
 #[test]
 fn pow_paths_give_identical_bits() {
-    use crate::kernels::simd::{force_simd_path, simd_paths};
-    use crate::kernels::unary::vmath::testing::Bits;
     let mut rng = Rng(17);
     let mut a: Vec<f32> = (0..4001).map(|_| rng.uniform(0.0, 5.0) as f32).collect();
     let mut b: Vec<f32> = (0..4001).map(|_| rng.uniform(-60.0, 60.0) as f32).collect();
@@ -154,35 +112,10 @@ fn pow_paths_give_identical_bits() {
     b.extend((0..2000).map(|_| rng.bits32()));
     a.extend((0..2000).map(|_| rng.uniform(-4.0, 4.0) as f32));
     b.extend((0..2000).map(|_| rng.uniform(-9.0, 9.0).round() as f32));
-    let specials = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        f32::NAN,
-        f32::INFINITY,
-        -f32::INFINITY,
-        1e-45,
-        3.0,
-        0.5,
-    ];
-    for &x in &specials {
-        for &y in &specials {
-            a.push(x);
-            b.push(y);
-        }
-    }
-    let want: Vec<u64> = a
+    let specials: Vec<f32> = SPECIALS
         .iter()
-        .zip(&b)
-        .map(|(&x, &y)| pow_f32(x, y).bits())
+        .map(|&v| v as f32)
+        .chain([1e-45, 3.0, 0.5])
         .collect();
-    for p in simd_paths() {
-        force_simd_path(Some(p));
-        let mut dst = vec![0.0; a.len()];
-        <vmath::Pow as vmath::Binary<f32>>::zip(&a, &b, &mut dst);
-        force_simd_path(None);
-        let got: Vec<u64> = dst.iter().map(|&v| v.bits()).collect();
-        assert!(got == want, "pow: {p:?} differs from scalar");
-    }
+    pow_paths_agree(a, b, &specials, pow_f32);
 }

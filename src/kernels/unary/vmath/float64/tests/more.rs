@@ -45,44 +45,6 @@ fn exp2_and_logaddexp_are_accurate() {
     assert!(logaddexp_f64(f64::NAN, 1.0).is_nan());
 }
 #[test]
-fn atan2_is_accurate() {
-    let (inf, nan) = (f64::INFINITY, f64::NAN);
-    let mut vals: Vec<f64> = vec![0.0, -0.0, inf, -inf, nan, 1.0, -1.0, 1e-30, -3.5, 7e20];
-    vals.extend((0..400).map(|i| ((i as f64) * 0.731).sin() * (1.0 + (i % 7) as f64).powi(i % 9)));
-    let mut worst = (0u64, 0.0, 0.0);
-    for &y in &vals {
-        for &x in &vals {
-            let (got, want) = (atan2_f64(y, x), y.atan2(x));
-            if got.is_nan() || want.is_nan() {
-                assert!(
-                    got.is_nan() && want.is_nan(),
-                    "atan2({y}, {x}) = {got}, want {want}"
-                );
-                continue;
-            }
-            if y == 0.0 || y.is_infinite() || x == 0.0 || x.is_infinite() {
-                // the special cases are exact, signed zeros included
-                assert_eq!(got.to_bits(), want.to_bits(), "atan2({y}, {x})");
-            }
-            let u = ulps(got, want);
-            if u > worst.0 {
-                worst = (u, y, x);
-            }
-        }
-    }
-    eprintln!(
-        "atan2: max {} ulps (at {:e}, {:e})",
-        worst.0, worst.1, worst.2
-    );
-    assert!(
-        worst.0 <= 3,
-        "atan2: {} ulps at ({:e}, {:e})",
-        worst.0,
-        worst.1,
-        worst.2
-    );
-}
-#[test]
 fn atanh_is_accurate() {
     let ranges = [(-1.0, 1.0), (-0.6, 0.6), (0.99, 1.0), (-1e-3, 1e-3)];
     // libm's atanh (std's loses precision near -1: 1 - x rounds)
@@ -99,73 +61,6 @@ fn atanh_is_accurate() {
         assert!(
             got == want || (got - want).abs() <= f32::EPSILON * want.abs(),
             "{x}"
-        );
-    }
-}
-#[test]
-fn hypot_is_accurate() {
-    let (inf, nan) = (f64::INFINITY, f64::NAN);
-    let mut vals: Vec<f64> = vec![
-        0.0,
-        -0.0,
-        inf,
-        -inf,
-        nan,
-        1.0,
-        -3.0,
-        f64::MAX,
-        f64::MIN_POSITIVE,
-        1e-30,
-    ];
-    vals.extend((0..300).map(|i| ((i as f64) * 0.917).cos() * 2.0_f64.powi(i % 61 - 30)));
-    let mut worst = 0;
-    for &a in &vals {
-        for &b in &vals {
-            let (got, want) = (hypot_f64(a, b), libm::hypot(a, b));
-            if got.is_nan() || want.is_nan() {
-                assert!(
-                    got.is_nan() && want.is_nan(),
-                    "hypot({a}, {b}) = {got}, want {want}"
-                );
-                continue;
-            }
-            worst = worst.max(ulps(got, want));
-        }
-    }
-    eprintln!("hypot: max {worst} ulps against libm");
-    assert!(worst <= 2, "hypot: {worst} ulps");
-}
-#[test]
-fn softplus_is_accurate() {
-    for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0)] {
-        let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
-        let exact = |x: f64| {
-            if x * beta > threshold {
-                x
-            } else {
-                (x * beta).exp().ln_1p() / beta
-            }
-        };
-        check(
-            "softplus",
-            |x| softplus_f64(x, beta, threshold),
-            exact,
-            &ranges,
-            4,
-        );
-        let exact = |x: f64| {
-            if x * beta > threshold {
-                1.0
-            } else {
-                (x * beta).exp() / ((x * beta).exp() + 1.0)
-            }
-        };
-        check(
-            "softplus_grad",
-            |x| softplus_grad_f64(x, beta, threshold),
-            exact,
-            &ranges,
-            4,
         );
     }
 }
@@ -186,3 +81,12 @@ fn asinh_and_acosh_are_accurate() {
     assert_eq!(asinh_f64(f64::NEG_INFINITY), f64::NEG_INFINITY);
     assert_eq!(acosh_f64(f64::INFINITY), f64::INFINITY);
 }
+
+crate::kernels::unary::vmath::test_support::atan2_hypot_tests!(f64, libm::hypot);
+crate::kernels::unary::vmath::test_support::softplus_test!(
+    f64,
+    |name: &str, fast: &dyn Fn(f64) -> f64, exact: &dyn Fn(f64) -> f64| {
+        let ranges = [(-800.0, 100.0), (-30.0, 30.0), (-1.0, 1.0)];
+        check(name, fast, exact, &ranges, 4)
+    }
+);

@@ -91,18 +91,8 @@ fn pow_is_accurate() {
 
 #[test]
 fn pow_special_values() {
-    let (inf, nan) = (f64::INFINITY, f64::NAN);
     let two53 = 9_007_199_254_740_992.0;
-    let base = [
-        0.0,
-        inf,
-        nan,
-        1.0,
-        0.5,
-        2.0,
-        3.0,
-        2.5,
-        0.1,
+    let more = [
         1e300,
         5e-324,
         f64::MIN_POSITIVE,
@@ -120,26 +110,10 @@ fn pow_special_values() {
         1074.0,
         1075.0,
     ];
-    let vals: Vec<f64> = base.iter().flat_map(|&v| [v, -v]).collect();
-    for &x in &vals {
-        for &y in &vals {
-            let (got, want) = (pow_f64(x, y), x.powf(y));
-            if want.is_nan() || got.is_nan() {
-                assert!(
-                    got.is_nan() && want.is_nan(),
-                    "pow({x:e}, {y:e}) = {got:e}, want {want:e}"
-                );
-            } else if want == 0.0 || want.is_infinite() || want.abs() == 1.0 {
-                // exact, signed zeros included
-                assert_eq!(got.to_bits(), want.to_bits(), "pow({x:e}, {y:e}) = {got:e}");
-            } else {
-                assert!(
-                    ulps(got, want) <= 1,
-                    "pow({x:e}, {y:e}) = {got:e}, want {want:e}"
-                );
-            }
-        }
-    }
+    let base: Vec<f64> = POW_BASES.into_iter().chain(more).collect();
+    pow_grid(&base, pow_f64, f64::powf, |_, _, got, want| {
+        ulps(got, want) <= 1
+    });
 }
 
 #[test]
@@ -151,40 +125,8 @@ fn pow_paths_give_identical_bits() {
     b.extend((0..2000).map(|_| f64::from_bits(rng.next())));
     a.extend((0..2000).map(|_| rng.uniform(-4.0, 4.0)));
     b.extend((0..2000).map(|_| rng.uniform(-9.0, 9.0).round()));
-    let specials = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        f64::NAN,
-        f64::INFINITY,
-        -f64::INFINITY,
-        5e-324,
-        3.0,
-        0.5,
-    ];
-    for &x in &specials {
-        for &y in &specials {
-            a.push(x);
-            b.push(y);
-        }
-    }
-    let want: Vec<u64> = a
-        .iter()
-        .zip(&b)
-        .map(|(&x, &y)| crate::kernels::unary::vmath::testing::Bits::bits(pow_f64(x, y)))
-        .collect();
-    for p in crate::kernels::simd::simd_paths() {
-        crate::kernels::simd::force_simd_path(Some(p));
-        let mut dst = vec![0.0; a.len()];
-        <vmath::Pow as vmath::Binary<f64>>::zip(&a, &b, &mut dst);
-        crate::kernels::simd::force_simd_path(None);
-        let got: Vec<u64> = dst
-            .iter()
-            .map(|&v| crate::kernels::unary::vmath::testing::Bits::bits(v))
-            .collect();
-        assert!(got == want, "pow: {p:?} differs from scalar");
-    }
+    let specials: Vec<f64> = SPECIALS.into_iter().chain([5e-324, 3.0, 0.5]).collect();
+    pow_paths_agree(a, b, &specials, pow_f64);
 }
 
 /// The staged slice loops of a fixed exponent (out of place, in place)
@@ -222,16 +164,8 @@ fn pow_with_a_scalar_gives_identical_bits() {
     let mut rng = Rng(19);
     let mut xs: Vec<f64> = (0..3001).map(|_| rng.uniform(-5.0, 5.0)).collect();
     xs.extend((0..500).map(|_| f64::from_bits(rng.next())));
-    xs.extend([
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        f64::NAN,
-        f64::INFINITY,
-        -f64::INFINITY,
-        3.0,
-    ]);
+    xs.extend(SPECIALS);
+    xs.push(3.0);
     let scalars = [2.5, -1.5, 3.0, 0.0, -0.0, f64::NAN, 1e300, -7.0, 0.3];
     check::<f64>(&xs, &scalars);
     let xs32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
