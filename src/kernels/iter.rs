@@ -478,7 +478,7 @@ impl<const N: usize> Plan<N> {
         }
         self.split(self.numel, 1, grain, &|i0, i1| {
             let mut state = init();
-            self.runs_linear(i0, i1, &mut |offs, len| f(&mut state, offs, len))
+            self.walk(0, i0, i1, &mut |offs, len| f(&mut state, offs, len))
         });
     }
 
@@ -504,35 +504,11 @@ impl<const N: usize> Plan<N> {
         if self.numel == 0 {
             return;
         }
-        let (n0, n1, nd) = (self.shape[0], self.shape[1], self.shape.len());
+        let n0 = self.shape[0];
         let rows = self.numel / n0;
         self.split(rows, n0, grain, &|r0, r1| {
             let mut state = init();
-            let mut idx: SmallVec<[usize; 6]> = smallvec::smallvec![0; nd];
-            let mut offs = self.offsets;
-            let mut rem = r0;
-            for d in 1..nd {
-                idx[d] = rem % self.shape[d];
-                rem /= self.shape[d];
-                for k in 0..N {
-                    offs[k] += idx[d] * self.strides[k][d];
-                }
-            }
-            let mut r = r0;
-            while r < r1 {
-                let h = (n1 - idx[1]).min(r1 - r);
-                f(&mut state, offs, n0, h);
-                r += h;
-                if r >= r1 {
-                    break;
-                }
-                // Back to the first row of dim 1, then advance the odometer.
-                for k in 0..N {
-                    offs[k] -= idx[1] * self.strides[k][1];
-                }
-                idx[1] = 0;
-                self.advance(&mut idx, &mut offs, 2);
-            }
+            self.walk(1, r0, r1, &mut |offs, h| f(&mut state, offs, n0, h))
         });
     }
 
@@ -559,34 +535,37 @@ impl<const N: usize> Plan<N> {
         crate::parallel::for_each_index(chunks, &|c| run(c * chunk, ((c + 1) * chunk).min(units)));
     }
 
-    /// Runs over linear indices `i0..i1` (innermost dim fastest).
-    fn runs_linear(&self, i0: usize, i1: usize, f: &mut impl FnMut([usize; N], usize)) {
+    /// Calls `f(offsets, n)` over positions `i0..i1` of the linear index
+    /// over dims `from..` (dim `from` fastest), in blocks of `n` steps
+    /// along dim `from` that never cross its end: runs of elements
+    /// (`from == 0`) or of whole rows (`from == 1`).
+    fn walk(&self, from: usize, i0: usize, i1: usize, f: &mut impl FnMut([usize; N], usize)) {
         let nd = self.shape.len();
         let mut idx: SmallVec<[usize; 6]> = smallvec::smallvec![0; nd];
         let mut offs = self.offsets;
         let mut rem = i0;
-        for d in 0..nd {
+        for d in from..nd {
             idx[d] = rem % self.shape[d];
             rem /= self.shape[d];
             for k in 0..N {
                 offs[k] += idx[d] * self.strides[k][d];
             }
         }
-        let n0 = self.shape[0];
+        let n = self.shape[from];
         let mut pos = i0;
         while pos < i1 {
-            let len = (n0 - idx[0]).min(i1 - pos);
+            let len = (n - idx[from]).min(i1 - pos);
             f(offs, len);
             pos += len;
             if pos >= i1 {
                 break;
             }
-            // Back to the start of the row, then advance the odometer.
+            // Back to the start along dim `from`, then advance the odometer.
             for k in 0..N {
-                offs[k] -= idx[0] * self.strides[k][0];
+                offs[k] -= idx[from] * self.strides[k][from];
             }
-            idx[0] = 0;
-            self.advance(&mut idx, &mut offs, 1);
+            idx[from] = 0;
+            self.advance(&mut idx, &mut offs, from + 1);
         }
     }
 
@@ -763,6 +742,34 @@ mod tests {
             }
         });
         assert!(seen.into_inner().iter().all(|&c| c == 1));
+    }
+
+    #[test]
+    fn blocks_of_rows_cover_every_element_once_with_its_operand_offsets() {
+        // [4, 3, 37] output + a broadcast row [37] (stride 0 over the rows):
+        // the plan cannot coalesce the rows; blocks of rows, split over
+        // chunks, visit every element once with the right input offset.
+        for grain in [usize::MAX, 40] {
+            let p = Plan::new(&[4, 3, 37], [(&[111, 37, 1], 0), (&[0, 0, 1], 5)]);
+            assert!(!p.is_tiled() && p.dims().0.len() == 2);
+            let seen = parking_lot::Mutex::new(vec![0u8; 4 * 3 * 37]);
+            p.for_each_rows_with(
+                grain,
+                || 0usize,
+                |calls, offs, w, h| {
+                    *calls += 1;
+                    let mut s = seen.lock();
+                    for i in 0..h {
+                        for j in 0..w {
+                            let o = offs[0] + i * p.outer(0) + j * p.inner(0);
+                            assert_eq!(offs[1] + i * p.outer(1) + j * p.inner(1), 5 + o % 37);
+                            s[o] += 1;
+                        }
+                    }
+                },
+            );
+            assert!(seen.into_inner().iter().all(|&c| c == 1));
+        }
     }
 
     #[test]
