@@ -251,38 +251,6 @@ fn input<'a, T: Copy + Default>(
     }
 }
 
-/// An input whose rows are contiguous (`s0 == 1`) or one value (`s0 ==
-/// 0`), read where it lies.
-#[inline(always)]
-fn in_place<T>(data: &[T], off: usize, s0: usize, s1: usize) -> In<'_, T> {
-    if s0 == 1 {
-        In::Rows { data, off, s1 }
-    } else {
-        In::Cols { data, off, s1 }
-    }
-}
-
-/// Gathers one strided run of two inputs into their scratch buffers, in
-/// alternating pieces of [`PAIR_PIECE`], so both streams are read at once
-/// (one whole run after the other leaves the memory system half idle).
-fn gather_pair<'a, T: Copy + Default>(
-    (a, oa, sa, ba): (&[T], usize, usize, &mut Scratch<T>),
-    (b, ob, sb, bb): (&[T], usize, usize, &mut Scratch<T>),
-    w: usize,
-) -> (In<'a, T>, In<'a, T>) {
-    let (da, db) = (scratch(ba, w), scratch(bb, w));
-    for j in (0..w).step_by(PAIR_PIECE) {
-        let n = PAIR_PIECE.min(w - j);
-        let (xa, xb) = (oa + j * sa, ob + j * sb);
-        slices::gather(&a[xa..xa + (n - 1) * sa + 1], sa, &mut da[j..j + n]);
-        slices::gather(&b[xb..xb + (n - 1) * sb + 1], sb, &mut db[j..j + n]);
-    }
-    (In::Copied, In::Copied)
-}
-
-/// Elements of one input gathered before the other's in [`gather_pair`].
-const PAIR_PIECE: usize = 512;
-
 impl<'a, T: Copy> In<'a, T> {
     /// Row `i` (of length `w`) of the block.
     #[inline(always)]
@@ -368,20 +336,6 @@ where
     let out = SharedOut::new(out);
     let init = || (Scratch::new(), Scratch::new());
     each_block(&plan, grain, mem, init, |(ba, tmp), [oo, oa], w, h| {
-        if so == 1 && sa <= 1 {
-            // Rows read and written in place: no scratch to set up (a
-            // short row's whole cost would be that).
-            let ia = in_place(a, oa, sa, sa1);
-            for i in 0..h {
-                // SAFETY: this block owns the row (see write_row).
-                let o = unsafe { out.run(oo + i * so1, w) };
-                match ia.row(&[], i, w) {
-                    Src::Run(x) => k.run(x, o),
-                    Src::One(x) => o.fill(k.one(x)),
-                }
-            }
-            return;
-        }
         let ia = input(a, oa, sa, sa1, w, h, ba);
         for i in 0..h {
             let x = ia.row(ba, i, w);
@@ -445,25 +399,8 @@ where
         mem,
         init,
         |(ba, bb, tmp), [oo, oa, ob], w, h| {
-            if so == 1 && sa <= 1 && sb <= 1 {
-                // Rows read and written in place: no scratch to set up (a
-                // short row's whole cost would be that).
-                let (ia, ib) = (in_place(a, oa, sa, sa1), in_place(b, ob, sb, sb1));
-                for i in 0..h {
-                    // SAFETY: this block owns the row (see write_row).
-                    let o = unsafe { out.run(oo + i * so1, w) };
-                    run(ia.row(&[], i, w), ib.row(&[], i, w), o);
-                }
-                return;
-            }
-            let (ia, ib) = if h == 1 && sa > 1 && sb > 1 {
-                gather_pair((a, oa, sa, ba), (b, ob, sb, bb), w)
-            } else {
-                (
-                    input(a, oa, sa, sa1, w, h, ba),
-                    input(b, ob, sb, sb1, w, h, bb),
-                )
-            };
+            let ia = input(a, oa, sa, sa1, w, h, ba);
+            let ib = input(b, ob, sb, sb1, w, h, bb);
             for i in 0..h {
                 let (x, y) = (ia.row(ba, i, w), ib.row(bb, i, w));
                 write_row(out, oo + i * so1, so, w, tmp, |o| run(x, y, o));
