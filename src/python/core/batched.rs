@@ -36,7 +36,7 @@ thread_local! {
 }
 
 /// A value batched over one or more vmap levels.
-#[pyclass(name = "BatchedTensor", module = "ferrograd._C", frozen)]
+#[pyclass(name = "_BatchedTensor", module = "ferrograd._C", frozen)]
 pub struct PyBatched {
     /// The physical tensor (a `Tensor` object): batch dims first.
     phys: Py<PyAny>,
@@ -244,7 +244,11 @@ fn int_list(args: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
     args.iter().map(|a| a.extract::<i64>()).collect()
 }
 
-fn no_other_batched(name: &str, args: &[Bound<'_, PyAny>], kwargs: &Option<Bound<'_, PyDict>>) -> PyResult<()> {
+fn no_other_batched(
+    name: &str,
+    args: &[Bound<'_, PyAny>],
+    kwargs: &Option<Bound<'_, PyDict>>,
+) -> PyResult<()> {
     let batched_kw = match kwargs {
         Some(k) => k.values().iter().any(|v| is_batched(&v)),
         None => false,
@@ -294,7 +298,20 @@ fn dispatch<'py>(
                 matmul(slf, &other, ranks)
             }
         }
-        _ if rank == 0 && !matches!(r, Rule::AlongDim { extra: 1, .. } | Rule::Shape | Rule::Expand | Rule::AsOther | Rule::Index | Rule::Flatten | Rule::Squeeze | Rule::T | Rule::Reduce { .. }) => {
+        _ if rank == 0
+            && !matches!(
+                r,
+                Rule::AlongDim { extra: 1, .. }
+                    | Rule::Shape
+                    | Rule::Expand
+                    | Rule::AsOther
+                    | Rule::Index
+                    | Rule::Flatten
+                    | Rule::Squeeze
+                    | Rule::T
+                    | Rule::Reduce { .. }
+            ) =>
+        {
             // A dim of a 0-d value wraps as in a 1-d one: no physical dim
             // stands for it.
             Err(fallback(name))
@@ -365,7 +382,9 @@ fn dispatch<'py>(
                 Some(d) => d.extract::<i64>().map_err(|_| fallback(name))?,
                 None => default.ok_or_else(|| fallback(name))?,
             };
-            let s = wrap_logical(d, rank + extra, nb)?.into_pyobject(py)?.into_any();
+            let s = wrap_logical(d, rank + extra, nb)?
+                .into_pyobject(py)?
+                .into_any();
             set_arg(py, &mut args, &mut kwargs, slot, "dim", s)?;
             wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
         }
@@ -397,7 +416,10 @@ fn dispatch<'py>(
             for d in ds {
                 new.push(wrap_logical(d, rank, nb)?);
             }
-            wrap_result(p.phys.call_method1(name, (PyTuple::new(py, new)?,))?, &p.levels)
+            wrap_result(
+                p.phys.call_method1(name, (PyTuple::new(py, new)?,))?,
+                &p.levels,
+            )
         }
         Rule::Flatten => {
             no_other_batched(name, &args, &kwargs)?;
@@ -417,7 +439,10 @@ fn dispatch<'py>(
             wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
         }
         Rule::Shape => {
-            if args.len() == 1 && args[0].extract::<Vec<i64>>().is_err() && args[0].extract::<i64>().is_err() {
+            if args.len() == 1
+                && args[0].extract::<Vec<i64>>().is_err()
+                && args[0].extract::<i64>().is_err()
+            {
                 // view(dtype)
                 return Err(fallback(name));
             }
@@ -518,7 +543,8 @@ fn index(p: &Parts<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let full = PySlice::full(py).into_any();
     let new: Vec<Bound<'_, PyAny>> = std::iter::repeat_n(full, p.nb()).chain(items).collect();
     wrap_result(
-        p.phys.call_method1("__getitem__", (PyTuple::new(py, new)?,))?,
+        p.phys
+            .call_method1("__getitem__", (PyTuple::new(py, new)?,))?,
         &p.levels,
     )
 }
@@ -548,7 +574,12 @@ fn pointwise<'py>(
     let all = union_levels(
         std::iter::once(p.levels.as_slice()).chain(ps.iter().map(|q| q.levels.as_slice())),
     );
-    let rank = ps.iter().map(|q| q.rank()).chain([p.rank()]).max().unwrap_or(0);
+    let rank = ps
+        .iter()
+        .map(|q| q.rank())
+        .chain([p.rank()])
+        .max()
+        .unwrap_or(0);
     let conv = |a: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
         if is_batched(a) {
             let q = parts(a)?.expect("batched");
@@ -617,8 +648,16 @@ fn matmul(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, ranks: MatmulRanks) -> PyR
     }
     let rank = pa.rank().max(pb.rank());
     let all = union_levels([pa.levels.as_slice(), pb.levels.as_slice()].into_iter());
-    let xa = if pa.levels.is_empty() { pa.phys.clone() } else { align(&pa, &all, rank)? };
-    let xb = if pb.levels.is_empty() { pb.phys.clone() } else { align(&pb, &all, rank)? };
+    let xa = if pa.levels.is_empty() {
+        pa.phys.clone()
+    } else {
+        align(&pa, &all, rank)?
+    };
+    let xb = if pb.levels.is_empty() {
+        pb.phys.clone()
+    } else {
+        align(&pb, &all, rank)?
+    };
     let mut out = xa.call_method1("matmul", (xb,))?;
     if rb == 1 {
         out = out.call_method1("squeeze", (-1,))?;
@@ -711,11 +750,15 @@ pub(crate) fn cross_entropy(
         "sum" => loss.call_method1("sum", (PyTuple::new(py, nb..nb + rank)?,))?,
         "mean" => {
             let dims = PyTuple::new(py, nb..nb + rank)?;
-            let kept = xt.call_method1("ne", (ignore_index,))?.call_method1("sum", (dims.clone(),))?;
+            let kept = xt
+                .call_method1("ne", (ignore_index,))?
+                .call_method1("sum", (dims.clone(),))?;
             loss.call_method1("sum", (dims,))?.div(kept)?
         }
         other => {
-            return Err(PyValueError::new_err(format!("{other} is not a valid value for reduction")))
+            return Err(PyValueError::new_err(format!(
+                "{other} is not a valid value for reduction"
+            )))
         }
     };
     make(py, out, all)
@@ -728,7 +771,11 @@ pub(crate) fn any_batched(objs: &[&Bound<'_, PyAny>]) -> bool {
 
 /// `cat`/`stack` of a list with batched tensors: every element aligned to
 /// the union of levels (and expanded to its sizes), dim shifted.
-pub(crate) fn join(tensors: &Bound<'_, PyAny>, dim: i64, stack: bool) -> PyResult<Option<Py<PyAny>>> {
+pub(crate) fn join(
+    tensors: &Bound<'_, PyAny>,
+    dim: i64,
+    stack: bool,
+) -> PyResult<Option<Py<PyAny>>> {
     let py = tensors.py();
     let items: Vec<Bound<'_, PyAny>> = match tensors.try_iter() {
         Ok(it) => it.collect::<PyResult<_>>()?,
@@ -742,7 +789,6 @@ pub(crate) fn join(tensors: &Bound<'_, PyAny>, dim: i64, stack: bool) -> PyResul
         .map(|x| parts(x)?.ok_or_else(|| PyTypeError::new_err("expected a sequence of Tensors")))
         .collect::<PyResult<Vec<_>>>()?;
     let all = union_levels(ps.iter().map(|q| q.levels.as_slice()));
-    let sizes: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
     let rank = ps[0].rank();
     let phys = ps
         .iter()
@@ -770,14 +816,20 @@ impl PyBatched {
         Self::ndim(slf)
     }
     fn numel(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        Ok(parts(slf.as_any())?.expect("batched").logical.iter().product())
+        Ok(parts(slf.as_any())?
+            .expect("batched")
+            .logical
+            .iter()
+            .product())
     }
     #[pyo3(signature = (dim=None))]
     fn size<'py>(slf: &Bound<'py, Self>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         let p = parts(slf.as_any())?.expect("batched");
         match dim {
             None => make_size(slf.py(), &p.logical),
-            Some(d) => Ok(p.logical[wrap_dim(d, p.rank())?].into_pyobject(slf.py())?.into_any()),
+            Some(d) => Ok(p.logical[wrap_dim(d, p.rank())?]
+                .into_pyobject(slf.py())?
+                .into_any()),
         }
     }
     /// `isinstance(x, Tensor)` holds inside the mapped function.
@@ -795,7 +847,15 @@ impl PyBatched {
     }
     #[getter(mT)]
     fn mt_attr(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        dispatch(slf.as_any(), "transpose", vec![(-2i64).into_pyobject(slf.py())?.into_any(), (-1i64).into_pyobject(slf.py())?.into_any()], None)
+        dispatch(
+            slf.as_any(),
+            "transpose",
+            vec![
+                (-2i64).into_pyobject(slf.py())?.into_any(),
+                (-1i64).into_pyobject(slf.py())?.into_any(),
+            ],
+            None,
+        )
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let b = slf.get();
@@ -835,7 +895,11 @@ impl PyBatched {
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         dispatch(slf.as_any(), "__getitem__", vec![key.clone()], None)
     }
-    fn __setitem__(_slf: &Bound<'_, Self>, _key: &Bound<'_, PyAny>, _v: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __setitem__(
+        _slf: &Bound<'_, Self>,
+        _key: &Bound<'_, PyAny>,
+        _v: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         Err(fallback("__setitem__"))
     }
     fn __neg__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
@@ -847,7 +911,11 @@ impl PyBatched {
     fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         dispatch(slf.as_any(), "__invert__", vec![], None)
     }
-    fn __richcmp__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<Py<PyAny>> {
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: pyo3::basic::CompareOp,
+    ) -> PyResult<Py<PyAny>> {
         use pyo3::basic::CompareOp::*;
         let name = match op {
             Lt => "__lt__",
@@ -900,25 +968,50 @@ macro_rules! binary_dunders {
     };
 }
 binary_dunders!(
-    __add__, __radd__, __sub__, __rsub__, __mul__, __rmul__, __truediv__, __rtruediv__,
-    __floordiv__, __rfloordiv__, __mod__, __rmod__, __matmul__, __rmatmul__, __and__, __rand__,
-    __or__, __ror__, __xor__, __rxor__
+    __add__,
+    __radd__,
+    __sub__,
+    __rsub__,
+    __mul__,
+    __rmul__,
+    __truediv__,
+    __rtruediv__,
+    __floordiv__,
+    __rfloordiv__,
+    __mod__,
+    __rmod__,
+    __matmul__,
+    __rmatmul__,
+    __and__,
+    __rand__,
+    __or__,
+    __ror__,
+    __xor__,
+    __rxor__
 );
 
 #[pymethods]
 impl PyBatched {
-    fn __pow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = modulo;
         dispatch(slf.as_any(), "__pow__", vec![other.clone()], None)
     }
-    fn __rpow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = modulo;
         dispatch(slf.as_any(), "__rpow__", vec![other.clone()], None)
     }
 }
 
 /// A bound method of a batched tensor: calls run its rule.
-#[pyclass(module = "ferrograd._C", frozen)]
+#[pyclass(name = "_BatchedMethod", module = "ferrograd._C", frozen)]
 pub struct BatchedMethod {
     target: Py<PyBatched>,
     name: String,
@@ -1063,7 +1156,9 @@ fn _vmap_physical_like(g: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResul
         ));
     }
     let aligned = align(&pg, &pl.levels, pg.rank())?;
-    Ok(aligned.call_method1("expand", (shape_of(&pl.phys)?,))?.unbind())
+    Ok(aligned
+        .call_method1("expand", (shape_of(&pl.phys)?,))?
+        .unbind())
 }
 
 /// `phys` batched over `like`'s levels.

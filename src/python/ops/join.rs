@@ -4,8 +4,8 @@
 //! semantics live in `src/ops/join.rs`.
 
 use crate::ops::join;
-use crate::python::core::batched;
 use crate::python::core::args::tensor_list;
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
