@@ -199,7 +199,7 @@ fn find_arg<'py>(
 
 fn set_arg<'py>(
     py: Python<'py>,
-    args: &mut Vec<Bound<'py, PyAny>>,
+    args: &mut [Bound<'py, PyAny>],
     kwargs: &mut Option<Bound<'py, PyDict>>,
     slot: Slot,
     kw: &'static str,
@@ -930,28 +930,26 @@ impl PyBatched {
     /// Any other method: its batching rule, or the fallback.
     fn __getattr__<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        if rule(name).is_some() {
-            return Ok(Bound::new(
+        // A method with a rule runs it; any other method of a tensor is
+        // bound too (a call raises the fallback naming it); other
+        // attributes (dtype, requires_grad, grad_fn, ...) are the physical
+        // tensor's.
+        let v = if rule(name).is_some() {
+            None
+        } else {
+            Some(slf.get().phys.bind(py).getattr(name)?)
+        };
+        match v {
+            Some(v) if !v.is_callable() => Ok(v),
+            _ => Ok(Bound::new(
                 py,
                 BatchedMethod {
                     target: slf.clone().unbind(),
                     name: name.to_string(),
                 },
             )?
-            .into_any());
+            .into_any()),
         }
-        let v = slf.get().phys.bind(py).getattr(name)?;
-        if v.is_callable() {
-            return Ok(Bound::new(
-                py,
-                BatchedMethod {
-                    target: slf.clone().unbind(),
-                    name: name.to_string(),
-                },
-            )?
-            .into_any());
-        }
-        Ok(v)
     }
 }
 
