@@ -6,6 +6,7 @@
 pub mod activation;
 pub mod addmm;
 pub mod arith;
+pub mod batching;
 pub mod combine;
 pub mod conv;
 pub mod convert;

@@ -32,6 +32,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The order of the original single list (a later name replaces an
     // earlier one).
     core::dtype::register(m)?;
+    core::batched::register(m)?;
     autograd::node::register(m)?;
     autograd::hooks::register(m)?;
     autograd::engine::register(m)?;

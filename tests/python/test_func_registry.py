@@ -3,7 +3,7 @@ three samples of its first differentiated input (mapped at dim 0 and at the
 last dim) equals the op run on each sample and stacked, and ``vmap(grad(op))``
 equals per-sample gradients from a loop.
 
-No op has a batching rule yet: every registry op runs vmap's per-slice
+Ops with a batching rule run once on the batch; the others run vmap's per-slice
 fallback (see ``ferrograd/func/_vmap.py``). The test pins the plumbing (in_dims, out_dims, tuple outputs,
 integer outputs, composition with grad) that rules must keep.
 """
@@ -101,3 +101,16 @@ def test_vmap_grad_matches_per_sample_loop(entry):
         (g,) = ferrograd.autograd.grad(out, x, allow_unused=True)
         want = np.zeros(batch[b].shape) if g is None else _np(g)
         np.testing.assert_allclose(_np(got[b]), want, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def test_report_ops_on_the_fallback():
+    """Runs last in this file: lists the ops that sent a registry entry's
+    vmap to the per-slice fallback (``pytest -s`` shows them), and checks
+    that the common families ran their batching rules."""
+    from ferrograd.func._vmap import fallback_ops
+
+    ops = fallback_ops()
+    print(f"\nvmap fallback used by {len(ops)} op(s): {', '.join(ops)}")
+    assert all(isinstance(o, str) for o in ops)
+    for op in ("exp", "add", "mul", "matmul", "softmax", "reshape"):
+        assert op not in ops

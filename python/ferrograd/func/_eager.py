@@ -74,6 +74,10 @@ def _wrap_input(x):
     """A fresh differentiable identity for ``x``: a view of it when an
     enclosing transform (or the user) differentiates ``x``, so gradients
     flow on outward; else a detached leaf that requires grad."""
+    if _C._vmap_levels():
+        # Inside vmap: per-sample copies (expanded) of an input that is not
+        # batched over every level, so that its gradient is per sample.
+        x = _C._vmap_expand(x)
     v = x.view_as(x)  # keeps the forward-AD tangents of enclosing jvps
     if not x.requires_grad:
         v.requires_grad_(True)
@@ -134,6 +138,19 @@ def _engine_grad(outputs, inputs, grad_outputs, keep, batch=None):
     """The engine's vjps; with ``batch``, every grad_output has a leading
     batch dim of that size and so does every result (the engine runs the
     rows: ``is_grads_batched``)."""
+    batched = batch is None and any(_C._vmap_is_batched(t) for t in (*outputs, *inputs))
+    like = inputs
+    if batched:
+        # Batched values: the engine runs on the physical tensors (every
+        # sample's graph is its own slice), the gradients are rewrapped.
+        if grad_outputs is None:
+            grad_outputs = [None] * len(outputs)
+        grad_outputs = [
+            _C.ones_like(_C._vmap_physical(o)) if g is None else _C._vmap_physical_like(g, o)
+            for g, o in zip(grad_outputs, outputs)
+        ]
+        outputs = [_C._vmap_physical(o) for o in outputs]
+        inputs = [_C._vmap_physical(x) for x in inputs]
     grads = _C.grad(
         outputs,
         inputs,
@@ -144,6 +161,11 @@ def _engine_grad(outputs, inputs, grad_outputs, keep, batch=None):
         is_grads_batched=batch is not None,
     )
     lead = () if batch is None else (batch,)
+    if batched:
+        return [
+            _C._vmap_like(g if g is not None else _C.zeros_like(x), w)
+            for g, x, w in zip(grads, inputs, like)
+        ]
     return [
         g if g is not None else x.new_zeros(lead + tuple(x.shape)) for g, x in zip(grads, inputs)
     ]

@@ -1,19 +1,21 @@
 """vmap: torch.func.vmap's argument handling (in_dims, out_dims, pytrees,
 chunk_size, randomness) and errors.
 
-Status: batching rules are not implemented yet. Every call maps ``func``
-over the batch slice by slice (``select`` each batched input, call, then
-``stack`` the outputs); this is the per-slice fallback that a batching rule
-would replace, run for every op. Results and gradients are those of torch's
-vmap; speed is that of a loop over the batch. ``vmap(Fn.apply)`` of a
-custom Function with a ``vmap`` staticmethod calls that rule once instead. ``randomness`` is honoured
-through the generator's state (a random op under ``"error"`` raises after
-the first slice that draws). The checks torch makes on batched values
-inside ``func`` (``.item()``, in-place writes of a batched value into an
-unbatched tensor) are not made: each slice is an ordinary tensor.
+The mapped function runs once on batched tensors (``_C._BatchedTensor``,
+``src/python/core/batched.rs``): each op runs its batching rule
+(``src/ops/batching.rs``) on the whole batch, in Rust. When an op has no
+rule (``_C._VmapFallback``) or a function that takes no batched tensor is
+called, vmap warns once naming it and runs ``func`` slice by slice (select
+each batched input, call, stack); no rule writes before that happens, so
+the rerun sees the inputs unchanged. ``.item()``, ``bool()`` and reading a
+batched value's data raise torch's errors; a random op under
+``randomness="error"`` raises, under "same"/"different" the per-slice run
+gives torch's semantics. ``vmap(Fn.apply)`` of a custom Function with a
+``vmap`` staticmethod calls that rule once.
 """
 
 import functools
+import warnings
 from typing import NamedTuple
 
 from .. import _C
@@ -190,6 +192,97 @@ def _narrow_empty(stacked, probe, out_dims):
     )
 
 
+_warned = set()
+
+
+def _warn_fallback(op):
+    if op in _warned:
+        return
+    _warned.add(op)
+    warnings.warn(
+        f"There is a performance drop because we have not yet implemented the batching rule "
+        f"for {op}. Please file us an issue on GitHub so that we can prioritize its "
+        "implementation.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def fallback_ops():
+    """The ops that sent a vmap call to the per-slice fallback so far."""
+    return sorted(_warned)
+
+
+def _batched_call(func, args, kwargs, leaves, spec, dims, out_dims):
+    """One call of ``func`` on batched tensors (``_C.BatchedTensor``): every
+    op runs its batching rule once on the whole batch. Raises
+    ``_C._VmapFallback`` (the op's name) when an op has no rule."""
+    level = _C._vmap_enter(leaves_batch(leaves, dims))
+    try:
+        wrapped = [x if d is None else _C._vmap_wrap(x, d, level) for x, d in zip(leaves, dims)]
+        out = func(*tree_unflatten(wrapped, spec), **kwargs)
+        o_leaves, o_spec = tree_flatten(out)
+        try:
+            o_dims = broadcast_prefix(out_dims, out, "out_dims")
+        except ValueError:
+            raise ValueError(
+                f"vmap({_fname(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                "compatible with the structure of `outputs`."
+            ) from None
+        result = []
+        for x, d in zip(o_leaves, o_dims):
+            if d is None:
+                if _C._vmap_is_batched(x):
+                    raise ValueError(
+                        f"vmap({_fname(func)}, ...): out_dims=None for an output that is batched"
+                    )
+                result.append(x)
+                continue
+            if not isinstance(x, _C.Tensor):
+                raise ValueError(
+                    f"vmap({_fname(func)}, ...): `{_fname(func)}` must only return Tensors, got "
+                    f"type {type(x)}. Did you mean to set out_dims= to None for output?"
+                )
+            n = x.dim() + 1
+            if isinstance(d, bool) or not isinstance(d, int) or not -n <= d < n:
+                raise ValueError(
+                    f"vmap({_fname(func)}, ..., out_dims={out_dims}): out_dim={d} is out of range "
+                    f"for an output of dimensionality {x.dim()} (expected -{n} <= out_dim < {n})."
+                )
+            result.append(_C._vmap_unwrap(x, level, d))
+        return tree_unflatten(result, o_spec)
+    finally:
+        _C._vmap_exit(level)
+
+
+def leaves_batch(leaves, dims):
+    for x, d in zip(leaves, dims):
+        if d is not None:
+            return x.shape[d]
+    raise AssertionError("no batched input")
+
+
+def _fallback_reason(exc):
+    """The op named by a failed batched call, or None when the error is the
+    user's (then the per-slice run raises it as torch would)."""
+    if isinstance(exc, _C._VmapFallback):
+        return str(exc.args[0]) if exc.args else "an op"
+    if isinstance(exc, TypeError) and "BatchedTensor" in str(exc):
+        return "a function that takes no batched tensor"
+    return None
+
+
+def _is_vmap_error(exc):
+    """torch's errors for what vmap cannot do (``.item()``, data-dependent
+    control flow, reading a batched value's data): raised as they are. Any
+    other error of the batched call reruns the function slice by slice,
+    which raises the user's own errors as torch does."""
+    msg = str(exc)
+    return isinstance(exc, RuntimeError) and (
+        msg.startswith(("vmap:", "Cannot access data pointer"))
+    )
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """Maps ``func`` over dim ``in_dims`` of its inputs; outputs get the
     mapped dim at ``out_dims``. See the module note: every op runs the
@@ -213,7 +306,27 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         # randomness: the generator's state tells whether a slice drew random
         # numbers ("error" raises as torch does); "same" replays one state
         # for every slice; "different" lets each slice draw its own.
-        start = _C.get_rng_state() if randomness != "different" else None
+        start = _C.get_rng_state()
+        if batch > 0:
+            try:
+                res = _batched_call(func, args, kwargs, leaves, spec, dims, out_dims)
+            except Exception as e:  # sorted below: torch's vmap errors re-raised
+                op = _fallback_reason(e)
+                if op is None and _is_vmap_error(e):
+                    raise
+                _C.set_rng_state(start)
+                if op is not None:
+                    _warn_fallback(op)
+            else:
+                if _C.equal(start, _C.get_rng_state()):
+                    return res
+                if randomness == "error":
+                    raise RuntimeError(
+                        "vmap: called random operation while in randomness error mode. Please "
+                        "either use the 'same' or 'different' randomness flags on vmap or "
+                        "perform the randomness operation out of vmap"
+                    )
+                _C.set_rng_state(start)
         outs = []
         for b in range(batch):
             if randomness == "same" and b > 0:

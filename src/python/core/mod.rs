@@ -1,6 +1,7 @@
 //! The Tensor class and what every binding file shares.
 
 pub(crate) mod args;
+pub(crate) mod batched;
 pub(crate) mod bind;
 pub(crate) mod data;
 pub(crate) mod device;

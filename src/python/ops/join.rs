@@ -5,6 +5,7 @@
 
 use crate::ops::join;
 use crate::python::core::args::tensor_list;
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
@@ -64,8 +65,12 @@ impl PyTensor {
 
 bind_functions! { register_functions:
     #[pyo3(signature = (tensors, dim=0))]
-    fn cat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(join::cat(&tensor_list(tensors, "cat")?, dim)?))
+    fn cat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+        if let Some(r) = batched::join(tensors, dim, false)? {
+            return Ok(r);
+        }
+        let out = wrap(join::cat(&tensor_list(tensors, "cat")?, dim)?);
+        Ok(Bound::new(tensors.py(), out)?.into_any().unbind())
     }
     #[pyo3(signature = (tensors, dim=0))]
     fn concat(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
@@ -79,8 +84,12 @@ bind_functions! { register_functions:
         )?))
     }
     #[pyo3(signature = (tensors, dim=0))]
-    fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?))
+    fn stack(tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+        if let Some(r) = batched::join(tensors, dim, true)? {
+            return Ok(r);
+        }
+        let out = wrap(join::stack(&tensor_list(tensors, "stack")?, dim)?);
+        Ok(Bound::new(tensors.py(), out)?.into_any().unbind())
     }
     /// torch.split is a Python function that calls `tensor.split(...)`: any
     /// object with a `split` method is accepted, others raise its AttributeError.

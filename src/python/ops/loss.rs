@@ -2,9 +2,12 @@
 //! signatures (legacy `size_average`/`reduce` included).
 
 use crate::ops::loss::{self, Reduction};
+use crate::python::core::args::type_name;
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 /// The reduction, from `reduction=` or torch's legacy `size_average` and
@@ -26,6 +29,17 @@ fn reduction(
     )
 }
 
+/// A tensor argument of `fname` (torch's TypeError for anything else).
+fn tensor_param(fname: &str, obj: &Bound<'_, PyAny>, name: &str, pos: usize) -> PyResult<Tensor> {
+    match obj.cast::<PyTensor>() {
+        Ok(t) => Ok(t.borrow().inner.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{fname}(): argument '{name}' (position {pos}) must be Tensor, not {}",
+            type_name(obj)
+        ))),
+    }
+}
+
 fn opt(t: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
     t.as_ref().map(|t| t.inner.clone())
 }
@@ -33,15 +47,20 @@ fn opt(t: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
 bind_functions! { register_nn_fns:
     #[pyo3(signature = (input, weight, bias=None))]
     fn linear(
-        input: PyRef<'_, PyTensor>,
-        weight: PyRef<'_, PyTensor>,
-        bias: Option<PyRef<'_, PyTensor>>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(loss::linear(
-            &input.inner,
-            &weight.inner,
-            opt(&bias).as_ref(),
-        )?))
+        input: &Bound<'_, PyAny>,
+        weight: &Bound<'_, PyAny>,
+        bias: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = input.py();
+        let bias = bias.filter(|b| !b.is_none());
+        if batched::any_batched(&[input, weight]) || bias.is_some_and(|b| batched::any_batched(&[b])) {
+            return batched::linear(input, weight, bias);
+        }
+        let input = tensor_param("linear", input, "input", 1)?;
+        let weight = tensor_param("linear", weight, "weight", 2)?;
+        let bias = bias.map(|b| tensor_param("linear", b, "bias", 3)).transpose()?;
+        let out = loss::linear(&input, &weight, bias.as_ref())?;
+        Ok(Bound::new(py, wrap(out))?.into_any().unbind())
     }
     #[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean", beta=1.0))]
     fn smooth_l1_loss(
@@ -135,25 +154,29 @@ bind_functions! { register_nn_fns:
     }
     #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0))]
     fn cross_entropy(
-        input: PyRef<'_, PyTensor>,
-        target: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
         weight: Option<PyRef<'_, PyTensor>>,
         size_average: Option<bool>,
         ignore_index: i64,
         reduce: Option<bool>,
         reduction: &str,
         label_smoothing: f64,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
+        let py = input.py();
+        if batched::any_batched(&[input, target]) {
+            if weight.is_some() || size_average.is_some() || reduce.is_some() || label_smoothing != 0.0 {
+                return Err(batched::fallback("cross_entropy"));
+            }
+            let plain = py.import("ferrograd._C")?.getattr("_nn")?.getattr("cross_entropy")?;
+            return batched::cross_entropy(input, target, ignore_index, reduction, &plain);
+        }
+        let input = tensor_param("cross_entropy", input, "input", 1)?;
+        let target = tensor_param("cross_entropy", target, "target", 2)?;
         let r = self::reduction(size_average, reduce, reduction)?;
         let w = opt(&weight);
-        Ok(wrap(loss::cross_entropy(
-            &input.inner,
-            &target.inner,
-            w.as_ref(),
-            ignore_index,
-            r,
-            label_smoothing,
-        )?))
+        let out = loss::cross_entropy(&input, &target, w.as_ref(), ignore_index, r, label_smoothing)?;
+        Ok(Bound::new(py, wrap(out))?.into_any().unbind())
     }
 }
 

@@ -1,0 +1,1195 @@
+//! vmap's batched tensor (torch's BatchedTensorImpl): a physical tensor
+//! whose leading dims are the batch dims of its vmap levels, one per level
+//! in increasing level order, then the logical dims that the mapped
+//! function sees. `vmap` (`python/ferrograd/func/_vmap.py`) wraps its
+//! inputs with `_vmap_wrap` and unwraps the outputs with `_vmap_unwrap`;
+//! in between, every method call on a batched tensor goes through its op's
+//! batching rule (`ops::batching`): the rule rewrites the arguments for the
+//! physical tensor and calls the ordinary op once, so the computation (and
+//! the autograd graph it records) is the op's own. A method without a rule
+//! raises `_VmapFallback` naming the op: `vmap` then warns once and runs
+//! the function slice by slice. Nothing is written before a rule runs, so
+//! that rerun starts from the inputs as they were.
+
+use crate::buffer::layout::wrap_dim;
+use crate::ops::batching::{rule, union_levels, AllDims, MatmulRanks, Rule};
+use crate::python::core::args::make_size;
+use crate::python::core::tensor::PyTensor;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PySlice, PyTuple};
+use std::cell::{Cell, RefCell};
+
+pyo3::create_exception!(
+    ferrograd,
+    VmapFallback,
+    PyException,
+    "Raised inside vmap by an op without a batching rule (its name is the argument): vmap then runs the per-slice fallback."
+);
+
+thread_local! {
+    /// The active vmap levels of this thread, outermost first: (level, batch size).
+    static ACTIVE: RefCell<Vec<(u32, usize)>> = const { RefCell::new(Vec::new()) };
+    /// The next level number (levels are never reused, so a batched value
+    /// that escaped its vmap is never taken for a later level's).
+    static NEXT: Cell<u32> = const { Cell::new(1) };
+}
+
+/// A value batched over one or more vmap levels.
+#[pyclass(name = "_BatchedTensor", module = "ferrograd._C", frozen)]
+pub struct PyBatched {
+    /// The physical tensor (a `Tensor` object): batch dims first.
+    phys: Py<PyAny>,
+    /// (level, batch size) of each leading dim, increasing levels.
+    levels: Vec<(u32, usize)>,
+}
+
+/// A batched tensor's (or a plain tensor's, with no levels) parts.
+struct Parts<'py> {
+    phys: Bound<'py, PyAny>,
+    levels: Vec<(u32, usize)>,
+    logical: Vec<usize>,
+}
+
+impl Parts<'_> {
+    fn nb(&self) -> usize {
+        self.levels.len()
+    }
+    fn rank(&self) -> usize {
+        self.logical.len()
+    }
+    fn have(&self) -> Vec<u32> {
+        self.levels.iter().map(|(l, _)| *l).collect()
+    }
+    fn batch_sizes(&self) -> Vec<usize> {
+        self.levels.iter().map(|(_, s)| *s).collect()
+    }
+}
+
+fn shape_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let t = obj.cast::<PyTensor>()?;
+    Ok(t.borrow().inner.shape().to_vec())
+}
+
+/// The parts of a tensor or batched tensor; None for anything else.
+fn parts<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Parts<'py>>> {
+    if let Ok(b) = obj.cast::<PyBatched>() {
+        let b = b.get();
+        let phys = b.phys.bind(obj.py()).clone();
+        let shape = shape_of(&phys)?;
+        let logical = shape[b.levels.len()..].to_vec();
+        return Ok(Some(Parts {
+            phys,
+            levels: b.levels.clone(),
+            logical,
+        }));
+    }
+    if obj.cast::<PyTensor>().is_ok() {
+        return Ok(Some(Parts {
+            phys: obj.clone(),
+            levels: Vec::new(),
+            logical: shape_of(obj)?,
+        }));
+    }
+    Ok(None)
+}
+
+fn is_batched(obj: &Bound<'_, PyAny>) -> bool {
+    obj.cast::<PyBatched>().is_ok()
+}
+
+/// `phys` batched over `levels` (the tensor itself when there are none).
+fn make(py: Python<'_>, phys: Bound<'_, PyAny>, levels: Vec<(u32, usize)>) -> PyResult<Py<PyAny>> {
+    if levels.is_empty() {
+        return Ok(phys.unbind());
+    }
+    Ok(Bound::new(
+        py,
+        PyBatched {
+            phys: phys.unbind(),
+            levels,
+        },
+    )?
+    .into_any()
+    .unbind())
+}
+
+/// An op's result batched over `levels`: each tensor in it (tuples,
+/// named tuples and lists kept); other values as they are.
+fn wrap_result(res: Bound<'_, PyAny>, levels: &[(u32, usize)]) -> PyResult<Py<PyAny>> {
+    let py = res.py();
+    if res.cast::<PyTensor>().is_ok() {
+        return make(py, res, levels.to_vec());
+    }
+    if let Ok(t) = res.cast::<PyTuple>() {
+        let items = t
+            .iter()
+            .map(|x| wrap_result(x, levels))
+            .collect::<PyResult<Vec<_>>>()?;
+        let tuple = PyTuple::new(py, items)?;
+        if res.is_exact_instance_of::<PyTuple>() {
+            return Ok(tuple.into_any().unbind());
+        }
+        // A named tuple (torch.return_types): rebuilt with its class.
+        let cls = res.get_type();
+        if let Ok(m) = cls.getattr("_make") {
+            return Ok(m.call1((tuple,))?.unbind());
+        }
+        return Ok(cls.call1((tuple,))?.unbind());
+    }
+    if let Ok(l) = res.cast::<PyList>() {
+        let items = l
+            .iter()
+            .map(|x| wrap_result(x, levels))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(PyList::new(py, items)?.into_any().unbind());
+    }
+    Ok(res.unbind())
+}
+
+/// The error that sends vmap to the per-slice fallback for op `name`.
+pub(crate) fn fallback(name: &str) -> PyErr {
+    VmapFallback::new_err(name.to_string())
+}
+
+/// `p`'s physical tensor aligned to the levels `all` and `rank` logical
+/// dims: a size-1 dim for each level it lacks, then for each missing
+/// leading logical dim (views, never copies).
+fn align<'py>(p: &Parts<'py>, all: &[(u32, usize)], rank: usize) -> PyResult<Bound<'py, PyAny>> {
+    let mut phys = p.phys.clone();
+    let have = p.have();
+    for (i, (lvl, _)) in all.iter().enumerate() {
+        if !have.contains(lvl) {
+            phys = phys.call_method1("unsqueeze", (i,))?;
+        }
+    }
+    for _ in p.rank()..rank {
+        phys = phys.call_method1("unsqueeze", (all.len(),))?;
+    }
+    Ok(phys)
+}
+
+fn wrap_logical(d: i64, rank: usize, nb: usize) -> PyResult<usize> {
+    Ok(wrap_dim(d, rank)? + nb)
+}
+
+/// A dim argument: its position in args or its keyword.
+enum Slot {
+    Pos(usize),
+    Kw(&'static str),
+    Absent,
+}
+
+fn find_arg<'py>(
+    args: &[Bound<'py, PyAny>],
+    kwargs: &Option<Bound<'py, PyDict>>,
+    pos: usize,
+    kw: &'static str,
+) -> PyResult<(Slot, Option<Bound<'py, PyAny>>)> {
+    if let Some(k) = kwargs {
+        if let Some(v) = k.get_item(kw)? {
+            return Ok((Slot::Kw(kw), Some(v)));
+        }
+    }
+    if args.len() > pos {
+        return Ok((Slot::Pos(pos), Some(args[pos].clone())));
+    }
+    Ok((Slot::Absent, None))
+}
+
+fn set_arg<'py>(
+    py: Python<'py>,
+    args: &mut [Bound<'py, PyAny>],
+    kwargs: &mut Option<Bound<'py, PyDict>>,
+    slot: Slot,
+    kw: &'static str,
+    value: Bound<'py, PyAny>,
+) -> PyResult<()> {
+    match slot {
+        Slot::Pos(i) => args[i] = value,
+        Slot::Kw(k) => kwargs.as_ref().expect("found there").set_item(k, value)?,
+        Slot::Absent => {
+            let d = kwargs.get_or_insert_with(|| PyDict::new(py));
+            d.set_item(kw, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// Shifted dims: an int, or a tuple/list of them, wrapped against `rank`.
+fn shift_dims<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyAny>,
+    rank: usize,
+    nb: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(i) = d.extract::<i64>() {
+        return Ok(wrap_logical(i, rank, nb)?.into_pyobject(py)?.into_any());
+    }
+    let ds: Vec<i64> = d.extract()?;
+    let shifted = ds
+        .iter()
+        .map(|&i| wrap_logical(i, rank, nb))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(py, shifted)?.into_any())
+}
+
+/// Ints from varargs or from one sequence argument (`view(2, 3)`, `view((2, 3))`).
+fn int_list(args: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
+    if args.len() == 1 {
+        if let Ok(v) = args[0].extract::<Vec<i64>>() {
+            return Ok(v);
+        }
+    }
+    args.iter().map(|a| a.extract::<i64>()).collect()
+}
+
+fn no_other_batched(
+    name: &str,
+    args: &[Bound<'_, PyAny>],
+    kwargs: &Option<Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let batched_kw = match kwargs {
+        Some(k) => k.values().iter().any(|v| is_batched(&v)),
+        None => false,
+    };
+    if args.iter().any(is_batched) || batched_kw {
+        return Err(fallback(name));
+    }
+    Ok(())
+}
+
+/// Runs method `name` of the batched `slf` through its rule.
+fn dispatch<'py>(
+    slf: &Bound<'py, PyAny>,
+    name: &str,
+    args: Vec<Bound<'py, PyAny>>,
+    kwargs: Option<Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let r = rule(name).ok_or_else(|| fallback(name))?;
+    let p = parts(slf)?.expect("a batched tensor");
+    let (nb, rank) = (p.nb(), p.rank());
+    let mut args = args;
+    let mut kwargs = kwargs;
+    let call = |phys: &Bound<'py, PyAny>,
+                method: &str,
+                args: Vec<Bound<'py, PyAny>>,
+                kwargs: Option<Bound<'py, PyDict>>|
+     -> PyResult<Bound<'py, PyAny>> {
+        phys.call_method(method, PyTuple::new(py, args)?, kwargs.as_ref())
+    };
+    match r {
+        Rule::Refuse(msg) => Err(PyRuntimeError::new_err(msg)),
+        Rule::Plain => {
+            no_other_batched(name, &args, &kwargs)?;
+            Ok(call(&p.phys, name, args, kwargs)?.unbind())
+        }
+        Rule::SelfInplace => {
+            call(&p.phys, name, args, kwargs)?;
+            Ok(slf.clone().unbind())
+        }
+        Rule::Pointwise => pointwise(slf, &p, name, args, kwargs),
+        Rule::Matmul(ranks) => {
+            let other = args.first().ok_or_else(|| fallback(name))?.clone();
+            if name == "__rmatmul__" {
+                matmul(&other, slf, ranks)
+            } else {
+                matmul(slf, &other, ranks)
+            }
+        }
+        _ if rank == 0
+            && !matches!(
+                r,
+                Rule::AlongDim { extra: 1, .. }
+                    | Rule::Shape
+                    | Rule::Expand
+                    | Rule::AsOther
+                    | Rule::Index
+                    | Rule::Flatten
+                    | Rule::Squeeze
+                    | Rule::T
+                    | Rule::Reduce { .. }
+            ) =>
+        {
+            // A dim of a 0-d value wraps as in a 1-d one: no physical dim
+            // stands for it.
+            Err(fallback(name))
+        }
+        Rule::Reduce { pos, all } => {
+            no_other_batched(name, &args, &kwargs)?;
+            let (slot, dim) = find_arg(&args, &kwargs, pos, "dim")?;
+            let dim = dim.filter(|d| !d.is_none() && !d.is_instance_of::<PyBool>());
+            match dim {
+                Some(d) => {
+                    if rank == 0 {
+                        return Err(fallback(name));
+                    }
+                    let s = shift_dims(py, &d, rank, nb)?;
+                    set_arg(py, &mut args, &mut kwargs, slot, "dim", s)?;
+                    wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+                }
+                None => {
+                    if rank == 0 {
+                        return Err(fallback(name));
+                    }
+                    let all_dims = PyTuple::new(py, nb..nb + rank)?.into_any();
+                    match all {
+                        AllDims::Tuple => {
+                            if matches!(slot, Slot::Pos(_) | Slot::Kw(_))
+                                && !matches!(find_arg(&args, &kwargs, pos, "dim")?.1, Some(ref v) if v.is_none())
+                            {
+                                // A bool in the dim position (`std(True)`).
+                                return Err(fallback(name));
+                            }
+                            set_arg(py, &mut args, &mut kwargs, slot, "dim", all_dims)?;
+                            wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+                        }
+                        AllDims::Amax => {
+                            if !args.is_empty() || kwargs.as_ref().is_some_and(|k| !k.is_empty()) {
+                                return Err(fallback(name));
+                            }
+                            let m = if name == "max" { "amax" } else { "amin" };
+                            wrap_result(p.phys.call_method1(m, (all_dims,))?, &p.levels)
+                        }
+                        AllDims::Flat => {
+                            let keep = kwargs
+                                .as_ref()
+                                .map(|k| k.get_item("keepdim"))
+                                .transpose()?
+                                .flatten()
+                                .map(|v| v.is_truthy())
+                                .transpose()?
+                                .unwrap_or(false);
+                            if keep || args.len() > 1 {
+                                return Err(fallback(name));
+                            }
+                            let flat = p.phys.call_method1("flatten", (nb,))?;
+                            wrap_result(flat.call_method1(name, (nb,))?, &p.levels)
+                        }
+                    }
+                }
+            }
+        }
+        Rule::AlongDim {
+            pos,
+            default,
+            extra,
+        } => {
+            no_other_batched(name, &args, &kwargs)?;
+            let (slot, dim) = find_arg(&args, &kwargs, pos, "dim")?;
+            let d = match dim.filter(|d| !d.is_none()) {
+                Some(d) => d.extract::<i64>().map_err(|_| fallback(name))?,
+                None => default.ok_or_else(|| fallback(name))?,
+            };
+            let s = wrap_logical(d, rank + extra, nb)?
+                .into_pyobject(py)?
+                .into_any();
+            set_arg(py, &mut args, &mut kwargs, slot, "dim", s)?;
+            wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+        }
+        Rule::TwoDims => {
+            no_other_batched(name, &args, &kwargs)?;
+            let keys: [&'static str; 2] = if name.starts_with("move") {
+                ["source", "destination"]
+            } else {
+                ["dim0", "dim1"]
+            };
+            for (i, kw) in keys.into_iter().enumerate() {
+                let (slot, v) = find_arg(&args, &kwargs, i, kw)?;
+                let v = v.ok_or_else(|| fallback(name))?;
+                let s = shift_dims(py, &v, rank, nb)?;
+                set_arg(py, &mut args, &mut kwargs, slot, kw, s)?;
+            }
+            wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+        }
+        Rule::Permute | Rule::DimList => {
+            if kwargs.is_some() {
+                return Err(fallback(name));
+            }
+            let ds = int_list(&args)?;
+            let mut new: Vec<usize> = if r == Rule::Permute {
+                (0..nb).collect()
+            } else {
+                Vec::new()
+            };
+            for d in ds {
+                new.push(wrap_logical(d, rank, nb)?);
+            }
+            wrap_result(
+                p.phys.call_method1(name, (PyTuple::new(py, new)?,))?,
+                &p.levels,
+            )
+        }
+        Rule::Flatten => {
+            no_other_batched(name, &args, &kwargs)?;
+            let (s0, start) = find_arg(&args, &kwargs, 0, "start_dim")?;
+            let (s1, end) = find_arg(&args, &kwargs, 1, "end_dim")?;
+            if rank == 0 {
+                let mut shape = p.batch_sizes();
+                shape.push(1);
+                return wrap_result(p.phys.call_method1("reshape", (shape,))?, &p.levels);
+            }
+            let a = start.map(|v| v.extract::<i64>()).transpose()?.unwrap_or(0);
+            let b = end.map(|v| v.extract::<i64>()).transpose()?.unwrap_or(-1);
+            let a = wrap_logical(a, rank, nb)?.into_pyobject(py)?.into_any();
+            let b = wrap_logical(b, rank, nb)?.into_pyobject(py)?.into_any();
+            set_arg(py, &mut args, &mut kwargs, s0, "start_dim", a)?;
+            set_arg(py, &mut args, &mut kwargs, s1, "end_dim", b)?;
+            wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+        }
+        Rule::Shape => {
+            if args.len() == 1
+                && args[0].extract::<Vec<i64>>().is_err()
+                && args[0].extract::<i64>().is_err()
+            {
+                // view(dtype)
+                return Err(fallback(name));
+            }
+            if kwargs.is_some() {
+                return Err(fallback(name));
+            }
+            let shape = int_list(&args)?;
+            let mut new: Vec<i64> = p.batch_sizes().iter().map(|&s| s as i64).collect();
+            new.extend(shape);
+            wrap_result(p.phys.call_method1(name, (new,))?, &p.levels)
+        }
+        Rule::Expand => {
+            if kwargs.is_some() {
+                return Err(fallback(name));
+            }
+            expand(&p, int_list(&args)?)
+        }
+        Rule::AsOther => {
+            let other = args.first().ok_or_else(|| fallback(name))?;
+            let o = parts(other)?.ok_or_else(|| fallback(name))?;
+            let shape: Vec<i64> = o.logical.iter().map(|&s| s as i64).collect();
+            if name == "expand_as" {
+                return expand(&p, shape);
+            }
+            let method = if name == "view_as" { "view" } else { "reshape" };
+            let mut new: Vec<i64> = p.batch_sizes().iter().map(|&s| s as i64).collect();
+            new.extend(shape);
+            wrap_result(p.phys.call_method1(method, (new,))?, &p.levels)
+        }
+        Rule::Squeeze => {
+            no_other_batched(name, &args, &kwargs)?;
+            let (slot, dim) = find_arg(&args, &kwargs, 0, "dim")?;
+            match dim.filter(|d| !d.is_none()) {
+                None => {
+                    let mut new = p.batch_sizes();
+                    new.extend(p.logical.iter().copied().filter(|&s| s != 1));
+                    wrap_result(p.phys.call_method1("reshape", (new,))?, &p.levels)
+                }
+                Some(d) => {
+                    if rank == 0 {
+                        return Err(fallback(name));
+                    }
+                    let s = shift_dims(py, &d, rank, nb)?;
+                    set_arg(py, &mut args, &mut kwargs, slot, "dim", s)?;
+                    wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+                }
+            }
+        }
+        Rule::T => {
+            if rank > 2 {
+                return Err(PyRuntimeError::new_err(format!(
+                    "t() expects a tensor with <= 2 dimensions, but self is {rank}D"
+                )));
+            }
+            let (a, b) = if rank == 2 { (nb, nb + 1) } else { (0, 0) };
+            wrap_result(p.phys.call_method1("transpose", (a, b))?, &p.levels)
+        }
+        Rule::Index => {
+            let key = args.first().ok_or_else(|| fallback(name))?;
+            index(&p, key)
+        }
+    }
+}
+
+fn expand(p: &Parts<'_>, sizes: Vec<i64>) -> PyResult<Py<PyAny>> {
+    let nb = p.nb();
+    let mut phys = p.phys.clone();
+    for _ in p.rank()..sizes.len() {
+        phys = phys.call_method1("unsqueeze", (nb,))?;
+    }
+    let mut new: Vec<i64> = p.batch_sizes().iter().map(|&s| s as i64).collect();
+    new.extend(sizes);
+    wrap_result(phys.call_method1("expand", (new,))?, &p.levels)
+}
+
+fn index(p: &Parts<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let py = key.py();
+    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    let mut advanced = 0;
+    for it in &items {
+        if it.is_none() || it.is_instance_of::<PySlice>() || it.is(py.Ellipsis()) {
+            continue;
+        }
+        if it.is_instance_of::<PyBool>() || is_batched(it) {
+            return Err(fallback("__getitem__"));
+        }
+        if it.extract::<i64>().is_ok() && it.cast::<PyTensor>().is_err() {
+            continue;
+        }
+        advanced += 1;
+    }
+    if advanced > 1 {
+        return Err(fallback("__getitem__"));
+    }
+    let full = PySlice::full(py).into_any();
+    let new: Vec<Bound<'_, PyAny>> = std::iter::repeat_n(full, p.nb()).chain(items).collect();
+    wrap_result(
+        p.phys
+            .call_method1("__getitem__", (PyTuple::new(py, new)?,))?,
+        &p.levels,
+    )
+}
+
+fn pointwise<'py>(
+    slf: &Bound<'py, PyAny>,
+    p: &Parts<'py>,
+    name: &str,
+    args: Vec<Bound<'py, PyAny>>,
+    kwargs: Option<Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    // Every tensor argument, batched or not.
+    let mut ps: Vec<Parts<'py>> = Vec::new();
+    for a in &args {
+        if let Some(q) = parts(a)? {
+            ps.push(q);
+        }
+    }
+    if let Some(k) = &kwargs {
+        for v in k.values().iter() {
+            if let Some(q) = parts(&v)? {
+                ps.push(q);
+            }
+        }
+    }
+    let all = union_levels(
+        std::iter::once(p.levels.as_slice()).chain(ps.iter().map(|q| q.levels.as_slice())),
+    );
+    let rank = ps
+        .iter()
+        .map(|q| q.rank())
+        .chain([p.rank()])
+        .max()
+        .unwrap_or(0);
+    let conv = |a: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+        if is_batched(a) {
+            let q = parts(a)?.expect("batched");
+            align(&q, &all, rank)
+        } else {
+            Ok(a.clone())
+        }
+    };
+    let me = align(p, &all, rank)?;
+    let new_args = args.iter().map(conv).collect::<PyResult<Vec<_>>>()?;
+    let new_kwargs = match &kwargs {
+        Some(k) => {
+            let d = PyDict::new(py);
+            for (key, v) in k.iter() {
+                d.set_item(key, conv(&v)?)?;
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    let res = me.call_method(name, PyTuple::new(py, new_args)?, new_kwargs.as_ref())?;
+    if res.is(py.NotImplemented()) {
+        return Ok(res.unbind());
+    }
+    wrap_result(res, &all)
+}
+
+fn rank_error(ranks: MatmulRanks, ra: usize, rb: usize) -> Option<String> {
+    match ranks {
+        MatmulRanks::Any if ra == 0 || rb == 0 => Some(format!(
+            "both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D"
+        )),
+        MatmulRanks::Mm if ra != 2 => Some("self must be a matrix".into()),
+        MatmulRanks::Mm if rb != 2 => Some("mat2 must be a matrix".into()),
+        MatmulRanks::Bmm if ra != 3 => Some("batch1 must be a 3D tensor".into()),
+        MatmulRanks::Bmm if rb != 3 => Some("batch2 must be a 3D tensor".into()),
+        MatmulRanks::Mv if ra != 2 || rb != 1 => Some(format!(
+            "vector + matrix @ vector expected, got 1, {ra}, {rb}"
+        )),
+        MatmulRanks::Dot if ra != 1 || rb != 1 => Some(format!(
+            "1D tensors expected, but got {ra}D and {rb}D tensors"
+        )),
+        _ => None,
+    }
+}
+
+/// `a @ b` for batched or plain `a`, `b`: vectors become matrices, batched
+/// operands get the union of levels and the same logical rank, a plain
+/// operand broadcasts as it is; one physical `matmul`.
+fn matmul(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, ranks: MatmulRanks) -> PyResult<Py<PyAny>> {
+    let py = a.py();
+    let (Some(mut pa), Some(mut pb)) = (parts(a)?, parts(b)?) else {
+        return Err(fallback("matmul"));
+    };
+    let (ra, rb) = (pa.rank(), pb.rank());
+    if let Some(msg) = rank_error(ranks, ra, rb) {
+        return Err(PyRuntimeError::new_err(msg));
+    }
+    if ra == 1 {
+        pa.phys = pa.phys.call_method1("unsqueeze", (pa.nb(),))?;
+        pa.logical.insert(0, 1);
+    }
+    if rb == 1 {
+        pb.phys = pb.phys.call_method1("unsqueeze", (-1,))?;
+        pb.logical.push(1);
+    }
+    let rank = pa.rank().max(pb.rank());
+    let all = union_levels([pa.levels.as_slice(), pb.levels.as_slice()].into_iter());
+    let xa = if pa.levels.is_empty() {
+        pa.phys.clone()
+    } else {
+        align(&pa, &all, rank)?
+    };
+    let xb = if pb.levels.is_empty() {
+        pb.phys.clone()
+    } else {
+        align(&pb, &all, rank)?
+    };
+    let mut out = xa.call_method1("matmul", (xb,))?;
+    if rb == 1 {
+        out = out.call_method1("squeeze", (-1,))?;
+    }
+    if ra == 1 {
+        out = out.call_method1("squeeze", (if rb == 1 { -1 } else { -2 },))?;
+    }
+    let _ = py;
+    wrap_result(out, &all)
+}
+
+/// `F.linear(input, weight, bias)` when any of them is batched.
+pub(crate) fn linear(
+    input: &Bound<'_, PyAny>,
+    weight: &Bound<'_, PyAny>,
+    bias: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = input.py();
+    let wr = parts(weight)?.ok_or_else(|| fallback("linear"))?.rank();
+    let wt = if wr >= 2 {
+        weight.call_method1("transpose", (-1, -2))?
+    } else {
+        weight.clone()
+    };
+    let out = matmul(input, &wt, MatmulRanks::Any)?.into_bound(py);
+    match bias {
+        Some(b) if !b.is_none() => Ok(out.add(b)?.unbind()),
+        _ => Ok(out.unbind()),
+    }
+}
+
+/// `q` aligned to the levels `all` and expanded to their sizes.
+fn expand_to<'py>(q: &Parts<'py>, all: &[(u32, usize)]) -> PyResult<Bound<'py, PyAny>> {
+    let x = align(q, all, q.rank())?;
+    let mut shape: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+    shape.extend(&q.logical);
+    x.call_method1("expand", (shape,))
+}
+
+/// `F.cross_entropy` with class-index targets, no weight and no label
+/// smoothing, when input or target is batched: every sample's rows are
+/// flattened into one unreduced call, then reduced per sample.
+pub(crate) fn cross_entropy(
+    input: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+    ignore_index: i64,
+    reduction: &str,
+    plain: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let py = input.py();
+    let (Some(pi), Some(pt)) = (parts(input)?, parts(target)?) else {
+        return Err(fallback("cross_entropy"));
+    };
+    if pt.phys.call_method0("is_floating_point")?.is_truthy()? || pi.rank() == 0 {
+        return Err(fallback("cross_entropy"));
+    }
+    let all = union_levels([pi.levels.as_slice(), pt.levels.as_slice()].into_iter());
+    let sizes: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+    let nb = all.len();
+    let xi = expand_to(&pi, &all)?;
+    let xt = expand_to(&pt, &all)?;
+    let batch: usize = sizes.iter().product();
+    // (batch * N, C, d...) and (batch * N, d...), or (batch, C) and (batch,).
+    let (mut ishape, mut tshape): (Vec<i64>, Vec<i64>) = (vec![-1], vec![-1]);
+    let skip = if pi.rank() == 1 { 0 } else { 1 };
+    ishape.extend(pi.logical[skip..].iter().map(|&s| s as i64));
+    tshape.extend(pt.logical[skip.min(pt.rank())..].iter().map(|&s| s as i64));
+    let kw = PyDict::new(py);
+    kw.set_item("ignore_index", ignore_index)?;
+    kw.set_item("reduction", "none")?;
+    let li = xi.call_method1("reshape", (ishape,))?;
+    let lt = xt.call_method1("reshape", (tshape,))?;
+    let loss = plain.call((li, lt), Some(&kw))?;
+    let mut lshape: Vec<i64> = sizes.iter().map(|&s| s as i64).collect();
+    lshape.extend(pt.logical.iter().map(|&s| s as i64));
+    let loss = loss.call_method1("reshape", (lshape,))?;
+    let _ = batch;
+    let rank = pt.rank();
+    let out = match reduction {
+        "none" => loss,
+        "sum" | "mean" if rank == 0 => {
+            if reduction == "mean" {
+                // One row: its loss, NaN when it is ignored (0 / 0).
+                let kept = xt.call_method1("ne", (ignore_index,))?;
+                loss.div(kept)?
+            } else {
+                loss
+            }
+        }
+        "sum" => loss.call_method1("sum", (PyTuple::new(py, nb..nb + rank)?,))?,
+        "mean" => {
+            let dims = PyTuple::new(py, nb..nb + rank)?;
+            let kept = xt
+                .call_method1("ne", (ignore_index,))?
+                .call_method1("sum", (dims.clone(),))?;
+            loss.call_method1("sum", (dims,))?.div(kept)?
+        }
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "{other} is not a valid value for reduction"
+            )))
+        }
+    };
+    make(py, out, all)
+}
+
+/// Whether any of these is a batched tensor.
+pub(crate) fn any_batched(objs: &[&Bound<'_, PyAny>]) -> bool {
+    objs.iter().any(|o| is_batched(o))
+}
+
+/// `cat`/`stack` of a list with batched tensors: every element aligned to
+/// the union of levels (and expanded to its sizes), dim shifted.
+pub(crate) fn join(
+    tensors: &Bound<'_, PyAny>,
+    dim: i64,
+    stack: bool,
+) -> PyResult<Option<Py<PyAny>>> {
+    let py = tensors.py();
+    let items: Vec<Bound<'_, PyAny>> = match tensors.try_iter() {
+        Ok(it) => it.collect::<PyResult<_>>()?,
+        Err(_) => return Ok(None),
+    };
+    if !items.iter().any(is_batched) {
+        return Ok(None);
+    }
+    let ps = items
+        .iter()
+        .map(|x| parts(x)?.ok_or_else(|| PyTypeError::new_err("expected a sequence of Tensors")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let all = union_levels(ps.iter().map(|q| q.levels.as_slice()));
+    let rank = ps[0].rank();
+    let phys = ps
+        .iter()
+        .map(|q| expand_to(q, &all))
+        .collect::<PyResult<Vec<_>>>()?;
+    let d = wrap_logical(dim, rank + usize::from(stack), all.len())?;
+    let c = py.import("ferrograd._C")?;
+    let f = c.getattr(if stack { "stack" } else { "cat" })?;
+    let out = f.call1((PyList::new(py, phys)?, d))?;
+    Ok(Some(make(py, out, all)?))
+}
+
+#[pymethods]
+impl PyBatched {
+    #[getter]
+    fn shape<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let p = parts(slf.as_any())?.expect("batched");
+        make_size(slf.py(), &p.logical)
+    }
+    #[getter]
+    fn ndim(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(parts(slf.as_any())?.expect("batched").rank())
+    }
+    fn dim(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Self::ndim(slf)
+    }
+    fn numel(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(parts(slf.as_any())?
+            .expect("batched")
+            .logical
+            .iter()
+            .product())
+    }
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(slf: &Bound<'py, Self>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        let p = parts(slf.as_any())?.expect("batched");
+        match dim {
+            None => make_size(slf.py(), &p.logical),
+            Some(d) => Ok(p.logical[wrap_dim(d, p.rank())?]
+                .into_pyobject(slf.py())?
+                .into_any()),
+        }
+    }
+    /// `isinstance(x, Tensor)` holds inside the mapped function.
+    #[getter]
+    fn __class__<'py>(slf: &Bound<'py, Self>) -> Bound<'py, PyAny> {
+        slf.py().get_type::<PyTensor>().into_any()
+    }
+    #[getter(T)]
+    fn t_attr(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let p = parts(slf.as_any())?.expect("batched");
+        let nb = p.nb();
+        let mut dims: Vec<usize> = (0..nb).collect();
+        dims.extend((nb..nb + p.rank()).rev());
+        wrap_result(p.phys.call_method1("permute", (dims,))?, &p.levels)
+    }
+    #[getter(mT)]
+    fn mt_attr(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        dispatch(
+            slf.as_any(),
+            "transpose",
+            vec![
+                (-2i64).into_pyobject(slf.py())?.into_any(),
+                (-1i64).into_pyobject(slf.py())?.into_any(),
+            ],
+            None,
+        )
+    }
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let b = slf.get();
+        let (lvl, _) = b.levels.last().expect("batched");
+        Ok(format!(
+            "BatchedTensor(lvl={lvl}, bdim={}, value=\n{})",
+            b.levels.len() - 1,
+            b.phys.bind(slf.py()).repr()?
+        ))
+    }
+    fn __len__(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let p = parts(slf.as_any())?.expect("batched");
+        p.logical
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
+    }
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let parts_ = dispatch(slf.as_any(), "unbind", vec![], None)?.into_bound(slf.py());
+        parts_.try_iter().map(|i| i.into_any())
+    }
+    fn __bool__(_slf: &Bound<'_, Self>) -> PyResult<bool> {
+        Err(PyRuntimeError::new_err(crate::ops::batching::CONTROL_FLOW))
+    }
+    fn __float__(_slf: &Bound<'_, Self>) -> PyResult<f64> {
+        Err(PyRuntimeError::new_err(crate::ops::batching::ITEM))
+    }
+    fn __int__(_slf: &Bound<'_, Self>) -> PyResult<i64> {
+        Err(PyRuntimeError::new_err(crate::ops::batching::ITEM))
+    }
+    fn __index__(_slf: &Bound<'_, Self>) -> PyResult<i64> {
+        Err(PyRuntimeError::new_err(crate::ops::batching::ITEM))
+    }
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        dispatch(slf.as_any(), "__getitem__", vec![key.clone()], None)
+    }
+    fn __setitem__(
+        _slf: &Bound<'_, Self>,
+        _key: &Bound<'_, PyAny>,
+        _v: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        Err(fallback("__setitem__"))
+    }
+    fn __neg__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        dispatch(slf.as_any(), "__neg__", vec![], None)
+    }
+    fn __abs__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        dispatch(slf.as_any(), "__abs__", vec![], None)
+    }
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        dispatch(slf.as_any(), "__invert__", vec![], None)
+    }
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: pyo3::basic::CompareOp,
+    ) -> PyResult<Py<PyAny>> {
+        use pyo3::basic::CompareOp::*;
+        let name = match op {
+            Lt => "__lt__",
+            Le => "__le__",
+            Eq => "__eq__",
+            Ne => "__ne__",
+            Gt => "__gt__",
+            Ge => "__ge__",
+        };
+        dispatch(slf.as_any(), name, vec![other.clone()], None)
+    }
+    /// Any other method: its batching rule, or the fallback.
+    fn __getattr__<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        // A method with a rule runs it; any other method of a tensor is
+        // bound too (a call raises the fallback naming it); other
+        // attributes (dtype, requires_grad, grad_fn, ...) are the physical
+        // tensor's.
+        let v = if rule(name).is_some() {
+            None
+        } else {
+            Some(slf.get().phys.bind(py).getattr(name)?)
+        };
+        match v {
+            Some(v) if !v.is_callable() => Ok(v),
+            _ => Ok(Bound::new(
+                py,
+                BatchedMethod {
+                    target: slf.clone().unbind(),
+                    name: name.to_string(),
+                },
+            )?
+            .into_any()),
+        }
+    }
+}
+
+macro_rules! binary_dunders {
+    ($($name:ident),*) => {
+        #[pymethods]
+        impl PyBatched {
+            $(
+                fn $name(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    dispatch(slf.as_any(), stringify!($name), vec![other.clone()], None)
+                }
+            )*
+        }
+    };
+}
+binary_dunders!(
+    __add__,
+    __radd__,
+    __sub__,
+    __rsub__,
+    __mul__,
+    __rmul__,
+    __truediv__,
+    __rtruediv__,
+    __floordiv__,
+    __rfloordiv__,
+    __mod__,
+    __rmod__,
+    __matmul__,
+    __rmatmul__,
+    __and__,
+    __rand__,
+    __or__,
+    __ror__,
+    __xor__,
+    __rxor__
+);
+
+#[pymethods]
+impl PyBatched {
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = modulo;
+        dispatch(slf.as_any(), "__pow__", vec![other.clone()], None)
+    }
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = modulo;
+        dispatch(slf.as_any(), "__rpow__", vec![other.clone()], None)
+    }
+}
+
+/// A bound method of a batched tensor: calls run its rule.
+#[pyclass(name = "_BatchedMethod", module = "ferrograd._C", frozen)]
+pub struct BatchedMethod {
+    target: Py<PyBatched>,
+    name: String,
+}
+
+#[pymethods]
+impl BatchedMethod {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let slf = self.target.bind(py).clone().into_any();
+        let kw = match kwargs {
+            Some(k) if !k.is_empty() => Some(k.copy()?),
+            _ => None,
+        };
+        dispatch(&slf, &self.name, args.iter().collect(), kw)
+    }
+}
+
+fn active_size(level: u32) -> PyResult<usize> {
+    ACTIVE.with(|a| {
+        a.borrow()
+            .iter()
+            .find(|(l, _)| *l == level)
+            .map(|(_, s)| *s)
+            .ok_or_else(|| PyRuntimeError::new_err(format!("vmap: level {level} is not active")))
+    })
+}
+
+/// Starts a vmap level of `batch_size`; returns its number.
+#[pyfunction]
+fn _vmap_enter(batch_size: usize) -> u32 {
+    let lvl = NEXT.with(|n| {
+        let l = n.get();
+        n.set(l + 1);
+        l
+    });
+    ACTIVE.with(|a| a.borrow_mut().push((lvl, batch_size)));
+    lvl
+}
+
+/// Ends vmap level `level` (and any level started inside it).
+#[pyfunction]
+fn _vmap_exit(level: u32) {
+    ACTIVE.with(|a| a.borrow_mut().retain(|(l, _)| *l < level));
+}
+
+/// The active levels, outermost first: [(level, batch size)].
+#[pyfunction]
+fn _vmap_levels() -> Vec<(u32, usize)> {
+    ACTIVE.with(|a| a.borrow().clone())
+}
+
+/// `x` batched over `level` at its logical dim `in_dim`.
+#[pyfunction]
+fn _vmap_wrap(x: &Bound<'_, PyAny>, in_dim: i64, level: u32) -> PyResult<Py<PyAny>> {
+    let size = active_size(level)?;
+    let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
+    let d = wrap_logical(in_dim, p.rank(), p.nb())?;
+    if p.phys.cast::<PyTensor>()?.borrow().inner.shape()[d] != size {
+        return Err(PyValueError::new_err("vmap: batch size mismatch"));
+    }
+    let phys = p.phys.call_method1("movedim", (d, p.nb()))?;
+    let mut levels = p.levels;
+    levels.push((level, size));
+    make(x.py(), phys, levels)
+}
+
+/// The output `x` of level `level`'s function with that level's dim at
+/// logical dim `out_dim` (expanded there when `x` is not batched over it).
+#[pyfunction]
+fn _vmap_unwrap(x: &Bound<'_, PyAny>, level: u32, out_dim: i64) -> PyResult<Py<PyAny>> {
+    let size = active_size(level)?;
+    let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
+    let nb = p.nb();
+    match p.levels.iter().position(|(l, _)| *l == level) {
+        Some(i) => {
+            let d = wrap_logical(out_dim, p.rank() + 1, nb - 1)?;
+            let phys = p.phys.call_method1("movedim", (i, d))?;
+            let mut levels = p.levels;
+            levels.remove(i);
+            make(x.py(), phys, levels)
+        }
+        None => {
+            let d = wrap_logical(out_dim, p.rank() + 1, nb)?;
+            let phys = p.phys.call_method1("unsqueeze", (d,))?;
+            let mut shape: Vec<i64> = vec![-1; nb + p.rank() + 1];
+            shape[d] = size as i64;
+            let phys = phys.call_method1("expand", (shape,))?;
+            make(x.py(), phys, p.levels)
+        }
+    }
+}
+
+/// Whether `x` is a batched tensor.
+#[pyfunction]
+fn _vmap_is_batched(x: &Bound<'_, PyAny>) -> bool {
+    is_batched(x)
+}
+
+/// `x` batched over every active level it lacks (expanded: each sample
+/// sees the same values): how a transform inside vmap makes per-sample
+/// copies of an unbatched input it differentiates.
+#[pyfunction]
+fn _vmap_expand(x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
+    let active = _vmap_levels();
+    let all = union_levels([p.levels.as_slice(), active.as_slice()].into_iter());
+    if all.len() == p.nb() {
+        return Ok(x.clone().unbind());
+    }
+    let aligned = align(&p, &all, p.rank())?;
+    let mut shape: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+    shape.extend(&p.logical);
+    let phys = aligned.call_method1("expand", (shape,))?;
+    make(x.py(), phys, all)
+}
+
+/// The physical tensor of `x` (`x` itself when it is not batched).
+#[pyfunction]
+fn _vmap_physical(x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    match x.cast::<PyBatched>() {
+        Ok(b) => Ok(b.get().phys.clone_ref(x.py())),
+        Err(_) => Ok(x.clone().unbind()),
+    }
+}
+
+/// The physical tensor of `g` laid out as `like`'s: aligned to its levels
+/// and expanded to its physical shape.
+#[pyfunction]
+fn _vmap_physical_like(g: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let (Some(pg), Some(pl)) = (parts(g)?, parts(like)?) else {
+        return Err(PyTypeError::new_err("vmap: expected Tensors"));
+    };
+    if pg.levels.iter().any(|l| !pl.levels.contains(l)) {
+        return Err(PyRuntimeError::new_err(
+            "vmap: a gradient is batched over a level its output is not",
+        ));
+    }
+    let aligned = align(&pg, &pl.levels, pg.rank())?;
+    Ok(aligned
+        .call_method1("expand", (shape_of(&pl.phys)?,))?
+        .unbind())
+}
+
+/// `phys` batched over `like`'s levels.
+#[pyfunction]
+fn _vmap_like(phys: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let levels = match like.cast::<PyBatched>() {
+        Ok(b) => b.get().levels.clone(),
+        Err(_) => Vec::new(),
+    };
+    make(phys.py(), phys.clone(), levels)
+}
+
+/// The names of the methods and functions with a batching rule that are
+/// not table rows (the registry test reports the others' coverage).
+#[pyfunction]
+fn _vmap_rule(name: &str) -> Option<String> {
+    rule(name).map(|r| format!("{r:?}"))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyBatched>()?;
+    m.add_class::<BatchedMethod>()?;
+    m.add("_VmapFallback", m.py().get_type::<VmapFallback>())?;
+    m.add_function(wrap_pyfunction!(_vmap_enter, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_levels, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_wrap, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_unwrap, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_is_batched, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_expand, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_physical, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_physical_like, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_like, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_rule, m)?)?;
+    Ok(())
+}

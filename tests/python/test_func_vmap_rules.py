@@ -1,0 +1,145 @@
+"""vmap's batching rules (``ops/batching.rs``, ``python/core/batched.rs``):
+the function sees batched tensors with per-sample shapes, ops with a rule
+run once on the whole batch (no fallback warning), results match torch's
+vmap, and what vmap cannot do raises torch's errors."""
+
+import warnings
+
+import ferrograd as fg
+import numpy as np
+import pytest
+from ferrograd.func import _vmap, grad, vmap
+
+RNG = np.random.default_rng(26)
+X = RNG.standard_normal((5, 3, 4))
+W = RNG.standard_normal((7, 4))
+
+
+def _no_fallback(f, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        return f(*args, **kw)
+
+
+CASES = {
+    "unary": lambda L, v: v.exp().tanh(),
+    "binary_scalar": lambda L, v: 2.0 - v * v / 3 + 1,
+    "broadcast_unbatched": lambda L, v: v + L.tensor(W[0]),
+    "sum_dim": lambda L, v: v.sum(0, keepdim=True),
+    "sum_all": lambda L, v: v.sum(),
+    "mean_tuple": lambda L, v: v.mean((0, 1)),
+    "amax": lambda L, v: v.amax(-1),
+    "max_all": lambda L, v: v.max(),
+    "softmax": lambda L, v: v.softmax(-1),
+    "log_softmax": lambda L, v: v.log_softmax(0),
+    "matmul": lambda L, v: v @ v.T,
+    "matmul_unbatched": lambda L, v: v @ L.tensor(W.T),
+    "mv": lambda L, v: v.mv(v[0]),
+    "dot": lambda L, v: v[0].dot(v[1]),
+    "view_ops": lambda L, v: v.reshape(-1).unsqueeze(0).expand(2, 12).flatten(),
+    "permute_transpose": lambda L, v: v.unsqueeze(1).permute(2, 0, 1).transpose(0, 2),
+    "squeeze": lambda L, v: v[:1].squeeze(),
+    "index": lambda L, v: v[1:, None, ..., 2],
+    "select_narrow": lambda L, v: v.select(1, 2).narrow(0, 1, 2),
+    "cat": lambda L, v: L.cat([v, v * 2], 1),
+    "stack": lambda L, v: L.stack([v, v.exp()], -1),
+    "where_clamp": lambda L, v: v.clamp(-0.5, 0.5).where(v > 0, v * 0),
+    "linear": lambda L, v: L.nn.functional.linear(v, L.tensor(W), L.tensor(W[:, 0])).relu(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("in_dim", [0, -1])
+def test_rule_matches_torch_without_fallback(torch, name, in_dim):
+    f = CASES[name]
+    x = np.ascontiguousarray(np.moveaxis(X, 0, in_dim))
+    got = _no_fallback(vmap(lambda v: f(fg, v), in_dims=in_dim), fg.tensor(x))
+    want = torch.vmap(lambda v: f(torch, v), in_dims=in_dim)(torch.tensor(x))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_function_sees_logical_shapes_and_tensor_type():
+    seen = []
+
+    def f(v):
+        seen.append((tuple(v.shape), v.dim(), v.size(-1), isinstance(v, fg.Tensor)))
+        return v
+
+    out = _no_fallback(vmap(f, in_dims=1), fg.tensor(X))
+    assert seen == [((5, 4), 2, 4, True)]
+    assert tuple(out.shape) == (3, 5, 4)
+
+
+def test_nested_vmap_and_out_dims(torch):
+    def f(L, v):
+        return v * v.sum()
+
+    got = _no_fallback(vmap(vmap(lambda v: f(fg, v)), out_dims=1), fg.tensor(X))
+    want = torch.vmap(torch.vmap(lambda v: f(torch, v)), out_dims=1)(torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_per_sample_grads_of_an_unbatched_parameter(torch):
+    def loss(L, p, v, y):
+        o = L.nn.functional.linear(v, p).relu()
+        return L.nn.functional.cross_entropy(o, y)
+
+    y = RNG.integers(0, 7, (5, 3))
+    got = _no_fallback(
+        vmap(grad(lambda p, v, y: loss(fg, p, v, y)), in_dims=(None, 0, 0)),
+        fg.tensor(W),
+        fg.tensor(X),
+        fg.tensor(y),
+    )
+    want = torch.func.vmap(
+        torch.func.grad(lambda p, v, y: loss(torch, p, v, y)), in_dims=(None, 0, 0)
+    )(torch.tensor(W), torch.tensor(X), torch.tensor(y))
+    assert tuple(got.shape) == (5, 7, 4)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_op_without_rule_falls_back_with_a_warning_naming_it(torch):
+    def f(L, v):
+        return v.repeat(2, 1)
+
+    _vmap._warned.discard("repeat")  # the warning is once per op and process
+    with pytest.warns(UserWarning, match="batching rule for repeat"):
+        got = vmap(lambda v: f(fg, v))(fg.tensor(X))
+    want = torch.vmap(lambda v: f(torch, v))(torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda v: v.sum().item(),
+        lambda v: float(v.sum()),
+        lambda v: 1 if v.sum() > 0 else 0,
+    ],
+)
+def test_value_reads_raise_torchs_error(torch, f):
+    with pytest.raises(RuntimeError) as want:
+        torch.vmap(f)(torch.tensor(X))
+    with pytest.raises(RuntimeError) as got:
+        vmap(f)(fg.tensor(X))
+    assert str(got.value) == str(want.value)
+
+
+def test_random_op_under_error_raises(torch):
+    def f(L, v):
+        return v + L.rand(4)
+
+    with pytest.raises(RuntimeError) as want:
+        torch.vmap(lambda v: f(torch, v))(torch.tensor(X))
+    with pytest.raises(RuntimeError) as got:
+        vmap(lambda v: f(fg, v))(fg.tensor(X))
+    assert str(got.value) == str(want.value)
+
+
+def test_mismatched_batch_sizes_raise_value_error(torch):
+    with pytest.raises(ValueError) as want:
+        torch.vmap(lambda a, b: a + b)(torch.tensor(X), torch.zeros(2, 3, 4))
+    with pytest.raises(ValueError) as got:
+        vmap(lambda a, b: a + b)(fg.tensor(X), fg.zeros(2, 3, 4))
+    assert str(got.value) == str(want.value)
