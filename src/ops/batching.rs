@@ -61,6 +61,10 @@ pub enum Rule {
     Index,
     /// `matmul` and its fixed-rank forms (the logical ranks they accept).
     Matmul(MatmulRanks),
+    /// An op on the last `k` dims that takes any leading dims as a batch
+    /// (`det`, `tril`): its arguments unchanged, when the logical rank is
+    /// at least `k`.
+    Trailing(usize),
     /// torch's `.item()`-like reads of a value: the error torch gives.
     Refuse(&'static str),
 }
@@ -208,6 +212,23 @@ const MATMUL_RULES: &[(&str, Rule)] = &[
     ("dot", Rule::Matmul(MatmulRanks::Dot)),
 ];
 
+/// Ops on the trailing matrix dims (`linalg.rs`, `decomp.rs`, `shape.rs`).
+const TRAILING_RULES: &[(&str, Rule)] = &[
+    ("det", Rule::Trailing(2)),
+    ("logdet", Rule::Trailing(2)),
+    ("slogdet", Rule::Trailing(2)),
+    ("inverse", Rule::Trailing(2)),
+    ("cholesky", Rule::Trailing(2)),
+    ("cholesky_inverse", Rule::Trailing(2)),
+    ("pinverse", Rule::Trailing(2)),
+    ("matrix_power", Rule::Trailing(2)),
+    ("matrix_exp", Rule::Trailing(2)),
+    ("svd", Rule::Trailing(2)),
+    ("qr", Rule::Trailing(2)),
+    ("tril", Rule::Trailing(2)),
+    ("triu", Rule::Trailing(2)),
+];
+
 /// Pointwise ops outside the unary/binary tables (`activation.rs`,
 /// `ternary.rs`, `pointwise.rs`, `convert.rs`): their tensor arguments
 /// broadcast.
@@ -282,6 +303,18 @@ const POINTWISE_RULES: &[&str] = &[
     "log",
     "sin",
     "cos",
+    "floor",
+    "ceil",
+    "trunc",
+    "frac",
+    "fix",
+    "round",
+    "deg2rad",
+    "rad2deg",
+    "logaddexp",
+    "logaddexp2",
+    "logit",
+    "mvlgamma",
 ];
 
 /// Methods that read nothing of the values: run on the physical tensor,
@@ -305,6 +338,7 @@ pub fn rule(name: &str) -> Option<Rule> {
         .iter()
         .chain(VIEW_RULES)
         .chain(MATMUL_RULES)
+        .chain(TRAILING_RULES)
         .find(|(n, _)| *n == name)
     {
         return Some(*r);
@@ -349,6 +383,7 @@ pub fn listed() -> impl Iterator<Item = &'static str> {
         .iter()
         .chain(VIEW_RULES)
         .chain(MATMUL_RULES)
+        .chain(TRAILING_RULES)
         .map(|(n, _)| *n)
         .chain(POINTWISE_RULES.iter().copied())
         .chain(PLAIN_RULES.iter().copied())

@@ -262,7 +262,14 @@ impl Tensor {
         let rec = record(name, &[self]);
         let out = self.alias_with_layout(l);
         let orig = to_i64(self.shape());
-        rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
+        let nothing_dropped = drop.is_empty();
+        rec.finish(out, move |c| {
+            if nothing_dropped {
+                // torch's unsqueeze_to: the gradient itself, not a view of it
+                return Ok(vec![Some(c.grad().clone())]);
+            }
+            Ok(vec![Some(c.grad().reshape(&orig)?)])
+        })
     }
 
     /// A view made by a geometric function of the layout, with a generic

@@ -45,6 +45,33 @@ CASES = {
     "stack": lambda L, v: L.stack([v, v.exp()], -1),
     "where_clamp": lambda L, v: v.clamp(-0.5, 0.5).where(v > 0, v * 0),
     "linear": lambda L, v: L.nn.functional.linear(v, L.tensor(W), L.tensor(W[:, 0])).relu(),
+    # module functions: the same rules as the methods
+    "module_unary": lambda L, v: L.exp(L.sin(v)) + L.sqrt(L.abs(v)),
+    "module_binary": lambda L, v: L.add(v, 1.5, alpha=2) - L.sub(2.0, v) * L.mul(L.tensor(W[0]), v),
+    "module_binary_plain_first": lambda L, v: (
+        L.maximum(L.tensor(W[0]), v) + L.atan2(L.tensor(W[1]), v)
+    ),
+    "module_reduce": lambda L, v: L.sum(v, dim=1) + L.amax(v, 0)[:3] + L.logsumexp(v, 1),
+    "module_softmax": lambda L, v: L.softmax(v, -1) + L.log_softmax(v, dim=0),
+    "module_rounding": lambda L, v: L.floor(v * 3) + L.round(v, decimals=1) + L.frac(v),
+    "activations": lambda L, v: (
+        L.nn.functional.gelu(v)
+        + L.nn.functional.silu(v)
+        + L.nn.functional.softplus(v, beta=2.0)
+        + L.nn.functional.leaky_relu(v, 0.2)
+        + L.nn.functional.elu(v)
+        + L.nn.functional.logsigmoid(v)
+    ),
+    "special": lambda L, v: L.special.ndtr(v) + L.special.i1(v) + L.special.erfcx(v),
+    "matmul_functions": lambda L, v: L.matmul(v, v.T) + L.mm(v, L.tensor(W[:3].T)),
+    "outer_dot": lambda L, v: L.outer(v[0], v[1]) * L.dot(v[0], v[2]),
+    "linalg": lambda L, v: (
+        L.linalg.inv(v @ v.T + L.eye(3, dtype=L.float64))
+        + L.linalg.det(v @ v.T + L.eye(3, dtype=L.float64))
+        + L.linalg.cholesky(v @ v.T + L.eye(3, dtype=L.float64))
+        + L.linalg.slogdet(v @ v.T + L.eye(3, dtype=L.float64))[1]
+    ),
+    "tril_triu_det": lambda L, v: L.tril(v) + L.triu(v, 1) + L.det(v[:, :3]),
 }
 
 
@@ -143,3 +170,32 @@ def test_mismatched_batch_sizes_raise_value_error(torch):
     with pytest.raises(ValueError) as got:
         vmap(lambda a, b: a + b)(fg.tensor(X), fg.zeros(2, 3, 4))
     assert str(got.value) == str(want.value)
+
+
+def test_trailing_rule_on_too_few_dims_raises_the_ops_error(torch):
+    """A matrix op on a batched vector: each sample is 1-D, so the op's own
+    error (the physical tensor alone would have looked like a matrix)."""
+    x = fg.tensor(X[:, 0])
+    with pytest.raises(RuntimeError) as ours:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            vmap(fg.linalg.det)(x)
+    with pytest.raises(RuntimeError):
+        torch.vmap(torch.linalg.det)(torch.tensor(X[:, 0]))
+    assert "2 dimensions" in str(ours.value)
+
+
+def test_module_function_type_errors_keep_torchs_message():
+    with pytest.raises(TypeError, match=r"exp\(\): argument 'input' \(position 1\) must be Tensor"):
+        fg.exp([1.0])
+    with pytest.raises(TypeError, match=r"argument 'input' \(position 1\) must be Tensor"):
+        fg.sum(3)
+
+
+def test_inplace_activation_under_vmap_matches_torch(torch):
+    """``inplace=True`` is not run by the rule (a rule never writes): the
+    per-slice run writes each sample, as torch's in-place write does."""
+    x, tx = fg.tensor(X), torch.tensor(X)
+    got = vmap(lambda v: fg.nn.functional.relu6(v * 1, inplace=True))(x)
+    want = torch.vmap(lambda v: torch.nn.functional.relu6(v * 1, inplace=True))(tx)
+    np.testing.assert_allclose(got.numpy(), want.numpy())

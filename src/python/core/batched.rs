@@ -94,7 +94,7 @@ fn parts<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Parts<'py>>> {
     Ok(None)
 }
 
-fn is_batched(obj: &Bound<'_, PyAny>) -> bool {
+pub(crate) fn is_batched(obj: &Bound<'_, PyAny>) -> bool {
     obj.cast::<PyBatched>().is_ok()
 }
 
@@ -289,7 +289,14 @@ fn dispatch<'py>(
             call(&p.phys, name, args, kwargs)?;
             Ok(slf.clone().unbind())
         }
-        Rule::Pointwise => pointwise(slf, &p, name, args, kwargs),
+        Rule::Pointwise => pointwise(slf, name, args, kwargs),
+        Rule::Trailing(k) => {
+            no_other_batched(name, &args, &kwargs)?;
+            if rank < k {
+                return Err(fallback(name));
+            }
+            wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+        }
         Rule::Matmul(ranks) => {
             let other = args.first().ok_or_else(|| fallback(name))?.clone();
             if name == "__rmatmul__" {
@@ -551,13 +558,27 @@ fn index(p: &Parts<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
 
 fn pointwise<'py>(
     slf: &Bound<'py, PyAny>,
-    p: &Parts<'py>,
     name: &str,
     args: Vec<Bound<'py, PyAny>>,
     kwargs: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
-    let py = slf.py();
-    // Every tensor argument, batched or not.
+    let method = slf.py().get_type::<PyTensor>().getattr(name)?;
+    let mut all = vec![slf.clone()];
+    all.extend(args);
+    pointwise_call(&method, all, kwargs)
+}
+
+/// `func(*args, **kwargs)` for a pointwise `func` (a module function, or a
+/// Tensor method called unbound): every batched tensor argument aligned to
+/// the union of levels and to the highest logical rank, so that batch dims
+/// lead and logical dims broadcast from the right; plain tensors and
+/// numbers passed as they are. One call; the result batched.
+fn pointwise_call<'py>(
+    func: &Bound<'py, PyAny>,
+    args: Vec<Bound<'py, PyAny>>,
+    kwargs: Option<Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let py = func.py();
     let mut ps: Vec<Parts<'py>> = Vec::new();
     for a in &args {
         if let Some(q) = parts(a)? {
@@ -571,15 +592,8 @@ fn pointwise<'py>(
             }
         }
     }
-    let all = union_levels(
-        std::iter::once(p.levels.as_slice()).chain(ps.iter().map(|q| q.levels.as_slice())),
-    );
-    let rank = ps
-        .iter()
-        .map(|q| q.rank())
-        .chain([p.rank()])
-        .max()
-        .unwrap_or(0);
+    let all = union_levels(ps.iter().map(|q| q.levels.as_slice()));
+    let rank = ps.iter().map(|q| q.rank()).max().unwrap_or(0);
     let conv = |a: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
         if is_batched(a) {
             let q = parts(a)?.expect("batched");
@@ -588,7 +602,6 @@ fn pointwise<'py>(
             Ok(a.clone())
         }
     };
-    let me = align(p, &all, rank)?;
     let new_args = args.iter().map(conv).collect::<PyResult<Vec<_>>>()?;
     let new_kwargs = match &kwargs {
         Some(k) => {
@@ -600,11 +613,136 @@ fn pointwise<'py>(
         }
         None => None,
     };
-    let res = me.call_method(name, PyTuple::new(py, new_args)?, new_kwargs.as_ref())?;
+    let res = func.call(PyTuple::new(py, new_args)?, new_kwargs.as_ref())?;
     if res.is(py.NotImplemented()) {
         return Ok(res.unbind());
     }
     wrap_result(res, &all)
+}
+
+/// A module function's argument, handed back by name to the batching rule
+/// of the method of the same name (see [`method_call`]). `None` is left
+/// out, so the method's default applies.
+pub(crate) trait VmapArg {
+    fn put<'py>(&self, py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()>;
+}
+
+macro_rules! vmap_arg_by_value {
+    ($($t:ty),*) => {$(
+        impl VmapArg for $t {
+            fn put<'py>(&self, _py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()> {
+                kw.set_item(name, self)
+            }
+        }
+    )*};
+}
+vmap_arg_by_value!(i64, usize, bool, f64, &str, String, Vec<i64>);
+
+impl VmapArg for Bound<'_, PyAny> {
+    fn put<'py>(&self, _py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()> {
+        kw.set_item(name, self)
+    }
+}
+impl<T: VmapArg + ?Sized> VmapArg for &T {
+    fn put<'py>(&self, py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()> {
+        (**self).put(py, name, kw)
+    }
+}
+impl<T: VmapArg> VmapArg for Option<T> {
+    fn put<'py>(&self, py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()> {
+        match self {
+            Some(v) => v.put(py, name, kw),
+            None => Ok(()),
+        }
+    }
+}
+impl VmapArg for PyRef<'_, PyTensor> {
+    fn put<'py>(&self, _py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()> {
+        let obj = self.into_pyobject(self.py())?.to_owned().unbind();
+        kw.set_item(name, obj)
+    }
+}
+impl VmapArg for crate::python::core::dtype::PyDType {
+    fn put<'py>(&self, py: Python<'py>, name: &str, kw: &Bound<'py, PyDict>) -> PyResult<()> {
+        kw.set_item(name, Bound::new(py, *self)?)
+    }
+}
+impl VmapArg for Python<'_> {
+    fn put<'py>(&self, _py: Python<'py>, _name: &str, _kw: &Bound<'py, PyDict>) -> PyResult<()> {
+        Ok(())
+    }
+}
+
+/// `ferrograd.name(input, **kw)` with a batched `input`: the batching rule
+/// of `Tensor.name`, its arguments by keyword.
+pub(crate) fn method_call(
+    input: &Bound<'_, PyAny>,
+    name: &str,
+    kw: Bound<'_, PyDict>,
+) -> PyResult<Py<PyAny>> {
+    let kw = if kw.is_empty() { None } else { Some(kw) };
+    dispatch(input, name, Vec::new(), kw)
+}
+
+/// A pointwise module function `_C.name` (or `_C.<module>.name`) called
+/// with batched tensors among `args` / `kwargs`.
+pub(crate) fn pointwise_function<'py>(
+    module: &str,
+    name: &str,
+    args: Vec<Bound<'py, PyAny>>,
+    kwargs: Option<Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let py = args.first().map(|a| a.py()).ok_or_else(|| fallback(name))?;
+    let func = py.import(module)?.getattr(name)?;
+    pointwise_call(&func, args, kwargs)
+}
+
+/// How a module function marked `@vmap(...)` in `bind_functions!` maps
+/// over the batch dims of its batched tensor argument.
+#[derive(Clone, Copy)]
+pub(crate) enum PhysicalRule {
+    /// Every element on its own: any logical rank.
+    Elementwise,
+    /// An op on the last `k` dims that takes leading dims as a batch: the
+    /// logical rank must be at least `k` (else the per-slice fallback,
+    /// which raises the op's own error).
+    Trailing(usize),
+}
+
+/// Runs `op` once on the physical tensor of the batched `x`; its result
+/// (a tensor, or a tuple of them) is batched over `x`'s levels.
+pub(crate) fn on_physical<'py>(
+    rule: PhysicalRule,
+    name: &str,
+    x: &Bound<'py, PyAny>,
+    op: impl FnOnce(&Bound<'py, PyTensor>) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let p = parts(x)?.expect("a batched tensor");
+    if let PhysicalRule::Trailing(k) = rule {
+        if p.rank() < k {
+            return Err(fallback(name));
+        }
+    }
+    let phys = p.phys.cast::<PyTensor>()?.clone();
+    let res = op(&phys)?.into_bound(x.py());
+    wrap_result(res, &p.levels)
+}
+
+/// A module function's tensor `input`: the tensor, or torch's TypeError.
+pub(crate) fn tensor_input<'a, 'py>(
+    input: &'a Bound<'py, PyAny>,
+    fname: &str,
+) -> PyResult<&'a Bound<'py, PyTensor>> {
+    input.cast::<PyTensor>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{fname}(): argument 'input' (position 1) must be Tensor, not {}",
+            input
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
 }
 
 fn rank_error(ranks: MatmulRanks, ra: usize, rb: usize) -> Option<String> {
@@ -667,6 +805,31 @@ fn matmul(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, ranks: MatmulRanks) -> PyR
     }
     let _ = py;
     wrap_result(out, &all)
+}
+
+/// `ferrograd.matmul(a, b)` (or `mm`, `bmm`, `mv`, `dot`, `outer`, `ger`)
+/// with a batched operand.
+pub(crate) fn matmul_function(
+    name: &str,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    if matches!(name, "outer" | "ger") {
+        let (Some(pa), Some(pb)) = (parts(a)?, parts(b)?) else {
+            return Err(fallback(name));
+        };
+        if pa.rank() != 1 || pb.rank() != 1 {
+            return Err(fallback(name));
+        }
+        // a[:, None] @ b[None, :], each batched as it is.
+        let col = a.call_method1("unsqueeze", (-1,))?;
+        let row = b.call_method1("unsqueeze", (0,))?;
+        return matmul(&col, &row, MatmulRanks::Mm);
+    }
+    match rule(name) {
+        Some(Rule::Matmul(ranks)) => matmul(a, b, ranks),
+        _ => Err(fallback(name)),
+    }
 }
 
 /// `F.linear(input, weight, bias)` when any of them is batched.

@@ -119,10 +119,18 @@ macro_rules! bind_unary {
                 #[pyfunction]
                 #[pyo3(signature = (input, *, out = None))]
                 pub fn $py<'py>(
-                    input: &Bound<'py, PyTensor>,
+                    input: &Bound<'py, PyAny>,
                     out: Option<&Bound<'py, PyTensor>>,
-                ) -> PyResult<Bound<'py, PyTensor>> {
-                    $crate::python::core::bind::unary_out(stringify!($py), input, out, |t| t.$op())
+                ) -> PyResult<Bound<'py, PyAny>> {
+                    use $crate::python::core::batched;
+                    if out.is_none() && batched::is_batched(input) {
+                        let kw = pyo3::types::PyDict::new(input.py());
+                        let r = batched::method_call(input, stringify!($py), kw)?;
+                        return Ok(r.into_bound(input.py()));
+                    }
+                    let input = batched::tensor_input(input, stringify!($py))?;
+                    let r = $crate::python::core::bind::unary_out(stringify!($py), input, out, |t| t.$op())?;
+                    Ok(r.into_any())
                 }
                 #[doc = concat!("In-place version of `", stringify!($py), "`.")]
                 #[pyfunction]
@@ -295,15 +303,18 @@ macro_rules! bind_binary_ops {
             other: &pyo3::Bound<'py, pyo3::PyAny>,
             alpha: Option<&pyo3::Bound<'py, pyo3::PyAny>>,
             out: Option<&pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>>,
-        ) -> pyo3::PyResult<pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>> {
+        ) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::PyAny>> {
+            if let Some(r) = $crate::python::core::bind::bind_binary_ops!(@batched $py, input, other, out, alpha) {
+                return r;
+            }
             let (a, b) = $crate::python::core::args::operands(input, other)?;
             let alpha = alpha.and_then($crate::python::core::args::as_scalar);
-            $crate::python::core::bind::result_or_out_of(
+            Ok($crate::python::core::bind::result_or_out_of(
                 input.py(), stringify!($py), out, &[&a, &b], $diff, || match alpha {
                     Some(s) => a.with_alpha(stringify!($op), &b, s),
                     None => a.$op(&b),
                 },
-            )
+            )?.into_any())
         }
     };
     (@function $form:ident, $diff:literal, [$($doc:tt)*], $py:ident, $op:ident) => {
@@ -314,13 +325,34 @@ macro_rules! bind_binary_ops {
             input: &pyo3::Bound<'py, pyo3::PyAny>,
             other: &pyo3::Bound<'py, pyo3::PyAny>,
             out: Option<&pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>>,
-        ) -> pyo3::PyResult<pyo3::Bound<'py, $crate::python::core::tensor::PyTensor>> {
+        ) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::PyAny>> {
+            if let Some(r) = $crate::python::core::bind::bind_binary_ops!(@batched $py, input, other, out) {
+                return r;
+            }
             let (a, b) = $crate::python::core::bind::bind_binary_ops!(@operands $form, input, other, $py);
-            $crate::python::core::bind::result_or_out_of(
+            Ok($crate::python::core::bind::result_or_out_of(
                 input.py(), stringify!($py), out, &[&a, &b], $diff, || a.$op(&b),
-            )
+            )?.into_any())
         }
     };
+    // Inside vmap: a batched operand runs the pointwise batching rule.
+    (@batched $py:ident, $i:ident, $o:ident, $out:ident $(, $alpha:ident)?) => {{
+        use $crate::python::core::batched;
+        if $out.is_none() && (batched::is_batched($i) || batched::is_batched($o)) {
+            let py = $i.py();
+            let kw = pyo3::types::PyDict::new(py);
+            $(if let Some(a) = $alpha {
+                pyo3::types::PyDictMethods::set_item(&kw, "alpha", a)?;
+            })?
+            let kw = if pyo3::types::PyDictMethods::is_empty(&kw) { None } else { Some(kw) };
+            Some(
+                batched::pointwise_function("ferrograd._C", stringify!($py), vec![$i.clone(), $o.clone()], kw)
+                    .map(|r| r.into_bound(py)),
+            )
+        } else {
+            None
+        }
+    }};
     // A function's operands: `plain` either may be a number; `first` the
     // input must be a tensor, `tensor` both.
     (@operands plain, $i:ident, $o:ident, $f:ident) => {
@@ -439,34 +471,55 @@ macro_rules! bind_methods {
         }
     };
 
-    // The function's `input` for each receiver.
+    // The function's `input` for each receiver: how the method is handed it.
     (@function $doc:tt $sig:tt $name:ident $lt:tt
         (&$s:ident $(, $arg:ident: $ty:ty)* $(,)?) $ret:ty) => {
         $crate::python::core::bind::bind_methods!(@emit $doc $sig $name $lt
-            [pyo3::PyRef<'_, $crate::python::core::tensor::PyTensor>] [&] [$($arg: $ty),*] $ret
+            [by_ref] [$($arg: $ty),*] $ret
         );
     };
     (@function $doc:tt $sig:tt $name:ident $lt:tt
         ($s:ident: &Bound<$l:lifetime, Self> $(, $arg:ident: $ty:ty)* $(,)?) $ret:ty) => {
         $crate::python::core::bind::bind_methods!(@emit $doc $sig $name $lt
-            [&pyo3::Bound<$l, $crate::python::core::tensor::PyTensor>] [] [$($arg: $ty),*] $ret
+            [by_bound] [$($arg: $ty),*] $ret
         );
     };
     (@function $doc:tt $sig:tt $name:ident $lt:tt
         ($s:ident: PyRef<$l:lifetime, Self> $(, $arg:ident: $ty:ty)* $(,)?) $ret:ty) => {
         $crate::python::core::bind::bind_methods!(@emit $doc $sig $name $lt
-            [pyo3::PyRef<$l, $crate::python::core::tensor::PyTensor>] [] [$($arg: $ty),*] $ret
+            [by_pyref] [$($arg: $ty),*] $ret
         );
     };
-    (@emit [$($doc:tt)*] [$(($($sig:tt)*))?] $name:ident [$($lt:lifetime)?]
-        [$input:ty] [$($amp:tt)?] [$($arg:ident: $ty:ty),*] $ret:ty) => {
+    // A batched `input` (inside vmap) goes to the method's batching rule,
+    // its arguments by keyword; a tensor to the method itself.
+    (@emit $doc:tt $sig:tt $name:ident [] $($rest:tt)*) => {
+        $crate::python::core::bind::bind_methods!(@emit $doc $sig $name ['py] $($rest)*);
+    };
+    (@emit [$($doc:tt)*] [$(($($sig:tt)*))?] $name:ident [$lt:lifetime]
+        [$get:ident] [$($arg:ident: $ty:ty),*] $ret:ty) => {
         $($doc)*
         #[pyo3::pyfunction]
         $(#[pyo3(signature = (input, $($sig)*))])?
-        pub fn $name $(<$lt>)? (input: $input $(, $arg: $ty)*) -> $ret {
-            $crate::python::core::tensor::PyTensor::$name($($amp)? input $(, $arg)*)
+        pub fn $name<$lt>(
+            input: &pyo3::Bound<$lt, pyo3::PyAny> $(, $arg: $ty)*
+        ) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
+            use $crate::python::core::batched;
+            let py = input.py();
+            if batched::is_batched(input) {
+                let kw = pyo3::types::PyDict::new(py);
+                $(batched::VmapArg::put(&$arg, py, stringify!($arg), &kw)?;)*
+                return batched::method_call(input, stringify!($name), kw);
+            }
+            let input = batched::tensor_input(input, stringify!($name))?;
+            let r: $ret = $crate::python::core::tensor::PyTensor::$name(
+                $crate::python::core::bind::bind_methods!(@get $get input) $(, $arg)*
+            );
+            pyo3::IntoPyObjectExt::into_py_any(r?, py)
         }
     };
+    (@get by_ref $i:ident) => { &$i.borrow() };
+    (@get by_bound $i:ident) => { $i };
+    (@get by_pyref $i:ident) => { $i.borrow() };
 }
 pub(crate) use bind_methods;
 
@@ -474,15 +527,25 @@ pub(crate) use bind_methods;
 /// `#[pyfunction]`s (their docs and `#[pyo3(...)]` options kept) and
 /// `fn $register(m)` adds them all to the module `m`, so no list of them
 /// is kept apart from their definitions.
+///
+/// A function marked `@vmap(rule)` (after its attributes) has a batching
+/// rule for its first tensor parameter (`PyRef<'_, PyTensor>` or
+/// `&Bound<'_, PyTensor>`): called inside vmap with that argument batched,
+/// it runs once on the physical tensor and its result is batched over the
+/// same levels (`batched::on_physical`). `Elementwise`: every element on
+/// its own; `Trailing(k)`: an op on the last `k` dims that takes any
+/// leading dims as a batch (linalg). `@vmap(rule, flag)`: only when the
+/// bool parameter `flag` (`inplace`) is false. Any other batched tensor
+/// argument fails extraction and so takes vmap's per-slice fallback.
 macro_rules! bind_functions {
     ($register:ident: $(
         $(#[$meta:meta])*
+        $(@vmap($($vmap:tt)*))?
         $vis:vis fn $name:ident $(<$($lt:lifetime),*>)? ($($params:tt)*) $(-> $ret:ty)? $body:block
     )*) => {
         $(
-            #[pyo3::pyfunction]
-            $(#[$meta])*
-            $vis fn $name $(<$($lt),*>)? ($($params)*) $(-> $ret)? $body
+            $crate::python::core::bind::bind_functions!(@item [$(#[$meta])*] [$($($vmap)*)?]
+                $vis fn $name [$($($lt),*)?] ($($params)*) [$($ret)?] $body);
         )*
         pub(crate) fn $register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
             $(
@@ -491,5 +554,60 @@ macro_rules! bind_functions {
             Ok(())
         }
     };
+
+    // No batching rule: the item as written.
+    (@item [$($meta:tt)*] [] $vis:vis fn $name:ident [$($lt:lifetime),*] ($($params:tt)*)
+        [$($ret:ty)?] $body:block) => {
+        #[pyo3::pyfunction]
+        $($meta)*
+        $vis fn $name <$($lt),*> ($($params)*) $(-> $ret)? $body
+    };
+    // A batching rule: find the first tensor parameter, then emit.
+    (@item $meta:tt $vmap:tt $vis:vis fn $name:ident $lts:tt ($($params:tt)*) [$ret:ty] $body:block) => {
+        $crate::python::core::bind::bind_functions!(@scan [] ($($params)*,)
+            ($meta $vmap $vis $name $lts ($($params)*) $ret $body));
+    };
+    (@scan [$($acc:tt)*] ($p:ident: PyRef<$l:lifetime, PyTensor>, $($rest:tt)*) $k:tt) => {
+        $crate::python::core::bind::bind_functions!(@rest [$($acc)* $p: &pyo3::Bound<'py, pyo3::PyAny>,]
+            ($($rest)*) [$p by_pyref] $k);
+    };
+    (@scan [$($acc:tt)*] ($p:ident: &Bound<$l:lifetime, PyTensor>, $($rest:tt)*) $k:tt) => {
+        $crate::python::core::bind::bind_functions!(@rest [$($acc)* $p: &pyo3::Bound<'py, pyo3::PyAny>,]
+            ($($rest)*) [$p by_bound] $k);
+    };
+    (@scan [$($acc:tt)*] ($p:ident: $t:ty, $($rest:tt)*) $k:tt) => {
+        $crate::python::core::bind::bind_functions!(@scan [$($acc)* $p: $t,] ($($rest)*) $k);
+    };
+    (@rest [$($acc:tt)*] ($(,)?) $found:tt $k:tt) => {
+        $crate::python::core::bind::bind_functions!(@emit [$($acc)*] $found $k);
+    };
+    (@rest [$($acc:tt)*] ($p:ident: $t:ty, $($rest:tt)*) $found:tt $k:tt) => {
+        $crate::python::core::bind::bind_functions!(@rest [$($acc)* $p: $t,] ($($rest)*) $found $k);
+    };
+    (@emit [$($outer:tt)*] [$p:ident $get:ident]
+        ([$($meta:tt)*] [$rule:ident $(($k:literal))? $(, $flag:ident)?] $vis:vis $name:ident
+            [$($lt:lifetime),*] ($($pn:ident: $pt:ty),* $(,)?) $ret:ty $body:block)) => {
+        #[pyo3::pyfunction]
+        $($meta)*
+        #[allow(non_snake_case)]
+        $vis fn $name<'py>($($outer)*) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
+            #[allow(non_snake_case, clippy::too_many_arguments)]
+            fn op<$($lt),*>($($pn: $pt),*) -> $ret $body
+            use $crate::python::core::batched;
+            let py = $p.py();
+            if batched::is_batched($p) $(&& !$flag)? {
+                let rule = batched::PhysicalRule::$rule$(($k))?;
+                return batched::on_physical(rule, stringify!($name), $p, |$p| {
+                    let $p = $crate::python::core::bind::bind_functions!(@get $get $p);
+                    pyo3::IntoPyObjectExt::into_py_any(op($($pn),*)?, py)
+                });
+            }
+            let $p = batched::tensor_input($p, stringify!($name))?;
+            let $p = $crate::python::core::bind::bind_functions!(@get $get $p);
+            pyo3::IntoPyObjectExt::into_py_any(op($($pn),*)?, py)
+        }
+    };
+    (@get by_pyref $p:ident) => { $p.borrow() };
+    (@get by_bound $p:ident) => { $p };
 }
 pub(crate) use bind_functions;

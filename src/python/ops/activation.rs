@@ -28,6 +28,7 @@ fn activation<'py>(
 
 bind_functions! { register_nn_fns:
     #[pyo3(signature = (input, negative_slope=0.01, inplace=false))]
+    @vmap(Elementwise, inplace)
     fn leaky_relu<'py>(
         input: &Bound<'py, PyTensor>,
         negative_slope: f64,
@@ -41,6 +42,7 @@ bind_functions! { register_nn_fns:
         )
     }
     #[pyo3(signature = (input, min_val=-1.0, max_val=1.0, inplace=false))]
+    @vmap(Elementwise, inplace)
     fn hardtanh<'py>(
         input: &Bound<'py, PyTensor>,
         min_val: f64,
@@ -55,10 +57,12 @@ bind_functions! { register_nn_fns:
         )
     }
     #[pyo3(signature = (input, inplace=false))]
+    @vmap(Elementwise, inplace)
     fn relu6<'py>(input: &Bound<'py, PyTensor>, inplace: bool) -> Out<'py> {
         activation(input, inplace, |t| t.relu6(), |t| t.hardtanh_(0.0, 6.0))
     }
     #[pyo3(signature = (input, alpha=1.0, inplace=false))]
+    @vmap(Elementwise, inplace)
     fn elu<'py>(input: &Bound<'py, PyTensor>, alpha: f64, inplace: bool) -> Out<'py> {
         activation(
             input,
@@ -68,6 +72,7 @@ bind_functions! { register_nn_fns:
         )
     }
     #[pyo3(signature = (input, inplace=false))]
+    @vmap(Elementwise, inplace)
     fn selu<'py>(input: &Bound<'py, PyTensor>, inplace: bool) -> Out<'py> {
         activation(
             input,
@@ -77,6 +82,7 @@ bind_functions! { register_nn_fns:
         )
     }
     #[pyo3(signature = (input, alpha=1.0, inplace=false))]
+    @vmap(Elementwise, inplace)
     fn celu<'py>(input: &Bound<'py, PyTensor>, alpha: f64, inplace: bool) -> Out<'py> {
         activation(
             input,
@@ -85,6 +91,7 @@ bind_functions! { register_nn_fns:
             |t| t.elu_(alpha, 1.0, 1.0 / alpha),
         )
     }
+    @vmap(Elementwise)
     fn logsigmoid(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.logsigmoid()?))
     }
@@ -117,6 +124,7 @@ bind_functions! { register_nn_fns:
         Ok(wrap(input.inner.normalize(p, dim, eps)?))
     }
     #[pyo3(signature = (input, approximate="none"))]
+    @vmap(Elementwise)
     pub fn gelu(input: PyRef<'_, PyTensor>, approximate: &str) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.gelu(approximate)?))
     }
@@ -128,6 +136,7 @@ bind_functions! { register_nn_fns:
         input.inner.gelu_(approximate)?;
         Ok(input)
     }
+    @vmap(Elementwise)
     pub fn silu(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.silu()?))
     }
@@ -136,6 +145,7 @@ bind_functions! { register_nn_fns:
         Ok(input)
     }
     #[pyo3(signature = (input, beta=1.0, threshold=20.0))]
+    @vmap(Elementwise)
     pub fn softplus(input: PyRef<'_, PyTensor>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.softplus(beta, threshold)?))
     }

@@ -83,6 +83,7 @@ bind_functions! { register_linalg:
     }
     /// `torch.linalg.inv`.
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn inv(py: Python<'_>, A: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let a = A.inner.clone();
         Ok(wrap(detached(py, &a, || a.linalg_inv())?))
@@ -90,6 +91,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.inv_ex`: `(inverse, info)`.
     #[pyo3(signature = (A, *, check_errors=false))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn inv_ex<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, check_errors: bool) -> PyResult<Bound<'py, PyAny>> {
         let a = A.inner.clone();
         let (inv, info) = detached(py, &a, || a.linalg_inv_ex())?;
@@ -100,11 +102,13 @@ bind_functions! { register_linalg:
     }
     /// `torch.linalg.det`.
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn det(A: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(A.inner.linalg_det()?))
     }
     /// `torch.linalg.slogdet`: `(sign, logabsdet)`.
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn slogdet<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
         let (s, l) = A.inner.linalg_slogdet()?;
         named(py, "linalg_slogdet", vec![s, l])
@@ -112,6 +116,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.cholesky`.
     #[pyo3(signature = (A, *, upper=false))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn cholesky(py: Python<'_>, A: PyRef<'_, PyTensor>, upper: bool) -> PyResult<PyTensor> {
         let a = A.inner.clone();
         Ok(wrap(detached(py, &a, || a.linalg_cholesky(upper))?))
@@ -119,6 +124,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.cholesky_ex`: `(L, info)`.
     #[pyo3(signature = (A, *, upper=false, check_errors=false))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn cholesky_ex<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, upper: bool, check_errors: bool) -> PyResult<Bound<'py, PyAny>> {
         let a = A.inner.clone();
         let (l, info) = match check_errors {
@@ -141,6 +147,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.qr`: `(Q, R)`.
     #[pyo3(signature = (A, mode="reduced"))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn qr<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, mode: &str) -> PyResult<Bound<'py, PyAny>> {
         let a = A.inner.clone();
         let mode = mode.to_string();
@@ -150,6 +157,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.svd`: `(U, S, Vh)`.
     #[pyo3(signature = (A, full_matrices=true, *, driver=None))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn svd<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, full_matrices: bool, driver: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
         check_driver(driver)?;
         let a = A.inner.clone();
@@ -159,6 +167,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.svdvals`.
     #[pyo3(signature = (A, *, driver=None))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn svdvals(py: Python<'_>, A: PyRef<'_, PyTensor>, driver: Option<&str>) -> PyResult<PyTensor> {
         check_driver(driver)?;
         let a = A.inner.clone();
@@ -167,6 +176,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.eigh`: `(eigenvalues, eigenvectors)`.
     #[pyo3(signature = (A, UPLO="L"))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn eigh<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, UPLO: &str) -> PyResult<Bound<'py, PyAny>> {
         let a = A.inner.clone();
         let uplo = UPLO.to_string();
@@ -176,6 +186,7 @@ bind_functions! { register_linalg:
     /// `torch.linalg.eigvalsh`.
     #[pyo3(signature = (A, UPLO="L"))]
     #[allow(non_snake_case)]
+    @vmap(Trailing(2))
     pub fn eigvalsh(py: Python<'_>, A: PyRef<'_, PyTensor>, UPLO: &str) -> PyResult<PyTensor> {
         let a = A.inner.clone();
         let uplo = UPLO.to_string();

@@ -45,6 +45,7 @@ fn two_dims(dim: &Bound<'_, PyAny>) -> PyResult<[i64; 2]> {
 bind_functions! { register_linalg_more:
     /// `torch.linalg.pinv`.
     #[pyo3(signature = (A, rcond=None, hermitian=false, *, atol=None, rtol=None))]
+    @vmap(Trailing(2))
     pub fn pinv(A: PyRef<'_, PyTensor>, rcond: Option<f64>, hermitian: bool, atol: Option<f64>, rtol: Option<f64>) -> PyResult<PyTensor> {
         Ok(wrap(A.inner.linalg_pinv(atol, rtol.or(rcond), hermitian)?))
     }
@@ -56,11 +57,13 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.matrix_power`.
     #[pyo3(name = "matrix_power")]
+    @vmap(Trailing(2))
     pub fn linalg_matrix_power(A: PyRef<'_, PyTensor>, n: i64) -> PyResult<PyTensor> {
         Ok(wrap(A.inner.matrix_power(n)?))
     }
     /// `torch.linalg.matrix_exp`.
     #[pyo3(name = "matrix_exp")]
+    @vmap(Trailing(2))
     pub fn linalg_matrix_exp(A: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(A.inner.matrix_exp()?))
     }
@@ -83,11 +86,13 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.cond`.
     #[pyo3(signature = (A, p=None))]
+    @vmap(Trailing(2))
     pub fn cond(A: PyRef<'_, PyTensor>, p: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         Ok(wrap(A.inner.linalg_cond(parse_ord(p)?)?))
     }
     /// `torch.linalg.matrix_rank`.
     #[pyo3(signature = (A, tol=None, hermitian=false, *, atol=None, rtol=None))]
+    @vmap(Trailing(2))
     pub fn matrix_rank(A: PyRef<'_, PyTensor>, tol: Option<f64>, hermitian: bool, atol: Option<f64>, rtol: Option<f64>) -> PyResult<PyTensor> {
         let (atol, rtol) = match tol {
             Some(t) => (Some(t), Some(0.0)),
@@ -123,12 +128,14 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.lu_factor`: `(LU, pivots)`.
     #[pyo3(signature = (A, *, pivot=true))]
+    @vmap(Trailing(2))
     pub fn lu_factor<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, pivot: bool) -> PyResult<Bound<'py, PyAny>> {
         let (lu, piv) = A.inner.linalg_lu_factor(pivot)?;
         named(py, "linalg_lu_factor", vec![lu, piv])
     }
     /// `torch.linalg.lu_factor_ex`: `(LU, pivots, info)`.
     #[pyo3(signature = (A, *, pivot=true, check_errors=false))]
+    @vmap(Trailing(2))
     pub fn lu_factor_ex<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, pivot: bool, check_errors: bool) -> PyResult<Bound<'py, PyAny>> {
         if check_errors {
             A.inner.linalg_lu_factor(pivot)?;
@@ -138,6 +145,7 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.lu`: `(P, L, U)` with `A = P L U`.
     #[pyo3(signature = (A, *, pivot=true))]
+    @vmap(Trailing(2))
     pub fn lu<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, pivot: bool) -> PyResult<Bound<'py, PyAny>> {
         let (p, l, u) = A.inner.linalg_lu(pivot)?;
         named(py, "linalg_lu", vec![p, l, u])

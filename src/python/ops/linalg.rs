@@ -1,9 +1,12 @@
 //! Matrix products: `@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `outer`, as
 //! Tensor methods and module functions.
 
+use crate::python::core::args::tensor_arg;
+use crate::python::core::batched;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// Products at least this large (elements of both operands) run with the
 /// GIL released.
@@ -71,10 +74,15 @@ macro_rules! binary_fn {
         #[pyfunction(name = $py)]
         fn $rust(
             py: Python<'_>,
-            $a: PyRef<'_, PyTensor>,
-            $b: PyRef<'_, PyTensor>,
-        ) -> PyResult<PyTensor> {
-            run(py, &$a.inner, &$b.inner, $op)
+            $a: &Bound<'_, PyAny>,
+            $b: &Bound<'_, PyAny>,
+        ) -> PyResult<Py<PyAny>> {
+            if batched::is_batched($a) || batched::is_batched($b) {
+                return batched::matmul_function($py, $a, $b);
+            }
+            let x = tensor_arg($a, $py, stringify!($a), 1)?;
+            let y = tensor_arg($b, $py, stringify!($b), 2)?;
+            run(py, &x, &y, $op)?.into_py_any(py)
         }
     };
 }

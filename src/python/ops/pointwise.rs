@@ -3,6 +3,7 @@
 
 use crate::ops::pointwise::compare_ops;
 use crate::python::core::args::{as_scalar, tensor_arg, tensor_or_scalar};
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::{bind_compare_ops, bind_methods, bind_unary};
 use crate::python::core::tensor::{wrap, PyTensor};
@@ -10,6 +11,7 @@ use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// A clamp bound: absent, a Python number or a tensor.
 enum ClampBound {
@@ -319,33 +321,63 @@ impl PyTensor {
     }
 }
 
+/// Inside vmap, a pointwise module function `_C.name` with a batched
+/// argument: the pointwise batching rule.
+fn batched_pointwise(name: &str, args: &[&Bound<'_, PyAny>]) -> Option<PyResult<Py<PyAny>>> {
+    if !batched::any_batched(args) {
+        return None;
+    }
+    let args = args.iter().map(|a| (*a).clone()).collect();
+    Some(batched::pointwise_function(
+        "ferrograd._C",
+        name,
+        args,
+        None,
+    ))
+}
+
 bind_functions! { register_functions:
-    pub fn pow(input: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(pow_any(input, exponent)?))
+    pub fn pow(input: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Some(r) = batched_pointwise("pow", &[input, exponent]) {
+            return r;
+        }
+        wrap(pow_any(input, exponent)?).into_py_any(input.py())
     }
-    pub fn maximum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    pub fn maximum(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Some(r) = batched_pointwise("maximum", &[input, other]) {
+            return r;
+        }
+        let a = tensor_arg(input, "maximum", "input", 1)?;
         let o = tensor_arg(other, "maximum", "other", 2)?;
-        Ok(wrap(input.inner.maximum(&o)?))
+        wrap(a.maximum(&o)?).into_py_any(input.py())
     }
-    pub fn minimum(input: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    pub fn minimum(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Some(r) = batched_pointwise("minimum", &[input, other]) {
+            return r;
+        }
+        let a = tensor_arg(input, "minimum", "input", 1)?;
         let o = tensor_arg(other, "minimum", "other", 2)?;
-        Ok(wrap(input.inner.minimum(&o)?))
+        wrap(a.minimum(&o)?).into_py_any(input.py())
     }
     /// `where(condition, input, other)`; numbers allowed for input/other.
     /// `where(condition)` is `condition.nonzero(as_tuple=True)`.
     #[pyo3(name = "where", signature = (condition, input=None, other=None))]
     pub fn where_fn<'py>(
-        condition: &Bound<'py, PyTensor>,
+        condition: &Bound<'py, PyAny>,
         input: Option<&Bound<'py, PyAny>>,
         other: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let py = condition.py();
         match (input, other) {
             (Some(x), Some(y)) => {
-                let c = condition.borrow().inner.clone();
-                Ok(Bound::new(condition.py(), wrap(where_impl(&c, x, y)?))?.into_any())
+                if let Some(r) = batched_pointwise("where", &[condition, x, y]) {
+                    return Ok(r?.into_bound(py));
+                }
+                let c = tensor_arg(condition, "where", "condition", 1)?;
+                Ok(Bound::new(py, wrap(where_impl(&c, x, y)?))?.into_any())
             }
             (None, None) => {
-                let kw = pyo3::types::PyDict::new(condition.py());
+                let kw = pyo3::types::PyDict::new(py);
                 kw.set_item("as_tuple", true)?;
                 condition.call_method("nonzero", (), Some(&kw))
             }

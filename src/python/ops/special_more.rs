@@ -17,6 +17,7 @@ macro_rules! unary_fns {
         bind_functions! { register_unary:
             $(
                 #[doc = $doc]
+                @vmap(Elementwise)
                 pub fn $name(input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
                     Ok(wrap(input.inner.$method()?))
                 }
