@@ -219,3 +219,20 @@ t3.index_put_((torch.tensor([2, 3, 1, 0]),), t0, accumulate=True)
     assert ns["t0"].tolist()[2:] == [-0.25, -1.5]
     if lib is ferrograd:
         assert ns["t0"].tolist()[:2] == [1.0, -2.75]
+
+
+def check_noop_squeeze_grad_is_the_gradient(lib):
+    # squeeze() that drops no dim: its backward passes the gradient itself
+    # on (torch's unsqueeze_to), so the gradients of the view and of its
+    # base are one tensor: requires_grad_ on one shows on the other (seed
+    # 7000691)
+    src = """
+t0 = torch.tensor([0.0, 1.0, -1.5, 0.0], requires_grad=True)
+t1 = t0.squeeze()
+t2, t3 = torch.autograd.grad(t1.sum(), (t1, t0), allow_unused=True)
+t2.requires_grad_()
+"""
+    ns = run(lib, src)
+    assert ns["t3"].requires_grad
+    assert ns["t3"].data_ptr() == ns["t2"].data_ptr()
+    assert ns["t3"].stride() == ns["t2"].stride()
