@@ -199,3 +199,45 @@ def test_inplace_activation_under_vmap_matches_torch(torch):
     got = vmap(lambda v: fg.nn.functional.relu6(v * 1, inplace=True))(x)
     want = torch.vmap(lambda v: torch.nn.functional.relu6(v * 1, inplace=True))(tx)
     np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_chunk_size_runs_one_batched_call_per_chunk():
+    calls = []
+
+    def f(v, w):
+        calls.append(tuple(v.shape))
+        return v.exp() @ w, v.sum(), w
+
+    x, w = fg.tensor(X), fg.tensor(W.T)
+    full = _no_fallback(vmap(f, in_dims=(0, None), out_dims=(1, 0, None)), x, w)
+    calls.clear()
+    got = _no_fallback(vmap(f, in_dims=(0, None), out_dims=(1, 0, None), chunk_size=2), x, w)
+    assert len(calls) == 3  # 5 samples: chunks of 2, 2, 1, each one call
+    for g, want in zip(got, full):
+        assert tuple(g.shape) == tuple(want.shape)
+        np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-12)
+    assert got[2] is w
+
+
+def test_inplace_write_of_a_batched_value_into_a_plain_tensor_raises(torch):
+    """torch's error, and nothing written: a captured tensor written with
+    each sample's value would otherwise keep only the last one."""
+    for lib, xs in ((fg, fg.tensor(X)), (torch, torch.tensor(X))):
+        y = lib.zeros(3, 4, dtype=lib.float64)
+        for write in (lambda v: y.copy_(v), lambda v: y.__setitem__(0, v[0])):
+            with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+                lib.vmap(lambda v: write(v) * 1)(xs)
+        assert not y.any()
+    y = fg.zeros(3, 4, dtype=fg.float64)
+    for op in ("add_", "mul_", "sub_"):
+        with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+            vmap(lambda v: getattr(y, op)(v) * 1)(fg.tensor(X))
+    with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+
+        def iadd(v):
+            z = y
+            z += v
+            return z
+
+        vmap(iadd)(fg.tensor(X))
+    assert not y.any()

@@ -285,8 +285,9 @@ def _is_vmap_error(exc):
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """Maps ``func`` over dim ``in_dims`` of its inputs; outputs get the
-    mapped dim at ``out_dims``. See the module note: every op runs the
-    per-slice fallback for now."""
+    mapped dim at ``out_dims``. See the module note: ops run their batching
+    rules on the whole batch (``chunk_size`` samples at a time when given),
+    a function with an op that has none runs slice by slice."""
     if randomness not in _RANDOMNESS:
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. "
@@ -297,9 +298,34 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     ):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
+    def _chunked(func, leaves, spec, dims, batch, kwargs):
+        """``chunk_size`` samples at a time (each chunk one vmap call), the
+        chunks' outputs joined along their out_dims. Under "same" every
+        chunk starts from the same generator state, so all samples see the
+        same random numbers."""
+        inner = vmap(func, in_dims, out_dims, randomness)
+        start = _C.get_rng_state()
+        outs = []
+        for s in range(0, batch, chunk_size):
+            if randomness == "same":
+                _C.set_rng_state(start)
+            n = min(chunk_size, batch - s)
+            sl = [x if d is None else x.narrow(d, s, n) for x, d in zip(leaves, dims)]
+            outs.append(inner(*tree_unflatten(sl, spec), **kwargs))
+        first, o_spec = tree_flatten(outs[0])
+        o_dims = broadcast_prefix(out_dims, outs[0], "out_dims")
+        per_chunk = [tree_flatten(o)[0] for o in outs]
+        joined = [
+            x if d is None else _C.cat([c[j] for c in per_chunk], d)
+            for j, (x, d) in enumerate(zip(first, o_dims))
+        ]
+        return tree_unflatten(joined, o_spec)
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         leaves, spec, dims, batch = _check_in_dims(func, in_dims, args)
+        if chunk_size is not None and batch > chunk_size:
+            return _chunked(func, leaves, spec, dims, batch, kwargs)
         rule = _function_vmap_rule(func)
         if rule is not None and not kwargs:
             return _apply_rule(rule, leaves, dims, batch, randomness, out_dims, func)

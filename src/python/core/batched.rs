@@ -728,6 +728,18 @@ pub(crate) fn on_physical<'py>(
     wrap_result(res, &p.levels)
 }
 
+/// torch's error for an in-place op that writes a batched value into a
+/// tensor that is not batched (`y.add_(x)`, `y.copy_(x)`, `y[0] = x` with
+/// `y` from outside the mapped function): raised when `value` is batched.
+pub(crate) fn refuse_write_into_plain(value: &Bound<'_, PyAny>) -> PyResult<()> {
+    if !is_batched(value) {
+        return Ok(());
+    }
+    Err(PyRuntimeError::new_err(
+        "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that has more elements than `self`. This happened due to `other` being vmapped over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of inplace arithmetic. If said operator is being called inside the PyTorch framework, please file a bug report instead.",
+    ))
+}
+
 /// A module function's tensor `input`: the tensor, or torch's TypeError.
 pub(crate) fn tensor_input<'a, 'py>(
     input: &'a Bound<'py, PyAny>,

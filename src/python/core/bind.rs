@@ -256,6 +256,7 @@ macro_rules! bind_binary_ops {
                 other: &pyo3::Bound<'py, pyo3::PyAny>,
                 alpha: Option<&pyo3::Bound<'py, pyo3::PyAny>>,
             ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
+                $crate::python::core::batched::refuse_write_into_plain(other)?;
                 let o = $crate::python::core::args::tensor_or_scalar(other, &slf.inner)?;
                 match alpha.and_then($crate::python::core::args::as_scalar) {
                     Some(a) => slf.inner.with_alpha(stringify!($op_), &o, a).map(|_| ())?,
@@ -278,6 +279,7 @@ macro_rules! bind_binary_ops {
                 slf: pyo3::PyRef<'py, Self>,
                 other: &pyo3::Bound<'py, pyo3::PyAny>,
             ) -> pyo3::PyResult<pyo3::PyRef<'py, Self>> {
+                $crate::python::core::batched::refuse_write_into_plain(other)?;
                 let o = $crate::python::core::bind::bind_binary_ops!(@other $form, other, &slf.inner, $py_);
                 slf.inner.$op_(&o)?;
                 Ok(slf)
@@ -405,6 +407,7 @@ macro_rules! bind_binary_ops {
     (@dunders [$($acc:tt)*] (inp $dn:ident $op:ident $op_:ident) $($rest:tt)*) => {
         $crate::python::core::bind::bind_binary_ops!(@dunders [$($acc)*
             fn $dn(&self, other: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<()> {
+                $crate::python::core::batched::refuse_write_into_plain(other)?;
                 let o = $crate::python::core::args::tensor_or_scalar(other, &self.inner)?;
                 Ok(self.inner.$op_(&o)?)
             }

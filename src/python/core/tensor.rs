@@ -349,8 +349,10 @@ impl PyTensor {
         }
         Ok(slf)
     }
-    fn copy_<'py>(slf: PyRef<'py, Self>, src: PyRef<'py, PyTensor>) -> PyResult<PyRef<'py, Self>> {
-        slf.inner.copy_(&src.inner)?;
+    fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        crate::python::core::batched::refuse_write_into_plain(src)?;
+        let src = crate::python::core::args::tensor_arg(src, "copy_", "src", 1)?;
+        slf.inner.copy_(&src)?;
         Ok(slf)
     }
 }

@@ -404,6 +404,7 @@ impl PyTensor {
     }
 
     fn __setitem__(&self, index: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        crate::python::core::batched::refuse_write_into_plain(value)?;
         let items = parse_index(index)?;
         if let Ok(v) = value.cast::<PyTensor>() {
             let v = v.borrow().inner.clone();
