@@ -1,6 +1,6 @@
 """The long run of the differential fuzzer (tests/python/fuzz_programs/).
 
-    PYTHONPATH=python python tools/fuzz_long.py --programs 100000 --seed 0 --jobs 2
+    PYTHONPATH=python python tools/fuzz_long.py --programs 100000 --seed 0 --jobs 2 --guard
 
 Program ``i`` is ``random_program(seed + i)``, so a run is reproducible and a
 program is named by its seed. Each runs on ferrograd and torch; the report
@@ -38,8 +38,9 @@ def _libs():
     return ferrograd, torch
 
 
-def work(args):
-    """Runs seeds [lo, hi); returns counters and the new mismatches."""
+def work(args, progress=None):
+    """Runs seeds [lo, hi); returns counters and the new mismatches.
+    ``progress`` (a shared integer) is set to each seed before it runs."""
     lo, hi, keep, fd_every = args
     import fuzz_programs as fp
 
@@ -51,6 +52,8 @@ def work(args):
     fd_bad = []
     fd_n = 0
     for seed in range(lo, hi):
+        if progress is not None:
+            progress.value = seed
         # (first: the mismatch checks below skip to the next seed)
         if fd_every and seed % fd_every == 0:
             fd_n += 1
@@ -88,6 +91,64 @@ def work(args):
     return known, cosmetic, new, found, fd_bad, fd_n
 
 
+def _child(task, progress, path):
+    import pickle
+
+    with open(path, "wb") as f:
+        pickle.dump(work(task, progress), f)
+
+
+def guarded(task):
+    """``work(task)`` in child processes, so that a program that crashes
+    the oracle (torch segfaults on a few; ferrograd must not) does not end
+    the run: the seed it died on is run on ferrograd alone (in a child too,
+    a crash there is reported as ferrograd's) and counted as an oracle
+    crash, and the chunk goes on after it."""
+    import pickle
+    import tempfile
+
+    ctx = mp.get_context("spawn")
+    lo, hi, keep, fd_every = task
+    known, cosmetic, new = collections.Counter(), collections.Counter(), collections.Counter()
+    found, fd_bad, fd_n, crashes = {}, [], 0, []
+    while lo < hi:
+        progress = ctx.Value("q", lo)
+        with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as tmp:
+            path = tmp.name
+        proc = ctx.Process(target=_child, args=((lo, hi, keep, fd_every), progress, path))
+        proc.start()
+        proc.join()
+        if proc.exitcode == 0:
+            with open(path, "rb") as f:
+                k, c, n, fo, fb, fn = pickle.load(f)
+            os.unlink(path)
+            known.update(k)
+            cosmetic.update(c)
+            new.update(n)
+            fd_bad += fb
+            fd_n += fn
+            for cat, xs in fo.items():
+                found.setdefault(cat, []).extend(xs)
+            break
+        os.unlink(path)
+        seed = progress.value
+        alone = ctx.Process(target=_ferrograd_alone, args=(seed,))
+        alone.start()
+        alone.join()
+        if alone.exitcode != 0:
+            new[f"crash:ferrograd:exit {alone.exitcode}"] += 1
+        crashes.append((seed, proc.exitcode, alone.exitcode))
+        lo = seed + 1
+    return known, cosmetic, new, found, fd_bad, fd_n, crashes
+
+
+def _ferrograd_alone(seed):
+    import fuzz_programs as fp
+
+    ferrograd, _ = _libs()
+    fp.run_program(ferrograd, fp.random_program(seed), check_atomic=True)
+
+
 def shrink(seed, program, cat):
     import fuzz_programs as fp
 
@@ -115,13 +176,19 @@ def main():
         "--fd", type=int, default=0, help="also check N smooth programs against finite differences"
     )
     ap.add_argument("--out", default="fuzz_failures.txt")
+    ap.add_argument(
+        "--guard",
+        action="store_true",
+        help="run each chunk in child processes: a program that crashes the oracle is "
+        "counted and skipped instead of ending the run",
+    )
     a = ap.parse_args()
 
     ferrograd, torch = _libs()
     print(
         f"ferrograd {ferrograd.__file__}; oracle: {'torch ' + torch.__version__ if torch else 'none (invariants only)'}"
     )
-    chunk = 500
+    chunk = 2000 if a.guard else 500
     fd_every = max(a.programs // a.fd, 1) if a.fd else 0
     tasks = [
         (s, min(s + chunk, a.seed + a.programs), a.keep, fd_every)
@@ -131,9 +198,17 @@ def main():
     found, fd_bad, fd_n = {}, [], 0
     t0 = time.time()
     done = 0
-    pool = mp.Pool(a.jobs) if a.jobs > 1 else None
-    results = pool.imap(work, tasks) if pool else map(work, tasks)
-    for (lo, hi, _, _), (k, c, n, f, fb, fn) in zip(tasks, results):
+    crashes = []
+    if a.guard:
+        import concurrent.futures
+
+        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+        results = pool.map(guarded, tasks)
+    else:
+        pool = mp.Pool(a.jobs) if a.jobs > 1 else None
+        results = (r + ([],) for r in (pool.imap(work, tasks) if pool else map(work, tasks)))
+    for (lo, hi, _, _), (k, c, n, f, fb, fn, cr) in zip(tasks, results):
+        crashes += cr
         known.update(k)
         cosmetic.update(c)
         new.update(n)
@@ -148,7 +223,7 @@ def main():
             flush=True,
         )
     if pool:
-        pool.close()
+        pool.shutdown() if a.guard else pool.close()
     elapsed = time.time() - t0
 
     print(
@@ -163,6 +238,11 @@ def main():
     print(f"known cosmetic differences passed over: {dict(cosmetic)}")
     if a.fd:
         print(f"finite differences: {fd_n} smooth programs, {len(fd_bad)} disagreeing")
+    if a.guard:
+        print(f"programs that crashed the oracle (skipped): {len(crashes)}")
+        for seed, code, alone in crashes:
+            what = "ferrograd alone: ok" if alone == 0 else f"ferrograd alone: exit {alone}"
+            print(f"  seed {seed}: oracle exit {code}; {what}")
 
     with open(a.out, "w") as out:
         for cat, xs in sorted(found.items()):

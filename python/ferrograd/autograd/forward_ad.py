@@ -41,7 +41,17 @@ def exit_dual_level(*, level=None):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A view of ``tensor`` whose tangent at ``level`` is ``tangent``."""
+    """A view of ``tensor`` whose tangent at ``level`` is ``tangent``.
+    Inside vmap either may be batched: both are batched over every active
+    level and the dual is made of their physical tensors (the ops then
+    carry the tangents of all samples at once)."""
+    if _C._vmap_is_batched(tensor) or _C._vmap_is_batched(tangent):
+        p, t = _C._vmap_expand(tensor), _C._vmap_expand(tangent)
+        # an expanded primal (one not batched before) gets its own memory:
+        # the tangent is laid out as the primal is
+        primal = _C._vmap_physical(p).contiguous()
+        dual = _C._make_dual(primal, _C._vmap_physical(t), level)
+        return _C._vmap_like(dual, p)
     return _C._make_dual(tensor, tangent, level)
 
 
@@ -55,6 +65,12 @@ class UnpackedDualTensor(NamedTuple):
 def unpack_dual(tensor, *, level=None):
     """``(primal, tangent)`` of ``tensor`` at ``level``; tangent is None when
     it has none."""
+    if _C._vmap_is_batched(tensor):
+        primal, tangent = _C._unpack_dual(_C._vmap_physical(tensor), level)
+        return UnpackedDualTensor(
+            _C._vmap_like(primal, tensor),
+            None if tangent is None else _C._vmap_like(tangent, tensor),
+        )
     primal, tangent = _C._unpack_dual(tensor, level)
     return UnpackedDualTensor(primal, tangent)
 

@@ -283,6 +283,34 @@ def _is_vmap_error(exc):
     )
 
 
+class NoBatchedRun(Exception):
+    """Raised by :func:`vmap_batched_only` when the function cannot run
+    once on the whole batch."""
+
+
+def vmap_batched_only(func, in_dims=0, out_dims=0):
+    """``vmap(func, in_dims, out_dims)`` run once on the whole batch (every
+    op by its batching rule), with no per-slice fallback: raises
+    :class:`NoBatchedRun` instead when an op has no rule, an error is
+    raised or a random number is drawn, so that a caller with a loop of its
+    own (jacrev, jacfwd) runs that loop, whose semantics are the same."""
+
+    def wrapper(*args):
+        leaves, spec, dims, _ = _check_in_dims(func, in_dims, args)
+        start = _C.get_rng_state()
+        try:
+            res = _batched_call(func, args, {}, leaves, spec, dims, out_dims)
+        except Exception as e:  # any failure: the caller's loop decides
+            _C.set_rng_state(start)
+            raise NoBatchedRun from e
+        if not _C.equal(start, _C.get_rng_state()):
+            _C.set_rng_state(start)
+            raise NoBatchedRun
+        return res
+
+    return wrapper
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """Maps ``func`` over dim ``in_dims`` of its inputs; outputs get the
     mapped dim at ``out_dims``. See the module note: ops run their batching

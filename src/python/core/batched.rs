@@ -788,6 +788,20 @@ fn matmul(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, ranks: MatmulRanks) -> PyR
     if let Some(msg) = rank_error(ranks, ra, rb) {
         return Err(PyRuntimeError::new_err(msg));
     }
+    if pa.levels.is_empty() && ra == 2 && !pb.levels.is_empty() && rb <= 2 {
+        // A plain matrix times batched vectors or matrices: one product
+        // with the batch folded into the rows, `b^T a^T` (the batch of
+        // `a @ b` would be as many separate products, each reading `a`).
+        let at = pa.phys.call_method1("transpose", (0, 1))?;
+        let out = if rb == 1 {
+            pb.phys.call_method1("matmul", (at,))?
+        } else {
+            let bt = pb.phys.call_method1("transpose", (-1, -2))?;
+            bt.call_method1("matmul", (at,))?
+                .call_method1("transpose", (-1, -2))?
+        };
+        return wrap_result(out, &pb.levels);
+    }
     if ra == 1 {
         pa.phys = pa.phys.call_method1("unsqueeze", (pa.nb(),))?;
         pa.logical.insert(0, 1);
