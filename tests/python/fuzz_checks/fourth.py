@@ -5,6 +5,8 @@ test_fuzz_regressions.py).
 
 import math
 
+import pytest
+
 import ferrograd
 
 from .common import run
@@ -236,3 +238,40 @@ t2.requires_grad_()
     assert ns["t3"].requires_grad
     assert ns["t3"].data_ptr() == ns["t2"].data_ptr()
     assert ns["t3"].stride() == ns["t2"].stride()
+
+
+def check_torch_zero_tensor_grad(lib):
+    # Not a ferrograd bug (KNOWN "torch_zero_tensor_grad", seeds 93852 and
+    # 91175): torch's backward of abs's gradient (sgn) is an efficient zero
+    # tensor with no storage, which becomes t0.grad; reading it raises
+    src = """
+t0 = torch.tensor(2.0, requires_grad=True)
+t1 = torch.sqrt(t0)
+t2 = torch.abs(t1)
+t5, = torch.autograd.grad(t2.sum(), (t1,), create_graph=True)
+t5.backward(torch.ones_like(t5))
+"""
+    g = run(lib, src)["t0"].grad
+    assert tuple(g.shape) == ()
+    if lib is ferrograd:
+        assert g.tolist() == 0.0
+    else:
+        with pytest.raises(RuntimeError, match="unallocated storage"):
+            g.tolist()
+
+
+def check_hook_on_view_before_inplace(lib):
+    # A hook registered on a view, then the view modified in place (seed
+    # 28149): torch's hook stays with the view's old grad_fn, which the
+    # backward of the base (CopySlices) does not run, so it never fires
+    src = """
+t10 = torch.tensor([[0.75]], dtype=torch.float32).expand(4, 1).requires_grad_()
+t11 = t10 ** 0.5
+t12 = t11[::2]
+t14 = t12.unflatten(1, (1, 1))
+t14.register_hook(lambda g: g * 2)
+t14.index_fill_(0, torch.tensor([1]), -1)
+(t11 * t11).sum().backward()
+"""
+    g = run(lib, src)["t10"].grad.flatten().tolist()
+    assert g == pytest.approx([1.0, 1.0, 0.0, 1.0], rel=1e-6)
