@@ -248,10 +248,12 @@ def test_vmap_randomness(lib):
 
 
 def test_custom_functions_under_vmap_and_grad():
-    # Beyond torch: torch refuses a Function without a vmap rule under vmap
-    # (and old-style forward(ctx, ...) under any transform); each slice here
-    # is an ordinary tensor, so both styles run.
+    # With generate_vmap_rule (torch's errors without it: see
+    # test_func_vmap_rules.py), each slice runs the Function as written, so
+    # beyond torch an old-style forward(ctx, ...) Function runs too.
     class Cube(ferrograd.autograd.Function):
+        generate_vmap_rule = True
+
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
@@ -263,6 +265,8 @@ def test_custom_functions_under_vmap_and_grad():
             return 3 * x * x * g
 
     class Square(ferrograd.autograd.Function):
+        generate_vmap_rule = True
+
         @staticmethod
         def forward(x):
             return x * x

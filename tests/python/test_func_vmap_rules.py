@@ -272,3 +272,65 @@ def test_jacobians_run_batched_and_fall_back_to_their_loop(transform):
     if transform == "jacfwd":
         assert len(calls) >= 7
     np.testing.assert_allclose(looped.numpy(), got.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _square_function(base, **attrs):
+    class Square(base):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    for k, v in attrs.items():
+        setattr(Square, k, v)
+    return Square
+
+
+def test_custom_function_inside_vmap_follows_torch(torch):
+    """A custom Function applied to batched tensors: torch's errors without
+    vmap support and with both kinds; with ``generate_vmap_rule`` it runs
+    (per sample) and composes with grad, and so does an old-style
+    ``forward(ctx, x)`` Function (torch refuses those under transforms)."""
+    rule = staticmethod(lambda info, in_dims, x: (x * x, in_dims[0]))
+    for lib in (fg, torch):
+        x = lib.arange(6.0).reshape(2, 3)
+        plain = _square_function(lib.autograd.Function)
+        with pytest.raises(RuntimeError, match="does not have vmap support"):
+            lib.vmap(lambda v: plain.apply(v) + 1)(x)
+        both = _square_function(lib.autograd.Function, generate_vmap_rule=True, vmap=rule)
+        with pytest.raises(RuntimeError, match="both generate_vmap_rule=True and an overridden"):
+            lib.vmap(both.apply)(x)
+        gen = _square_function(lib.autograd.Function, generate_vmap_rule=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = lib.vmap(lambda v: gen.apply(v) + 1)(x)
+            g = lib.vmap(lib.func.grad(lambda v: gen.apply(v).sum()))(x)
+        np.testing.assert_allclose(y.numpy(), np.arange(6.0).reshape(2, 3) ** 2 + 1)
+        np.testing.assert_allclose(g.numpy(), 2 * np.arange(6.0).reshape(2, 3))
+
+    class Old(fg.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = fg.arange(6.0).reshape(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = vmap(grad(lambda v: Old.apply(v).sum()))(x)
+    np.testing.assert_allclose(g.numpy(), 2 * np.arange(6.0).reshape(2, 3))

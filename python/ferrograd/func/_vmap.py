@@ -147,6 +147,14 @@ def _function_vmap_rule(func):
         and getattr(func, "__name__", None) == "apply"
         and owner.vmap is not Function.vmap
     ):
+        if owner.generate_vmap_rule:
+            raise RuntimeError(
+                f"You tried to vmap over {owner.__name__}, but it has both "
+                "generate_vmap_rule=True and an overridden vmap staticmethod. Please set "
+                "generate_vmap_rule=False or delete the overridden vmap staticmethod to avoid "
+                "ambiguity. For more details, please see "
+                "https://pytorch.org/docs/main/notes/extending.func.html"
+            )
         return owner.vmap
     return None
 
@@ -279,7 +287,7 @@ def _is_vmap_error(exc):
     which raises the user's own errors as torch does."""
     msg = str(exc)
     return isinstance(exc, RuntimeError) and (
-        msg.startswith(("vmap:", "Cannot access data pointer"))
+        msg.startswith(("vmap:", "Cannot access data pointer", "You tried to vmap over"))
     )
 
 

@@ -437,12 +437,48 @@ impl PyFunctionCtx {
     }
 }
 
+/// A custom Function applied to batched tensors inside vmap: torch's
+/// errors when the class has no vmap support (or both kinds); with a
+/// `vmap` staticmethod or `generate_vmap_rule = True`, vmap's per-slice
+/// fallback (each sample runs the Function as written, old-style
+/// `forward(ctx, ...)` ones too), named after the class.
+fn vmap_support(cls: &Bound<'_, PyType>) -> PyResult<PyErr> {
+    let py = cls.py();
+    let name = cls.name()?.to_string();
+    let generate = cls
+        .getattr(intern!(py, "generate_vmap_rule"))?
+        .is_truthy()?;
+    let base = py
+        .import(intern!(py, "ferrograd.autograd.function"))?
+        .getattr(intern!(py, "Function"))?
+        .getattr(intern!(py, "vmap"))?;
+    let own_rule = !cls.getattr(intern!(py, "vmap"))?.is(&base);
+    let doc =
+        "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html";
+    Ok(match (generate, own_rule) {
+        (false, false) => PyRuntimeError::new_err(format!(
+            "You tried to vmap over {name}, but it does not have vmap support. Please override and implement the vmap staticmethod or set generate_vmap_rule=True. {doc}"
+        )),
+        (true, true) => PyRuntimeError::new_err(format!(
+            "You tried to vmap over {name}, but it has both generate_vmap_rule=True and an overridden vmap staticmethod. Please set generate_vmap_rule=False or delete the overridden vmap staticmethod to avoid ambiguity. {doc}"
+        )),
+        _ => crate::python::core::batched::fallback(&format!("{name}.apply")),
+    })
+}
+
 fn function_apply<'py>(
     cls: &Bound<'py, PyType>,
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
+    let batched_args: Vec<Bound<'py, PyAny>> = args
+        .iter()
+        .chain(kwargs.into_iter().flat_map(|k| k.values()))
+        .collect();
+    if crate::python::core::batched::any_batched(&batched_args.iter().collect::<Vec<_>>()) {
+        return Err(vmap_support(cls)?);
+    }
     let backward_cls = cls.getattr(intern!(py, "_backward_cls"))?;
     let ctx_obj = backward_cls.call0()?;
     let ctx = ctx_obj.cast::<PyFunctionCtx>()?.get().ctx.clone();
