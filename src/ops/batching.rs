@@ -61,6 +61,10 @@ pub enum Rule {
     Index,
     /// `matmul` and its fixed-rank forms (the logical ranks they accept).
     Matmul(MatmulRanks),
+    /// `diagonal(offset=0, dim1=0, dim2=1)`: both dims shifted.
+    Diagonal,
+    /// `trace()` of a matrix: the sum of its diagonal.
+    Trace,
     /// An op on the last `k` dims that takes any leading dims as a batch
     /// (`det`, `tril`): its arguments unchanged, when the logical rank is
     /// at least `k`.
@@ -118,7 +122,13 @@ const REDUCE_RULES: &[(&str, Rule)] = &[
     ("nansum", reduce(0)),
     ("mean", reduce(0)),
     ("nanmean", reduce(0)),
-    ("prod", along(0, None)),
+    (
+        "prod",
+        Rule::Reduce {
+            pos: 0,
+            all: AllDims::Flat,
+        },
+    ),
     ("amax", reduce(0)),
     ("amin", reduce(0)),
     ("logsumexp", along(0, None)),
@@ -198,6 +208,8 @@ const VIEW_RULES: &[(&str, Rule)] = &[
     ("chunk", along(1, Some(0))),
     ("split", along(1, Some(0))),
     ("flip", Rule::DimList),
+    ("diagonal", Rule::Diagonal),
+    ("trace", Rule::Trace),
     ("__getitem__", Rule::Index),
 ];
 

@@ -72,6 +72,25 @@ CASES = {
         + L.linalg.slogdet(v @ v.T + L.eye(3, dtype=L.float64))[1]
     ),
     "tril_triu_det": lambda L, v: L.tril(v) + L.triu(v, 1) + L.det(v[:, :3]),
+    "losses": lambda L, v: (
+        L.nn.functional.mse_loss(v, L.tensor(X[0]))
+        + L.nn.functional.l1_loss(L.tensor(X[1]), v, reduction="sum")
+        + L.nn.functional.smooth_l1_loss(v, v.flip(0), beta=0.5)
+        + L.nn.functional.huber_loss(v, L.tensor(X[2]), delta=0.7, reduction="none").sum(0)[0]
+    ),
+    "division": lambda L, v: (
+        L.div(v, 0.3, rounding_mode="floor")
+        + L.remainder(v, 0.7)
+        + L.fmod(L.tensor(X[0]), v)
+        + L.floor_divide(v, L.tensor(W[0]))
+    ),
+    "prod_diagonal_trace": lambda L, v: (
+        v.prod()
+        + L.prod(v, 1)[0]
+        + L.trace(v[:, :3])
+        + L.diagonal(v, 1).sum()
+        + v.diagonal(0, 1, 0)
+    ),
 }
 
 

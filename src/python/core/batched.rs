@@ -290,6 +290,24 @@ fn dispatch<'py>(
             Ok(slf.clone().unbind())
         }
         Rule::Pointwise => pointwise(slf, name, args, kwargs),
+        Rule::Diagonal if rank >= 2 => {
+            no_other_batched(name, &args, &kwargs)?;
+            for (pos, kw, default) in [(1, "dim1", 0i64), (2, "dim2", 1)] {
+                let (slot, v) = find_arg(&args, &kwargs, pos, kw)?;
+                let d = match v {
+                    Some(v) => v.extract::<i64>()?,
+                    None => default,
+                };
+                let s = wrap_logical(d, rank, nb)?.into_pyobject(py)?.into_any();
+                set_arg(py, &mut args, &mut kwargs, slot, kw, s)?;
+            }
+            wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
+        }
+        Rule::Trace if rank == 2 && args.is_empty() && kwargs.is_none() => {
+            let d = p.phys.call_method1("diagonal", (0, nb, nb + 1))?;
+            wrap_result(d.call_method1("sum", (-1,))?, &p.levels)
+        }
+        Rule::Diagonal | Rule::Trace => Err(fallback(name)),
         Rule::Trailing(k) => {
             no_other_batched(name, &args, &kwargs)?;
             if rank < k {
@@ -337,9 +355,18 @@ fn dispatch<'py>(
                     wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
                 }
                 None => {
-                    if rank == 0 {
-                        return Err(fallback(name));
-                    }
+                    // A 0-d value reduces as a 1-d one of one element.
+                    let (p, rank) = if rank == 0 {
+                        let phys = p.phys.call_method1("unsqueeze", (nb,))?;
+                        let one = Parts {
+                            phys,
+                            levels: p.levels.clone(),
+                            logical: vec![1],
+                        };
+                        (one, 1)
+                    } else {
+                        (p, rank)
+                    };
                     let all_dims = PyTuple::new(py, nb..nb + rank)?.into_any();
                     match all {
                         AllDims::Tuple => {
@@ -693,7 +720,18 @@ pub(crate) fn pointwise_function<'py>(
     kwargs: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let py = args.first().map(|a| a.py()).ok_or_else(|| fallback(name))?;
-    let func = py.import(module)?.getattr(name)?;
+    // `ferrograd._C` and its attribute submodules (`ferrograd._C._nn`)
+    let mut path = module.split('.');
+    let root = format!(
+        "{}.{}",
+        path.next().unwrap_or_default(),
+        path.next().unwrap_or_default()
+    );
+    let mut holder = py.import(root.as_str())?.into_any();
+    for part in path {
+        holder = holder.getattr(part)?;
+    }
+    let func = holder.getattr(name)?;
     pointwise_call(&func, args, kwargs)
 }
 

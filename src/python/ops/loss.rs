@@ -9,6 +9,7 @@ use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// The reduction, from `reduction=` or torch's legacy `size_average` and
 /// `reduce` flags (which win when either is given).
@@ -64,35 +65,39 @@ bind_functions! { register_nn_fns:
     }
     #[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean", beta=1.0))]
     fn smooth_l1_loss(
-        input: PyRef<'_, PyTensor>,
-        target: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
         size_average: Option<bool>,
         reduce: Option<bool>,
         reduction: &str,
         beta: f64,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         let r = self::reduction(size_average, reduce, reduction)?;
-        Ok(wrap(loss::smooth_l1_loss(
-            &input.inner,
-            &target.inner,
-            r,
-            beta,
-        )?))
+        let py = input.py();
+        let extra = [("beta", beta.into_py_any(py)?)];
+        if let Some(out) = batched_loss("smooth_l1_loss", input, target, r, &extra) {
+            return out;
+        }
+        let x = tensor_param("smooth_l1_loss", input, "input", 1)?;
+        let y = tensor_param("smooth_l1_loss", target, "target", 2)?;
+        wrap(loss::smooth_l1_loss(&x, &y, r, beta)?).into_py_any(py)
     }
     #[pyo3(signature = (input, target, reduction="mean", delta=1.0))]
     fn huber_loss(
-        input: PyRef<'_, PyTensor>,
-        target: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
         reduction: &str,
         delta: f64,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         let r = Reduction::parse(reduction)?;
-        Ok(wrap(loss::huber_loss(
-            &input.inner,
-            &target.inner,
-            r,
-            delta,
-        )?))
+        let py = input.py();
+        let extra = [("delta", delta.into_py_any(py)?)];
+        if let Some(out) = batched_loss("huber_loss", input, target, r, &extra) {
+            return out;
+        }
+        let x = tensor_param("huber_loss", input, "input", 1)?;
+        let y = tensor_param("huber_loss", target, "target", 2)?;
+        wrap(loss::huber_loss(&x, &y, r, delta)?).into_py_any(py)
     }
     #[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean"))]
     fn binary_cross_entropy(
@@ -180,20 +185,56 @@ bind_functions! { register_nn_fns:
     }
 }
 
+/// Inside vmap, a pointwise loss with a batched input or target: the
+/// unreduced loss by the pointwise rule (`extra`: its other arguments),
+/// then each sample's mean or sum over its own dims.
+fn batched_loss(
+    name: &str,
+    input: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+    r: Reduction,
+    extra: &[(&str, Py<PyAny>)],
+) -> Option<PyResult<Py<PyAny>>> {
+    if !batched::any_batched(&[input, target]) {
+        return None;
+    }
+    let py = input.py();
+    let run = || -> PyResult<Py<PyAny>> {
+        let kw = pyo3::types::PyDict::new(py);
+        for (k, v) in extra {
+            kw.set_item(*k, v)?;
+        }
+        kw.set_item("reduction", "none")?;
+        let args = vec![input.clone(), target.clone()];
+        let out = batched::pointwise_function("ferrograd._C._nn", name, args, Some(kw))?;
+        match r {
+            Reduction::None => Ok(out),
+            Reduction::Mean => Ok(out.bind(py).call_method0("mean")?.unbind()),
+            Reduction::Sum => Ok(out.bind(py).call_method0("sum")?.unbind()),
+        }
+    };
+    Some(run())
+}
+
 /// Losses of (input, target, size_average, reduce, reduction).
 macro_rules! pointwise_losses {
     ($($name:ident),*) => {$(
         #[pyfunction]
         #[pyo3(signature = (input, target, size_average=None, reduce=None, reduction="mean"))]
         fn $name(
-            input: PyRef<'_, PyTensor>,
-            target: PyRef<'_, PyTensor>,
+            input: &Bound<'_, PyAny>,
+            target: &Bound<'_, PyAny>,
             size_average: Option<bool>,
             reduce: Option<bool>,
             reduction: &str,
-        ) -> PyResult<PyTensor> {
+        ) -> PyResult<Py<PyAny>> {
             let r = self::reduction(size_average, reduce, reduction)?;
-            Ok(wrap(loss::$name(&input.inner, &target.inner, r)?))
+            if let Some(out) = batched_loss(stringify!($name), input, target, r, &[]) {
+                return out;
+            }
+            let x = tensor_param(stringify!($name), input, "input", 1)?;
+            let y = tensor_param(stringify!($name), target, "target", 2)?;
+            wrap(loss::$name(&x, &y, r)?).into_py_any(input.py())
         }
     )*};
 }

@@ -5,11 +5,13 @@
 use crate::ops::rounding::RoundingMode;
 use crate::python::core::args::operands;
 use crate::python::core::args::{as_scalar, not_an_operand, operator, tensor_or_scalar};
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::{bind_methods, result_or_out};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// `remainder`/`fmod` of `a` by `other`: by a Python number (whose node
 /// has only `a`'s input, as torch's `RemainderBackward0`), by a tensor, or
@@ -178,9 +180,12 @@ impl PyTensor {
 macro_rules! binary_functions {
     ($($name:ident => $op:ident),*) => {$(
         #[pyfunction]
-        fn $name(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        fn $name(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+            if let Some(r) = batched_pointwise(stringify!($name), input, other, None) {
+                return r;
+            }
             let (a, b) = operands(input, other)?;
-            Ok(wrap(a.$op(&b)?))
+            wrap(a.$op(&b)?).into_py_any(input.py())
         }
     )*};
 }
@@ -192,20 +197,51 @@ fn remainder_function(
     input: &Bound<'_, PyAny>,
     other: &Bound<'_, PyAny>,
     fmod: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<Py<PyAny>> {
+    let name = if fmod { "fmod" } else { "remainder" };
+    if let Some(r) = batched_pointwise(name, input, other, None) {
+        return r;
+    }
+    let py = input.py();
     if let Ok(t) = input.cast::<PyTensor>() {
         let t = t.borrow().inner.clone();
-        return Ok(wrap(remainder_or_raise(&t, other, fmod)?));
+        return wrap(remainder_or_raise(&t, other, fmod)?).into_py_any(py);
     }
     let (a, b) = operands(input, other)?;
-    Ok(wrap(if fmod { a.fmod(&b)? } else { a.remainder(&b)? }))
+    wrap(if fmod { a.fmod(&b)? } else { a.remainder(&b)? }).into_py_any(py)
+}
+
+/// Inside vmap, a pointwise module function with a batched operand: the
+/// pointwise batching rule (`rounding_mode` passed on).
+fn batched_pointwise(
+    name: &str,
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    rounding_mode: Option<&str>,
+) -> Option<PyResult<Py<PyAny>>> {
+    if !batched::any_batched(&[input, other]) {
+        return None;
+    }
+    let run = || {
+        let kw = match rounding_mode {
+            Some(m) => {
+                let d = pyo3::types::PyDict::new(input.py());
+                d.set_item("rounding_mode", m)?;
+                Some(d)
+            }
+            None => None,
+        };
+        let args = vec![input.clone(), other.clone()];
+        batched::pointwise_function("ferrograd._C", name, args, kw)
+    };
+    Some(run())
 }
 
 bind_functions! { register_functions:
-    fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn remainder(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         remainder_function(input, other, false)
     }
-    fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn fmod(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         remainder_function(input, other, true)
     }
     /// `torch.div(input, other, *, rounding_mode=None)`.
@@ -215,10 +251,15 @@ bind_functions! { register_functions:
         other: &Bound<'py, PyAny>,
         rounding_mode: Option<&str>,
         out: Option<&Bound<'py, PyTensor>>,
-    ) -> PyResult<Bound<'py, PyTensor>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if out.is_none() {
+            if let Some(r) = batched_pointwise("div", input, other, rounding_mode) {
+                return Ok(r?.into_bound(input.py()));
+            }
+        }
         let (a, b) = operands(input, other)?;
         let m = mode(rounding_mode)?;
-        result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))
+        Ok(result_or_out(input.py(), "div", out, &[&a, &b], || a.div_rounding(&b, m))?.into_any())
     }
 }
 
