@@ -353,3 +353,51 @@ def test_custom_function_inside_vmap_follows_torch(torch):
         warnings.simplefilter("ignore")
         g = vmap(grad(lambda v: Old.apply(v).sum()))(x)
     np.testing.assert_allclose(g.numpy(), 2 * np.arange(6.0).reshape(2, 3))
+
+
+CX = RNG.standard_normal((5, 2, 4, 7, 7))
+CW = RNG.standard_normal((6, 4, 3, 3))
+CB = RNG.standard_normal(6)
+CWB = RNG.standard_normal((5, 6, 2, 3, 3))
+CONV = {
+    "input": lambda L: L.vmap(
+        lambda x: L.nn.functional.conv2d(x, L.tensor(CW), L.tensor(CB), 1, 1)
+    )(L.tensor(CX)),
+    "no_samples": lambda L: L.vmap(lambda x: L.nn.functional.conv2d(x, L.tensor(CW), stride=2))(
+        L.tensor(CX[:, 0])
+    ),
+    "weight_groups": lambda L: L.vmap(
+        lambda w: L.nn.functional.conv2d(L.tensor(CX[0]), w, L.tensor(CB), groups=2, padding="same")
+    )(L.tensor(CWB)),
+    "both": lambda L: L.vmap(lambda x, w: L.nn.functional.conv2d(x, w, groups=2))(
+        L.tensor(CX), L.tensor(CWB)
+    ),
+    "conv1d_in_dim_1": lambda L: L.vmap(
+        lambda x: L.nn.functional.conv1d(x, L.tensor(CW[..., 0])), in_dims=1
+    )(L.tensor(np.ascontiguousarray(CX[..., 0].transpose(1, 0, 2, 3)))),
+    "nested": lambda L: L.vmap(
+        L.vmap(lambda x, w: L.nn.functional.conv2d(x, w, groups=2), in_dims=(0, None))
+    )(L.tensor(CX), L.tensor(CWB)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV))
+def test_conv_rule_matches_torch(torch, name):
+    got = _no_fallback(CONV[name], fg)
+    want = CONV[name](torch)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_per_sample_gradients_of_a_cnn_match_a_loop():
+    def loss(p, x):
+        h = fg.nn.functional.conv2d(x.unsqueeze(0), p[0], p[1], padding=1).relu()
+        return fg.nn.functional.linear(h.flatten(), p[2]).tanh().sum()
+
+    p = (fg.tensor(CW), fg.tensor(CB), fg.tensor(RNG.standard_normal((3, 6 * 49))))
+    xs = fg.tensor(CX[:, 0])
+    got = _no_fallback(vmap(grad(loss), in_dims=(None, 0)), p, xs)
+    for b in range(5):
+        want = grad(loss)(p, xs[b])
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g[b].numpy(), w.numpy(), rtol=1e-10, atol=1e-12)

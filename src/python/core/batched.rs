@@ -896,6 +896,92 @@ pub(crate) fn matmul_function(
     }
 }
 
+/// `F.conv{1,2,3}d` with a batched input, weight or bias (functorch's
+/// rule): the batch dims of every level are folded into one dim of size
+/// `B`. With a plain weight and bias the batch joins the input's samples
+/// (`(B*N, C, ...)`); with a batched weight (per-sample weights, as in
+/// per-sample gradients) it joins the channels and the groups
+/// (`(N, B*C, ...)` against `(B*O, C/g, ...)`, `groups * B`). One
+/// convolution either way.
+pub(crate) fn conv<'py>(
+    name: &str,
+    spatial: usize,
+    input: &Bound<'py, PyAny>,
+    weight: &Bound<'py, PyAny>,
+    bias: Option<&Bound<'py, PyAny>>,
+    groups: i64,
+    kw: Bound<'py, PyDict>,
+) -> PyResult<Py<PyAny>> {
+    let py = input.py();
+    let (Some(pi), Some(pw)) = (parts(input)?, parts(weight)?) else {
+        return Err(fallback(name));
+    };
+    let pb = bias.map(parts).transpose()?.flatten();
+    if bias.is_some() && pb.is_none() {
+        return Err(fallback(name));
+    }
+    let no_samples = pi.rank() == spatial + 1;
+    if !(no_samples || pi.rank() == spatial + 2) || pw.rank() != spatial + 2 {
+        return Err(fallback(name));
+    }
+    let all = union_levels(
+        [pi.levels.as_slice(), pw.levels.as_slice()]
+            .into_iter()
+            .chain(pb.iter().map(|q| q.levels.as_slice())),
+    );
+    let sizes: Vec<i64> = all.iter().map(|(_, s)| *s as i64).collect();
+    let b: i64 = sizes.iter().product();
+    let func = py.import("ferrograd._C")?.getattr("_nn")?.getattr(name)?;
+    // the input with one batch dim in front, and a samples dim
+    let mut x = expand_to(&pi, &all)?;
+    let mut shape = vec![b];
+    if no_samples {
+        shape.push(1);
+    }
+    shape.extend(pi.logical.iter().map(|&s| s as i64));
+    x = x.call_method1("reshape", (shape,))?;
+    let weight_batched = !pw.levels.is_empty() || pb.as_ref().is_some_and(|q| !q.levels.is_empty());
+    let out = if !weight_batched {
+        // (B, N, C, ...) -> (B*N, C, ...)
+        let x = x.call_method1("flatten", (0, 1))?;
+        kw.set_item("groups", groups)?;
+        let y = func.call((x, &pw.phys, bias), Some(&kw))?;
+        let mut shape = vec![b, -1];
+        shape.extend(
+            y.getattr("shape")?
+                .extract::<Vec<i64>>()?
+                .into_iter()
+                .skip(1),
+        );
+        y.call_method1("reshape", (shape,))?
+    } else {
+        let w = expand_to(&pw, &all)?;
+        let o = pw.logical[0] as i64;
+        let mut wshape = vec![b * o];
+        wshape.extend(pw.logical[1..].iter().map(|&s| s as i64));
+        let w = w.call_method1("reshape", (wshape,))?;
+        let bias = match &pb {
+            Some(q) => Some(expand_to(q, &all)?.call_method1("reshape", (vec![b * o],))?),
+            None => None,
+        };
+        // (B, N, C, ...) -> (N, B*C, ...)
+        let x = x
+            .call_method1("movedim", (0, 1))?
+            .call_method1("flatten", (1, 2))?;
+        kw.set_item("groups", groups * b)?;
+        let y = func.call((x, w, bias), Some(&kw))?;
+        // (N, B*O, ...) -> (B, N, O, ...)
+        y.call_method1("unflatten", (1, (b, o)))?
+            .call_method1("movedim", (1, 0))?
+    };
+    // (B, N, O, ...) -> (sizes..., [N,] O, ...)
+    let mut shape = sizes.clone();
+    let dims: Vec<i64> = out.getattr("shape")?.extract()?;
+    shape.extend(dims.iter().skip(if no_samples { 2 } else { 1 }));
+    let out = out.call_method1("reshape", (shape,))?;
+    make(py, out, all)
+}
+
 /// `F.linear(input, weight, bias)` when any of them is batched.
 pub(crate) fn linear(
     input: &Bound<'_, PyAny>,

@@ -4,10 +4,12 @@
 
 use crate::ops::conv::ConvPadding;
 use crate::ops::interpolate::InterpMode;
-use crate::python::core::args::ints;
+use crate::python::core::args::{ints, tensor_arg};
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// An int or a sequence of ints; `None` or `[]` (a pool's default stride)
 /// gives an empty list.
@@ -117,27 +119,43 @@ macro_rules! conv_fn {
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, dilation=None, groups=1))]
         fn $name(
-            input: PyRef<'_, PyTensor>,
-            weight: PyRef<'_, PyTensor>,
-            bias: Option<PyRef<'_, PyTensor>>,
+            input: &Bound<'_, PyAny>,
+            weight: &Bound<'_, PyAny>,
+            bias: Option<&Bound<'_, PyAny>>,
             stride: Option<&Bound<'_, PyAny>>,
             padding: Option<&Bound<'_, PyAny>>,
             dilation: Option<&Bound<'_, PyAny>>,
             groups: i64,
-        ) -> PyResult<PyTensor> {
+        ) -> PyResult<Py<PyAny>> {
+            let py = input.py();
+            let bias = bias.filter(|b| !b.is_none());
+            let mut operands = vec![input, weight];
+            operands.extend(bias);
+            if batched::any_batched(&operands) {
+                let kw = pyo3::types::PyDict::new(py);
+                kw.set_item("stride", stride)?;
+                kw.set_item("padding", padding)?;
+                kw.set_item("dilation", dilation)?;
+                return batched::conv(stringify!($name), $s, input, weight, bias, groups, kw);
+            }
+            let name = stringify!($name);
+            let x = tensor_arg(input, name, "input", 1)?;
+            let w = tensor_arg(weight, name, "weight", 2)?;
+            let b = bias.map(|b| tensor_arg(b, name, "bias", 3)).transpose()?;
             let padding = match padding.map(|p| p.extract::<String>()) {
                 Some(Ok(p)) => ConvPadding::parse(&p)?,
                 _ => ConvPadding::Explicit(sizes_or(padding, 0)?),
             };
-            Ok(wrap(input.inner.conv(
-                &weight.inner,
-                bias.as_ref().map(|b| &b.inner),
+            wrap(x.conv(
+                &w,
+                b.as_ref(),
                 &sizes_or(stride, 1)?,
                 &padding,
                 &sizes_or(dilation, 1)?,
                 groups,
                 $s,
-            )?))
+            )?)
+            .into_py_any(py)
         }
     };
 }
