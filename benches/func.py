@@ -60,6 +60,24 @@ def loop():  # the same per-sample grads, stacked as vmap returns them
 
 c = timeit(loop, 1)
 res.append(("per-sample grads MLP 256x784-128-10", a, b, c))
+# 1b. per-sample grads of a small CNN (conv 8x3x3 + linear), batch 64 of 28x28
+Wc1, bc1 = rng.standard_normal((8, 1, 3, 3)) * 0.3, np.zeros(8)
+Wc2 = rng.standard_normal((10, 8 * 26 * 26)) * 0.01
+Xc, Yc = rng.standard_normal((64, 1, 28, 28)), rng.integers(0, 10, 64)
+
+
+def mk_cnn(L):
+    p = tuple(L.tensor(a, dtype=L.float32) for a in (Wc1, bc1, Wc2))
+    x, y = L.tensor(Xc, dtype=L.float32), L.tensor(Yc)
+
+    def loss(p, x, y):
+        h = L.nn.functional.conv2d(x.unsqueeze(0), p[0], p[1]).relu().flatten(1)
+        return L.nn.functional.cross_entropy(h @ p[2].T, y.unsqueeze(0))
+
+    return lambda: L.vmap(L.func.grad(loss), in_dims=(None, 0, 0))(p, x, y)
+
+
+res.append(("per-sample grads CNN 64x1x28x28", timeit(mk_cnn(fg)), timeit(mk_cnn(torch)), None))
 # 2. jacrev/jacfwd 256->256
 Wj = rng.standard_normal((256, 256)) / 16
 xj = rng.standard_normal(256)

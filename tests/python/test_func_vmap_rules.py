@@ -84,6 +84,10 @@ CASES = {
         + L.fmod(L.tensor(X[0]), v)
         + L.floor_divide(v, L.tensor(W[0]))
     ),
+    "layer_norm": lambda L, v: (
+        L.nn.functional.layer_norm(v, (4,), L.tensor(W[0, :4]), L.tensor(W[1, :4]))
+        + L.nn.functional.layer_norm(v, (3, 4), eps=1e-3)
+    ),
     "prod_diagonal_trace": lambda L, v: (
         v.prod()
         + L.prod(v, 1)[0]

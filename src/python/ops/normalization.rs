@@ -2,11 +2,13 @@
 //! module's forward (`crate::ops::normalization`).
 
 use crate::ops::normalization::batch_norm_module;
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 type Opt<'py> = Option<PyRef<'py, PyTensor>>;
 
@@ -25,17 +27,26 @@ fn shape_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 bind_functions! { register_nn_fns:
     #[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
     fn layer_norm(
-        input: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
         normalized_shape: &Bound<'_, PyAny>,
         weight: Opt<'_>,
         bias: Opt<'_>,
         eps: f64,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         let shape = shape_of(normalized_shape)?;
-        let y = input
-            .inner
-            .layer_norm(&shape, inner(&weight), inner(&bias), eps)?;
-        Ok(wrap(y))
+        let run = |x: &Bound<'_, PyTensor>| {
+            let y = x
+                .borrow()
+                .inner
+                .layer_norm(&shape, inner(&weight), inner(&bias), eps)?;
+            wrap(y).into_py_any(x.py())
+        };
+        if batched::is_batched(input) {
+            // the normalized dims trail: the batch dims lead, as any others
+            let rule = batched::PhysicalRule::Trailing(shape.len());
+            return batched::on_physical(rule, "layer_norm", input, run);
+        }
+        run(batched::tensor_input(input, "layer_norm")?)
     }
     #[pyo3(signature = (input, num_groups, weight=None, bias=None, eps=1e-5))]
     fn group_norm(
