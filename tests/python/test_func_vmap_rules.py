@@ -16,9 +16,16 @@ W = RNG.standard_normal((7, 4))
 
 
 def _no_fallback(f, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-        return f(*args, **kw)
+    """``f(*args, **kw)`` failing on a fallback warning (the one-time record
+    of warned ops is cleared first, so that every fallback warns)."""
+    warned = set(_vmap._warned)
+    _vmap._warned.clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            return f(*args, **kw)
+    finally:
+        _vmap._warned.update(warned)
 
 
 CASES = {
@@ -379,6 +386,23 @@ CONV = {
     "conv1d_in_dim_1": lambda L: L.vmap(
         lambda x: L.nn.functional.conv1d(x, L.tensor(CW[..., 0])), in_dims=1
     )(L.tensor(np.ascontiguousarray(CX[..., 0].transpose(1, 0, 2, 3)))),
+    "pools": lambda L: L.vmap(
+        lambda x: (
+            L.nn.functional.max_pool2d(x, 2)
+            + L.nn.functional.avg_pool2d(x, 2, stride=2)
+            + L.nn.functional.adaptive_avg_pool2d(x, 3)
+            + L.nn.functional.adaptive_max_pool2d(x, (3, 3))
+        )
+    )(L.tensor(CX)),
+    "pool_indices_no_samples": lambda L: L.stack(
+        L.vmap(lambda x: L.nn.functional.max_pool2d(x, 3, return_indices=True))(L.tensor(CX[:, 0]))
+    ),
+    "pool1d_3d": lambda L: L.vmap(
+        lambda x: (
+            L.nn.functional.max_pool1d(x[..., 0], 2).sum()
+            + L.nn.functional.adaptive_avg_pool3d(x.unsqueeze(0), 2).sum()
+        )
+    )(L.tensor(CX)),
     "nested": lambda L: L.vmap(
         L.vmap(lambda x, w: L.nn.functional.conv2d(x, w, groups=2), in_dims=(0, None))
     )(L.tensor(CX), L.tensor(CWB)),

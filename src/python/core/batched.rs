@@ -778,6 +778,45 @@ pub(crate) fn refuse_write_into_plain(value: &Bound<'_, PyAny>) -> PyResult<()> 
     ))
 }
 
+/// An op on inputs of `core` dims (`C, *spatial`) or of a samples dim
+/// and those (`N, C, *spatial`: pooling), with a batched input: every
+/// batch dim folded into the samples dim, one call, each result tensor
+/// (values, indices) unfolded again.
+pub(crate) fn fold_samples<'py>(
+    name: &str,
+    core: usize,
+    x: &Bound<'py, PyAny>,
+    op: impl FnOnce(&Bound<'py, PyTensor>) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = x.py();
+    let p = parts(x)?.expect("a batched tensor");
+    let r = p.rank();
+    if r != core && r != core + 1 {
+        return Err(fallback(name));
+    }
+    let mut lead: Vec<i64> = p.batch_sizes().iter().map(|&s| s as i64).collect();
+    if r == core + 1 {
+        lead.push(p.logical[0] as i64);
+    }
+    let mut shape = vec![-1i64];
+    shape.extend(p.logical[r - core..].iter().map(|&s| s as i64));
+    let folded = p.phys.call_method1("reshape", (shape,))?;
+    let res = op(folded.cast::<PyTensor>()?)?.into_bound(py);
+    let unfold = |t: Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+        let dims: Vec<i64> = t.getattr("shape")?.extract()?;
+        let mut shape = lead.clone();
+        shape.extend(dims.into_iter().skip(1));
+        t.call_method1("reshape", (shape,))
+    };
+    let out = if let Ok(t) = res.cast::<PyTuple>() {
+        let items = t.iter().map(unfold).collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, items)?.into_any()
+    } else {
+        unfold(res)?
+    };
+    wrap_result(out, &p.levels)
+}
+
 /// A module function's tensor `input`: the tensor, or torch's TypeError.
 pub(crate) fn tensor_input<'a, 'py>(
     input: &'a Bound<'py, PyAny>,

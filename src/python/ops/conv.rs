@@ -215,7 +215,7 @@ macro_rules! max_pool_fn {
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false, return_indices=false))]
         fn $name<'py>(
             py: Python<'py>,
-            input: PyRef<'py, PyTensor>,
+            input: &Bound<'py, PyAny>,
             kernel_size: &Bound<'py, PyAny>,
             stride: Option<&Bound<'py, PyAny>>,
             padding: Option<&Bound<'py, PyAny>>,
@@ -223,6 +223,14 @@ macro_rules! max_pool_fn {
             ceil_mode: bool,
             return_indices: bool,
         ) -> PyResult<Bound<'py, PyAny>> {
+            if batched::is_batched(input) {
+                let f = |x: &Bound<'py, PyTensor>| {
+                    let r = $name(py, x.as_any(), kernel_size, stride, padding, dilation, ceil_mode, return_indices);
+                    r.map(|r| r.unbind())
+                };
+                return batched::fold_samples(stringify!($name), $s + 1, input, f).map(|r| r.into_bound(py));
+            }
+            let input = batched::tensor_input(input, stringify!($name))?.borrow();
             let (kernel, stride) = (ints(kernel_size)?, sizes(stride)?);
             let (padding, dilation) = (sizes_or(padding, 0)?, sizes_or(dilation, 1)?);
             if !return_indices {
@@ -239,7 +247,7 @@ macro_rules! max_pool_fn {
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false))]
         fn $with_indices<'py>(
             py: Python<'py>,
-            input: PyRef<'py, PyTensor>,
+            input: &Bound<'py, PyAny>,
             kernel_size: &Bound<'py, PyAny>,
             stride: Option<&Bound<'py, PyAny>>,
             padding: Option<&Bound<'py, PyAny>>,
@@ -281,24 +289,31 @@ macro_rules! avg_pool_fn {
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true, divisor_override=None))]
         fn $name(
-            input: PyRef<'_, PyTensor>,
+            input: &Bound<'_, PyAny>,
             kernel_size: &Bound<'_, PyAny>,
             stride: Option<&Bound<'_, PyAny>>,
             padding: Option<&Bound<'_, PyAny>>,
             ceil_mode: bool,
             count_include_pad: bool,
             divisor_override: Option<i64>,
-        ) -> PyResult<PyTensor> {
+        ) -> PyResult<Py<PyAny>> {
+            if batched::is_batched(input) {
+                let f = |x: &Bound<'_, PyTensor>| {
+                    $name(x.as_any(), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+                };
+                return batched::fold_samples(stringify!($name), $s + 1, input, f);
+            }
             avg_pool(
                 $s,
-                input,
+                batched::tensor_input(input, stringify!($name))?.borrow(),
                 kernel_size,
                 stride,
                 padding,
                 ceil_mode,
                 count_include_pad,
                 divisor_override,
-            )
+            )?
+            .into_py_any(input.py())
         }
     };
 }
@@ -308,12 +323,17 @@ avg_pool_fn!(avg_pool3d, 3);
 macro_rules! adaptive_avg_pool_fn {
     ($name:ident, $s:expr) => {
         #[pyfunction]
-        fn $name(input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-            Ok(wrap(
-                input
-                    .inner
+        fn $name(input: &Bound<'_, PyAny>, output_size: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+            if batched::is_batched(input) {
+                let f = |x: &Bound<'_, PyTensor>| $name(x.as_any(), output_size);
+                return batched::fold_samples(stringify!($name), $s + 1, input, f);
+            }
+            let x = batched::tensor_input(input, stringify!($name))?.borrow();
+            wrap(
+                x.inner
                     .adaptive_avg_pool($s, &adaptive_size(output_size)?)?,
-            ))
+            )
+            .into_py_any(input.py())
         }
     };
 }
@@ -331,10 +351,18 @@ macro_rules! adaptive_max_pool_fn {
         #[pyo3(signature = (input, output_size, return_indices=false))]
         fn $name<'py>(
             py: Python<'py>,
-            input: PyRef<'py, PyTensor>,
+            input: &Bound<'py, PyAny>,
             output_size: &Bound<'py, PyAny>,
             return_indices: bool,
         ) -> PyResult<Bound<'py, PyAny>> {
+            if batched::is_batched(input) {
+                let f = |x: &Bound<'py, PyTensor>| {
+                    $name(py, x.as_any(), output_size, return_indices).map(|r| r.unbind())
+                };
+                return batched::fold_samples(stringify!($name), $s + 1, input, f)
+                    .map(|r| r.into_bound(py));
+            }
+            let input = batched::tensor_input(input, stringify!($name))?.borrow();
             let (values, indices) = input
                 .inner
                 .adaptive_max_pool($s, &adaptive_size(output_size)?)?;
@@ -344,7 +372,7 @@ macro_rules! adaptive_max_pool_fn {
         #[pyfunction]
         fn $with_indices<'py>(
             py: Python<'py>,
-            input: PyRef<'py, PyTensor>,
+            input: &Bound<'py, PyAny>,
             output_size: &Bound<'py, PyAny>,
         ) -> PyResult<Bound<'py, PyAny>> {
             $name(py, input, output_size, true)
