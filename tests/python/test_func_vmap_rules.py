@@ -95,6 +95,11 @@ CASES = {
         L.nn.functional.layer_norm(v, (4,), L.tensor(W[0, :4]), L.tensor(W[1, :4]))
         + L.nn.functional.layer_norm(v, (3, 4), eps=1e-3)
     ),
+    "pad_constant": lambda L, v: L.nn.functional.pad(v, (1, 2), value=0.5),
+    "pad_reflect_replicate": lambda L, v: (
+        L.nn.functional.pad(v.unsqueeze(0), (1, 1), mode="reflect")
+        + L.nn.functional.pad(v, (2, 0), mode="replicate")
+    ),
     "prod_diagonal_trace": lambda L, v: (
         v.prod()
         + L.prod(v, 1)[0]
@@ -429,3 +434,12 @@ def test_per_sample_gradients_of_a_cnn_match_a_loop():
         want = grad(loss)(p, xs[b])
         for g, w in zip(got, want):
             np.testing.assert_allclose(g[b].numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_embedding_of_batched_indices_matches_torch(torch):
+    idx = RNG.integers(0, 7, (5, 3))
+    got = _no_fallback(vmap(lambda i: fg.nn.functional.embedding(i, fg.tensor(W))), fg.tensor(idx))
+    want = torch.vmap(lambda i: torch.nn.functional.embedding(i, torch.tensor(W)))(
+        torch.tensor(idx)
+    )
+    np.testing.assert_allclose(got.numpy(), want.numpy())

@@ -4,10 +4,12 @@
 
 use crate::ops::activation::{SELU_ALPHA, SELU_SCALE};
 use crate::ops::pad::PadMode;
+use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 type Out<'py> = PyResult<Bound<'py, PyAny>>;
 
@@ -101,12 +103,27 @@ bind_functions! { register_nn_fns:
     }
     #[pyo3(signature = (input, pad, mode="constant", value=None))]
     fn pad(
-        input: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
         pad: Vec<i64>,
         mode: &str,
         value: Option<f64>,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.pad(&pad, PadMode::parse(mode)?, value)?))
+    ) -> PyResult<Py<PyAny>> {
+        let padded = PadMode::parse(mode)?;
+        let run = |x: &Bound<'_, PyTensor>| {
+            wrap(x.borrow().inner.pad(&pad, padded, value)?).into_py_any(x.py())
+        };
+        if batched::is_batched(input) {
+            // constant: the padded dims trail, any leading dims are kept;
+            // the other modes take (N, C, *dims) or (C, *dims)
+            let k = pad.len() / 2;
+            return match padded {
+                PadMode::Constant => {
+                    batched::on_physical(batched::PhysicalRule::Trailing(k), "pad", input, run)
+                }
+                _ => batched::fold_samples("pad", k + 1, input, run),
+            };
+        }
+        run(batched::tensor_input(input, "pad")?)
     }
     #[pyo3(signature = (input, p=2.0, dim=1, eps=1e-12, out=None))]
     fn normalize(

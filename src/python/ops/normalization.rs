@@ -115,21 +115,30 @@ bind_functions! { register_nn_fns:
 #[pyfunction]
 #[pyo3(signature = (input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=false, sparse=false))]
 fn embedding(
-    input: PyRef<'_, PyTensor>,
+    input: &Bound<'_, PyAny>,
     weight: PyRef<'_, PyTensor>,
     padding_idx: Option<i64>,
     max_norm: Option<f64>,
     norm_type: f64,
     scale_grad_by_freq: bool,
     sparse: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<Py<PyAny>> {
     let _ = norm_type;
     if max_norm.is_some() || scale_grad_by_freq || sparse {
         return Err(PyNotImplementedError::new_err(
             "ferrograd: embedding's max_norm, scale_grad_by_freq and sparse are not supported",
         ));
     }
-    Ok(wrap(input.inner.embedding(&weight.inner, padding_idx)?))
+    let run = |x: &Bound<'_, PyTensor>| {
+        let y = x.borrow().inner.embedding(&weight.inner, padding_idx)?;
+        wrap(y).into_py_any(x.py())
+    };
+    if batched::is_batched(input) {
+        // each index becomes its row: batched indices, batched rows
+        let rule = batched::PhysicalRule::Elementwise;
+        return batched::on_physical(rule, "embedding", input, run);
+    }
+    run(batched::tensor_input(input, "embedding")?)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
