@@ -63,6 +63,9 @@ pub enum Rule {
     Matmul(MatmulRanks),
     /// `diagonal(offset=0, dim1=0, dim2=1)`: both dims shifted.
     Diagonal,
+    /// `gather(dim, index)`: self and index batched over the union of
+    /// their levels (expanded), dim shifted.
+    Gather,
     /// `trace()` of a matrix: the sum of its diagonal.
     Trace,
     /// An op on the last `k` dims that takes any leading dims as a batch
@@ -209,6 +212,7 @@ const VIEW_RULES: &[(&str, Rule)] = &[
     ("split", along(1, Some(0))),
     ("flip", Rule::DimList),
     ("diagonal", Rule::Diagonal),
+    ("gather", Rule::Gather),
     ("trace", Rule::Trace),
     ("__getitem__", Rule::Index),
 ];

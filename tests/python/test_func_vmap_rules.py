@@ -443,3 +443,17 @@ def test_embedding_of_batched_indices_matches_torch(torch):
         torch.tensor(idx)
     )
     np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_gather_rule_matches_torch(torch):
+    idx = RNG.integers(0, 4, (5, 3, 2))
+    cases = {
+        "plain_index": lambda L: L.vmap(lambda v: v.gather(1, L.tensor(idx[0])))(L.tensor(X)),
+        "module_fn": lambda L: L.vmap(lambda v: L.gather(v, -1, index=L.tensor(idx[1])))(
+            L.tensor(X)
+        ),
+        "both_batched": lambda L: L.vmap(lambda v, i: v.gather(1, i))(L.tensor(X), L.tensor(idx)),
+    }
+    for name, f in cases.items():
+        got, want = _no_fallback(f, fg), f(torch)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), err_msg=name)

@@ -308,6 +308,28 @@ fn dispatch<'py>(
             wrap_result(d.call_method1("sum", (-1,))?, &p.levels)
         }
         Rule::Diagonal | Rule::Trace => Err(fallback(name)),
+        Rule::Gather => {
+            let (_, d) = find_arg(&args, &kwargs, 0, "dim")?;
+            let (_, index) = find_arg(&args, &kwargs, 1, "index")?;
+            let (Some(d), Some(index)) = (d, index) else {
+                return Err(fallback(name));
+            };
+            let Some(pi) = parts(&index)? else {
+                return Err(fallback(name));
+            };
+            if pi.rank() != rank {
+                return Err(fallback(name));
+            }
+            let all = union_levels([p.levels.as_slice(), pi.levels.as_slice()].into_iter());
+            let d = wrap_logical(d.extract::<i64>()?, rank, all.len())?;
+            let x = expand_to(&p, &all)?;
+            // the index's batch dims at the batch sizes, its own dims as given
+            let i = align(&pi, &all, rank)?;
+            let mut shape: Vec<i64> = all.iter().map(|(_, s)| *s as i64).collect();
+            shape.extend(pi.logical.iter().map(|&s| s as i64));
+            let i = i.call_method1("expand", (shape,))?;
+            make(py, x.call_method1("gather", (d, i))?, all)
+        }
         Rule::Trailing(k) => {
             no_other_batched(name, &args, &kwargs)?;
             if rank < k {
