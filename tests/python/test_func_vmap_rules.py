@@ -95,6 +95,9 @@ CASES = {
         L.nn.functional.layer_norm(v, (4,), L.tensor(W[0, :4]), L.tensor(W[1, :4]))
         + L.nn.functional.layer_norm(v, (3, 4), eps=1e-3)
     ),
+    "swap_move": lambda L, v: (
+        L.swapaxes(v, 0, 1) + L.swapdims(v, 1, 0) + v.swapaxes(-1, 0) + L.movedim(v, 1, 0)
+    ),
     "pad_constant": lambda L, v: L.nn.functional.pad(v, (1, 2), value=0.5),
     "pad_reflect_replicate": lambda L, v: (
         L.nn.functional.pad(v.unsqueeze(0), (1, 1), mode="reflect")

@@ -448,6 +448,8 @@ fn dispatch<'py>(
             no_other_batched(name, &args, &kwargs)?;
             let keys: [&'static str; 2] = if name.starts_with("move") {
                 ["source", "destination"]
+            } else if name == "swapaxes" {
+                ["axis0", "axis1"]
             } else {
                 ["dim0", "dim1"]
             };
