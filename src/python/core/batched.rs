@@ -841,6 +841,22 @@ pub(crate) fn fold_samples<'py>(
     wrap_result(out, &p.levels)
 }
 
+/// Inside vmap, a pointwise module function (`module.name`) called with a
+/// batched tensor among `args`: its pointwise rule; None when none is
+/// batched (the function runs as usual).
+pub(crate) fn pointwise_if_batched<'py>(
+    module: &str,
+    name: &str,
+    args: &[&Bound<'py, PyAny>],
+    kwargs: impl FnOnce() -> PyResult<Option<Bound<'py, PyDict>>>,
+) -> Option<PyResult<Py<PyAny>>> {
+    if !any_batched(args) {
+        return None;
+    }
+    let args = args.iter().map(|a| (*a).clone()).collect();
+    Some(kwargs().and_then(|kw| pointwise_function(module, name, args, kw)))
+}
+
 /// A module function's tensor `input`: the tensor, or torch's TypeError.
 pub(crate) fn tensor_input<'a, 'py>(
     input: &'a Bound<'py, PyAny>,

@@ -321,19 +321,9 @@ impl PyTensor {
     }
 }
 
-/// Inside vmap, a pointwise module function `_C.name` with a batched
-/// argument: the pointwise batching rule.
+/// Inside vmap, `_C.name` with a batched argument: the pointwise rule.
 fn batched_pointwise(name: &str, args: &[&Bound<'_, PyAny>]) -> Option<PyResult<Py<PyAny>>> {
-    if !batched::any_batched(args) {
-        return None;
-    }
-    let args = args.iter().map(|a| (*a).clone()).collect();
-    Some(batched::pointwise_function(
-        "ferrograd._C",
-        name,
-        args,
-        None,
-    ))
+    batched::pointwise_if_batched("ferrograd._C", name, args, || Ok(None))
 }
 
 bind_functions! { register_functions:

@@ -211,30 +211,22 @@ fn remainder_function(
     wrap(if fmod { a.fmod(&b)? } else { a.remainder(&b)? }).into_py_any(py)
 }
 
-/// Inside vmap, a pointwise module function with a batched operand: the
-/// pointwise batching rule (`rounding_mode` passed on).
+/// Inside vmap, `_C.name` with a batched operand: the pointwise rule
+/// (`rounding_mode` passed on).
 fn batched_pointwise(
     name: &str,
     input: &Bound<'_, PyAny>,
     other: &Bound<'_, PyAny>,
     rounding_mode: Option<&str>,
 ) -> Option<PyResult<Py<PyAny>>> {
-    if !batched::any_batched(&[input, other]) {
-        return None;
-    }
-    let run = || {
-        let kw = match rounding_mode {
-            Some(m) => {
-                let d = pyo3::types::PyDict::new(input.py());
-                d.set_item("rounding_mode", m)?;
-                Some(d)
-            }
-            None => None,
+    batched::pointwise_if_batched("ferrograd._C", name, &[input, other], || {
+        let Some(m) = rounding_mode else {
+            return Ok(None);
         };
-        let args = vec![input.clone(), other.clone()];
-        batched::pointwise_function("ferrograd._C", name, args, kw)
-    };
-    Some(run())
+        let d = pyo3::types::PyDict::new(input.py());
+        d.set_item("rounding_mode", m)?;
+        Ok(Some(d))
+    })
 }
 
 bind_functions! { register_functions:
