@@ -44,10 +44,14 @@ use crate::buffer::{DType, Dims, Strided};
 use crate::{bail, Result};
 use gemm::Parallelism;
 
+#[cfg(target_arch = "x86_64")]
+mod conv_shifted;
 mod gemv;
 mod path;
 mod product;
 
+#[cfg(target_arch = "x86_64")]
+pub use conv_shifted::{conv_forward_shifted, shifted_available, ShiftedConv};
 use gemv::gemv;
 pub use path::{
     crate_uses_avx512, force_gemm_path, forced_gemm_path, gemm_path, own_avx512_preferred,

@@ -154,6 +154,80 @@ impl Operand {
     }
 }
 
+/// Where the rows of a B operand start: evenly spaced ([`Operand`]) or
+/// anywhere ([`RowTable`]).
+pub trait BRows: Copy + Send + Sync {
+    /// Row `p`'s first element.
+    ///
+    /// # Safety
+    /// `p` is a row of the operand (`p < k`).
+    unsafe fn row(&self, p: usize) -> *const f32;
+    /// Where row `p + ahead` starts, for a prefetch: never dereferenced,
+    /// and it may lie past the operand.
+    fn row_ahead(&self, p: usize, ahead: usize) -> *const f32;
+    /// The column stride in floats.
+    fn cs(&self) -> usize;
+    /// Whether each column is contiguous (row stride 1).
+    fn columns_contiguous(&self) -> bool;
+}
+
+impl BRows for Operand {
+    #[inline(always)]
+    unsafe fn row(&self, p: usize) -> *const f32 {
+        self.ptr.add(p * self.rs)
+    }
+    #[inline(always)]
+    fn row_ahead(&self, p: usize, ahead: usize) -> *const f32 {
+        self.ptr.wrapping_add((p + ahead) * self.rs)
+    }
+    #[inline(always)]
+    fn cs(&self) -> usize {
+        self.cs
+    }
+    #[inline(always)]
+    fn columns_contiguous(&self) -> bool {
+        self.rs == 1
+    }
+}
+
+/// A B operand with contiguous rows that start anywhere: row `p` is the
+/// `n` floats from `ptr + offsets[p]` (im2col without the copy: each row
+/// of a convolution's window matrix is a shifted slice of the padded
+/// input).
+#[derive(Clone, Copy)]
+pub struct RowTable {
+    pub ptr: *const f32,
+    /// `k` row offsets, in floats from `ptr`.
+    pub offsets: *const usize,
+    pub k: usize,
+}
+
+// SAFETY: as for `Operand`: dereferenced only inside `sgemm`, whose caller
+// guarantees that both pointers stay valid for the call.
+unsafe impl Send for RowTable {}
+unsafe impl Sync for RowTable {}
+
+impl BRows for RowTable {
+    #[inline(always)]
+    unsafe fn row(&self, p: usize) -> *const f32 {
+        self.ptr.add(*self.offsets.add(p))
+    }
+    #[inline(always)]
+    fn row_ahead(&self, p: usize, ahead: usize) -> *const f32 {
+        let q = (p + ahead).min(self.k - 1);
+        // SAFETY: q < k, an entry of the table (k > 0: sgemm's contract).
+        self.ptr.wrapping_add(unsafe { *self.offsets.add(q) })
+    }
+    #[inline(always)]
+    fn cs(&self) -> usize {
+        1
+    }
+    #[inline(always)]
+    fn columns_contiguous(&self) -> bool {
+        false
+    }
+}
+
 /// Whether this CPU runs the kernel (checked once).
 pub fn available() -> bool {
     static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -201,13 +275,14 @@ fn part_size(len: usize, max: usize, unit: usize) -> usize {
 ///
 /// # Safety
 /// `isa.available()` is true; `a` and `b` address m x k and k x n valid
-/// floats; `c` addresses m * n writable floats that nothing else reads or
-/// writes during the call and that do not overlap `a` or `b`; m, n, k > 0.
-pub unsafe fn sgemm(
+/// floats (for a [`RowTable`]: `k` offsets, each row's n floats valid);
+/// `c` addresses m * n writable floats that nothing else reads or writes
+/// during the call and that do not overlap `a` or `b`; m, n, k > 0.
+pub unsafe fn sgemm<B: BRows>(
     isa: Isa,
     [m, n, k]: [usize; 3],
     a: Operand,
-    b: Operand,
+    b: B,
     c: *mut f32,
     threads: usize,
 ) {
@@ -237,11 +312,11 @@ pub unsafe fn sgemm(
 /// Columns `cols` of the product: one thread's band (starting at a
 /// multiple of `isa.nr()`) or all of them. With `threads > 1` the packed
 /// blocks of B are shared and the threads take row blocks of A.
-unsafe fn columns(
+unsafe fn columns<B: BRows>(
     isa: Isa,
     [m, n, k]: [usize; 3],
     a: Operand,
-    b: Operand,
+    b: B,
     out: Out,
     cols: std::ops::Range<usize>,
     threads: usize,
@@ -267,7 +342,7 @@ unsafe fn columns(
                 // (each row read once, straight through) and the partial
                 // panel; otherwise one task per panel.
                 let full = nc / nr;
-                let by_rows = b.cs == 1 && full > 0;
+                let by_rows = b.cs() == 1 && full > 0;
                 let groups = if by_rows { kc.div_ceil(DEPTH_GROUP) } else { 0 };
                 let tasks = groups + nc.div_ceil(nr) - if by_rows { full } else { 0 };
                 let pack = |i: usize| {

@@ -6,7 +6,7 @@
 //! small kernel use. See the parent module for what each may read and
 //! write.
 
-use super::{Operand, MR, PREFETCH_DEPTHS};
+use super::{BRows, Operand, MR, PREFETCH_DEPTHS};
 use std::arch::x86_64::*;
 
 /// Packs rows `i0..i0 + rows` and depth `p0..p0 + kc` of `a` into MR-row
@@ -67,8 +67,8 @@ unsafe fn pack_panel_strided(a: Operand, i0: usize, h: usize, p0: usize, kc: usi
 /// each row segment is read once, straight through.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn pack_b_rows(
-    b: Operand,
+pub(super) unsafe fn pack_b_rows<B: BRows>(
+    b: B,
     p0: usize,
     kc: usize,
     depths: std::ops::Range<usize>,
@@ -78,9 +78,9 @@ pub(super) unsafe fn pack_b_rows(
     o: *mut f32,
 ) {
     for p in depths {
-        let src = b.at(p0 + p, j0);
+        let src = b.row(p0 + p).add(j0);
         // The row PREFETCH_DEPTHS further on, one cache line per panel.
-        let ahead = src.wrapping_add(PREFETCH_DEPTHS * b.rs);
+        let ahead = b.row_ahead(p0 + p, PREFETCH_DEPTHS).wrapping_add(j0);
         for l in (0..panels * nr).step_by(16) {
             _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(l).cast());
         }
@@ -96,8 +96,8 @@ pub(super) unsafe fn pack_b_rows(
 /// [`pack_b_rows`] instead.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn pack_b(
-    b: Operand,
+pub(super) unsafe fn pack_b<B: BRows>(
+    b: B,
     p0: usize,
     kc: usize,
     j0: usize,
@@ -105,15 +105,21 @@ pub(super) unsafe fn pack_b(
     nr: usize,
     o: *mut f32,
 ) {
-    let first = b.at(p0, j0);
-    if cols == nr && b.rs == 1 && nr.is_multiple_of(16) {
+    let cs = b.cs();
+    if cols == nr && b.columns_contiguous() && nr.is_multiple_of(16) {
+        let first = b.row(p0).add(j0 * cs);
         for h in (0..nr).step_by(16) {
-            pack_cols16(first.add(h * b.cs), b.cs, kc, o.add(h), nr);
+            pack_cols16(first.add(h * cs), cs, kc, o.add(h), nr);
         }
     } else {
         for p in 0..kc {
+            let row = b.row(p0 + p);
             for c in 0..nr {
-                *o.add(p * nr + c) = if c < cols { *b.at(p0 + p, j0 + c) } else { 0.0 };
+                *o.add(p * nr + c) = if c < cols {
+                    *row.add((j0 + c) * cs)
+                } else {
+                    0.0
+                };
             }
         }
     }
