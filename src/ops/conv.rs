@@ -316,6 +316,28 @@ impl Tensor {
         let per_group = (cin / groups * k) as i64;
         let mut shape = vec![n as i64, cout as i64];
         shape.extend(out.iter().map(|&o| o as i64));
+        #[cfg(target_arch = "x86_64")]
+        if groups == 1
+            && w.stride.iter().all(|&v| v == 1)
+            && x.dtype() == crate::buffer::DType::F32
+            && crate::kernels::matmul::shifted_available()
+            && x.shape()[0] >= 2 * crate::parallel::num_threads()
+            && !crate::autograd::would_record(&[&x, weight])
+        {
+            // Stride 1: no window matrix at all (see the kernel's doc).
+            let xc = x.contiguous()?;
+            let wm = weight.contiguous()?.reshape(&[cout as i64, per_group])?;
+            let geometry = crate::kernels::matmul::ShiftedConv {
+                input: &input,
+                kernel: &w.kernel,
+                dilation: &w.dilation,
+                padding: &w.padding,
+            };
+            if let Some(y) = crate::kernels::matmul::conv_forward_shifted(&xc, &geometry, &wm)? {
+                let y = Tensor::from(y).reshape(&shape)?;
+                return add_bias_unbatch(y, bias, self.ndim() == s + 1);
+            }
+        }
         if groups == 1 && !crate::autograd::would_record(&[&x, weight]) {
             // Values alone: each sample's windows multiplied while in
             // cache, no im2col tensor (the same values).
