@@ -325,6 +325,9 @@ where
             unsafe { out.write(oa, f.finish(f.run(f.init(), &x[base + ia..base + ia + 1]))) };
         });
     };
+    if d0.stride == 1 && red_dims.len() == 1 && d1.size > ROW_BLOCK && d0.size > ROW_WIDTH {
+        return row_blocks(out, x, base, ds, f);
+    }
     // A short contiguous kept dim whose reduced rows lie side by side: fold
     // `side` rows at once as one wide row, then the segments together.
     let side = if d0.stride == 1 && d1.stride == d0.size && 2 * d0.size <= ROW_WIDTH {
@@ -414,6 +417,66 @@ where
         }
     });
 }
+
+/// [`rows`] for a wide contiguous kept dim and one long reduced dim: the
+/// units are blocks of [`ROW_BLOCK`] whole rows (read straight through
+/// memory, not a narrow column of every row), each folded into its own
+/// partial; the partials are then folded together in order. The same
+/// arithmetic as [`rows`]' blocked sums, so the same bits.
+fn row_blocks<T, F>(out: SharedOut<T>, x: &[T], base: usize, ds: &[Dim], f: &F)
+where
+    T: Copy + Default + Send + Sync,
+    F: Fold<T>,
+{
+    let (d0, d1) = (
+        ds[0],
+        *ds[1..].iter().find(|d| d.reduced).expect("a reduced dim"),
+    );
+    let outer_kept = Odometer::new(ds[1..].iter().filter(|d| !d.reduced));
+    let width = d0.size.min(ROW_BLOCK_WIDTH);
+    let col_blocks = d0.size.div_ceil(width);
+    let row_blocks = d1.size.div_ceil(ROW_BLOCK);
+    let lanes = outer_kept.count() * col_blocks;
+    let mut parts = vec![f.init(); lanes * row_blocks * width];
+    let pp = SharedOut::new(&mut parts);
+    // Unit u: lane u / row_blocks (outer kept index, column block), rows
+    // of block u % row_blocks; its partial is parts[u * width..][..w].
+    for_units(lanes * row_blocks, width * ROW_BLOCK, |u| {
+        let (lane, rb) = (u / row_blocks, u % row_blocks);
+        let (ko, _) = outer_kept.at(lane / col_blocks);
+        let j0 = (lane % col_blocks) * width;
+        let w = width.min(d0.size - j0);
+        let r0 = rb * ROW_BLOCK;
+        let n = ROW_BLOCK.min(d1.size - r0);
+        let first = base + ko + j0 + r0 * d1.stride;
+        // SAFETY: unit u alone owns parts[u * width..][..width].
+        let part = unsafe { pp.run(u * width, w) };
+        f.rows_many(
+            part,
+            &x[first..first + (n - 1) * d1.stride + w],
+            d1.stride,
+            n,
+        );
+    });
+    for_units(lanes, width * row_blocks, |lane| {
+        let (_, oo) = outer_kept.at(lane / col_blocks);
+        let j0 = (lane % col_blocks) * width;
+        let w = width.min(d0.size - j0);
+        let mut acc = vec![f.init(); w];
+        for rb in 0..row_blocks {
+            f.rows(&mut acc, &parts[(lane * row_blocks + rb) * width..][..w]);
+        }
+        for (j, &a) in acc.iter().enumerate() {
+            // SAFETY: outputs (oo + (j0 + j) * out stride) belong to this
+            // lane alone.
+            unsafe { out.write(oo + (j0 + j) * d0.out, f.finish(a)) };
+        }
+    });
+}
+
+/// Widest column block of [`row_blocks`]: a partial of 4096 floats (16 KB)
+/// stays in L1 while its rows are folded in.
+const ROW_BLOCK_WIDTH: usize = 4096;
 
 mod elem;
 pub use elem::*;

@@ -129,7 +129,13 @@ impl Tensor {
             let g = c.grad();
             let index = c.saved(0)?;
             let z = Tensor::zeros(&shape, g.dtype());
-            Ok(vec![Some(z.scatter_add(d as i64, &index, g)?)])
+            if crate::autograd::would_record(&[g]) {
+                return Ok(vec![Some(z.scatter_add(d as i64, &index, g)?)]);
+            }
+            // No graph to record: add into the fresh zeros in place (the
+            // out-of-place op would copy them first).
+            k::scatter(&z, d, &index, ScatterSrc::Array(g), true)?;
+            Ok(vec![Some(z)])
         })
     }
 
