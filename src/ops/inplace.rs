@@ -339,13 +339,36 @@ impl Tensor {
 
 /// After in-place op result `r` was written into `view`: the base's new
 /// history is CopySlices(old base, r); the view's is a view of that.
+///
+/// As torch's CopySlices, when `r` is the output of one op node whose
+/// first input is the view's old value, the base's node runs that op's
+/// backward itself: its gradient for the view's old value goes straight
+/// into the view's slice of the base's gradient, and the view's old
+/// history (and any hook registered on it) is no longer part of the graph.
+/// Otherwise (a result made by several ops, or cast), `r` is an input of
+/// the base's node.
 pub(crate) fn rebase_view(base: &Tensor, view: &Tensor, r: &Tensor) {
+    let old = view.peek_meta(|m| m.grad_fn.clone().map(|f| (f, m.output_nr)));
+    let op = r.gradient_edge().filter(|e| {
+        let first = e.node.next_edges().first().and_then(|x| x.as_ref());
+        let same = match (first, &old) {
+            (Some(a), Some((f, nr))) => Arc::ptr_eq(&a.node, f) && a.input_nr == *nr,
+            _ => false,
+        };
+        e.input_nr == 0 && e.node.num_inputs() == 1 && same
+    });
+    let mut edges = vec![base.gradient_edge()];
+    match &op {
+        Some(e) => edges.extend(e.node.next_edges()[1..].iter().cloned()),
+        None => edges.push(r.gradient_edge()),
+    }
     let copy_slices = Arc::new(Node::new(
         Box::new(CopySlices {
             base: base.layout().clone(),
             view: view.layout().clone(),
+            op: op.map(|e| e.node),
         }),
-        vec![base.gradient_edge(), r.gradient_edge()],
+        edges,
         vec![InputMeta {
             shape: base.dims(),
             dtype: base.dtype(),
@@ -424,6 +447,9 @@ fn relayout_view(
 struct CopySlices {
     base: Layout,
     view: Layout,
+    /// The in-place op's node, run from here (see [`rebase_view`]); its
+    /// inputs after the first are this node's inputs after the base.
+    op: Option<Arc<Node>>,
 }
 
 impl Backward for CopySlices {
@@ -444,11 +470,35 @@ impl Backward for CopySlices {
             Some(_) => Some(relayout(&g, &self.base, &self.base, Some(&self.view))?),
             None => None,
         };
-        let result = match node.next_edges()[1] {
-            Some(_) => Some(relayout(&g, &self.base, &self.view, None)?),
-            None => None,
+        let Some(op) = &self.op else {
+            let result = match node.next_edges()[1] {
+                Some(_) => Some(relayout(&g, &self.base, &self.view, None)?),
+                None => None,
+            };
+            return Ok(vec![old_base, result]);
         };
-        Ok(vec![old_base, result])
+        // torch: the op's backward on the view's slice of the gradient; its
+        // gradient for the view's old value fills that slice of the base's.
+        let slice = relayout(&g, &self.base, &self.view, None)?;
+        let mut grads = op.backward().apply(op, vec![Some(slice)])?;
+        grads.resize(op.next_edges().len().max(1), None);
+        let of_view = std::mem::take(&mut grads[0]);
+        let old_base = match (old_base, of_view) {
+            (Some(b), Some(v)) => Some(b.add(&relayout(&v, &self.view, &self.base, None)?)?),
+            (b, _) => b,
+        };
+        grads[0] = old_base;
+        Ok(grads)
+    }
+    fn release_saved(&self) {
+        if let Some(op) = &self.op {
+            op.backward().release_saved();
+        }
+    }
+    fn saved_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        if let Some(op) = &self.op {
+            op.backward().saved_ranges(out);
+        }
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -20,8 +20,6 @@ globals().update(_CHECKS)
 # ---- ferrograd: strict xfails while wrong
 
 WRONG: dict = {
-    "hook_on_view_before_inplace": "a hook on a view modified in place afterwards still runs in "
-    "the base's backward",
     "grad_accumulate_layout": "the engine's sum of two gradients is row-major, torch keeps the layout "
     "of the buffer it adds into in place",
 }

@@ -413,17 +413,6 @@ KNOWN = [
         lambda p, m: m.what == "exception" and "INTERNAL ASSERT FAILED" in m.torch_message,
     ),
     Known(
-        "hook_on_view_before_inplace",
-        "a tensor hook registered on a view, then an in-place op on that view: torch keeps the hook "
-        "on the view's old grad_fn, which the base's backward (CopySlices) no longer runs; ferrograd "
-        "still runs it for the view's region",
-        lambda p, m: (
-            m.what.startswith("grad")
-            and "register_hook" in p.source()
-            and re.search(r"\.\w+_\(", p.source()) is not None
-        ),
-    ),
-    Known(
         "torch_zero_tensor_grad",
         "torch's double backward through abs (sgn's derivative) gives a .grad that is an efficient "
         "zero tensor without storage, whose tolist() raises; ferrograd's is a tensor of zeros",
