@@ -659,12 +659,9 @@ fn validate(
                 &meta.shape[..]
             );
         }
+        // torch's InputMetadata::reduce_grad (at::sum_to): a view of the
+        // keepdim sum when leading dims are dropped, else a tensor of its own
         g = g.sum_to_size(&meta.shape)?;
-        // torch's engine reduces to a tensor of its own, not a view of the
-        // sum (at::sum_to's always_return_non_view); the sum is fresh
-        if g.is_view() && !g.requires_grad() {
-            g = g.data();
-        }
     }
     if g.dtype() != meta.dtype {
         g = g.to_dtype(meta.dtype)?;

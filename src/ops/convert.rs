@@ -84,12 +84,21 @@ impl Tensor {
             .filter(|&i| i < lead || (shape[i - lead] == 1 && self.shape()[i] != 1))
             .map(|i| i as i64)
             .collect();
+        // As torch's at::sum_to: a 0-d target is the plain sum; dropped
+        // leading dims make the result a view of the keepdim sum; otherwise
+        // it is the keepdim sum itself.
+        if shape.is_empty() {
+            return self.sum();
+        }
         let summed = if dims.is_empty() {
             self.clone()
         } else {
             self.sum_dims(&dims, true, None)?
         };
+        if lead == 0 {
+            return Ok(summed);
+        }
         let target: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-        summed.reshape(&target)
+        summed.view(&target)
     }
 }

@@ -458,7 +458,7 @@ impl Backward for CopySlices {
     }
     fn apply(&self, node: &Node, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = grads.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
+            return Ok(vec![None; node.next_edges().len()]);
         };
         if node.next_edges()[0].is_some() {
             // torch copies the op's gradient for the view's old value into

@@ -91,12 +91,7 @@ pub fn conv_forward_shifted(x: &Strided, g: &ShiftedConv, w: &Strided) -> Result
     let l: usize = out.iter().product();
     let per_sample = channels * g.input.iter().product::<usize>();
     let mut result = crate::buffer::pool::try_buffer::<f32>(samples * m * l)?;
-    let threads = crate::parallel::num_threads();
-    let per = if threads > 1 {
-        samples.div_ceil(2 * threads)
-    } else {
-        samples
-    };
+    let per = super::samples_per_block(samples);
     // Per block: the padded sample (its padding and the tail past the last
     // plane zeroed once; every sample rewrites only the inside) and the
     // wide output.
@@ -159,11 +154,7 @@ pub fn conv_forward_shifted(x: &Strided, g: &ShiftedConv, w: &Strided) -> Result
             }
         }
     };
-    if threads > 1 {
-        crate::parallel::for_each_block_mut(&mut result, per * m * l, run);
-    } else {
-        run(0, &mut result);
-    }
+    super::for_sample_blocks(&mut result, per * m * l, run);
     drop((sx, sw));
     for b in bufs {
         crate::buffer::pool::recycle(b.into_inner().1);

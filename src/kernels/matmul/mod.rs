@@ -164,15 +164,9 @@ fn conv_typed<T: MatElem>(
         cs: 1,
     };
     let plane_cols = table.k * l;
-    let threads = crate::parallel::num_threads();
-    // Blocks of whole samples, about two per thread, each with its own
-    // buffer of windows (every element written by the gathers, padding as
-    // zero).
-    let per = if threads > 1 {
-        samples.div_ceil(2 * threads)
-    } else {
-        samples
-    };
+    // Blocks of whole samples, each with its own buffer of windows (every
+    // element written by the gathers, padding as zero).
+    let per = samples_per_block(samples);
     let bufs = (0..samples.div_ceil(per))
         .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
         .collect::<Result<Vec<_>>>()?;
@@ -190,15 +184,35 @@ fn conv_typed<T: MatElem>(
             T::product(dst, dw, am, &cols, bm, mnk, path, Parallelism::None);
         }
     };
-    if threads > 1 {
-        crate::parallel::for_each_block_mut(&mut out, per * m * l, run);
-    } else {
-        run(0, &mut out);
-    }
+    for_sample_blocks(&mut out, per * m * l, run);
     bufs.into_iter()
         .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
     drop((sx, sw));
     Ok(Strided::contiguous(T::wrap(out), &[samples, m, l]))
+}
+
+/// Samples per block of a convolution's forward: about two blocks per
+/// thread (one block on one thread).
+fn samples_per_block(samples: usize) -> usize {
+    match crate::parallel::num_threads() {
+        1 => samples,
+        threads => samples.div_ceil(2 * threads),
+    }
+}
+
+/// `run(first, block)` for each block of `block_len` elements of `out`
+/// (`first`: the block's first element), over the threads when there are
+/// several.
+fn for_sample_blocks<T: Send>(
+    out: &mut [T],
+    block_len: usize,
+    run: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if crate::parallel::num_threads() > 1 {
+        crate::parallel::for_each_block_mut(out, block_len, run);
+    } else {
+        run(0, out);
+    }
 }
 
 /// [`matmul`] with the plain loop for every dtype: the reference the tests

@@ -508,11 +508,13 @@ impl Tensor {
         if adv.iter().any(|a| a.is_some()) {
             return r.index_put_(&adv, &value, false);
         }
-        let r = match r.same(self) {
-            // x[...] = v writes through an alias, as torch does (CopySlices)
-            true => self.strided_view("AliasBackward0", Arc::new(|l: &Layout| l.clone()))?,
-            false => r,
-        };
+        // Indexing that selects the whole tensor (`...`, `()`, full
+        // slices) writes into self itself, not through a view: torch's
+        // applySlice returns self for a full slice, so `t[...] = v` records
+        // CopyBackwards / FillBackward3 on `t`, not CopySlices.
+        let whole = r.same(self)
+            || (r.layout() == self.layout() && r.storage.data_ptr() == self.storage.data_ptr());
+        let r = if whole { self.clone() } else { r };
         // torch's copy_to: a value of the target's very shape is copied as
         // it is (`t[:] = t` onto its very same data, allowed), ...
         if orig.shape() == r.shape() {

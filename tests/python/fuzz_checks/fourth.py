@@ -275,3 +275,59 @@ t14.index_fill_(0, torch.tensor([1]), -1)
 """
     g = run(lib, src)["t10"].grad.flatten().tolist()
     assert g == pytest.approx([1.0, 1.0, 0.0, 1.0], rel=1e-6)
+
+
+def check_setitem_whole_tensor_writes_self(lib):
+    # `t[...] = v`, `t[()] = v` and full slices select the tensor itself
+    # (torch's applySlice returns self): the write is recorded on `t`
+    # (CopyBackwards, or FillBackward3 for a 0-dim value of another shape),
+    # not through a view (CopySlices), so a gradient through the fully
+    # overwritten `t` is a constant (seeds 4847, 62541: requires_grad False
+    # under create_graph)
+    names = {}
+    for key, index in (("e", "..."), ("u", "()"), ("f", ":"), ("n", "None"), ("r", "0")):
+        ns = run(
+            lib,
+            f"a = torch.tensor([[1.0, 2.0]], requires_grad=True)\nt = a * 1\n"
+            f"t[{index}] = torch.tensor(0.0)\nc = a * 1\nc[{index}] = torch.ones_like(c[{index}])",
+        )
+        names[key] = (ns["t"].grad_fn.name(), ns["c"].grad_fn.name())
+    for key in "euf":
+        assert names[key][0] == "FillBackward3"
+        assert names[key][1].endswith("CopyBackwards")
+    for key in "nr":
+        assert all(n.endswith("CopySlices") for n in names[key])
+    src = """
+t0 = torch.tensor([2.0], dtype=torch.float32).expand(2).requires_grad_()
+t2 = torch.tensor([0.25, 1.25], dtype=torch.float32, requires_grad=True)
+t3 = torch.matmul(t0, t2)
+t4 = -t3
+t4[...] = torch.tensor(0, dtype=torch.int64, requires_grad=False)
+t9 = torch.log_softmax(t4, dim=0)
+t11, t12, t13 = torch.autograd.grad(t9.sum(), (t3, t4, t0), create_graph=True, allow_unused=True)
+"""
+    ns = run(lib, src)
+    assert not ns["t11"].requires_grad and ns["t11"].tolist() == 0.0
+
+
+def check_reduced_grad_view_rule(lib):
+    # The engine reduces a broadcast gradient as torch's at::sum_to: a view
+    # of the keepdim sum when leading dims are dropped (detach_() refuses
+    # it, seed 15726), the plain sum for a 0-dim input, else the keepdim sum
+    # itself
+    pre = "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    src = pre + "g, = torch.autograd.grad((x * torch.ones(2, 3)).sum(), x)"
+    ns = run(lib, src)
+    assert ns["g"]._is_view() and ns["g"].tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        run(lib, src + "\ng.detach_()")
+    ns = run(lib, pre + "x.mul(torch.ones(2, 3)).sum().backward()")
+    assert not ns["x"].grad._is_view()
+    ns = run(
+        lib,
+        "s = torch.tensor(2.0, requires_grad=True)\n"
+        "e = torch.ones(1, 3, requires_grad=True)\n"
+        "gs, ge = torch.autograd.grad((s * e * torch.ones(2, 3)).sum(), (s, e))",
+    )
+    assert not ns["gs"]._is_view() and not ns["ge"]._is_view()
+    assert ns["gs"].item() == 6.0 and ns["ge"].tolist() == [[4.0, 4.0, 4.0]]
