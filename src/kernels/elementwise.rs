@@ -341,7 +341,7 @@ where
             let x = ia.row(ba, i, w);
             write_row(out, oo + i * so1, so, w, tmp, |o| match x {
                 Src::Run(x) => k.run(x, o),
-                Src::One(x) => o.fill(k.one(x)),
+                Src::One(x) => slices::fill(o, k.one(x)),
             });
         }
     });
@@ -390,7 +390,7 @@ where
         (Src::Run(x), Src::Run(y)) => k.run(x, y, o),
         (Src::Run(x), Src::One(y)) => k.left(x, y, o),
         (Src::One(x), Src::Run(y)) => k.right(x, y, o),
-        (Src::One(x), Src::One(y)) => o.fill(k.one(x, y)),
+        (Src::One(x), Src::One(y)) => slices::fill(o, k.one(x, y)),
     };
     let init = || (Scratch::new(), Scratch::new(), Scratch::new());
     each_block(

@@ -63,6 +63,15 @@ dispatched! {
     }
 }
 
+dispatched! {
+    /// `dst[i] = v` for every element: with the CPU's widest stores (a
+    /// broadcast row of an elementwise op, `contiguous()` of an expand).
+    pub fn fill / fill_plain / fill_avx2<T: Copy>(dst: &mut [T], v: T)
+    {
+        dst.fill(v);
+    }
+}
+
 /// Entries `dst..dst + len` of a table read `src + i * step` of a source
 /// (`src < 0`: padding, filled). A convolution's window table is a list of
 /// them (see `window.rs`).

@@ -509,12 +509,13 @@ impl Tensor {
             return r.index_put_(&adv, &value, false);
         }
         // Indexing that selects the whole tensor (`...`, `()`, full
-        // slices) writes into self itself, not through a view: torch's
-        // applySlice returns self for a full slice, so `t[...] = v` records
-        // CopyBackwards / FillBackward3 on `t`, not CopySlices.
-        let whole = r.same(self)
-            || (r.layout() == self.layout() && r.storage.data_ptr() == self.storage.data_ptr());
-        let r = if whole { self.clone() } else { r };
+        // slices) writes into self itself, not through a view, so `t[...] =
+        // v` records CopyBackwards / FillBackward3 on `t`, not CopySlices.
+        let r = if r.same(self) || self.selects_whole(items) {
+            self.clone()
+        } else {
+            r
+        };
         // torch's copy_to: a value of the target's very shape is copied as
         // it is (`t[:] = t` onto its very same data, allowed), ...
         if orig.shape() == r.shape() {
@@ -541,6 +542,31 @@ impl Tensor {
             return r.copy_(&value);
         }
         r.copy_(&value)
+    }
+
+    /// Whether basic indexing by `items` is torch's self: only ellipses and
+    /// slices that applySlice skips (start 0 as written, step 1, a stop
+    /// past the end or none), so `t[0:-1]` or `t[-2:]` of a 2-element `t`
+    /// are views even where they cover it all.
+    fn selects_whole(&self, items: &[TensorIndex]) -> bool {
+        let ellipsis = items
+            .iter()
+            .position(|i| matches!(i, TensorIndex::Ellipsis));
+        let after = ellipsis.map_or(0, |e| items.len() - e - 1);
+        items.iter().enumerate().all(|(k, item)| match item {
+            TensorIndex::Ellipsis => true,
+            TensorIndex::Slice { start, stop, step } => {
+                let dim = match ellipsis {
+                    Some(e) if k > e => (self.ndim() + k).checked_sub(e + 1 + after),
+                    _ => Some(k),
+                };
+                let Some(size) = dim.and_then(|d| self.shape().get(d)) else {
+                    return false;
+                };
+                *step == 1 && start.unwrap_or(0) == 0 && stop.is_none_or(|s| s >= *size as i64)
+            }
+            _ => false,
+        })
     }
 
     /// `self[items] = scalar` (the scalar becomes `self`'s dtype).

@@ -297,6 +297,15 @@ def check_setitem_whole_tensor_writes_self(lib):
         assert names[key][1].endswith("CopyBackwards")
     for key in "nr":
         assert all(n.endswith("CopySlices") for n in names[key])
+    # only slices torch's applySlice skips (start 0 as written, step 1, stop
+    # past the end) count: `t[0:-1]` of a 1-element dim and `t[1:-1]` of
+    # an empty one are views (seeds 2924, and 2720 for None with an int)
+    for shape, index in (((2, 1), "0:-1"), ((0,), "1:-1"), ((1, 1), "None, :, -1")):
+        ns = run(
+            lib,
+            f"a = torch.ones({shape}, requires_grad=True)\nt = a * 1\nt[{index}] = torch.tensor(0.0)",
+        )
+        assert ns["t"].grad_fn.name().endswith("CopySlices"), index
     src = """
 t0 = torch.tensor([2.0], dtype=torch.float32).expand(2).requires_grad_()
 t2 = torch.tensor([0.25, 1.25], dtype=torch.float32, requires_grad=True)
