@@ -7,7 +7,12 @@ use crate::tensor::{Scalar, Tensor};
 use crate::{bail, Result};
 
 /// `beta * input + alpha * product`.
-fn combine(input: &Tensor, product: Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+pub(crate) fn combine(
+    input: &Tensor,
+    product: Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
     let p = match alpha.to_f64() {
         1.0 => product,
         _ => product.mul(&product.wrap_scalar(alpha))?,

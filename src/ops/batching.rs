@@ -72,8 +72,97 @@ pub enum Rule {
     /// (`det`, `tril`): its arguments unchanged, when the logical rank is
     /// at least `k`.
     Trailing(usize),
+    /// An op that takes leading dims as a batch (or broadcasts them), its
+    /// dim arguments made negative so that they count from the end: see
+    /// [`DimsRule`].
+    Dims(&'static DimsRule),
+    /// `repeat(*sizes)` (`tile`: the sizes padded with leading ones first).
+    Repeat { tile: bool },
+    /// `diag(diagonal=0)`: a vector's diagonal matrix, a matrix's diagonal.
+    Diag,
+    /// `msort()`: sorted along the first logical dim.
+    Msort,
+    /// `addmm`/`addmv`/`baddbmm`/`addbmm(a, b, *, beta, alpha)`: the batched
+    /// product (`bmm` summed over its first dim for `addbmm`), then
+    /// `beta * self + alpha * product` once on the physical tensors.
+    AddProduct(MatmulRanks),
+    /// `inner(other)`: rows of both flattened, one batched `mm`, reshaped.
+    Inner,
+    /// `kron(other)` with `other` unbatched: self's batch dims stay leading
+    /// (`other` is padded with size-1 dims there).
+    Kron,
+    /// `index_add`/`index_copy`/`index_fill(dim, index, source|value)`
+    /// and `scatter_add(dim, index, src)`, and their in-place forms: self
+    /// and the source expanded to the union of their levels (the index
+    /// too for `scatter_add`, whose index has self's rank), dim shifted.
+    IndexUpdate { scatter: bool },
+    /// The in-place twin (`add_`) of a pointwise op: run on self's
+    /// physical tensor, each other operand aligned to self's levels.
+    PointwiseInplace,
     /// torch's `.item()`-like reads of a value: the error torch gives.
     Refuse(&'static str),
+}
+
+/// A [`Rule::Dims`] op: self and the tensor `operands` are aligned to the
+/// union of their levels (broadcasting ops: size-1 dims where a level or a
+/// leading logical dim is missing; others: every operand expanded to the
+/// batch sizes, with self's logical rank), each dim argument is made
+/// negative against the logical rank, and the op runs once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimsRule {
+    pub dims: &'static [DimArg],
+    /// Other tensor operands: (position after self, keyword).
+    pub operands: &'static [(usize, &'static str)],
+    /// How the operands' logical dims line up with self's.
+    pub align: Align,
+    /// The smallest logical rank of self (and of broadcast operands) the
+    /// op accepts (else the per-slice run raises the op's error).
+    pub min_rank: usize,
+    /// The first operand is a right-hand side that `linalg.solve` takes
+    /// for a (batch of) vector(s) when it has one dim, or self's dims but
+    /// the last: those take the fallback (aligned, it would be a matrix).
+    pub rhs_vectors: bool,
+}
+
+/// How a [`DimsRule`]'s operands line up with self. Every batch dim is
+/// expanded to its size in each of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// They broadcast: each one aligned to the highest logical rank
+    /// (size-1 leading dims where it has fewer).
+    Broadcast,
+    /// Each has self's logical rank (except when a dim argument's absence
+    /// flattens them all).
+    Same,
+    /// Operand `i` has self's logical rank plus `offsets[i]`, its dims as
+    /// they are (`lu_solve`'s pivots: one fewer).
+    Ranks(&'static [i64]),
+}
+
+/// A dim argument of a [`DimsRule`]: position after self, keyword, and what
+/// its absence (or None) means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DimArg {
+    pub pos: usize,
+    pub kw: &'static str,
+    pub absent: Absent,
+}
+
+/// What an absent (or None) dim argument stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Absent {
+    /// These logical dims (the op's default).
+    Dims(&'static [i64]),
+    /// Every logical dim (a reduction over all of them).
+    All,
+    /// Every logical dim of a vector or a matrix (`linalg.norm`); other
+    /// ranks take the fallback.
+    VectorOrMatrix,
+    /// The logical dims flattened into one and the op run along it;
+    /// `keep_shape`: the result reshaped back (`roll`).
+    Flatten { keep_shape: bool },
+    /// No default that a rule can give: the fallback.
+    Fallback,
 }
 
 /// How a reduction with no dim reduces every logical dim.
@@ -226,6 +315,7 @@ const MATMUL_RULES: &[(&str, Rule)] = &[
     ("bmm", Rule::Matmul(MatmulRanks::Bmm)),
     ("mv", Rule::Matmul(MatmulRanks::Mv)),
     ("dot", Rule::Matmul(MatmulRanks::Dot)),
+    ("vdot", Rule::Matmul(MatmulRanks::Dot)),
 ];
 
 /// Ops on the trailing matrix dims (`linalg.rs`, `decomp.rs`, `shape.rs`).
@@ -243,6 +333,147 @@ const TRAILING_RULES: &[(&str, Rule)] = &[
     ("qr", Rule::Trailing(2)),
     ("tril", Rule::Trailing(2)),
     ("triu", Rule::Trailing(2)),
+];
+
+const fn dim(pos: usize, kw: &'static str, absent: Absent) -> DimArg {
+    DimArg { pos, kw, absent }
+}
+
+const fn dims_rule(dims: &'static [DimArg], min_rank: usize) -> DimsRule {
+    DimsRule {
+        dims,
+        operands: &[],
+        align: Align::Same,
+        min_rank,
+        rhs_vectors: false,
+    }
+}
+
+/// Matrix operands, their batch dims broadcast (the solves).
+const fn matrices(operands: &'static [(usize, &'static str)], rhs_vectors: bool) -> DimsRule {
+    DimsRule {
+        dims: &[],
+        operands,
+        align: Align::Broadcast,
+        min_rank: 2,
+        rhs_vectors,
+    }
+}
+
+const LAST: Absent = Absent::Dims(&[-1]);
+const MATRIX: Absent = Absent::Dims(&[-2, -1]);
+
+/// Ops that take leading dims as a batch, their dims counted from the end
+/// (`shape.rs`, `combine.rs`, `reduce.rs`, `decomp_more.rs`,
+/// `activation.rs`); the `linalg.` and `special.` names are module
+/// functions only.
+const DIMS_RULES: &[(&str, DimsRule)] = &[
+    (
+        "roll",
+        dims_rule(&[dim(1, "dims", Absent::Flatten { keep_shape: true })], 1),
+    ),
+    (
+        "rot90",
+        dims_rule(&[dim(1, "dims", Absent::Dims(&[0, 1]))], 2),
+    ),
+    (
+        "diff",
+        DimsRule {
+            dims: &[dim(1, "dim", LAST)],
+            operands: &[(2, "prepend"), (3, "append")],
+            align: Align::Same,
+            min_rank: 1,
+            rhs_vectors: false,
+        },
+    ),
+    (
+        "take_along_dim",
+        DimsRule {
+            dims: &[dim(1, "dim", Absent::Flatten { keep_shape: false })],
+            operands: &[(0, "indices")],
+            align: Align::Same,
+            min_rank: 1,
+            rhs_vectors: false,
+        },
+    ),
+    (
+        "repeat_interleave",
+        dims_rule(&[dim(1, "dim", Absent::Flatten { keep_shape: false })], 1),
+    ),
+    ("var_mean", dims_rule(&[dim(0, "dim", Absent::All)], 1)),
+    ("std_mean", dims_rule(&[dim(0, "dim", Absent::All)], 1)),
+    (
+        "normalize",
+        dims_rule(&[dim(1, "dim", Absent::Dims(&[1]))], 1),
+    ),
+    (
+        "cross",
+        DimsRule {
+            dims: &[dim(1, "dim", Absent::Fallback)],
+            operands: &[(0, "other")],
+            align: Align::Same,
+            min_rank: 1,
+            rhs_vectors: false,
+        },
+    ),
+    (
+        "linalg.cross",
+        DimsRule {
+            dims: &[dim(1, "dim", LAST)],
+            operands: &[(0, "other")],
+            align: Align::Same,
+            min_rank: 1,
+            rhs_vectors: false,
+        },
+    ),
+    (
+        "linalg.vecdot",
+        DimsRule {
+            dims: &[dim(1, "dim", LAST)],
+            operands: &[(0, "y")],
+            align: Align::Broadcast,
+            min_rank: 1,
+            rhs_vectors: false,
+        },
+    ),
+    ("linalg.matrix_norm", dims_rule(&[dim(1, "dim", MATRIX)], 2)),
+    (
+        "linalg.norm",
+        dims_rule(&[dim(1, "dim", Absent::VectorOrMatrix)], 1),
+    ),
+    (
+        "linalg.diagonal",
+        dims_rule(
+            &[
+                dim(1, "dim1", Absent::Dims(&[-2])),
+                dim(2, "dim2", Absent::Dims(&[-1])),
+            ],
+            2,
+        ),
+    ),
+    ("linalg.vander", dims_rule(&[], 1)),
+    ("linalg.solve", matrices(&[(0, "B")], true)),
+    ("linalg.solve_ex", matrices(&[(0, "B")], true)),
+    ("linalg.lstsq", matrices(&[(0, "B")], true)),
+    ("linalg.solve_triangular", matrices(&[(0, "B")], false)),
+    ("cholesky_solve", matrices(&[(0, "input2")], false)),
+    ("triangular_solve", matrices(&[(0, "A")], false)),
+    (
+        "lu_unpack",
+        DimsRule {
+            operands: &[(0, "LU_pivots")],
+            align: Align::Ranks(&[-1]),
+            ..matrices(&[], false)
+        },
+    ),
+    (
+        "linalg.lu_solve",
+        DimsRule {
+            operands: &[(0, "pivots"), (1, "B")],
+            align: Align::Ranks(&[-1, 0]),
+            ..matrices(&[], false)
+        },
+    ),
 ];
 
 /// Pointwise ops outside the unary/binary tables (`activation.rs`,
@@ -331,6 +562,7 @@ const POINTWISE_RULES: &[&str] = &[
     "logaddexp2",
     "logit",
     "mvlgamma",
+    "polygamma",
 ];
 
 /// Methods that read nothing of the values: run on the physical tensor,
@@ -359,6 +591,24 @@ pub fn rule(name: &str) -> Option<Rule> {
     {
         return Some(*r);
     }
+    if let Some((_, r)) = DIMS_RULES.iter().find(|(n, _)| *n == name) {
+        return Some(Rule::Dims(r));
+    }
+    match name {
+        "repeat" => return Some(Rule::Repeat { tile: false }),
+        "tile" => return Some(Rule::Repeat { tile: true }),
+        "diag" => return Some(Rule::Diag),
+        "msort" => return Some(Rule::Msort),
+        "inner" => return Some(Rule::Inner),
+        "index_add" | "index_copy" | "index_fill" | "index_add_" | "index_copy_"
+        | "index_fill_" => return Some(Rule::IndexUpdate { scatter: false }),
+        "scatter_add" | "scatter_add_" => return Some(Rule::IndexUpdate { scatter: true }),
+        "kron" => return Some(Rule::Kron),
+        "addmm" => return Some(Rule::AddProduct(MatmulRanks::Mm)),
+        "addmv" => return Some(Rule::AddProduct(MatmulRanks::Mv)),
+        "baddbmm" | "addbmm" => return Some(Rule::AddProduct(MatmulRanks::Bmm)),
+        _ => {}
+    }
     match name {
         "item" | "__float__" | "__int__" | "__index__" | "__complex__" => {
             return Some(Rule::Refuse(ITEM))
@@ -374,10 +624,15 @@ pub fn rule(name: &str) -> Option<Rule> {
     if PLAIN_RULES.contains(&name) {
         return Some(Rule::Plain);
     }
+    // The in-place twin of a pointwise op: its rule checks that the write
+    // cannot change what a fallback would rerun (see `batched.rs`).
+    if let Some(base) = name.strip_suffix('_').filter(|b| !b.starts_with("__")) {
+        if rule(base) == Some(Rule::Pointwise) {
+            return Some(Rule::PointwiseInplace);
+        }
+    }
     // The unary and binary tables: every out-of-place name, alias and
-    // out-of-place operator dunder of a row. In-place twins are left to the
-    // fallback (a rule runs before the fallback could rerun the function,
-    // so nothing may be written before it).
+    // out-of-place operator dunder of a row.
     for row in rows() {
         let pointwise = matches!(row.batch, BatchRule::Elementwise | BatchRule::Broadcast);
         if !pointwise {
@@ -401,6 +656,7 @@ pub fn listed() -> impl Iterator<Item = &'static str> {
         .chain(MATMUL_RULES)
         .chain(TRAILING_RULES)
         .map(|(n, _)| *n)
+        .chain(DIMS_RULES.iter().map(|(n, _)| *n))
         .chain(POINTWISE_RULES.iter().copied())
         .chain(PLAIN_RULES.iter().copied())
 }
@@ -442,7 +698,7 @@ mod tests {
         assert_eq!(rule("exp"), Some(Rule::Pointwise));
         assert_eq!(rule("add"), Some(Rule::Pointwise));
         assert_eq!(rule("__radd__"), Some(Rule::Pointwise));
-        assert_eq!(rule("add_"), None);
+        assert_eq!(rule("add_"), Some(Rule::PointwiseInplace));
         assert_eq!(rule("__iadd__"), None);
         assert_eq!(rule("item"), Some(Rule::Refuse(ITEM)));
         assert_eq!(rule("no_such_op"), None);

@@ -10,18 +10,10 @@ use crate::{bail, Result, Tensor};
 impl Tensor {
     /// Reshaped to at least `n` (1, 2 or 3) dims, as torch's atleast_nd.
     pub fn atleast(&self, n: usize) -> Result<Tensor> {
-        let s = to_i64(self.shape());
-        let shape = match (n, s.len()) {
-            (_, d) if d >= n => return Ok(self.clone()),
-            (1, _) => vec![1],
-            (2, 0) => vec![1, 1],
-            (2, _) => vec![1, s[0]],
-            (3, 0) => vec![1, 1, 1],
-            (3, 1) => vec![1, s[0], 1],
-            (3, _) => vec![s[0], s[1], 1],
-            _ => bail!(runtime, "atleast: n must be 1, 2 or 3"),
-        };
-        self.reshape(&shape)
+        match atleast_shape(self.shape(), n)? {
+            Some(shape) => self.reshape(&shape),
+            None => Ok(self.clone()),
+        }
     }
 
     /// `torch.tensordot`: contracts `dims_a` of self with `dims_b` of other.
@@ -228,15 +220,25 @@ pub fn meshgrid(tensors: &[Tensor], xy: bool) -> Result<Vec<Tensor>> {
             );
         }
     }
-    let mut sizes: Vec<i64> = tensors.iter().map(|t| t.numel() as i64).collect();
-    let swap = xy && tensors.len() >= 2;
+    let numels: Vec<usize> = tensors.iter().map(|t| t.numel()).collect();
+    let (views, sizes) = meshgrid_plan(&numels, xy);
+    tensors
+        .iter()
+        .zip(views)
+        .map(|(t, view)| t.reshape(&view)?.expand(&sizes))
+        .collect()
+}
+
+/// `meshgrid` of vectors of `numels` elements: each one's view (`-1` on
+/// its axis, ones elsewhere) and the grid's size that it is expanded to.
+pub fn meshgrid_plan(numels: &[usize], xy: bool) -> (Vec<Vec<i64>>, Vec<i64>) {
+    let mut sizes: Vec<i64> = numels.iter().map(|&n| n as i64).collect();
+    let swap = xy && numels.len() >= 2;
     if swap {
         sizes.swap(0, 1);
     }
-    tensors
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
+    let views = (0..numels.len())
+        .map(|i| {
             let axis = match (swap, i) {
                 (true, 0) => 1,
                 (true, 1) => 0,
@@ -244,9 +246,26 @@ pub fn meshgrid(tensors: &[Tensor], xy: bool) -> Result<Vec<Tensor>> {
             };
             let mut view = vec![1i64; sizes.len()];
             view[axis] = -1;
-            t.reshape(&view)?.expand(&sizes)
+            view
         })
-        .collect()
+        .collect();
+    (views, sizes)
+}
+
+/// The shape `atleast(n)` reshapes a tensor of shape `s` to (None: it has
+/// `n` dims or more and stays as it is).
+pub fn atleast_shape(s: &[usize], n: usize) -> Result<Option<Vec<i64>>> {
+    let s = to_i64(s);
+    Ok(Some(match (n, s.len()) {
+        (_, d) if d >= n => return Ok(None),
+        (1, _) => vec![1],
+        (2, 0) => vec![1, 1],
+        (2, _) => vec![1, s[0]],
+        (3, 0) => vec![1, 1, 1],
+        (3, 1) => vec![1, s[0], 1],
+        (3, _) => vec![s[0], s[1], 1],
+        _ => bail!(runtime, "atleast: n must be 1, 2 or 3"),
+    }))
 }
 
 /// Which of torch's stacking joins [`stack_kind`] makes.
@@ -273,27 +292,48 @@ pub fn stack_kind(tensors: &[Tensor], kind: StackKind) -> Result<Tensor> {
         };
         bail!(runtime, "{name} expects a non-empty TensorList");
     }
-    let each =
-        |f: &dyn Fn(&Tensor) -> Result<Tensor>| tensors.iter().map(f).collect::<Result<Vec<_>>>();
-    let parts = match kind {
-        StackKind::V => each(&|t| t.atleast(2))?,
-        StackKind::D => each(&|t| t.atleast(3))?,
-        StackKind::H => each(&|t| t.atleast(1))?,
-        StackKind::Column => each(&|t| {
-            if t.ndim() <= 1 {
-                t.reshape(&[t.numel() as i64, 1])
-            } else {
-                Ok(t.clone())
+    let shapes: Vec<&[usize]> = tensors.iter().map(|t| t.shape()).collect();
+    let (reshapes, dim) = stack_kind_plan(&shapes, kind)?;
+    let parts = tensors
+        .iter()
+        .zip(reshapes)
+        .map(|(t, r)| match r {
+            Some(shape) => t.reshape(&shape),
+            None => Ok(t.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Tensor::cat(&parts, dim)
+}
+
+/// How [`stack_kind`] joins tensors of these shapes: each one's reshape
+/// (None: as it is) and the dim of the `cat`.
+pub fn stack_kind_plan(
+    shapes: &[&[usize]],
+    kind: StackKind,
+) -> Result<(Vec<Option<Vec<i64>>>, i64)> {
+    let reshapes = shapes
+        .iter()
+        .map(|s| match kind {
+            StackKind::V => atleast_shape(s, 2),
+            StackKind::D => atleast_shape(s, 3),
+            StackKind::H => atleast_shape(s, 1),
+            StackKind::Column if s.len() <= 1 => {
+                Ok(Some(vec![s.iter().product::<usize>() as i64, 1]))
             }
-        })?,
+            StackKind::Column => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let first_rank = match (&reshapes[0], shapes[0]) {
+        (Some(r), _) => r.len(),
+        (None, s) => s.len(),
     };
     let dim = match kind {
         StackKind::V => 0,
         StackKind::D => 2,
-        StackKind::H if parts[0].ndim() == 1 => 0,
+        StackKind::H if first_rank == 1 => 0,
         StackKind::H | StackKind::Column => 1,
     };
-    Tensor::cat(&parts, dim)
+    Ok((reshapes, dim))
 }
 
 impl Tensor {

@@ -17,6 +17,7 @@
 
 use super::decomp::{check_float, check_matrix, check_square, mt};
 use crate::autograd::{check_history_first, record};
+use crate::buffer::layout::wrap_dim;
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 
@@ -554,42 +555,75 @@ impl Tensor {
     /// `torch.linalg.tensorinv`: the inverse of `A` as a map from its
     /// trailing dims (from `ind` on) to its leading ones.
     pub fn tensorinv(&self, ind: i64) -> Result<Tensor> {
+        self.tensorinv_batched(ind, 0)
+    }
+
+    /// [`Tensor::tensorinv`] of each tensor along the first `batch` dims
+    /// (vmap's rule: the batch dims lead).
+    pub fn tensorinv_batched(&self, ind: i64, batch: usize) -> Result<Tensor> {
         if ind <= 0 {
             bail!(
                 runtime,
                 "Expected a strictly positive integer for 'ind', but got {ind}"
             );
         }
-        let ind = (ind as usize).min(self.ndim());
-        let (lead, trail) = self.shape().split_at(ind);
+        let (outer, dims) = self.shape().split_at(batch.min(self.ndim()));
+        let ind = (ind as usize).min(dims.len());
+        let (lead, trail) = dims.split_at(ind);
         let (p, q): (usize, usize) = (lead.iter().product(), trail.iter().product());
         if p != q {
             bail!(runtime, "Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {q} != {p}");
         }
-        let inv = self.reshape(&[p as i64, q as i64])?.linalg_inv()?;
-        let shape: Vec<i64> = trail.iter().chain(lead).map(|&d| d as i64).collect();
+        let outer: Vec<i64> = outer.iter().map(|&d| d as i64).collect();
+        let square: Vec<i64> = outer.iter().copied().chain([p as i64, q as i64]).collect();
+        let inv = self.reshape(&square)?.linalg_inv()?;
+        let shape: Vec<i64> = (outer.iter().copied())
+            .chain(trail.iter().chain(lead).map(|&d| d as i64))
+            .collect();
         inv.reshape(&shape)
     }
 
     /// `torch.linalg.tensorsolve`: `X` with `tensordot(A, X, X.ndim) = B`.
     pub fn tensorsolve(&self, b: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
+        self.tensorsolve_batched(b, dims, 0)
+    }
+
+    /// [`Tensor::tensorsolve`] of each pair of tensors along the first
+    /// `batch` dims of self and `b` (vmap's rule: the batch dims lead;
+    /// `dims` count the others).
+    pub fn tensorsolve_batched(
+        &self,
+        b: &Tensor,
+        dims: Option<&[i64]>,
+        batch: usize,
+    ) -> Result<Tensor> {
         let a = match dims {
             Some(d) if !d.is_empty() => {
+                let nd = self.ndim().saturating_sub(batch);
+                let src = d
+                    .iter()
+                    .map(|&i| Ok((wrap_dim(i, nd)? + batch) as i64))
+                    .collect::<Result<Vec<_>>>()?;
                 let dest: Vec<i64> = (0..d.len() as i64).map(|i| i - d.len() as i64).collect();
-                self.movedim(d, &dest)?
+                self.movedim(&src, &dest)?
             }
             _ => self.clone(),
         };
-        let bn = b.numel();
-        let rest: Vec<usize> = a.shape()[b.ndim().min(a.ndim())..].to_vec();
+        let outer: Vec<i64> = a.shape()[..batch].iter().map(|&d| d as i64).collect();
+        let (a_rank, b_rank) = (a.ndim() - batch, b.ndim() - batch);
+        let bn: usize = b.shape()[batch..].iter().product();
+        let rest: Vec<usize> = a.shape()[batch + b_rank.min(a_rank)..].to_vec();
         let q: usize = rest.iter().product();
         if bn != q {
             bail!(runtime, "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but got {q} != {bn}");
         }
+        let with_outer = |tail: &[i64]| -> Vec<i64> { outer.iter().chain(tail).copied().collect() };
         let x = a
-            .reshape(&[bn as i64, q as i64])?
-            .linalg_solve(&b.reshape(&[bn as i64])?, true)?;
-        x.reshape(&rest.iter().map(|&d| d as i64).collect::<Vec<_>>())
+            .reshape(&with_outer(&[bn as i64, q as i64]))?
+            .linalg_solve(&b.reshape(&with_outer(&[bn as i64]))?, true)?;
+        x.reshape(&with_outer(
+            &rest.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+        ))
     }
 
     /// `torch.cholesky_solve(B, L)`: `X` with `L L^T X = B` (`U^T U` when

@@ -271,16 +271,26 @@ impl Tensor {
     /// a copy of that diagonal.
     pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
         match self.ndim() {
-            1 => {
-                let n = self.shape()[0] + diagonal.unsigned_abs() as usize;
-                self.strided_scatter(
-                    &[n, n],
-                    Arc::new(move |l: &Layout| diagonal_layout(l, diagonal, 0, 1)),
-                )
-            }
+            1 => self.diag_embed(diagonal),
             2 => self.diagonal(diagonal, 0, 1)?.clone_tensor(),
             d => bail!(runtime, "diag(): Supports 1D or 2D tensors. Got {d}D"),
         }
+    }
+    /// `[.., k]` -> `[.., n, n]` (`n = k + |diagonal|`): each row of the
+    /// last dim on diagonal `diagonal` of a zero matrix, as `diag` of a
+    /// vector; leading dims are a batch (vmap's rule for `diag`).
+    pub fn diag_embed(&self, diagonal: i64) -> Result<Tensor> {
+        let nd = self.ndim();
+        if nd == 0 {
+            bail!(runtime, "diag_embed(): expected at least one dim");
+        }
+        let mut shape = self.shape()[..nd - 1].to_vec();
+        let n = self.shape()[nd - 1] + diagonal.unsigned_abs() as usize;
+        shape.extend([n, n]);
+        self.strided_scatter(
+            &shape,
+            Arc::new(move |l: &Layout| diagonal_layout(l, diagonal, nd - 1, nd)),
+        )
     }
     /// The sum of a matrix's main diagonal.
     pub fn trace(&self) -> Result<Tensor> {

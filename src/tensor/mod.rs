@@ -183,6 +183,11 @@ impl Tensor {
     pub fn data_ptr(&self) -> usize {
         self.storage.data_ptr() + self.layout.offset * self.dtype().itemsize()
     }
+    /// The address of the storage's first element: equal for tensors that
+    /// view the same storage.
+    pub fn storage_ptr(&self) -> usize {
+        self.storage.data_ptr()
+    }
 
     // ----- data access -----
     /// Reads every element in row-major order, converted to f64.

@@ -12,7 +12,9 @@
 //! that rerun starts from the inputs as they were.
 
 use crate::buffer::layout::wrap_dim;
-use crate::ops::batching::{rule, union_levels, AllDims, MatmulRanks, Rule};
+use crate::ops::batching::{
+    rule, union_levels, Absent, Align, AllDims, DimsRule, MatmulRanks, Rule,
+};
 use crate::python::core::args::make_size;
 use crate::python::core::tensor::PyTensor;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
@@ -33,6 +35,9 @@ thread_local! {
     /// The next level number (levels are never reused, so a batched value
     /// that escaped its vmap is never taken for a later level's).
     static NEXT: Cell<u32> = const { Cell::new(1) };
+    /// (level, storage address) of each input that `_vmap_wrap` batched:
+    /// in-place rules never write into them.
+    static WRAPPED: RefCell<Vec<(u32, usize)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A value batched over one or more vmap levels.
@@ -118,33 +123,67 @@ fn make(py: Python<'_>, phys: Bound<'_, PyAny>, levels: Vec<(u32, usize)>) -> Py
 /// named tuples and lists kept); other values as they are.
 fn wrap_result(res: Bound<'_, PyAny>, levels: &[(u32, usize)]) -> PyResult<Py<PyAny>> {
     let py = res.py();
+    Ok(map_tensors(res, &|t| Ok(make(py, t, levels.to_vec())?.into_bound(py)))?.unbind())
+}
+
+/// `res` with `f` applied to each tensor in it (tuples, named tuples and
+/// lists kept); other values as they are.
+fn map_tensors<'py>(
+    res: Bound<'py, PyAny>,
+    f: &dyn Fn(Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = res.py();
     if res.cast::<PyTensor>().is_ok() {
-        return make(py, res, levels.to_vec());
+        return f(res);
     }
     if let Ok(t) = res.cast::<PyTuple>() {
         let items = t
             .iter()
-            .map(|x| wrap_result(x, levels))
+            .map(|x| map_tensors(x, f))
             .collect::<PyResult<Vec<_>>>()?;
         let tuple = PyTuple::new(py, items)?;
         if res.is_exact_instance_of::<PyTuple>() {
-            return Ok(tuple.into_any().unbind());
+            return Ok(tuple.into_any());
         }
         // A named tuple (torch.return_types): rebuilt with its class.
         let cls = res.get_type();
         if let Ok(m) = cls.getattr("_make") {
-            return Ok(m.call1((tuple,))?.unbind());
+            return m.call1((tuple,));
         }
-        return Ok(cls.call1((tuple,))?.unbind());
+        return cls.call1((tuple,));
     }
     if let Ok(l) = res.cast::<PyList>() {
         let items = l
             .iter()
-            .map(|x| wrap_result(x, levels))
+            .map(|x| map_tensors(x, f))
             .collect::<PyResult<Vec<_>>>()?;
-        return Ok(PyList::new(py, items)?.into_any().unbind());
+        return Ok(PyList::new(py, items)?.into_any());
     }
-    Ok(res.unbind())
+    Ok(res)
+}
+
+/// The result of a rule that ran an op on physical tensors led by the
+/// batch dims of `all`: each tensor in it must be led by them too; one
+/// the op left empty (`lstsq`'s residuals) gets them (every sample's is
+/// empty); any other takes the fallback.
+fn batch_led<'py>(
+    out: Bound<'py, PyAny>,
+    all: &[(u32, usize)],
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let sizes: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+    map_tensors(out, &|t| {
+        let shape = shape_of(&t)?;
+        if shape.len() >= sizes.len() && shape[..sizes.len()] == sizes[..] {
+            return Ok(t);
+        }
+        if shape == [0] {
+            let mut empty = sizes.clone();
+            empty.push(0);
+            return t.call_method1("new_zeros", (empty,));
+        }
+        Err(fallback(name))
+    })
 }
 
 /// The error that sends vmap to the per-slice fallback for op `name`.
@@ -174,6 +213,7 @@ fn wrap_logical(d: i64, rank: usize, nb: usize) -> PyResult<usize> {
 }
 
 /// A dim argument: its position in args or its keyword.
+#[derive(Clone, Copy)]
 enum Slot {
     Pos(usize),
     Kw(&'static str),
@@ -266,9 +306,22 @@ fn dispatch<'py>(
     args: Vec<Bound<'py, PyAny>>,
     kwargs: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
+    dispatch_to(slf, name, args, kwargs, None)
+}
+
+/// Runs op `name` through its rule with `slf` (a tensor, batched or not)
+/// first: the rule calls `func(phys, ...)` when given (a module function
+/// that has no method), else the method `phys.name(...)`.
+fn dispatch_to<'py>(
+    slf: &Bound<'py, PyAny>,
+    name: &str,
+    args: Vec<Bound<'py, PyAny>>,
+    kwargs: Option<Bound<'py, PyDict>>,
+    func: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let py = slf.py();
     let r = rule(name).ok_or_else(|| fallback(name))?;
-    let p = parts(slf)?.expect("a batched tensor");
+    let p = parts(slf)?.ok_or_else(|| fallback(name))?;
     let (nb, rank) = (p.nb(), p.rank());
     let mut args = args;
     let mut kwargs = kwargs;
@@ -277,9 +330,193 @@ fn dispatch<'py>(
                 args: Vec<Bound<'py, PyAny>>,
                 kwargs: Option<Bound<'py, PyDict>>|
      -> PyResult<Bound<'py, PyAny>> {
-        phys.call_method(method, PyTuple::new(py, args)?, kwargs.as_ref())
+        match func {
+            Some(f) => {
+                let all: Vec<Bound<'py, PyAny>> =
+                    std::iter::once(phys.clone()).chain(args).collect();
+                f.call(PyTuple::new(py, all)?, kwargs.as_ref())
+            }
+            None => phys.call_method(method, PyTuple::new(py, args)?, kwargs.as_ref()),
+        }
     };
     match r {
+        Rule::Dims(spec) => {
+            let target = match func {
+                Some(f) => f.clone(),
+                None => py.get_type::<PyTensor>().getattr(name)?,
+            };
+            dims_rule(&target, name, p, args, kwargs, spec)
+        }
+        Rule::Repeat { tile } => {
+            let (_, sizes) = find_arg(&args, &kwargs, 0, if tile { "dims" } else { "sizes" })?;
+            let sizes = match sizes {
+                Some(s) if args.len() <= 1 => int_list(&[s])?,
+                _ => int_list(&args)?,
+            };
+            let mut sizes = sizes;
+            if tile && sizes.len() < rank {
+                let pad = rank - sizes.len();
+                sizes.splice(0..0, std::iter::repeat_n(1, pad));
+            }
+            if sizes.len() < rank {
+                return Err(fallback(name));
+            }
+            let mut phys = p.phys.clone();
+            for _ in rank..sizes.len() {
+                phys = phys.call_method1("unsqueeze", (nb,))?;
+            }
+            let mut full = vec![1i64; nb];
+            full.extend(sizes);
+            wrap_result(phys.call_method1("repeat", (full,))?, &p.levels)
+        }
+        Rule::Diag => {
+            no_other_batched(name, &args, &kwargs)?;
+            let (_, k) = find_arg(&args, &kwargs, 0, "diagonal")?;
+            let k = k.map(|k| k.extract::<i64>()).transpose()?.unwrap_or(0);
+            let out = match rank {
+                1 => {
+                    let t = p.phys.cast::<PyTensor>()?.borrow().inner.diag_embed(k)?;
+                    Bound::new(py, crate::python::core::tensor::wrap(t))?.into_any()
+                }
+                2 => p
+                    .phys
+                    .call_method1("diagonal", (k, nb, nb + 1))?
+                    .call_method0("clone")?,
+                _ => return Err(fallback(name)),
+            };
+            wrap_result(out, &p.levels)
+        }
+        Rule::Inner | Rule::Kron => {
+            let (_, other) = find_arg(&args, &kwargs, 0, "other")?;
+            let q = match &other {
+                Some(o) => parts(o)?.ok_or_else(|| fallback(name))?,
+                None => return Err(fallback(name)),
+            };
+            if r == Rule::Kron {
+                if !q.levels.is_empty() {
+                    return Err(fallback(name));
+                }
+                let x = align(&p, &p.levels, rank.max(q.rank()))?;
+                return wrap_result(x.call_method1("kron", (&q.phys,))?, &p.levels);
+            }
+            let (Some(&k1), Some(&k2)) = (p.logical.last(), q.logical.last()) else {
+                return Err(fallback(name));
+            };
+            if k1 != k2 {
+                return Err(fallback(name));
+            }
+            let mut shape = p.logical[..rank - 1].to_vec();
+            shape.extend(&q.logical[..q.rank() - 1]);
+            let a = slf.call_method1("reshape", ((-1, k1),))?;
+            let b = other
+                .expect("found")
+                .call_method1("reshape", ((-1, k2),))?
+                .call_method1("transpose", (0, 1))?;
+            let m = matmul(&a, &b, MatmulRanks::Mm)?.into_bound(py);
+            Ok(m.call_method1("reshape", (shape,))?.unbind())
+        }
+        Rule::PointwiseInplace => pointwise_inplace(slf, name, &p, args, kwargs),
+        Rule::IndexUpdate { scatter } => {
+            let inplace = name.ends_with('_');
+            let third = match name.trim_end_matches('_') {
+                "index_fill" => "value",
+                "scatter_add" => "src",
+                _ => "source",
+            };
+            let (sd, d) = find_arg(&args, &kwargs, 0, "dim")?;
+            let (si, index) = find_arg(&args, &kwargs, 1, "index")?;
+            let (ss, src) = find_arg(&args, &kwargs, 2, third)?;
+            let (Some(d), Some(index), Some(src)) = (d, index, src) else {
+                return Err(fallback(name));
+            };
+            let qi = parts(&index)?.ok_or_else(|| fallback(name))?;
+            let qs = parts(&src)?;
+            let mut levels = vec![p.levels.as_slice()];
+            if rank == 0 || (!scatter && !qi.levels.is_empty()) {
+                return Err(fallback(name));
+            }
+            if scatter {
+                if qi.rank() != rank {
+                    return Err(fallback(name));
+                }
+                levels.push(qi.levels.as_slice());
+            }
+            match (&qs, third) {
+                // a number, or an unbatched tensor value
+                (None, "value") => {}
+                (Some(q), "value") if q.levels.is_empty() => {}
+                (Some(q), "src" | "source") if q.rank() == rank => levels.push(q.levels.as_slice()),
+                _ => return Err(fallback(name)),
+            }
+            let all = union_levels(levels.into_iter());
+            if inplace && all.len() != nb {
+                return Err(inplace_error());
+            }
+            if inplace && !may_write(&p)? {
+                return Err(fallback(name));
+            }
+            let x = if inplace {
+                p.phys.clone()
+            } else {
+                expand_to(&p, &all)?
+            };
+            let d = wrap_logical(d.extract::<i64>()?, rank, all.len())?;
+            set_arg(
+                py,
+                &mut args,
+                &mut kwargs,
+                sd,
+                "dim",
+                d.into_pyobject(py)?.into_any(),
+            )?;
+            if scatter {
+                set_arg(
+                    py,
+                    &mut args,
+                    &mut kwargs,
+                    si,
+                    "index",
+                    expand_to(&qi, &all)?,
+                )?;
+            }
+            if let (Some(q), false) = (&qs, third == "value") {
+                set_arg(py, &mut args, &mut kwargs, ss, third, expand_to(q, &all)?)?;
+            }
+            no_other_batched(name, &args, &kwargs)?;
+            let out = call(&x, name, args, kwargs)?;
+            if inplace {
+                return Ok(slf.clone().unbind());
+            }
+            wrap_result(out, &all)
+        }
+        Rule::Msort => {
+            if rank == 0 || !args.is_empty() || kwargs.is_some() {
+                return Err(fallback(name));
+            }
+            let sorted = p.phys.call_method1("sort", (nb,))?.get_item(0)?;
+            wrap_result(sorted, &p.levels)
+        }
+        Rule::AddProduct(_) => {
+            let (_, a) = find_arg(&args, &kwargs, 0, "a")?;
+            let (_, b) = find_arg(&args, &kwargs, 1, "b")?;
+            let (Some(a), Some(b)) = (a, b) else {
+                return Err(fallback(name));
+            };
+            let coef = |k: &str| -> PyResult<Option<Bound<'py, PyAny>>> {
+                Ok(match &kwargs {
+                    Some(d) => d.get_item(k)?,
+                    None => None,
+                })
+            };
+            add_product(
+                name,
+                slf,
+                &a,
+                &b,
+                coef("beta")?.as_ref(),
+                coef("alpha")?.as_ref(),
+            )
+        }
         Rule::Refuse(msg) => Err(PyRuntimeError::new_err(msg)),
         Rule::Plain => {
             no_other_batched(name, &args, &kwargs)?;
@@ -338,7 +575,8 @@ fn dispatch<'py>(
             wrap_result(call(&p.phys, name, args, kwargs)?, &p.levels)
         }
         Rule::Matmul(ranks) => {
-            let other = args.first().ok_or_else(|| fallback(name))?.clone();
+            let (_, other) = find_arg(&args, &kwargs, 0, "other")?;
+            let other = other.ok_or_else(|| fallback(name))?;
             if name == "__rmatmul__" {
                 matmul(&other, slf, ranks)
             } else {
@@ -362,6 +600,17 @@ fn dispatch<'py>(
             // A dim of a 0-d value wraps as in a 1-d one: no physical dim
             // stands for it.
             Err(fallback(name))
+        }
+        Rule::Reduce {
+            all: AllDims::Amax, ..
+        } if find_arg(&args, &kwargs, 0, "dim")?
+            .1
+            .is_some_and(|a| a.cast::<PyTensor>().is_ok() || is_batched(&a)) =>
+        {
+            // `max(other)` / `min(other)`: the elementwise maximum / minimum
+            let (_, other) = find_arg(&args, &kwargs, 0, "dim")?;
+            let binary = if name == "max" { "maximum" } else { "minimum" };
+            pointwise(slf, binary, other.into_iter().collect(), None)
         }
         Rule::Reduce { pos, all } => {
             no_other_batched(name, &args, &kwargs)?;
@@ -563,6 +812,470 @@ fn dispatch<'py>(
             index(&p, key)
         }
     }
+}
+
+/// Dims (an int, or a sequence of them) wrapped against `rank` and made
+/// negative, so that they name the same dims of a tensor with more leading
+/// dims; a bool (a flag in a dim's place) takes the fallback.
+fn negative_dims<'py>(
+    py: Python<'py>,
+    name: &str,
+    d: &Bound<'py, PyAny>,
+    rank: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    if d.is_instance_of::<PyBool>() || rank == 0 {
+        return Err(fallback(name));
+    }
+    let neg = |i: i64| -> PyResult<i64> { Ok(wrap_dim(i, rank)? as i64 - rank as i64) };
+    if let Ok(i) = d.extract::<i64>() {
+        return Ok(neg(i)?.into_pyobject(py)?.into_any());
+    }
+    let ds: Vec<i64> = d.extract().map_err(|_| fallback(name))?;
+    if ds.is_empty() {
+        // no dims: some ops reduce them all (the batch dims too)
+        return Err(fallback(name));
+    }
+    let ds = ds.into_iter().map(neg).collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(py, ds)?.into_any())
+}
+
+/// [`Rule::Dims`]: `target(self, *args, **kwargs)` (an unbound method or
+/// a module function) once on the physical tensors, see [`DimsRule`].
+fn dims_rule<'py>(
+    target: &Bound<'py, PyAny>,
+    name: &str,
+    p: Parts<'py>,
+    mut args: Vec<Bound<'py, PyAny>>,
+    mut kwargs: Option<Bound<'py, PyDict>>,
+    spec: &DimsRule,
+) -> PyResult<Py<PyAny>> {
+    let py = target.py();
+    if p.rank() < spec.min_rank {
+        return Err(fallback(name));
+    }
+    let mut operands = Vec::new();
+    for &(pos, kw) in spec.operands {
+        let (slot, v) = find_arg(&args, &kwargs, pos, kw)?;
+        if let Some(v) = v.filter(|v| !v.is_none()) {
+            let q = parts(&v)?.ok_or_else(|| fallback(name))?;
+            if spec.align == Align::Broadcast && q.rank() < spec.min_rank {
+                return Err(fallback(name));
+            }
+            operands.push((slot, kw, q));
+        }
+    }
+    if let (true, Some((_, _, b))) = (spec.rhs_vectors, operands.first()) {
+        let r = p.rank();
+        if b.rank() == 1 || (b.rank() + 1 == r && b.logical[..] == p.logical[..r - 1]) {
+            return Err(fallback(name));
+        }
+    }
+    let rank = match spec.align {
+        Align::Broadcast => operands
+            .iter()
+            .map(|(_, _, q)| q.rank())
+            .fold(p.rank(), usize::max),
+        _ => p.rank(),
+    };
+    let mut flatten = None;
+    for d in spec.dims {
+        let (slot, v) = find_arg(&args, &kwargs, d.pos, d.kw)?;
+        let given = match v.filter(|v| !v.is_none()) {
+            Some(v) => v,
+            None => {
+                let logical: Vec<i64> = match d.absent {
+                    Absent::Dims(ds) => ds.to_vec(),
+                    Absent::All if rank > 0 => (0..rank as i64).collect(),
+                    Absent::VectorOrMatrix if rank == 1 || rank == 2 => (0..rank as i64).collect(),
+                    Absent::Flatten { keep_shape } => {
+                        flatten = Some(keep_shape);
+                        vec![-1]
+                    }
+                    _ => return Err(fallback(name)),
+                };
+                match logical.as_slice() {
+                    [one] if matches!(d.absent, Absent::Dims(_) | Absent::Flatten { .. }) => {
+                        one.into_pyobject(py)?.into_any()
+                    }
+                    _ => PyTuple::new(py, logical)?.into_any(),
+                }
+            }
+        };
+        let rank_of_dims = if flatten.is_some() { 1 } else { rank };
+        let neg = negative_dims(py, name, &given, rank_of_dims)?;
+        set_arg(py, &mut args, &mut kwargs, slot, d.kw, neg)?;
+    }
+    let ranks_agree = match spec.align {
+        Align::Broadcast => true,
+        Align::Same => flatten.is_some() || operands.iter().all(|(_, _, q)| q.rank() == rank),
+        Align::Ranks(offsets) => {
+            operands.len() == offsets.len()
+                && operands
+                    .iter()
+                    .zip(offsets)
+                    .all(|((_, _, q), &o)| q.rank() as i64 == rank as i64 + o)
+        }
+    };
+    if !ranks_agree {
+        return Err(fallback(name));
+    }
+    let all = union_levels(
+        std::iter::once(p.levels.as_slice())
+            .chain(operands.iter().map(|(_, _, q)| q.levels.as_slice())),
+    );
+    let physical = |q: &Parts<'py>| -> PyResult<Bound<'py, PyAny>> {
+        // every batch dim at its size (an output that keeps an operand's
+        // shape, `triangular_solve`'s coefficient, has the batch too)
+        let x = match spec.align {
+            Align::Broadcast => {
+                let mut shape: Vec<i64> = all.iter().map(|(_, s)| *s as i64).collect();
+                shape.extend(std::iter::repeat_n(-1, rank));
+                align(q, &all, rank)?.call_method1("expand", (shape,))?
+            }
+            _ => expand_to(q, &all)?,
+        };
+        match flatten {
+            Some(_) if q.rank() == 0 => Err(fallback(name)),
+            Some(_) => x.call_method1("flatten", (all.len(),)),
+            None => Ok(x),
+        }
+    };
+    let x = physical(&p)?;
+    for (slot, kw, q) in &operands {
+        let v = physical(q)?;
+        set_arg(py, &mut args, &mut kwargs, *slot, kw, v)?;
+    }
+    no_other_batched(name, &args, &kwargs)?;
+    let all_args: Vec<Bound<'py, PyAny>> = std::iter::once(x).chain(args).collect();
+    let mut out = target.call(PyTuple::new(py, all_args)?, kwargs.as_ref())?;
+    if flatten == Some(true) {
+        let mut shape: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+        shape.extend(&p.logical);
+        out = out.call_method1("reshape", (shape,))?;
+    }
+    wrap_result(batch_led(out, &all, name)?, &all)
+}
+
+/// `op` once on the physical tensors of `tensors` (batched or not), each
+/// aligned to the union of their levels and to the highest logical rank
+/// (size-1 dims where a level or a leading dim is missing): the batching
+/// rule of an op that broadcasts its operands, written in Rust.
+pub(crate) fn on_aligned<'py>(
+    tensors: &[&Bound<'py, PyAny>],
+    op: impl FnOnce(&[crate::Tensor]) -> crate::Result<crate::Tensor>,
+) -> PyResult<Py<PyAny>> {
+    let py = tensors[0].py();
+    let ps = tensors
+        .iter()
+        .map(|t| parts(t)?.ok_or_else(|| PyTypeError::new_err("expected Tensors")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let all = union_levels(ps.iter().map(|q| q.levels.as_slice()));
+    let rank = ps.iter().map(|q| q.rank()).max().unwrap_or(0);
+    let phys = ps
+        .iter()
+        .map(|q| {
+            Ok(align(q, &all, rank)?
+                .cast::<PyTensor>()?
+                .borrow()
+                .inner
+                .clone())
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = Bound::new(py, crate::python::core::tensor::wrap(op(&phys)?))?;
+    make(py, out.into_any(), all)
+}
+
+/// [`Rule::AddProduct`]: `beta * input + alpha * product` of the batched
+/// product of `a` and `b` (`addbmm`: summed over its first logical dim),
+/// `input` aligned with it; one `combine` on the physical tensors.
+pub(crate) fn add_product<'py>(
+    name: &str,
+    input: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    beta: Option<&Bound<'py, PyAny>>,
+    alpha: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let Some(Rule::AddProduct(ranks)) = rule(name) else {
+        return Err(fallback(name));
+    };
+    let coef = |v: Option<&Bound<'py, PyAny>>| match v.filter(|v| !v.is_none()) {
+        None => Ok(crate::tensor::Scalar::Int(1)),
+        Some(v) => crate::python::core::args::as_scalar(v).ok_or_else(|| fallback(name)),
+    };
+    let (beta, alpha) = (coef(beta)?, coef(alpha)?);
+    let mut prod = matmul(a, b, ranks)?.into_bound(input.py());
+    if name == "addbmm" {
+        prod = prod.call_method1("sum", (0,))?;
+    }
+    on_aligned(&[input, &prod], |t| {
+        crate::ops::addmm::combine(&t[0], t[1].clone(), beta, alpha)
+    })
+}
+
+/// Inside vmap, a module function `$f` whose tensor parameters `$t`
+/// (`&Bound<PyAny>`, first and positional) include a batched tensor
+/// returns [`function_rule`] of the rule `$key`: `$f` called again on the
+/// physical tensors, its other parameters `$a` by keyword.
+macro_rules! vmap_rule {
+    ($f:ident as $key:literal, [$($t:ident),+], [$($a:ident),*]) => {
+        if $crate::python::core::batched::any_batched(&[$($t),+]) {
+            let py = [$($t),+][0].py();
+            let kw = pyo3::types::PyDict::new(py);
+            $($crate::python::core::batched::VmapArg::put(&$a, py, stringify!($a), &kw)?;)*
+            let func = pyo3::wrap_pyfunction!($f, py)?;
+            let tensors = vec![$($t.clone()),+];
+            return $crate::python::core::batched::function_rule(func.as_any(), $key, tensors, kw);
+        }
+    };
+    // A pointwise function: every argument by keyword, the batched
+    // tensors aligned (`pointwise_call`).
+    (pointwise $f:ident, [$($t:ident),+], [$($a:ident),*]) => {
+        if $crate::python::core::batched::any_batched(&[$($t),+]) {
+            let py = [$($t),+][0].py();
+            let kw = pyo3::types::PyDict::new(py);
+            $($crate::python::core::batched::VmapArg::put(&$t, py, stringify!($t), &kw)?;)+
+            $($crate::python::core::batched::VmapArg::put(&$a, py, stringify!($a), &kw)?;)*
+            let func = pyo3::wrap_pyfunction!($f, py)?;
+            return $crate::python::core::batched::pointwise_rule(func.as_any(), kw);
+        }
+    };
+}
+pub(crate) use vmap_rule;
+
+/// `func(**kwargs)` for a pointwise module function: see [`pointwise_call`].
+pub(crate) fn pointwise_rule<'py>(
+    func: &Bound<'py, PyAny>,
+    kwargs: Bound<'py, PyDict>,
+) -> PyResult<Py<PyAny>> {
+    pointwise_call(func, Vec::new(), Some(kwargs))
+}
+
+/// `vstack`/`hstack`/`dstack`/`column_stack` of a list with batched
+/// tensors: each element reshaped as its logical shape asks
+/// (`combine::stack_kind_plan`) by the reshape rule, then joined ([`join`]);
+/// None when none is batched.
+pub(crate) fn stack_kind(
+    tensors: &Bound<'_, PyAny>,
+    kind: crate::ops::combine::StackKind,
+) -> PyResult<Option<Py<PyAny>>> {
+    let py = tensors.py();
+    let items: Vec<Bound<'_, PyAny>> = match tensors.try_iter() {
+        Ok(it) => it.collect::<PyResult<_>>()?,
+        Err(_) => return Ok(None),
+    };
+    if !items.iter().any(is_batched) {
+        return Ok(None);
+    }
+    let ps = items
+        .iter()
+        .map(|x| parts(x)?.ok_or_else(|| fallback("stack")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let shapes: Vec<&[usize]> = ps.iter().map(|q| q.logical.as_slice()).collect();
+    let (reshapes, dim) = crate::ops::combine::stack_kind_plan(&shapes, kind)?;
+    let joined = items
+        .iter()
+        .zip(reshapes)
+        .map(|(x, r)| match r {
+            Some(shape) => x.call_method1("reshape", (shape,)),
+            None => Ok(x.clone()),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    join(&PyList::new(py, joined)?.into_any(), dim, false)
+}
+
+/// `meshgrid` of vectors some of which are batched: each one reshaped and
+/// expanded by the view and expand rules (`combine::meshgrid_plan`), so
+/// each grid is batched over its own vector's levels; None when none is
+/// batched.
+pub(crate) fn meshgrid<'py>(
+    items: &[Bound<'py, PyAny>],
+    xy: bool,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    if !items.iter().any(is_batched) {
+        return Ok(None);
+    }
+    let py = items[0].py();
+    let mut numels = Vec::new();
+    for x in items {
+        let q = parts(x)?.ok_or_else(|| fallback("meshgrid"))?;
+        if q.rank() > 1 {
+            return Err(fallback("meshgrid"));
+        }
+        numels.push(q.logical.iter().product());
+    }
+    let (views, sizes) = crate::ops::combine::meshgrid_plan(&numels, xy);
+    let grids = items
+        .iter()
+        .zip(views)
+        .map(|(x, v)| {
+            x.call_method1("reshape", (v,))?
+                .call_method1("expand", (sizes.clone(),))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Some(PyTuple::new(py, grids)?))
+}
+
+/// `linalg.multi_dot(tensors)` with batched tensors: the products of the
+/// matmul rule, left to right as the op multiplies (a first or last
+/// vector as a row or a column, as it takes them).
+pub(crate) fn multi_dot(tensors: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    let items: Vec<Bound<'_, PyAny>> = match tensors.try_iter() {
+        Ok(it) => it.collect::<PyResult<_>>()?,
+        Err(_) => return Ok(None),
+    };
+    if !items.iter().any(is_batched) {
+        return Ok(None);
+    }
+    let n = items.len();
+    for (i, x) in items.iter().enumerate() {
+        let r = parts(x)?.ok_or_else(|| fallback("multi_dot"))?.rank();
+        if n < 2 || !(r == 2 || (r == 1 && (i == 0 || i == n - 1))) {
+            return Err(fallback("multi_dot"));
+        }
+    }
+    let mut acc = items[0].clone().unbind();
+    for x in &items[1..] {
+        acc = matmul(acc.bind(tensors.py()), x, MatmulRanks::Any)?;
+    }
+    Ok(Some(acc))
+}
+
+/// `torch.tensordot(a, b, dims)` (`func`) with one of `a`, `b` batched:
+/// the contracted dims of the batched one shifted past its batch dims,
+/// which then lead the result (moved there from after `a`'s free dims
+/// when `b` is the batched one). Both batched: the fallback.
+pub(crate) fn tensordot<'py>(
+    func: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    dims: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = a.py();
+    let (Some(pa), Some(pb)) = (parts(a)?, parts(b)?) else {
+        return Err(fallback("tensordot"));
+    };
+    if !pa.levels.is_empty() && !pb.levels.is_empty() {
+        return Err(fallback("tensordot"));
+    }
+    let ra = pa.rank() as i64;
+    let list = |o: &Bound<'py, PyAny>| match o.extract::<i64>() {
+        Ok(i) => Ok(vec![i]),
+        Err(_) => o.extract::<Vec<i64>>(),
+    };
+    let (da, db): (Vec<i64>, Vec<i64>) = match dims.filter(|d| !d.is_none()) {
+        None => ((ra - 2..ra).collect(), (0..2).collect()),
+        Some(d) => match d.extract::<i64>() {
+            Ok(n) => ((ra - n..ra).collect(), (0..n).collect()),
+            Err(_) => {
+                let (x, y): (Bound<'py, PyAny>, Bound<'py, PyAny>) = d.extract()?;
+                (list(&x)?, list(&y)?)
+            }
+        },
+    };
+    if da.len() != db.len() || da.len() > pa.rank() || db.len() > pb.rank() {
+        return Err(fallback("tensordot"));
+    }
+    let shift = |ds: &[i64], q: &Parts<'py>| {
+        ds.iter()
+            .map(|&d| wrap_logical(d, q.rank(), q.nb()))
+            .collect::<PyResult<Vec<_>>>()
+    };
+    let (sa, sb) = (shift(&da, &pa)?, shift(&db, &pb)?);
+    let kw = PyDict::new(py);
+    kw.set_item("dims", (sa, sb))?;
+    let mut out = func.call((&pa.phys, &pb.phys), Some(&kw))?;
+    let levels = if pa.levels.is_empty() {
+        let free_a = pa.rank() - da.len();
+        let from: Vec<usize> = (free_a..free_a + pb.nb()).collect();
+        out = out.call_method1("movedim", (from, (0..pb.nb()).collect::<Vec<_>>()))?;
+        pb.levels
+    } else {
+        pa.levels
+    };
+    wrap_result(out, &levels)
+}
+
+/// `torch.einsum(equation, *operands)` (`func`) with batched operands: a
+/// fresh subscript for each vmap level, put before each batched operand's
+/// subscripts and leading the output's (an implicit output made explicit
+/// first: the ellipsis, then the subscripts used once, sorted).
+pub(crate) fn einsum<'py>(
+    func: &Bound<'py, PyAny>,
+    equation: &str,
+    operands: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = func.py();
+    let ps = operands
+        .iter()
+        .map(|o| parts(o)?.ok_or_else(|| fallback("einsum")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let all = union_levels(ps.iter().map(|q| q.levels.as_slice()));
+    let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let inputs: Vec<&str> = lhs.split(',').collect();
+    if inputs.len() != ps.len() {
+        return Err(fallback("einsum"));
+    }
+    let fresh: Vec<char> = ('a'..='z')
+        .chain('A'..='Z')
+        .filter(|c| !eq.contains(*c))
+        .take(all.len())
+        .collect();
+    if fresh.len() < all.len() {
+        return Err(fallback("einsum"));
+    }
+    let rhs = match rhs {
+        Some(r) => r,
+        None => {
+            let mut once: Vec<char> = lhs
+                .chars()
+                .filter(|c| c.is_ascii_alphabetic() && lhs.matches(*c).count() == 1)
+                .collect();
+            once.sort_unstable();
+            let dots = if lhs.contains("...") { "..." } else { "" };
+            format!("{dots}{}", once.into_iter().collect::<String>())
+        }
+    };
+    let letter = |lvl: &u32| {
+        fresh[all
+            .iter()
+            .position(|(l, _)| l == lvl)
+            .expect("in the union")]
+    };
+    let mut new_inputs = Vec::new();
+    for (q, sub) in ps.iter().zip(&inputs) {
+        let lead: String = q.levels.iter().map(|(l, _)| letter(l)).collect();
+        new_inputs.push(format!("{lead}{sub}"));
+    }
+    let lead: String = fresh.iter().collect();
+    let new_eq = format!("{}->{lead}{rhs}", new_inputs.join(","));
+    let mut args = vec![new_eq.into_pyobject(py)?.into_any()];
+    args.extend(ps.into_iter().map(|q| q.phys));
+    wrap_result(func.call1(PyTuple::new(py, args)?)?, &all)
+}
+
+/// A module function's batching rule: `func` (the function itself) called
+/// with `tensors` (its leading tensor parameters, some batched) and
+/// `kwargs` runs the rule of `name` (`linalg.` names for the `linalg`
+/// functions), which calls `func` once on the physical tensors.
+pub(crate) fn function_rule<'py>(
+    func: &Bound<'py, PyAny>,
+    name: &str,
+    tensors: Vec<Bound<'py, PyAny>>,
+    kwargs: Bound<'py, PyDict>,
+) -> PyResult<Py<PyAny>> {
+    let mut it = tensors.into_iter();
+    let first = it.next().ok_or_else(|| fallback(name))?;
+    let kwargs = if kwargs.is_empty() {
+        None
+    } else {
+        Some(kwargs)
+    };
+    dispatch_to(&first, name, it.collect(), kwargs, Some(func))
 }
 
 fn expand(p: &Parts<'_>, sizes: Vec<i64>) -> PyResult<Py<PyAny>> {
@@ -769,6 +1482,13 @@ pub(crate) enum PhysicalRule {
     /// logical rank must be at least `k` (else the per-slice fallback,
     /// which raises the op's own error).
     Trailing(usize),
+    /// An op on inputs of `k` core dims, or of a samples dim and those
+    /// (pooling, `unfold`, `fold`): the batch folded into the samples dim
+    /// ([`fold_samples`]).
+    Samples(usize),
+    /// An op whose input always leads with a samples dim (`interpolate`):
+    /// the batch folded into it.
+    SamplesFirst,
 }
 
 /// Runs `op` once on the physical tensor of the batched `x`; its result
@@ -780,10 +1500,12 @@ pub(crate) fn on_physical<'py>(
     op: impl FnOnce(&Bound<'py, PyTensor>) -> PyResult<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let p = parts(x)?.expect("a batched tensor");
-    if let PhysicalRule::Trailing(k) = rule {
-        if p.rank() < k {
-            return Err(fallback(name));
-        }
+    match rule {
+        PhysicalRule::Trailing(k) if p.rank() < k => return Err(fallback(name)),
+        PhysicalRule::Samples(k) => return fold_samples(name, k, x, op),
+        PhysicalRule::SamplesFirst if p.rank() == 0 => return Err(fallback(name)),
+        PhysicalRule::SamplesFirst => return fold_samples(name, p.rank() - 1, x, op),
+        _ => {}
     }
     let phys = p.phys.cast::<PyTensor>()?.clone();
     let res = op(&phys)?.into_bound(x.py());
@@ -797,9 +1519,71 @@ pub(crate) fn refuse_write_into_plain(value: &Bound<'_, PyAny>) -> PyResult<()> 
     if !is_batched(value) {
         return Ok(());
     }
-    Err(PyRuntimeError::new_err(
+    Err(inplace_error())
+}
+
+/// torch's error for an in-place op whose self lacks a vmap level of one
+/// of its other operands.
+fn inplace_error() -> PyErr {
+    PyRuntimeError::new_err(
         "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that has more elements than `self`. This happened due to `other` being vmapped over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of inplace arithmetic. If said operator is being called inside the PyTorch framework, please file a bug report instead.",
-    ))
+    )
+}
+
+/// Whether an in-place rule may write into `p`'s physical tensor: it is
+/// batched over the innermost active level (made inside the running
+/// call) and views no input of a vmap call, so that a fallback later in
+/// the function, which reruns it from its inputs, sees them unchanged.
+fn may_write(p: &Parts<'_>) -> PyResult<bool> {
+    let innermost = ACTIVE.with(|a| a.borrow().last().map(|(l, _)| *l));
+    let Some(inner) = innermost else {
+        return Ok(false);
+    };
+    if !p.levels.iter().any(|(l, _)| *l == inner) {
+        return Ok(false);
+    }
+    let storage = p.phys.cast::<PyTensor>()?.borrow().inner.storage_ptr();
+    Ok(!WRAPPED.with(|w| w.borrow().iter().any(|(_, s)| *s == storage)))
+}
+
+/// [`Rule::PointwiseInplace`]: `slf.name(*args, **kwargs)` written into
+/// self's physical tensor, each batched operand aligned to self's levels
+/// (torch's error when it has a level self lacks).
+fn pointwise_inplace<'py>(
+    slf: &Bound<'py, PyAny>,
+    name: &str,
+    p: &Parts<'py>,
+    args: Vec<Bound<'py, PyAny>>,
+    kwargs: Option<Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let conv = |a: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+        if !is_batched(a) {
+            return Ok(a.clone());
+        }
+        let q = parts(a)?.expect("batched");
+        if q.levels.iter().any(|l| !p.levels.contains(l)) {
+            return Err(inplace_error());
+        }
+        align(&q, &p.levels, q.rank().max(p.rank()))
+    };
+    let args = args.iter().map(conv).collect::<PyResult<Vec<_>>>()?;
+    let kwargs = match kwargs {
+        Some(k) => {
+            let d = PyDict::new(py);
+            for (key, v) in k.iter() {
+                d.set_item(key, conv(&v)?)?;
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    if !may_write(p)? {
+        return Err(fallback(name));
+    }
+    p.phys
+        .call_method(name, PyTuple::new(py, args)?, kwargs.as_ref())?;
+    Ok(slf.clone().unbind())
 }
 
 /// An op on inputs of `core` dims (`C, *spatial`) or of a samples dim
@@ -839,6 +1623,80 @@ pub(crate) fn fold_samples<'py>(
         unfold(res)?
     };
     wrap_result(out, &p.levels)
+}
+
+/// An op on inputs `(N, C, *)` whose statistics are per channel over the
+/// samples (`batch_norm` in training), with a batched input: the batch
+/// joins the channels (`(N, B*C, *)`), `op` runs once (told `B`, to repeat
+/// per-channel parameters), and the result is unfolded again.
+pub(crate) fn fold_channels<'py>(
+    name: &str,
+    x: &Bound<'py, PyAny>,
+    op: impl FnOnce(&Bound<'py, PyTensor>, usize) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = x.py();
+    let p = parts(x)?.expect("a batched tensor");
+    if p.rank() < 2 {
+        return Err(fallback(name));
+    }
+    let b: usize = p.batch_sizes().iter().product();
+    let mut shape = vec![b];
+    shape.extend(&p.logical);
+    let folded = p
+        .phys
+        .call_method1("reshape", (shape,))?
+        .call_method1("movedim", (0, 1))?
+        .call_method1("flatten", (1, 2))?;
+    let y = op(folded.cast::<PyTensor>()?, b)?.into_bound(py);
+    let (c, mut out) = (p.logical[1], p.batch_sizes());
+    out.extend(&p.logical);
+    let y = y
+        .call_method1("unflatten", (1, (b, c)))?
+        .call_method1("movedim", (1, 0))?
+        .call_method1("reshape", (out,))?;
+    wrap_result(y, &p.levels)
+}
+
+/// `F.embedding(input, weight)` with a batched weight (functorch's rule):
+/// every sample's table stacked into one of `B * V` rows, each sample's
+/// indices offset by its `b * V`; one lookup.
+pub(crate) fn embedding_weight<'py>(
+    input: &Bound<'py, PyAny>,
+    weight: &Bound<'py, PyAny>,
+    op: impl FnOnce(&Bound<'py, PyAny>, &Bound<'py, PyAny>) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = input.py();
+    let (Some(pi), Some(pw)) = (parts(input)?, parts(weight)?) else {
+        return Err(fallback("embedding"));
+    };
+    if pw.rank() != 2 {
+        return Err(fallback("embedding"));
+    }
+    let all = union_levels([pi.levels.as_slice(), pw.levels.as_slice()].into_iter());
+    let sizes: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+    let b: usize = sizes.iter().product();
+    let v = pw.logical[0];
+    let mut wshape = vec![(b * v) as i64];
+    wshape.push(pw.logical[1] as i64);
+    let table = expand_to(&pw, &all)?.call_method1("reshape", (wshape,))?;
+    // indices (B, *) plus b * V for sample b
+    let mut ishape = vec![b as i64];
+    ishape.extend(pi.logical.iter().map(|&s| s as i64));
+    let idx = expand_to(&pi, &all)?.call_method1("reshape", (ishape,))?;
+    let mut oshape = vec![b as i64];
+    oshape.extend(std::iter::repeat_n(1i64, pi.rank()));
+    let c = py.import("ferrograd._C")?;
+    let offsets = c
+        .getattr("arange")?
+        .call1((b as i64,))?
+        .call_method1("mul", (v as i64,))?
+        .call_method1("reshape", (oshape,))?;
+    let idx = idx.call_method1("add", (offsets,))?;
+    let y = op(&idx, &table)?.into_bound(py);
+    let mut out = sizes.clone();
+    out.extend(&pi.logical);
+    out.push(pw.logical[1]);
+    make(py, y.call_method1("reshape", (out,))?, all)
 }
 
 /// Inside vmap, a pointwise module function (`module.name`) called with a
@@ -975,8 +1833,9 @@ pub(crate) fn matmul_function(
     }
 }
 
-/// `F.conv{1,2,3}d` with a batched input, weight or bias (functorch's
-/// rule): the batch dims of every level are folded into one dim of size
+/// `F.conv{1,2,3}d` and `F.conv_transpose{1,2,3}d` with a batched input,
+/// weight or bias (functorch's rule): the batch dims of every level are
+/// folded into one dim of size
 /// `B`. With a plain weight and bias the batch joins the input's samples
 /// (`(B*N, C, ...)`); with a batched weight (per-sample weights, as in
 /// per-sample gradients) it joins the channels and the groups
@@ -1035,8 +1894,12 @@ pub(crate) fn conv<'py>(
         y.call_method1("reshape", (shape,))?
     } else {
         let w = expand_to(&pw, &all)?;
-        let o = pw.logical[0] as i64;
-        let mut wshape = vec![b * o];
+        // output channels: weight (O, C/g, ...), or (C, O/g, ...) transposed
+        let o = match name.starts_with("conv_transpose") {
+            true => pw.logical[1] as i64 * groups,
+            false => pw.logical[0] as i64,
+        };
+        let mut wshape = vec![b * pw.logical[0] as i64];
         wshape.extend(pw.logical[1..].iter().map(|&s| s as i64));
         let w = w.call_method1("reshape", (wshape,))?;
         let bias = match &pb {
@@ -1154,6 +2017,53 @@ pub(crate) fn cross_entropy(
         }
     };
     make(py, out, all)
+}
+
+/// Each of `objs` (tensors) batched over the union of their levels, a
+/// level it lacks expanded: their physical shapes then agree where their
+/// logical shapes do.
+pub(crate) fn batched_alike<'py>(objs: &[&Bound<'py, PyAny>]) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let ps = objs
+        .iter()
+        .map(|o| parts(o)?.ok_or_else(|| PyTypeError::new_err("expected Tensors")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let all = union_levels(ps.iter().map(|q| q.levels.as_slice()));
+    ps.iter()
+        .map(|q| Ok(make(q.phys.py(), expand_to(q, &all)?, all.clone())?.into_bound(q.phys.py())))
+        .collect()
+}
+
+/// `op` once on the physical tensors of `objs` (tensors, some batched),
+/// each expanded to the union of their levels (their logical dims as they
+/// are), told how many batch dims lead: the rule of an op written with a
+/// batch count (`tensorinv_batched`).
+pub(crate) fn on_alike<'py>(
+    objs: &[&Bound<'py, PyAny>],
+    op: impl FnOnce(&[crate::Tensor], usize) -> crate::Result<crate::Tensor>,
+) -> PyResult<Py<PyAny>> {
+    let py = objs[0].py();
+    let alike = batched_alike(objs)?;
+    let levels = match alike[0].cast::<PyBatched>() {
+        Ok(b) => b.get().levels.clone(),
+        Err(_) => Vec::new(),
+    };
+    let phys = alike
+        .iter()
+        .map(|o| {
+            Ok(parts(o)?
+                .expect("a tensor")
+                .phys
+                .cast::<PyTensor>()?
+                .borrow()
+                .inner
+                .clone())
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = Bound::new(
+        py,
+        crate::python::core::tensor::wrap(op(&phys, levels.len())?),
+    )?;
+    make(py, out.into_any(), levels)
 }
 
 /// Whether any of these is a batched tensor.
@@ -1451,6 +2361,7 @@ fn _vmap_enter(batch_size: usize) -> u32 {
 #[pyfunction]
 fn _vmap_exit(level: u32) {
     ACTIVE.with(|a| a.borrow_mut().retain(|(l, _)| *l < level));
+    WRAPPED.with(|w| w.borrow_mut().retain(|(l, _)| *l < level));
 }
 
 /// The active levels, outermost first: [(level, batch size)].
@@ -1468,6 +2379,8 @@ fn _vmap_wrap(x: &Bound<'_, PyAny>, in_dim: i64, level: u32) -> PyResult<Py<PyAn
     if p.phys.cast::<PyTensor>()?.borrow().inner.shape()[d] != size {
         return Err(PyValueError::new_err("vmap: batch size mismatch"));
     }
+    let storage = p.phys.cast::<PyTensor>()?.borrow().inner.storage_ptr();
+    WRAPPED.with(|w| w.borrow_mut().push((level, storage)));
     let phys = p.phys.call_method1("movedim", (d, p.nb()))?;
     let mut levels = p.levels;
     levels.push((level, size));

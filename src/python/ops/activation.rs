@@ -126,19 +126,21 @@ bind_functions! { register_nn_fns:
         run(batched::tensor_input(input, "pad")?)
     }
     #[pyo3(signature = (input, p=2.0, dim=1, eps=1e-12, out=None))]
-    fn normalize(
-        input: PyRef<'_, PyTensor>,
+    fn normalize<'py>(
+        input: &Bound<'py, PyAny>,
         p: f64,
         dim: i64,
         eps: f64,
-        out: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         if out.is_some_and(|o| !o.is_none()) {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "ferrograd: normalize(out=...) is not supported",
             ));
         }
-        Ok(wrap(input.inner.normalize(p, dim, eps)?))
+        batched::vmap_rule!(normalize as "normalize", [input], [p, dim, eps]);
+        let x = &batched::tensor_input(input, "normalize")?.borrow().inner;
+        wrap(x.normalize(p, dim, eps)?).into_py_any(input.py())
     }
     #[pyo3(signature = (input, approximate="none"))]
     @vmap(Elementwise)

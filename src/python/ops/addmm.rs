@@ -1,12 +1,14 @@
 //! addmm, addmv, baddbmm, addbmm (methods, in-place forms, module
 //! functions), inner and vdot.
 
-use crate::python::core::args::as_scalar;
+use crate::python::core::args::{as_scalar, tensor_arg};
+use crate::python::core::batched;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// A `beta=`/`alpha=` argument (default 1).
 fn coefficient(v: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scalar> {
@@ -53,14 +55,18 @@ macro_rules! add_product {
         $(
             #[pyfunction]
             #[pyo3(name = $pyname, signature = (input, a, b, *, beta=None, alpha=None))]
-            fn $function(
-                input: PyRef<'_, PyTensor>,
-                a: PyRef<'_, PyTensor>,
-                b: PyRef<'_, PyTensor>,
-                beta: Option<&Bound<'_, PyAny>>,
-                alpha: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<PyTensor> {
-                input.$name(a, b, beta, alpha)
+            fn $function<'py>(
+                input: &Bound<'py, PyAny>,
+                a: &Bound<'py, PyAny>,
+                b: &Bound<'py, PyAny>,
+                beta: Option<&Bound<'py, PyAny>>,
+                alpha: Option<&Bound<'py, PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                if batched::any_batched(&[input, a, b]) {
+                    return batched::add_product(stringify!($name), input, a, b, beta, alpha);
+                }
+                let x = batched::tensor_input(input, $pyname)?.borrow();
+                x.$name(a.extract()?, b.extract()?, beta, alpha)?.into_py_any(input.py())
             }
         )*
     };
@@ -74,11 +80,11 @@ add_product!(
 );
 
 bind_methods! { addmm_fns, register_fns:
-    fn inner(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.inner(&other.inner)?))
+    fn inner(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.inner(&tensor_arg(other, "inner", "other", 1)?)?))
     }
-    fn vdot(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.vdot(&other.inner)?))
+    fn vdot(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.vdot(&tensor_arg(other, "vdot", "other", 1)?)?))
     }
 }
 

@@ -5,7 +5,9 @@
 
 use crate::ops::combine::{self, StackKind};
 use crate::python::core::args::dims;
+use crate::python::core::args::tensor_arg;
 use crate::python::core::args::tensor_list;
+use crate::python::core::batched::{self, vmap_rule};
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
@@ -14,6 +16,7 @@ use crate::Tensor;
 use pyo3::exceptions::{PyRuntimeError, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use pyo3::IntoPyObjectExt;
 
 /// Tensors given as varargs or as one list/tuple.
 fn tensor_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Tensor>> {
@@ -46,37 +49,49 @@ fn cross_dim(py: Python<'_>, a: &Tensor, b: &Tensor, dim: Option<i64>) -> PyResu
     }
 }
 
+/// A `*stack` function: its batching rule inside vmap, else the join.
+fn stack_of(tensors: &Bound<'_, PyAny>, kind: StackKind, name: &str) -> PyResult<Py<PyAny>> {
+    if let Some(r) = batched::stack_kind(tensors, kind)? {
+        return Ok(r);
+    }
+    wrap(combine::stack_kind(&tensor_list(tensors, name)?, kind)?).into_py_any(tensors.py())
+}
+
 bind_methods! { combine_fns, register_fns:
-    fn kron(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.kron(&other.inner)?))
+    fn kron(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(self.inner.kron(&tensor_arg(other, "kron", "other", 1)?)?))
     }
     #[pyo3(signature = (other, dim=None))]
     fn cross(
         &self,
         py: Python<'_>,
-        other: PyRef<'_, PyTensor>,
+        other: &Bound<'_, PyAny>,
         dim: Option<i64>,
     ) -> PyResult<PyTensor> {
-        let d = cross_dim(py, &self.inner, &other.inner, dim)?;
-        Ok(wrap(self.inner.cross(&other.inner, d)?))
+        let other = tensor_arg(other, "cross", "other", 1)?;
+        let d = cross_dim(py, &self.inner, &other, dim)?;
+        Ok(wrap(self.inner.cross(&other, d)?))
     }
     #[pyo3(signature = (n=1, dim=-1, prepend=None, append=None))]
     fn diff(
         &self,
         n: i64,
         dim: i64,
-        prepend: Option<PyRef<'_, PyTensor>>,
-        append: Option<PyRef<'_, PyTensor>>,
+        prepend: Option<&Bound<'_, PyAny>>,
+        append: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let (p, a) = (
-            prepend.as_ref().map(|t| &t.inner),
-            append.as_ref().map(|t| &t.inner),
-        );
-        Ok(wrap(self.inner.diff(n, dim, p, a)?))
+        let arg = |t: Option<&Bound<'_, PyAny>>, name: &str| {
+            t.filter(|t| !t.is_none())
+                .map(|t| tensor_arg(t, "diff", name, 3))
+                .transpose()
+        };
+        let (p, a) = (arg(prepend, "prepend")?, arg(append, "append")?);
+        Ok(wrap(self.inner.diff(n, dim, p.as_ref(), a.as_ref())?))
     }
     #[pyo3(signature = (indices, dim=None))]
-    fn take_along_dim(&self, indices: PyRef<'_, PyTensor>, dim: Option<i64>) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.take_along_dim(&indices.inner, dim)?))
+    fn take_along_dim(&self, indices: &Bound<'_, PyAny>, dim: Option<i64>) -> PyResult<PyTensor> {
+        let indices = tensor_arg(indices, "take_along_dim", "indices", 1)?;
+        Ok(wrap(self.inner.take_along_dim(&indices, dim)?))
     }
     #[pyo3(signature = (k=1, dims=vec![0, 1]))]
     fn rot90(&self, k: i64, dims: Vec<i64>) -> PyResult<PyTensor> {
@@ -163,6 +178,16 @@ bind_functions! { register_functions:
             )))
             }
         };
+        let first = tensors.get_item(0).ok();
+        let items: Vec<Bound<'py, PyAny>> = match first {
+            Some(f) if tensors.len() == 1 && !f.is_instance_of::<PyTensor>() && !batched::is_batched(&f) => {
+                f.try_iter()?.collect::<PyResult<_>>()?
+            }
+            _ => tensors.iter().collect(),
+        };
+        if let Some(grids) = batched::meshgrid(&items, xy)? {
+            return Ok(grids);
+        }
         let grids = combine::meshgrid(&tensor_args(tensors)?, xy)?;
         PyTuple::new(py, grids.into_iter().map(wrap))
     }
@@ -187,29 +212,17 @@ bind_functions! { register_functions:
     ) -> PyResult<Bound<'py, PyAny>> {
         atleast(py, tensors, 3)
     }
-    pub fn vstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(
-            &tensor_list(tensors, "vstack")?,
-            StackKind::V,
-        )?))
+    pub fn vstack(tensors: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        stack_of(tensors, StackKind::V, "vstack")
     }
-    pub fn hstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(
-            &tensor_list(tensors, "hstack")?,
-            StackKind::H,
-        )?))
+    pub fn hstack(tensors: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        stack_of(tensors, StackKind::H, "hstack")
     }
-    pub fn dstack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(
-            &tensor_list(tensors, "dstack")?,
-            StackKind::D,
-        )?))
+    pub fn dstack(tensors: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        stack_of(tensors, StackKind::D, "dstack")
     }
-    pub fn column_stack(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(combine::stack_kind(
-            &tensor_list(tensors, "column_stack")?,
-            StackKind::Column,
-        )?))
+    pub fn column_stack(tensors: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        stack_of(tensors, StackKind::Column, "column_stack")
     }
     pub fn broadcast_to(input: PyRef<'_, PyTensor>, size: Vec<i64>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.broadcast_to(&size)?))
@@ -217,11 +230,18 @@ bind_functions! { register_functions:
     /// `dims`: an int n (the last n dims of a with the first n of b), or a
     /// pair of dim lists.
     #[pyo3(signature = (a, b, dims=None))]
-    pub fn tensordot(
-        a: PyRef<'_, PyTensor>,
-        b: PyRef<'_, PyTensor>,
-        dims: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    pub fn tensordot<'py>(
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        dims: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if batched::any_batched(&[a, b]) {
+            let func = pyo3::wrap_pyfunction!(tensordot, a.py())?;
+            return batched::tensordot(func.as_any(), a, b, dims);
+        }
+        let py = a.py();
+        let a = batched::tensor_input(a, "tensordot")?.borrow();
+        let b: PyRef<'_, PyTensor> = b.extract()?;
         let (da, db): (Vec<i64>, Vec<i64>) = match dims {
             None => tail_head(&a.inner, 2)?,
             Some(d) => match d.extract::<i64>() {
@@ -236,19 +256,22 @@ bind_functions! { register_functions:
                 }
             },
         };
-        Ok(wrap(a.inner.tensordot(&b.inner, &da, &db)?))
+        wrap(a.inner.tensordot(&b.inner, &da, &db)?).into_py_any(py)
     }
 }
 
 bind_functions! { register_linalg_fns:
     /// `torch.linalg.cross` (dim -1 by default).
     #[pyo3(name = "cross", signature = (input, other, *, dim=-1))]
-    pub fn linalg_cross(
-        input: PyRef<'_, PyTensor>,
-        other: PyRef<'_, PyTensor>,
+    pub fn linalg_cross<'py>(
+        input: &Bound<'py, PyAny>,
+        other: &Bound<'py, PyAny>,
         dim: i64,
-    ) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.cross(&other.inner, dim)?))
+    ) -> PyResult<Py<PyAny>> {
+        vmap_rule!(linalg_cross as "linalg.cross", [input, other], [dim]);
+        let a = tensor_arg(input, "linalg.cross", "input", 1)?;
+        let b = tensor_arg(other, "linalg.cross", "other", 2)?;
+        wrap(a.cross(&b, dim)?).into_py_any(input.py())
     }
     /// `torch.linalg.vector_norm`.
     #[pyo3(signature = (x, ord=2.0, dim=None, keepdim=false, *, dtype=None))]

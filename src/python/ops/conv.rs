@@ -29,6 +29,7 @@ fn sizes_or(obj: Option<&Bound<'_, PyAny>>, default: i64) -> PyResult<Vec<i64>> 
 
 bind_functions! { register_nn_fns:
     #[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
+    @vmap(Samples(3))
     fn unfold(
         input: PyRef<'_, PyTensor>,
         kernel_size: &Bound<'_, PyAny>,
@@ -44,6 +45,7 @@ bind_functions! { register_nn_fns:
         )?))
     }
     #[pyo3(signature = (input, output_size, kernel_size, dilation=None, padding=None, stride=None))]
+    @vmap(Samples(2))
     fn fold(
         input: PyRef<'_, PyTensor>,
         output_size: &Bound<'_, PyAny>,
@@ -65,6 +67,7 @@ bind_functions! { register_nn_fns:
         )?))
     }
     #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true))]
+    @vmap(Samples(2))
     fn avg_pool1d(
         input: PyRef<'_, PyTensor>,
         kernel_size: &Bound<'_, PyAny>,
@@ -86,6 +89,7 @@ bind_functions! { register_nn_fns:
     }
     /// `interpolate`'s resampling, once `nn.functional.interpolate` has worked
     /// out the output sizes (and kept the scale factors they came from).
+    @vmap(SamplesFirst)
     fn _interpolate(
         input: PyRef<'_, PyTensor>,
         output_size: Vec<usize>,
@@ -168,25 +172,42 @@ macro_rules! conv_transpose_fn {
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
         fn $name(
-            input: PyRef<'_, PyTensor>,
-            weight: PyRef<'_, PyTensor>,
-            bias: Option<PyRef<'_, PyTensor>>,
+            input: &Bound<'_, PyAny>,
+            weight: &Bound<'_, PyAny>,
+            bias: Option<&Bound<'_, PyAny>>,
             stride: Option<&Bound<'_, PyAny>>,
             padding: Option<&Bound<'_, PyAny>>,
             output_padding: Option<&Bound<'_, PyAny>>,
             groups: i64,
             dilation: Option<&Bound<'_, PyAny>>,
-        ) -> PyResult<PyTensor> {
-            Ok(wrap(input.inner.conv_transpose(
-                &weight.inner,
-                bias.as_ref().map(|b| &b.inner),
+        ) -> PyResult<Py<PyAny>> {
+            let py = input.py();
+            let bias = bias.filter(|b| !b.is_none());
+            let mut operands = vec![input, weight];
+            operands.extend(bias);
+            if batched::any_batched(&operands) {
+                let kw = pyo3::types::PyDict::new(py);
+                kw.set_item("stride", stride)?;
+                kw.set_item("padding", padding)?;
+                kw.set_item("output_padding", output_padding)?;
+                kw.set_item("dilation", dilation)?;
+                return batched::conv(stringify!($name), $s, input, weight, bias, groups, kw);
+            }
+            let name = stringify!($name);
+            let x = tensor_arg(input, name, "input", 1)?;
+            let w = tensor_arg(weight, name, "weight", 2)?;
+            let b = bias.map(|b| tensor_arg(b, name, "bias", 3)).transpose()?;
+            wrap(x.conv_transpose(
+                &w,
+                b.as_ref(),
                 &sizes_or(stride, 1)?,
                 &sizes_or(padding, 0)?,
                 &sizes_or(output_padding, 0)?,
                 groups,
                 &sizes_or(dilation, 1)?,
                 $s,
-            )?))
+            )?)
+            .into_py_any(py)
         }
     };
 }

@@ -3,13 +3,15 @@
 //! (`torch.det`, `Tensor.inverse`, ...) and their named-tuple results
 //! (`torch.return_types.linalg_svd` & co).
 
-use crate::python::core::args::return_types;
+use crate::python::core::args::{return_types, tensor_arg};
+use crate::python::core::batched::vmap_rule;
 use crate::python::core::bind::{bind_functions, bind_methods};
 use crate::python::core::errors::LinAlgError;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::IntoPyObjectExt;
 
 /// The named tuples these functions return: (name, fields).
 const RESULTS: &[(&str, &[&str])] = &[
@@ -62,15 +64,17 @@ bind_functions! { register_linalg:
     /// `torch.linalg.solve`: X with AX = B (XA = B when `left=False`).
     #[pyo3(signature = (A, B, *, left=true))]
     #[allow(non_snake_case)]
-    pub fn solve(py: Python<'_>, A: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, left: bool) -> PyResult<PyTensor> {
-        let (a, b) = (A.inner.clone(), B.inner.clone());
-        Ok(wrap(detached(py, &a, || a.linalg_solve(&b, left))?))
+    pub fn solve<'py>(py: Python<'py>, A: &Bound<'py, PyAny>, B: &Bound<'py, PyAny>, left: bool) -> PyResult<Py<PyAny>> {
+        vmap_rule!(solve as "linalg.solve", [A, B], [left]);
+        let (a, b) = (tensor_arg(A, "linalg.solve", "A", 1)?, tensor_arg(B, "linalg.solve", "B", 2)?);
+        wrap(detached(py, &a, || a.linalg_solve(&b, left))?).into_py_any(py)
     }
     /// `torch.linalg.solve_ex`: `(result, info)`.
     #[pyo3(signature = (A, B, *, left=true, check_errors=false))]
     #[allow(non_snake_case)]
-    pub fn solve_ex<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, left: bool, check_errors: bool) -> PyResult<Bound<'py, PyAny>> {
-        let (a, b) = (A.inner.clone(), B.inner.clone());
+    pub fn solve_ex<'py>(py: Python<'py>, A: &Bound<'py, PyAny>, B: &Bound<'py, PyAny>, left: bool, check_errors: bool) -> PyResult<Py<PyAny>> {
+        vmap_rule!(solve_ex as "linalg.solve_ex", [A, B], [left, check_errors]);
+        let (a, b) = (tensor_arg(A, "linalg.solve_ex", "A", 1)?, tensor_arg(B, "linalg.solve_ex", "B", 2)?);
         let (x, info) = match check_errors {
             true => {
                 let x = detached(py, &a, || a.linalg_solve(&b, left))?;
@@ -79,7 +83,7 @@ bind_functions! { register_linalg:
             }
             false => detached(py, &a, || a.linalg_solve_ex(&b, left))?,
         };
-        named(py, "linalg_solve_ex", vec![x, info])
+        Ok(named(py, "linalg_solve_ex", vec![x, info])?.unbind())
     }
     /// `torch.linalg.inv`.
     #[allow(non_snake_case)]
@@ -140,9 +144,11 @@ bind_functions! { register_linalg:
     /// `torch.linalg.solve_triangular`.
     #[pyo3(signature = (A, B, *, upper, left=true, unitriangular=false))]
     #[allow(non_snake_case)]
-    pub fn solve_triangular(py: Python<'_>, A: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, upper: bool, left: bool, unitriangular: bool) -> PyResult<PyTensor> {
-        let (a, b) = (A.inner.clone(), B.inner.clone());
-        Ok(wrap(detached(py, &a, || a.linalg_solve_triangular(&b, upper, left, unitriangular))?))
+    pub fn solve_triangular<'py>(py: Python<'py>, A: &Bound<'py, PyAny>, B: &Bound<'py, PyAny>, upper: bool, left: bool, unitriangular: bool) -> PyResult<Py<PyAny>> {
+        vmap_rule!(solve_triangular as "linalg.solve_triangular", [A, B], [upper, left, unitriangular]);
+        let name = "linalg.solve_triangular";
+        let (a, b) = (tensor_arg(A, name, "A", 1)?, tensor_arg(B, name, "B", 2)?);
+        wrap(detached(py, &a, || a.linalg_solve_triangular(&b, upper, left, unitriangular))?).into_py_any(py)
     }
     /// `torch.linalg.qr`: `(Q, R)`.
     #[pyo3(signature = (A, mode="reduced"))]

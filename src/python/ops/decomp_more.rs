@@ -8,12 +8,15 @@
 
 use super::decomp::named;
 use crate::ops::decomp_more::{multi_dot as multi_dot_op, MatrixOrd};
+use crate::python::core::args::tensor_arg;
 use crate::python::core::args::{dims_arg, tensor_list};
+use crate::python::core::batched::{self, tensor_input, vmap_rule};
 use crate::python::core::bind::{bind_functions, bind_methods};
 use crate::python::core::dtype::PyDType;
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 /// A norm order: "fro", "nuc" or a number (None stays None).
 fn parse_ord(ord: Option<&Bound<'_, PyAny>>) -> PyResult<Option<MatrixOrd>> {
@@ -51,9 +54,11 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.lstsq`: `(solution, residuals, rank, singular_values)`.
     #[pyo3(signature = (A, B, rcond=None, *, driver=None))]
-    pub fn lstsq<'py>(py: Python<'py>, A: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, rcond: Option<f64>, driver: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
-        let (x, r, k, s) = A.inner.linalg_lstsq(&B.inner, rcond, driver)?;
-        named(py, "linalg_lstsq", vec![x, r, k, s])
+    pub fn lstsq<'py>(py: Python<'py>, A: &Bound<'py, PyAny>, B: &Bound<'py, PyAny>, rcond: Option<f64>, driver: Option<&str>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(lstsq as "linalg.lstsq", [A, B], [rcond, driver]);
+        let (a, b) = (tensor_arg(A, "linalg.lstsq", "A", 1)?, tensor_arg(B, "linalg.lstsq", "B", 2)?);
+        let (x, r, k, s) = a.linalg_lstsq(&b, rcond, driver)?;
+        Ok(named(py, "linalg_lstsq", vec![x, r, k, s])?.unbind())
     }
     /// `torch.linalg.matrix_power`.
     #[pyo3(name = "matrix_power")]
@@ -69,20 +74,24 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.matrix_norm`.
     #[pyo3(signature = (A, ord=None, dim=None, keepdim=false, *, dtype=None))]
-    pub fn matrix_norm(A: PyRef<'_, PyTensor>, ord: Option<&Bound<'_, PyAny>>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+    pub fn matrix_norm<'py>(A: &Bound<'py, PyAny>, ord: Option<&Bound<'py, PyAny>>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(matrix_norm as "linalg.matrix_norm", [A], [ord, dim, keepdim, dtype]);
+        let A = tensor_input(A, "linalg.matrix_norm")?.borrow();
         let ord = parse_ord(ord)?.unwrap_or(MatrixOrd::Fro);
         let dims = match dim.filter(|d| !d.is_none()) {
             Some(d) => two_dims(d)?,
             None => [-2, -1],
         };
-        Ok(wrap(A.inner.matrix_norm(ord, dims, keepdim, dtype.map(|d| d.dtype))?))
+        wrap(A.inner.matrix_norm(ord, dims, keepdim, dtype.map(|d| d.dtype))?).into_py_any(A.py())
     }
     /// `torch.linalg.norm`.
     #[pyo3(signature = (A, ord=None, dim=None, keepdim=false, *, dtype=None))]
-    pub fn norm(A: PyRef<'_, PyTensor>, ord: Option<&Bound<'_, PyAny>>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+    pub fn norm<'py>(A: &Bound<'py, PyAny>, ord: Option<&Bound<'py, PyAny>>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<PyDType>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(norm as "linalg.norm", [A], [ord, dim, keepdim, dtype]);
+        let A = tensor_input(A, "linalg.norm")?.borrow();
         let ord = parse_ord(ord)?;
         let dims = dim.filter(|d| !d.is_none()).map(|d| dims_arg(Some(d))).transpose()?;
-        Ok(wrap(A.inner.linalg_norm(ord, dims.as_deref(), keepdim, dtype.map(|d| d.dtype))?))
+        wrap(A.inner.linalg_norm(ord, dims.as_deref(), keepdim, dtype.map(|d| d.dtype))?).into_py_any(A.py())
     }
     /// `torch.linalg.cond`.
     #[pyo3(signature = (A, p=None))]
@@ -101,30 +110,45 @@ bind_functions! { register_linalg_more:
         Ok(wrap(A.inner.matrix_rank(atol, rtol, hermitian)?))
     }
     /// `torch.linalg.multi_dot`.
-    pub fn multi_dot(tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    pub fn multi_dot(tensors: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Some(r) = batched::multi_dot(tensors)? {
+            return Ok(r);
+        }
         let ts = tensor_list(tensors, "multi_dot")?;
-        Ok(wrap(multi_dot_op(&ts)?))
+        wrap(multi_dot_op(&ts)?).into_py_any(tensors.py())
     }
     /// `torch.linalg.vecdot`.
     #[pyo3(signature = (x, y, *, dim=-1))]
-    pub fn vecdot(x: PyRef<'_, PyTensor>, y: PyRef<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(x.inner.vecdot(&y.inner, dim)?))
+    pub fn vecdot<'py>(x: &Bound<'py, PyAny>, y: &Bound<'py, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+        vmap_rule!(vecdot as "linalg.vecdot", [x, y], [dim]);
+        let py = x.py();
+        let (x, y) = (tensor_arg(x, "linalg.vecdot", "x", 1)?, tensor_arg(y, "linalg.vecdot", "y", 2)?);
+        wrap(x.vecdot(&y, dim)?).into_py_any(py)
     }
     /// `torch.linalg.vander`.
     #[pyo3(signature = (x, *, N=None))]
-    pub fn vander(x: PyRef<'_, PyTensor>, N: Option<i64>) -> PyResult<PyTensor> {
-        Ok(wrap(x.inner.vander(N)?))
+    pub fn vander<'py>(x: &Bound<'py, PyAny>, N: Option<i64>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(vander as "linalg.vander", [x], [N]);
+        wrap(tensor_input(x, "linalg.vander")?.borrow().inner.vander(N)?).into_py_any(x.py())
     }
     /// `torch.linalg.tensorinv`.
     #[pyo3(signature = (A, ind=2))]
-    pub fn tensorinv(A: PyRef<'_, PyTensor>, ind: i64) -> PyResult<PyTensor> {
-        Ok(wrap(A.inner.tensorinv(ind)?))
+    pub fn tensorinv<'py>(A: &Bound<'py, PyAny>, ind: i64) -> PyResult<Py<PyAny>> {
+        if batched::is_batched(A) {
+            // the batch dims lead: each sample's tensor inverted
+            return batched::on_alike(&[A], |t, nb| t[0].tensorinv_batched(ind, nb));
+        }
+        wrap(tensor_input(A, "linalg.tensorinv")?.borrow().inner.tensorinv(ind)?).into_py_any(A.py())
     }
     /// `torch.linalg.tensorsolve`.
     #[pyo3(signature = (A, B, dims=None))]
-    pub fn tensorsolve(A: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, dims: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    pub fn tensorsolve<'py>(A: &Bound<'py, PyAny>, B: &Bound<'py, PyAny>, dims: Option<&Bound<'py, PyAny>>) -> PyResult<Py<PyAny>> {
         let d = dims_arg(dims)?;
-        Ok(wrap(A.inner.tensorsolve(&B.inner, Some(&d))?))
+        if batched::any_batched(&[A, B]) {
+            return batched::on_alike(&[A, B], |t, nb| t[0].tensorsolve_batched(&t[1], Some(&d), nb));
+        }
+        let (a, b) = (tensor_arg(A, "linalg.tensorsolve", "A", 1)?, tensor_arg(B, "linalg.tensorsolve", "B", 2)?);
+        wrap(a.tensorsolve(&b, Some(&d))?).into_py_any(A.py())
     }
     /// `torch.linalg.lu_factor`: `(LU, pivots)`.
     #[pyo3(signature = (A, *, pivot=true))]
@@ -152,18 +176,27 @@ bind_functions! { register_linalg_more:
     }
     /// `torch.linalg.lu_solve`: X with A X = B from A's LU factorization.
     #[pyo3(signature = (LU, pivots, B, *, left=true, adjoint=false))]
-    pub fn lu_solve(LU: PyRef<'_, PyTensor>, pivots: PyRef<'_, PyTensor>, B: PyRef<'_, PyTensor>, left: bool, adjoint: bool) -> PyResult<PyTensor> {
-        Ok(wrap(LU.inner.linalg_lu_solve(&pivots.inner, &B.inner, left, adjoint)?))
+    pub fn lu_solve<'py>(LU: &Bound<'py, PyAny>, pivots: &Bound<'py, PyAny>, B: &Bound<'py, PyAny>, left: bool, adjoint: bool) -> PyResult<Py<PyAny>> {
+        vmap_rule!(lu_solve as "linalg.lu_solve", [LU, pivots, B], [left, adjoint]);
+        let name = "linalg.lu_solve";
+        let (lu, p) = (tensor_arg(LU, name, "LU", 1)?, tensor_arg(pivots, name, "pivots", 2)?);
+        let b = tensor_arg(B, name, "B", 3)?;
+        wrap(lu.linalg_lu_solve(&p, &b, left, adjoint)?).into_py_any(LU.py())
     }
     /// `torch.linalg.matmul` (`torch.matmul`).
     #[pyo3(name = "matmul")]
-    pub fn linalg_matmul(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.matmul(&other.inner)?))
+    pub fn linalg_matmul<'py>(input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        if batched::any_batched(&[input, other]) {
+            return batched::matmul_function("matmul", input, other);
+        }
+        let (a, b) = (tensor_arg(input, "matmul", "input", 1)?, tensor_arg(other, "matmul", "other", 2)?);
+        wrap(a.matmul(&b)?).into_py_any(input.py())
     }
     /// `torch.linalg.diagonal`: the diagonal over the last two dims.
     #[pyo3(name = "diagonal", signature = (A, *, offset=0, dim1=-2, dim2=-1))]
-    pub fn linalg_diagonal(A: PyRef<'_, PyTensor>, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
-        Ok(wrap(A.inner.diagonal(offset, dim1, dim2)?))
+    pub fn linalg_diagonal<'py>(A: &Bound<'py, PyAny>, offset: i64, dim1: i64, dim2: i64) -> PyResult<Py<PyAny>> {
+        vmap_rule!(linalg_diagonal as "linalg.diagonal", [A], [offset, dim1, dim2]);
+        wrap(tensor_input(A, "linalg.diagonal")?.borrow().inner.diagonal(offset, dim1, dim2)?).into_py_any(A.py())
     }
 }
 
@@ -183,8 +216,9 @@ bind_methods! { decomp_more_fns, register_fns:
     }
     /// `torch.cholesky_solve(B, L)`.
     #[pyo3(signature = (input2, upper=false))]
-    fn cholesky_solve(&self, input2: PyRef<'_, PyTensor>, upper: bool) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.cholesky_solve(&input2.inner, upper)?))
+    fn cholesky_solve(&self, input2: &Bound<'_, PyAny>, upper: bool) -> PyResult<PyTensor> {
+        let l = tensor_arg(input2, "cholesky_solve", "input2", 2)?;
+        Ok(wrap(self.inner.cholesky_solve(&l, upper)?))
     }
     /// `torch.cholesky_inverse(L)`.
     #[pyo3(signature = (upper=false))]
@@ -193,8 +227,9 @@ bind_methods! { decomp_more_fns, register_fns:
     }
     /// `torch.triangular_solve(b, A)`: `(solution, cloned_coefficient)`.
     #[pyo3(signature = (A, upper=true, transpose=false, unitriangular=false))]
-    fn triangular_solve<'py>(&self, py: Python<'py>, A: PyRef<'_, PyTensor>, upper: bool, transpose: bool, unitriangular: bool) -> PyResult<Bound<'py, PyAny>> {
-        let (x, a) = self.inner.triangular_solve(&A.inner, upper, transpose, unitriangular)?;
+    fn triangular_solve<'py>(&self, py: Python<'py>, A: &Bound<'_, PyAny>, upper: bool, transpose: bool, unitriangular: bool) -> PyResult<Bound<'py, PyAny>> {
+        let A = tensor_arg(A, "triangular_solve", "A", 2)?;
+        let (x, a) = self.inner.triangular_solve(&A, upper, transpose, unitriangular)?;
         named(py, "triangular_solve", vec![x, a])
     }
 }
@@ -202,12 +237,18 @@ bind_methods! { decomp_more_fns, register_fns:
 bind_functions! { register_top:
     /// `torch.lu_unpack`: `(P, L, U)` from `linalg.lu_factor`'s result.
     #[pyo3(signature = (LU_data, LU_pivots, unpack_data=true, unpack_pivots=true))]
-    pub fn lu_unpack<'py>(py: Python<'py>, LU_data: PyRef<'_, PyTensor>, LU_pivots: PyRef<'_, PyTensor>, unpack_data: bool, unpack_pivots: bool) -> PyResult<Bound<'py, PyAny>> {
-        let (p, l, u) = crate::ops::lu::unpack(&LU_data.inner, &LU_pivots.inner)?;
-        let empty = || crate::Tensor::zeros(&[0], LU_data.inner.dtype());
+    pub fn lu_unpack<'py>(py: Python<'py>, LU_data: &Bound<'py, PyAny>, LU_pivots: &Bound<'py, PyAny>, unpack_data: bool, unpack_pivots: bool) -> PyResult<Py<PyAny>> {
+        if unpack_data && unpack_pivots {
+            // (an empty tensor left out has no batch dims: the fallback)
+            vmap_rule!(lu_unpack as "lu_unpack", [LU_data, LU_pivots], [unpack_data, unpack_pivots]);
+        }
+        let lu = tensor_arg(LU_data, "lu_unpack", "LU_data", 1)?;
+        let piv = tensor_arg(LU_pivots, "lu_unpack", "LU_pivots", 2)?;
+        let (p, l, u) = crate::ops::lu::unpack(&lu, &piv)?;
+        let empty = || crate::Tensor::zeros(&[0], lu.dtype());
         let (l, u) = if unpack_data { (l, u) } else { (empty(), empty()) };
         let p = if unpack_pivots { p } else { empty() };
-        named(py, "lu_unpack", vec![p, l, u])
+        Ok(named(py, "lu_unpack", vec![p, l, u])?.unbind())
     }
 }
 

@@ -4,8 +4,8 @@
 //! `src/ops/index/`.
 
 use crate::ops::index::TensorIndex;
-use crate::python::core::args::as_scalar;
 use crate::python::core::args::type_name;
+use crate::python::core::args::{as_scalar, tensor_arg};
 use crate::python::core::bind::bind_methods;
 use crate::python::core::data::tensor_from_py;
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
@@ -296,14 +296,12 @@ bind_methods! { index_fns, register:
     fn scatter_add(
         &self,
         dim: i64,
-        index: PyRef<'_, PyTensor>,
-        src: PyRef<'_, PyTensor>,
+        index: &Bound<'_, PyAny>,
+        src: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.scatter_add(
-            dim,
-            &index.inner,
-            &src.inner,
-        )?))
+        let index = tensor_arg(index, "scatter_add", "index", 2)?;
+        let src = tensor_arg(src, "scatter_add", "src", 3)?;
+        Ok(wrap(self.inner.scatter_add(dim, &index, &src)?))
     }
     #[pyo3(signature = (dim, index, src=None, value=None, *, reduce=None))]
     fn scatter(
@@ -336,28 +334,21 @@ bind_methods! { index_fns, register:
         &self,
         dim: i64,
         index: PyRef<'_, PyTensor>,
-        source: PyRef<'_, PyTensor>,
+        source: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let a = alpha_arg(alpha, "index_add")?;
-        Ok(wrap(self.inner.index_add(
-            dim,
-            &index.inner,
-            &source.inner,
-            a,
-        )?))
+        let source = tensor_arg(source, "index_add", "source", 3)?;
+        Ok(wrap(self.inner.index_add(dim, &index.inner, &source, a)?))
     }
     fn index_copy(
         &self,
         dim: i64,
         index: PyRef<'_, PyTensor>,
-        source: PyRef<'_, PyTensor>,
+        source: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(self.inner.index_copy(
-            dim,
-            &index.inner,
-            &source.inner,
-        )?))
+        let source = tensor_arg(source, "index_copy", "source", 3)?;
+        Ok(wrap(self.inner.index_copy(dim, &index.inner, &source)?))
     }
     fn index_fill(
         &self,
@@ -429,9 +420,11 @@ impl PyTensor {
         slf: PyRef<'py, Self>,
         dim: i64,
         index: PyRef<'py, PyTensor>,
-        src: PyRef<'py, PyTensor>,
+        src: &Bound<'py, PyAny>,
     ) -> PyResult<PyRef<'py, Self>> {
-        slf.inner.scatter_add_(dim, &index.inner, &src.inner)?;
+        crate::python::core::batched::refuse_write_into_plain(src)?;
+        let src = tensor_arg(src, "scatter_add_", "src", 3)?;
+        slf.inner.scatter_add_(dim, &index.inner, &src)?;
         Ok(slf)
     }
 
@@ -468,11 +461,13 @@ impl PyTensor {
         slf: PyRef<'py, Self>,
         dim: i64,
         index: PyRef<'py, PyTensor>,
-        source: PyRef<'py, PyTensor>,
+        source: &Bound<'py, PyAny>,
         alpha: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRef<'py, Self>> {
+        crate::python::core::batched::refuse_write_into_plain(source)?;
         let a = alpha_arg(alpha, "index_add_")?;
-        slf.inner.index_add_(dim, &index.inner, &source.inner, a)?;
+        let source = tensor_arg(source, "index_add_", "source", 3)?;
+        slf.inner.index_add_(dim, &index.inner, &source, a)?;
         Ok(slf)
     }
 
@@ -480,9 +475,11 @@ impl PyTensor {
         slf: PyRef<'py, Self>,
         dim: i64,
         index: PyRef<'py, PyTensor>,
-        source: PyRef<'py, PyTensor>,
+        source: &Bound<'py, PyAny>,
     ) -> PyResult<PyRef<'py, Self>> {
-        slf.inner.index_copy_(dim, &index.inner, &source.inner)?;
+        crate::python::core::batched::refuse_write_into_plain(source)?;
+        let source = tensor_arg(source, "index_copy_", "source", 3)?;
+        slf.inner.index_copy_(dim, &index.inner, &source)?;
         Ok(slf)
     }
 
@@ -492,6 +489,7 @@ impl PyTensor {
         index: PyRef<'py, PyTensor>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<PyRef<'py, Self>> {
+        crate::python::core::batched::refuse_write_into_plain(value)?;
         match tensor_or_number(value, "index_fill_")? {
             TensorOrScalar::T(v) => slf.inner.index_fill_(dim, &index.inner, &v)?,
             TensorOrScalar::S(s) => slf.inner.index_fill_scalar_(dim, &index.inner, s)?,

@@ -41,6 +41,27 @@ fn tensor_param(fname: &str, obj: &Bound<'_, PyAny>, name: &str, pos: usize) -> 
     }
 }
 
+/// An optional tensor parameter (None as absent).
+fn optional_param(
+    fname: &str,
+    obj: Option<&Bound<'_, PyAny>>,
+    name: &str,
+    pos: usize,
+) -> PyResult<Option<Tensor>> {
+    obj.filter(|o| !o.is_none())
+        .map(|o| tensor_param(fname, o, name, pos))
+        .transpose()
+}
+
+/// The given ones of a batched loss's other tensor arguments.
+fn extra<const N: usize>(
+    args: [(&'static str, Option<&Bound<'_, PyAny>>); N],
+) -> Vec<(&'static str, Py<PyAny>)> {
+    args.into_iter()
+        .filter_map(|(k, v)| v.filter(|v| !v.is_none()).map(|v| (k, v.clone().unbind())))
+        .collect()
+}
+
 fn opt(t: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
     t.as_ref().map(|t| t.inner.clone())
 }
@@ -101,61 +122,67 @@ bind_functions! { register_nn_fns:
     }
     #[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean"))]
     fn binary_cross_entropy(
-        input: PyRef<'_, PyTensor>,
-        target: PyRef<'_, PyTensor>,
-        weight: Option<PyRef<'_, PyTensor>>,
+        input: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
+        weight: Option<&Bound<'_, PyAny>>,
         size_average: Option<bool>,
         reduce: Option<bool>,
         reduction: &str,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         let r = self::reduction(size_average, reduce, reduction)?;
-        let w = opt(&weight);
-        Ok(wrap(loss::binary_cross_entropy(
-            &input.inner,
-            &target.inner,
-            w.as_ref(),
-            r,
-        )?))
+        let name = "binary_cross_entropy";
+        if let Some(out) = batched_loss(name, input, target, r, &extra([("weight", weight)])) {
+            return out;
+        }
+        let (x, y) = (tensor_param(name, input, "input", 1)?, tensor_param(name, target, "target", 2)?);
+        let w = optional_param(name, weight, "weight", 3)?;
+        wrap(loss::binary_cross_entropy(&x, &y, w.as_ref(), r)?).into_py_any(input.py())
     }
     #[pyo3(signature = (input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None))]
     fn binary_cross_entropy_with_logits(
-        input: PyRef<'_, PyTensor>,
-        target: PyRef<'_, PyTensor>,
-        weight: Option<PyRef<'_, PyTensor>>,
+        input: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
+        weight: Option<&Bound<'_, PyAny>>,
         size_average: Option<bool>,
         reduce: Option<bool>,
         reduction: &str,
-        pos_weight: Option<PyRef<'_, PyTensor>>,
-    ) -> PyResult<PyTensor> {
+        pos_weight: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let r = self::reduction(size_average, reduce, reduction)?;
-        let (w, p) = (opt(&weight), opt(&pos_weight));
-        Ok(wrap(loss::binary_cross_entropy_with_logits(
-            &input.inner,
-            &target.inner,
-            w.as_ref(),
-            r,
-            p.as_ref(),
-        )?))
+        let name = "binary_cross_entropy_with_logits";
+        let ex = extra([("weight", weight), ("pos_weight", pos_weight)]);
+        if let Some(out) = batched_loss(name, input, target, r, &ex) {
+            return out;
+        }
+        let (x, y) = (tensor_param(name, input, "input", 1)?, tensor_param(name, target, "target", 2)?);
+        let w = optional_param(name, weight, "weight", 3)?;
+        let p = optional_param(name, pos_weight, "pos_weight", 7)?;
+        wrap(loss::binary_cross_entropy_with_logits(&x, &y, w.as_ref(), r, p.as_ref())?)
+            .into_py_any(input.py())
     }
     #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"))]
     fn nll_loss(
-        input: PyRef<'_, PyTensor>,
-        target: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
         weight: Option<PyRef<'_, PyTensor>>,
         size_average: Option<bool>,
         ignore_index: i64,
         reduce: Option<bool>,
         reduction: &str,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
+        let py = input.py();
+        if batched::any_batched(&[input, target]) {
+            if weight.is_some() || size_average.is_some() || reduce.is_some() {
+                return Err(batched::fallback("nll_loss"));
+            }
+            let plain = py.import("ferrograd._C")?.getattr("_nn")?.getattr("nll_loss")?;
+            return batched::cross_entropy(input, target, ignore_index, reduction, &plain);
+        }
+        let x = tensor_param("nll_loss", input, "input", 1)?;
+        let y = tensor_param("nll_loss", target, "target", 2)?;
         let r = self::reduction(size_average, reduce, reduction)?;
         let w = opt(&weight);
-        Ok(wrap(loss::nll_loss(
-            &input.inner,
-            &target.inner,
-            w.as_ref(),
-            ignore_index,
-            r,
-        )?))
+        wrap(loss::nll_loss(&x, &y, w.as_ref(), ignore_index, r)?).into_py_any(py)
     }
     #[pyo3(signature = (input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0))]
     fn cross_entropy(
@@ -205,7 +232,8 @@ fn batched_loss(
             kw.set_item(*k, v)?;
         }
         kw.set_item("reduction", "none")?;
-        let args = vec![input.clone(), target.clone()];
+        // input and target of the same shape (the losses check it)
+        let args = batched::batched_alike(&[input, target])?;
         let out = batched::pointwise_function("ferrograd._C._nn", name, args, Some(kw))?;
         match r {
             Reduction::None => Ok(out),

@@ -49,6 +49,7 @@ bind_functions! { register_nn_fns:
         run(batched::tensor_input(input, "layer_norm")?)
     }
     #[pyo3(signature = (input, num_groups, weight=None, bias=None, eps=1e-5))]
+    @vmap(SamplesFirst)
     fn group_norm(
         input: PyRef<'_, PyTensor>,
         num_groups: i64,
@@ -63,7 +64,7 @@ bind_functions! { register_nn_fns:
     }
     #[pyo3(signature = (input, running_mean, running_var, weight=None, bias=None, training=false, momentum=0.1, eps=1e-5))]
     fn batch_norm(
-        input: PyRef<'_, PyTensor>,
+        input: &Bound<'_, PyAny>,
         running_mean: Opt<'_>,
         running_var: Opt<'_>,
         weight: Opt<'_>,
@@ -71,17 +72,29 @@ bind_functions! { register_nn_fns:
         training: bool,
         momentum: f64,
         eps: f64,
-    ) -> PyResult<PyTensor> {
-        let y = input.inner.batch_norm(
-            inner(&running_mean),
-            inner(&running_var),
-            inner(&weight),
-            inner(&bias),
-            training,
-            momentum,
-            eps,
-        )?;
-        Ok(wrap(y))
+    ) -> PyResult<Py<PyAny>> {
+        let (rm, rv) = (inner(&running_mean), inner(&running_var));
+        // per-channel parameters, each repeated `b` times (the batch in
+        // the channels)
+        let run = |x: &Bound<'_, PyTensor>, b: usize| {
+            let rep = |t: Option<&Tensor>| t.map(|t| t.repeat(&[b as i64])).transpose();
+            let (w, bi) = (rep(inner(&weight))?, rep(inner(&bias))?);
+            let y = x.borrow().inner.batch_norm(rm, rv, w.as_ref(), bi.as_ref(), training, momentum, eps)?;
+            wrap(y).into_py_any(x.py())
+        };
+        if batched::is_batched(input) {
+            if !training {
+                // per element: the batch joins the samples
+                let rule = batched::PhysicalRule::SamplesFirst;
+                return batched::on_physical(rule, "batch_norm", input, |x| run(x, 1));
+            }
+            if rm.is_some() || rv.is_some() {
+                // per-sample running statistics: torch's vmap refuses them
+                return Err(batched::fallback("batch_norm"));
+            }
+            return batched::fold_channels("batch_norm", input, run);
+        }
+        run(batched::tensor_input(input, "batch_norm")?, 1)
     }
     /// nn.BatchNorm's forward (see `batch_norm_module`).
     fn _batch_norm_module(
@@ -116,7 +129,7 @@ bind_functions! { register_nn_fns:
 #[pyo3(signature = (input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=false, sparse=false))]
 fn embedding(
     input: &Bound<'_, PyAny>,
-    weight: PyRef<'_, PyTensor>,
+    weight: &Bound<'_, PyAny>,
     padding_idx: Option<i64>,
     max_norm: Option<f64>,
     norm_type: f64,
@@ -129,8 +142,17 @@ fn embedding(
             "ferrograd: embedding's max_norm, scale_grad_by_freq and sparse are not supported",
         ));
     }
+    if batched::is_batched(weight) {
+        if padding_idx.is_some() {
+            return Err(batched::fallback("embedding"));
+        }
+        return batched::embedding_weight(input, weight, |i, w| {
+            embedding(i, w, None, None, norm_type, false, false)
+        });
+    }
+    let weight = crate::python::core::args::tensor_arg(weight, "embedding", "weight", 2)?;
     let run = |x: &Bound<'_, PyTensor>| {
-        let y = x.borrow().inner.embedding(&weight.inner, padding_idx)?;
+        let y = x.borrow().inner.embedding(&weight, padding_idx)?;
         wrap(y).into_py_any(x.py())
     };
     if batched::is_batched(input) {

@@ -3,6 +3,7 @@
 //! `ops::reduce` / `ops::softmax`.
 
 use crate::python::core::args::{dims, return_types, type_name, values_indices};
+use crate::python::core::batched::{self, tensor_input, vmap_rule};
 use crate::python::core::bind::bind_functions;
 use crate::python::core::bind::bind_methods;
 use crate::python::core::dtype::PyDType;
@@ -11,6 +12,7 @@ use crate::{DType, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString};
+use pyo3::IntoPyObjectExt;
 
 fn dt(d: Option<PyDType>) -> Option<DType> {
     d.map(|d| d.dtype)
@@ -306,38 +308,53 @@ fn spread_mean(
 
 bind_functions! { register_functions:
     #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-    fn var_mean(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-        unbiased: Option<&Bound<'_, PyAny>>,
+    fn var_mean<'py>(
+        input: &Bound<'py, PyAny>,
+        dim: Option<&Bound<'py, PyAny>>,
+        unbiased: Option<&Bound<'py, PyAny>>,
         keepdim: bool,
-        correction: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<(PyTensor, PyTensor)> {
-        spread_mean(&input.inner, dim, unbiased, keepdim, correction, false)
+        correction: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        vmap_rule!(var_mean as "var_mean", [input], [dim, unbiased, keepdim, correction]);
+        let x = &tensor_input(input, "var_mean")?.borrow().inner;
+        spread_mean(x, dim, unbiased, keepdim, correction, false)?.into_py_any(input.py())
     }
     #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-    fn std_mean(
-        input: PyRef<'_, PyTensor>,
-        dim: Option<&Bound<'_, PyAny>>,
-        unbiased: Option<&Bound<'_, PyAny>>,
+    fn std_mean<'py>(
+        input: &Bound<'py, PyAny>,
+        dim: Option<&Bound<'py, PyAny>>,
+        unbiased: Option<&Bound<'py, PyAny>>,
         keepdim: bool,
-        correction: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<(PyTensor, PyTensor)> {
-        spread_mean(&input.inner, dim, unbiased, keepdim, correction, true)
+        correction: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        vmap_rule!(std_mean as "std_mean", [input], [dim, unbiased, keepdim, correction]);
+        let x = &tensor_input(input, "std_mean")?.borrow().inner;
+        spread_mean(x, dim, unbiased, keepdim, correction, true)?.into_py_any(input.py())
     }
     #[pyo3(name = "norm", signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
-    fn norm_fn(
-        input: PyRef<'_, PyTensor>,
-        p: Option<&Bound<'_, PyAny>>,
-        dim: Option<&Bound<'_, PyAny>>,
+    fn norm_fn<'py>(
+        input: &Bound<'py, PyAny>,
+        p: Option<&Bound<'py, PyAny>>,
+        dim: Option<&Bound<'py, PyAny>>,
         keepdim: bool,
-        out: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'py, PyAny>>,
         dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         if out.is_some_and(|o| !o.is_none()) {
             return Err(PyTypeError::new_err("norm(): out= is not supported"));
         }
-        norm(&input.inner, p, dim, keepdim, dtype)
+        if batched::is_batched(input) {
+            // the rule of `Tensor.norm`, whose parameters these are
+            let kw = pyo3::types::PyDict::new(input.py());
+            for (k, v) in [("p", p), ("dim", dim)] {
+                batched::VmapArg::put(&v, input.py(), k, &kw)?;
+            }
+            batched::VmapArg::put(&keepdim, input.py(), "keepdim", &kw)?;
+            batched::VmapArg::put(&dtype, input.py(), "dtype", &kw)?;
+            return batched::method_call(input, "norm", kw);
+        }
+        let x = &tensor_input(input, "norm")?.borrow().inner;
+        norm(x, p, dim, keepdim, dtype)?.into_py_any(input.py())
     }
 }
 

@@ -3,10 +3,12 @@
 
 use crate::python::core::args::ints;
 use crate::python::core::args::shape_arg;
+use crate::python::core::batched::{self, tensor_input, vmap_rule};
 use crate::python::core::bind::{bind_functions, bind_methods};
 use crate::python::core::tensor::{view_result, wrap, PyTensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use pyo3::IntoPyObjectExt;
 
 /// `dims` given as varargs ints, one sequence, or the `dims=` keyword.
 fn dims_arg(args: &Bound<'_, PyTuple>, dims: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
@@ -113,21 +115,33 @@ bind_functions! { register_functions:
     fn flip(input: PyRef<'_, PyTensor>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.flip(&ints(dims)?)?))
     }
-    fn tile(input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.tile(&dims)?))
+    fn tile<'py>(input: &Bound<'py, PyAny>, dims: Vec<i64>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(tile as "tile", [input], [dims]);
+        let x = &tensor_input(input, "tile")?.borrow().inner;
+        wrap(x.tile(&dims)?).into_py_any(input.py())
     }
     /// `torch.einsum(equation, *operands)`; the operands may also come as one
     /// list or tuple.
     #[pyo3(signature = (equation, *operands))]
-    fn einsum(equation: &str, operands: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        let list: Vec<PyRef<'_, PyTensor>> = match operands.len() {
-            1 if !operands.get_item(0)?.is_instance_of::<PyTensor>() => {
-                operands.get_item(0)?.extract()?
+    fn einsum<'py>(equation: &str, operands: &Bound<'py, PyTuple>) -> PyResult<Py<PyAny>> {
+        let py = operands.py();
+        let objs: Vec<Bound<'py, PyAny>> = match operands.len() {
+            1 if !operands.get_item(0)?.is_instance_of::<PyTensor>()
+                && !batched::is_batched(&operands.get_item(0)?) =>
+            {
+                operands.get_item(0)?.try_iter()?.collect::<PyResult<_>>()?
             }
-            _ => operands.extract()?,
+            _ => operands.iter().collect(),
         };
-        let ts: Vec<crate::Tensor> = list.iter().map(|t| t.inner.clone()).collect();
-        Ok(wrap(crate::ops::einsum::einsum(equation, &ts)?))
+        if objs.iter().any(batched::is_batched) {
+            let func = pyo3::wrap_pyfunction!(einsum, py)?;
+            return batched::einsum(func.as_any(), equation, objs);
+        }
+        let ts = objs
+            .iter()
+            .map(|o| Ok(o.cast::<PyTensor>()?.borrow().inner.clone()))
+            .collect::<PyResult<Vec<crate::Tensor>>>()?;
+        wrap(crate::ops::einsum::einsum(equation, &ts)?).into_py_any(py)
     }
 }
 

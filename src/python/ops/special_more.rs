@@ -4,10 +4,12 @@
 
 use crate::kernels::special_math::Poly;
 use crate::ops::special_more::special_more_ops;
-use crate::python::core::args::operands;
+use crate::python::core::args::{operands, tensor_arg};
+use crate::python::core::batched::{tensor_input, vmap_rule};
 use crate::python::core::bind::{bind_functions, bind_methods, bind_unary_float_ops};
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 
 special_more_ops!(bind_unary_float_ops);
 
@@ -92,27 +94,43 @@ bind_functions! { register_special:
         shifted(input, n, Poly::ChebyshevW, "special_shifted_chebyshev_polynomial_w")
     }
     /// `torch.special.xlog1py(input, other)`: input * log1p(other).
-    pub fn xlog1py(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    pub fn xlog1py<'py>(input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(pointwise xlog1py, [input, other], []);
         let (x, y) = operands(input, other)?;
-        Ok(wrap(x.special_xlog1py(&y)?))
+        wrap(x.special_xlog1py(&y)?).into_py_any(input.py())
     }
     /// `torch.special.zeta(input, other)`: the Hurwitz zeta function.
-    pub fn zeta(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    pub fn zeta<'py>(input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(pointwise zeta, [input, other], []);
         let (x, q) = operands(input, other)?;
-        Ok(wrap(x.special_zeta(&q)?))
+        wrap(x.special_zeta(&q)?).into_py_any(input.py())
     }
     /// `torch.special.gammainc(input, other)`: the regularized lower incomplete gamma function.
-    pub fn gammainc(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.special_gammainc(&other.inner, false)?))
+    pub fn gammainc<'py>(input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(pointwise gammainc, [input, other], []);
+        gamma_inc(input, other, false, "gammainc")
     }
     /// `torch.special.gammaincc(input, other)`: the regularized upper incomplete gamma function.
-    pub fn gammaincc(input: PyRef<'_, PyTensor>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.special_gammainc(&other.inner, true)?))
+    pub fn gammaincc<'py>(input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(pointwise gammaincc, [input, other], []);
+        gamma_inc(input, other, true, "gammaincc")
     }
     /// `torch.special.multigammaln(input, p)`.
     pub fn multigammaln(input: PyRef<'_, PyTensor>, p: i64) -> PyResult<PyTensor> {
         Ok(wrap(input.inner.mvlgamma(p)?))
     }
+}
+
+/// The regularized incomplete gamma function of two tensors (`upper`: Q).
+fn gamma_inc(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    upper: bool,
+    name: &str,
+) -> PyResult<Py<PyAny>> {
+    let x = tensor_arg(input, name, "input", 1)?;
+    let a = tensor_arg(other, name, "other", 2)?;
+    wrap(x.special_gammainc(&a, upper)?).into_py_any(input.py())
 }
 
 fn shifted(
@@ -149,8 +167,9 @@ impl PyTensor {
 bind_functions! { register_top:
     /// `torch.polygamma(n, input)`: the n-th derivative of digamma.
     #[pyo3(name = "polygamma")]
-    pub fn polygamma_fn(n: i64, input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(input.inner.polygamma(n)?))
+    pub fn polygamma_fn<'py>(n: i64, input: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        vmap_rule!(pointwise polygamma_fn, [input], [n]);
+        wrap(tensor_input(input, "polygamma")?.borrow().inner.polygamma(n)?).into_py_any(input.py())
     }
 }
 
