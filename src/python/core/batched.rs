@@ -1060,13 +1060,9 @@ pub(crate) fn stack_kind(
     kind: crate::ops::combine::StackKind,
 ) -> PyResult<Option<Py<PyAny>>> {
     let py = tensors.py();
-    let items: Vec<Bound<'_, PyAny>> = match tensors.try_iter() {
-        Ok(it) => it.collect::<PyResult<_>>()?,
-        Err(_) => return Ok(None),
-    };
-    if !items.iter().any(is_batched) {
+    let Some(items) = batched_items(tensors)? else {
         return Ok(None);
-    }
+    };
     let ps = items
         .iter()
         .map(|x| parts(x)?.ok_or_else(|| fallback("stack")))
@@ -1366,17 +1362,7 @@ fn pointwise_call<'py>(
             Ok(a.clone())
         }
     };
-    let new_args = args.iter().map(conv).collect::<PyResult<Vec<_>>>()?;
-    let new_kwargs = match &kwargs {
-        Some(k) => {
-            let d = PyDict::new(py);
-            for (key, v) in k.iter() {
-                d.set_item(key, conv(&v)?)?;
-            }
-            Some(d)
-        }
-        None => None,
-    };
+    let (new_args, new_kwargs) = map_call_args(py, &args, kwargs.as_ref(), conv)?;
     let res = func.call(PyTuple::new(py, new_args)?, new_kwargs.as_ref())?;
     if res.is(py.NotImplemented()) {
         return Ok(res.unbind());
@@ -1567,17 +1553,7 @@ fn pointwise_inplace<'py>(
         }
         align(&q, &p.levels, q.rank().max(p.rank()))
     };
-    let args = args.iter().map(conv).collect::<PyResult<Vec<_>>>()?;
-    let kwargs = match kwargs {
-        Some(k) => {
-            let d = PyDict::new(py);
-            for (key, v) in k.iter() {
-                d.set_item(key, conv(&v)?)?;
-            }
-            Some(d)
-        }
-        None => None,
-    };
+    let (args, kwargs) = map_call_args(py, &args, kwargs.as_ref(), conv)?;
     if !may_write(p)? {
         return Err(fallback(name));
     }
@@ -2071,6 +2047,38 @@ pub(crate) fn any_batched(objs: &[&Bound<'_, PyAny>]) -> bool {
     objs.iter().any(|o| is_batched(o))
 }
 
+/// A call's positional and keyword arguments, each passed through `conv`.
+#[allow(clippy::type_complexity)]
+fn map_call_args<'py>(
+    py: Python<'py>,
+    args: &[Bound<'py, PyAny>],
+    kwargs: Option<&Bound<'py, PyDict>>,
+    conv: impl Fn(&Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, Option<Bound<'py, PyDict>>)> {
+    let args = args.iter().map(&conv).collect::<PyResult<Vec<_>>>()?;
+    let kwargs = match kwargs {
+        Some(k) => {
+            let d = PyDict::new(py);
+            for (key, v) in k.iter() {
+                d.set_item(key, conv(&v)?)?;
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    Ok((args, kwargs))
+}
+
+/// The elements of a sequence argument (a list of tensors) when one of
+/// them is batched; None otherwise, or when it is not iterable.
+fn batched_items<'py>(tensors: &Bound<'py, PyAny>) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+    let items: Vec<Bound<'py, PyAny>> = match tensors.try_iter() {
+        Ok(it) => it.collect::<PyResult<_>>()?,
+        Err(_) => return Ok(None),
+    };
+    Ok(items.iter().any(is_batched).then_some(items))
+}
+
 /// `cat`/`stack` of a list with batched tensors: every element aligned to
 /// the union of levels (and expanded to its sizes), dim shifted.
 pub(crate) fn join(
@@ -2079,13 +2087,9 @@ pub(crate) fn join(
     stack: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
     let py = tensors.py();
-    let items: Vec<Bound<'_, PyAny>> = match tensors.try_iter() {
-        Ok(it) => it.collect::<PyResult<_>>()?,
-        Err(_) => return Ok(None),
-    };
-    if !items.iter().any(is_batched) {
+    let Some(items) = batched_items(tensors)? else {
         return Ok(None);
-    }
+    };
     let ps = items
         .iter()
         .map(|x| parts(x)?.ok_or_else(|| PyTypeError::new_err("expected a sequence of Tensors")))

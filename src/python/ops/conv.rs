@@ -133,14 +133,9 @@ macro_rules! conv_fn {
         ) -> PyResult<Py<PyAny>> {
             let py = input.py();
             let bias = bias.filter(|b| !b.is_none());
-            let mut operands = vec![input, weight];
-            operands.extend(bias);
-            if batched::any_batched(&operands) {
-                let kw = pyo3::types::PyDict::new(py);
-                kw.set_item("stride", stride)?;
-                kw.set_item("padding", padding)?;
-                kw.set_item("dilation", dilation)?;
-                return batched::conv(stringify!($name), $s, input, weight, bias, groups, kw);
+            let kw = [("stride", stride), ("padding", padding), ("dilation", dilation)];
+            if let Some(r) = conv_if_batched(stringify!($name), $s, [input, weight], bias, groups, &kw)? {
+                return Ok(r);
             }
             let name = stringify!($name);
             let x = tensor_arg(input, name, "input", 1)?;
@@ -163,6 +158,28 @@ macro_rules! conv_fn {
         }
     };
 }
+/// A convolution function's batched path (vmap): `batched::conv` with the
+/// keyword arguments as given, when an operand is batched.
+fn conv_if_batched<'py>(
+    name: &str,
+    s: usize,
+    [input, weight]: [&Bound<'py, PyAny>; 2],
+    bias: Option<&Bound<'py, PyAny>>,
+    groups: i64,
+    kwargs: &[(&str, Option<&Bound<'py, PyAny>>)],
+) -> PyResult<Option<Py<PyAny>>> {
+    let mut operands = vec![input, weight];
+    operands.extend(bias);
+    if !batched::any_batched(&operands) {
+        return Ok(None);
+    }
+    let kw = pyo3::types::PyDict::new(input.py());
+    for (k, v) in kwargs {
+        kw.set_item(k, v)?;
+    }
+    batched::conv(name, s, input, weight, bias, groups, kw).map(Some)
+}
+
 conv_fn!(conv1d, 1);
 conv_fn!(conv2d, 2);
 conv_fn!(conv3d, 3);
@@ -183,15 +200,14 @@ macro_rules! conv_transpose_fn {
         ) -> PyResult<Py<PyAny>> {
             let py = input.py();
             let bias = bias.filter(|b| !b.is_none());
-            let mut operands = vec![input, weight];
-            operands.extend(bias);
-            if batched::any_batched(&operands) {
-                let kw = pyo3::types::PyDict::new(py);
-                kw.set_item("stride", stride)?;
-                kw.set_item("padding", padding)?;
-                kw.set_item("output_padding", output_padding)?;
-                kw.set_item("dilation", dilation)?;
-                return batched::conv(stringify!($name), $s, input, weight, bias, groups, kw);
+            let kw = [
+                ("stride", stride),
+                ("padding", padding),
+                ("output_padding", output_padding),
+                ("dilation", dilation),
+            ];
+            if let Some(r) = conv_if_batched(stringify!($name), $s, [input, weight], bias, groups, &kw)? {
+                return Ok(r);
             }
             let name = stringify!($name);
             let x = tensor_arg(input, name, "input", 1)?;
