@@ -799,3 +799,28 @@ def test_inplace_rules_never_write_into_an_input():
     got = _vmap.vmap_batched_only(lambda v: (v * 1).mul_(2))(x)
     np.testing.assert_allclose(got.numpy(), X * 2)
     np.testing.assert_allclose(x.numpy(), X)
+
+
+def test_augmented_assignment_writes_in_place_under_vmap(torch):
+    """``z += v`` on a batched ``z`` is the in-place method (it rebound the
+    name to a new tensor, so the base of a view ``z`` missed the write),
+    batched on a fresh value, as the per-slice loop and torch.func."""
+
+    def make(lib):
+        def f(x):
+            y = x.clone()
+            z = y[0:2]
+            z += 1
+            z *= x[0:2]
+            z -= 0.5
+            z /= 2
+            return y
+
+        return f
+
+    x = fg.tensor(X)
+    got = _no_fallback(vmap(make(fg)), x)
+    loop = fg.stack([make(fg)(x[i]) for i in range(x.shape[0])])
+    np.testing.assert_array_equal(got.numpy(), loop.numpy())
+    want = torch.vmap(make(torch))(torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy())

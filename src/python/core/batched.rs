@@ -2294,8 +2294,46 @@ binary_dunders!(
     __rxor__
 );
 
+/// `x op= y` on a batched `x`: the in-place method's rule (or the
+/// fallback); PyO3 returns `x` itself, so the name stays bound to the same tensor
+/// and a view's base sees the write (`__add__`'s result would rebind it).
+macro_rules! inplace_dunders {
+    ($($name:ident => $method:literal),*) => {
+        #[pymethods]
+        impl PyBatched {
+            $(
+                fn $name<'py>(
+                    slf: &Bound<'py, Self>,
+                    other: &Bound<'py, PyAny>,
+                ) -> PyResult<()> {
+                    dispatch(slf.as_any(), $method, vec![other.clone()], None).map(drop)
+                }
+            )*
+        }
+    };
+}
+inplace_dunders!(
+    __iadd__ => "add_",
+    __isub__ => "sub_",
+    __imul__ => "mul_",
+    __itruediv__ => "div_",
+    __ifloordiv__ => "floor_divide_",
+    __imod__ => "remainder_",
+    __iand__ => "bitwise_and_",
+    __ior__ => "bitwise_or_",
+    __ixor__ => "bitwise_xor_"
+);
+
 #[pymethods]
 impl PyBatched {
+    fn __ipow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        modulo: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = modulo;
+        dispatch(slf.as_any(), "pow_", vec![other.clone()], None).map(drop)
+    }
     fn __pow__(
         slf: &Bound<'_, Self>,
         other: &Bound<'_, PyAny>,
