@@ -316,35 +316,27 @@ impl Tensor {
         let per_group = (cin / groups * k) as i64;
         let mut shape = vec![n as i64, cout as i64];
         shape.extend(out.iter().map(|&o| o as i64));
-        #[cfg(target_arch = "x86_64")]
-        if groups == 1
-            && w.stride.iter().all(|&v| v == 1)
-            && x.dtype() == crate::buffer::DType::F32
-            && crate::kernels::matmul::shifted_available()
-            && x.shape()[0] >= 2 * crate::parallel::num_threads()
-            && !crate::autograd::would_record(&[&x, weight])
-        {
-            // Stride 1: no window matrix at all (see the kernel's doc).
-            let xc = x.contiguous()?;
-            let wm = weight.contiguous()?.reshape(&[cout as i64, per_group])?;
-            let geometry = crate::kernels::matmul::ShiftedConv {
-                input: &input,
-                kernel: &w.kernel,
-                dilation: &w.dilation,
-                padding: &w.padding,
-            };
-            if let Some(y) = crate::kernels::matmul::conv_forward_shifted(&xc, &geometry, &wm)? {
-                let y = Tensor::from(y).reshape(&shape)?;
-                return add_bias_unbatch(y, bias, self.ndim() == s + 1);
-            }
-        }
         if groups == 1 && !crate::autograd::would_record(&[&x, weight]) {
-            // Values alone: each sample's windows multiplied while in
-            // cache, no im2col tensor (the same values).
-            let table = w.table(&input, &out)?;
+            // Values alone: no im2col tensor. Stride 1 reads the windows
+            // from the padded sample in place; otherwise each sample's
+            // windows are gathered and multiplied while in cache.
             let xc = x.contiguous()?;
             let wm = weight.contiguous()?.reshape(&[cout as i64, per_group])?;
-            if let Some(y) = crate::kernels::matmul::conv_forward(&xc, &table, &wm)? {
+            let mut y = None;
+            #[cfg(target_arch = "x86_64")]
+            if w.stride.iter().all(|&v| v == 1) {
+                let geometry = crate::kernels::matmul::ShiftedConv {
+                    input: &input,
+                    kernel: &w.kernel,
+                    dilation: &w.dilation,
+                    padding: &w.padding,
+                };
+                y = crate::kernels::matmul::conv_forward_shifted(&xc, &geometry, &wm)?;
+            }
+            if y.is_none() {
+                y = crate::kernels::matmul::conv_forward(&xc, &*w.table(&input, &out)?, &wm)?;
+            }
+            if let Some(y) = y {
                 let y = Tensor::from(y).reshape(&shape)?;
                 return add_bias_unbatch(y, bias, self.ndim() == s + 1);
             }

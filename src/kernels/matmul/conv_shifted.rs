@@ -35,22 +35,22 @@ fn isa() -> Option<Isa> {
     }
 }
 
-/// Whether [`conv_forward_shifted`] runs on this CPU.
-pub fn shifted_available() -> bool {
-    isa().is_some()
-}
-
 /// `x` (contiguous float32 `[batch, channels, *input]`) convolved with `w`
 /// (contiguous `[m, channels * prod(kernel)]`), stride 1: `[batch, m,
 /// prod(out)]`. Samples in blocks of whole samples, about two per thread,
 /// each product on one thread (so the result does not depend on the thread
 /// count). `None` where it does not apply (not float32, a CPU without
-/// AVX2, an empty input).
+/// AVX2, an empty input, too few samples to keep the threads busy).
 pub fn conv_forward_shifted(x: &Strided, g: &ShiftedConv, w: &Strided) -> Result<Option<Strided>> {
     let Some(isa) = isa() else {
         return Ok(None);
     };
-    if x.dtype() != crate::buffer::DType::F32 || !x.is_contiguous() || !w.is_contiguous() {
+    let threads = crate::parallel::num_threads();
+    if x.dtype() != crate::buffer::DType::F32
+        || !x.is_contiguous()
+        || !w.is_contiguous()
+        || (threads > 1 && x.shape()[0] < 2 * threads)
+    {
         return Ok(None);
     }
     let s = g.input.len();
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn shifted_conv_matches_its_definition() {
-        if !shifted_available() {
+        if isa().is_none() {
             return;
         }
         // (n, c, m, input, kernel, dilation, padding): 1-D, 2-D, 3-D; odd
@@ -242,6 +242,8 @@ mod tests {
             ),
         ];
         for (n, c, m, input, kernel, dilation, padding) in cases {
+            // (enough samples to keep the threads busy, or it declines)
+            let n = n.max(2 * crate::parallel::num_threads());
             let g = ShiftedConv {
                 input: &input,
                 kernel: &kernel,

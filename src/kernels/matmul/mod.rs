@@ -51,7 +51,7 @@ mod path;
 mod product;
 
 #[cfg(target_arch = "x86_64")]
-pub use conv_shifted::{conv_forward_shifted, shifted_available, ShiftedConv};
+pub use conv_shifted::{conv_forward_shifted, ShiftedConv};
 use gemv::gemv;
 pub use path::{
     crate_uses_avx512, force_gemm_path, forced_gemm_path, gemm_path, own_avx512_preferred,
