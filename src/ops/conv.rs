@@ -312,7 +312,6 @@ impl Tensor {
         let n = x.shape()[0];
         let cout = ws[0];
         let k: usize = w.kernel.iter().product();
-        let l: usize = out.iter().product();
         let per_group = (cin / groups * k) as i64;
         let mut shape = vec![n as i64, cout as i64];
         shape.extend(out.iter().map(|&o| o as i64));
@@ -341,14 +340,83 @@ impl Tensor {
                 return add_bias_unbatch(y, bias, self.ndim() == s + 1);
             }
         }
-        let g = groups as i64;
-        let cols = x
-            .window_cols(&w, &out, 0.0)?
-            .view(&[n as i64, g, per_group, l as i64])?;
-        let wm = weight.reshape(&[g, (cout / groups) as i64, per_group])?;
-        let y = wm.matmul(&cols)?.reshape(&shape)?;
+        let y = conv_by_columns(&x, weight, &w, &out, groups)?.reshape(&shape)?;
         add_bias_unbatch(y, bias, self.ndim() == s + 1)
     }
+}
+
+/// A convolution as products with the window matrix: `cols = unfold(x)`
+/// (`[n, groups, per_group, l]`), `y = weight @ cols` per group
+/// (`[n, groups, c_out / groups, l]`), recorded as one node
+/// (`ConvolutionBackward0`) that keeps `cols` for the weight's gradient:
+///
+/// - `grad_input = fold(weight^T @ grad)`;
+/// - `grad_weight = (cols @ grad^T)^T` summed over the batch: the product
+///   with the long dim (the windows) inside and the window matrix as the
+///   left operand, which our GEMM runs about 1.3-1.5x faster than
+///   `grad @ cols^T` (few output rows, a transposed right operand).
+///
+/// Both are made of differentiable ops; when the backward itself is
+/// recorded (double backward, forward-mode tangents) `cols` is unfolded
+/// again from the saved input so that its graph reaches the input.
+fn conv_by_columns(
+    x: &Tensor,
+    weight: &Tensor,
+    w: &Window,
+    out: &[usize],
+    groups: usize,
+) -> Result<Tensor> {
+    let (n, cout) = (x.shape()[0] as i64, weight.shape()[0] as i64);
+    let g = groups as i64;
+    let k: usize = w.kernel.iter().product();
+    let per_group = (x.shape()[1] / groups * k) as i64;
+    let l: i64 = out.iter().product::<usize>() as i64;
+    let cols_shape = [n, g, per_group, l];
+    let w_shape = [g, cout / g, per_group];
+    let rec = record("ConvolutionBackward0", &[x, weight]);
+    let (cols, y) = {
+        let _off = crate::autograd::no_grad();
+        let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
+        let y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
+        (cols, y)
+    };
+    if !rec.active() {
+        return Ok(y);
+    }
+    let (w, out) = (w.clone(), out.to_vec());
+    let (in_shape, weight_shape) = (x.dims(), weight.dims());
+    rec.save("input", x)
+        .save("weight", weight)
+        .save("columns", &cols)
+        .finish(y, move |c| {
+            let grad = c.grad();
+            let (x, weight) = (c.saved(0)?, c.saved(1)?);
+            let recorded = crate::autograd::would_record(&[grad, &weight, &x]);
+            let dx = c.grad_for(0, || {
+                let dcols = weight
+                    .reshape(&w_shape)?
+                    .transpose(-1, -2)?
+                    .matmul(grad)?
+                    .reshape(&[n, g * per_group, l])?;
+                let input = &in_shape[2..];
+                let input: Vec<usize> = input.iter().map(|&d| d as usize).collect();
+                dcols
+                    .window_sum(&input, &w, &out)?
+                    .reshape(&super::to_i64(&in_shape))
+            })?;
+            let dw = c.grad_for(1, || {
+                let cols = if recorded {
+                    x.window_cols(&w, &out, 0.0)?.view(&cols_shape)?
+                } else {
+                    c.saved(2)?
+                };
+                cols.matmul(&grad.transpose(-1, -2)?)?
+                    .sum_dims(&[0], false, None)?
+                    .transpose(-1, -2)?
+                    .reshape(&super::to_i64(&weight_shape))
+            })?;
+            Ok(vec![dx, dw])
+        })
 }
 
 impl Tensor {
