@@ -340,8 +340,8 @@ impl Tensor {
                 return add_bias_unbatch(y, bias, self.ndim() == s + 1);
             }
         }
-        let y = conv_by_columns(&x, weight, &w, &out, groups)?.reshape(&shape)?;
-        add_bias_unbatch(y, bias, self.ndim() == s + 1)
+        let y = conv_by_columns(&x, weight, bias, &w, &out, groups)?.reshape(&shape)?;
+        add_bias_unbatch(y, None, self.ndim() == s + 1)
     }
 }
 
@@ -356,12 +356,18 @@ impl Tensor {
 ///   left operand, which our GEMM runs about 1.3-1.5x faster than
 ///   `grad @ cols^T` (few output rows, a transposed right operand).
 ///
-/// Both are made of differentiable ops; when the backward itself is
+/// - `grad_bias` (with a bias) the sum of `grad` over all but the channels:
+///   the bias is added inside the node, as in torch's, so the backward of
+///   a convolution with a bias is a chain, not a fork whose other branch
+///   would send the convolution to a pool worker.
+///
+/// All are made of differentiable ops; when the backward itself is
 /// recorded (double backward, forward-mode tangents) `cols` is unfolded
 /// again from the saved input so that its graph reaches the input.
 fn conv_by_columns(
     x: &Tensor,
     weight: &Tensor,
+    bias: Option<&Tensor>,
     w: &Window,
     out: &[usize],
     groups: usize,
@@ -373,11 +379,17 @@ fn conv_by_columns(
     let l: i64 = out.iter().product::<usize>() as i64;
     let cols_shape = [n, g, per_group, l];
     let w_shape = [g, cout / g, per_group];
-    let rec = record("ConvolutionBackward0", &[x, weight]);
+    let bias_shape = [1, g, cout / g, 1];
+    let mut inputs = vec![x, weight];
+    inputs.extend(bias);
+    let rec = record("ConvolutionBackward0", &inputs);
     let (cols, y) = {
         let _off = crate::autograd::no_grad();
         let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
-        let y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
+        let mut y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
+        if let Some(b) = bias {
+            y = y.add(&b.detach().reshape(&bias_shape)?)?;
+        }
         (cols, y)
     };
     if !rec.active() {
@@ -385,6 +397,7 @@ fn conv_by_columns(
     }
     let (w, out) = (w.clone(), out.to_vec());
     let (in_shape, weight_shape) = (x.dims(), weight.dims());
+    let has_bias = bias.is_some();
     rec.save("input", x)
         .save("weight", weight)
         .save("columns", &cols)
@@ -415,7 +428,12 @@ fn conv_by_columns(
                     .transpose(-1, -2)?
                     .reshape(&super::to_i64(&weight_shape))
             })?;
-            Ok(vec![dx, dw])
+            let mut grads = vec![dx, dw];
+            if has_bias {
+                grads
+                    .push(c.grad_for(2, || grad.sum_dims(&[0, 3], false, None)?.reshape(&[cout]))?);
+            }
+            Ok(grads)
         })
 }
 
