@@ -417,16 +417,30 @@ fn run_here<'s>(task: &'s GraphTask, mut ready: Vec<usize>, scope: &rayon::Scope
     let mut queued: Vec<usize> = Vec::new();
     loop {
         sort_ready(task, &mut ready);
+        let big = |r: &usize| worth_spawning(task, *r);
+        // A big node runs here rather than a small one, which is then
+        // spawned too: on this thread (the caller's, most often) the big
+        // one's kernels split over the whole pool, and the small one's
+        // branch goes on beside it. (A linear layer's weight branch would
+        // otherwise send the rest of a network's backward to a worker.)
+        let mut spawn_small = false;
+        if ready.len() > 1 && !big(&ready[0]) {
+            if let Some(pos) = ready.iter().position(big) {
+                let r = ready.remove(pos);
+                ready.insert(0, r);
+                spawn_small = true;
+            }
+        }
+        let spawned = |r: &usize| spawn_small || big(r);
         // Big nodes are spawned in the order the pool takes them back, so
         // that the latest created starts first, as on this thread: a worker
         // pops its own jobs last-in first-out; jobs from any other thread
         // (the caller of backward) go through a first-in first-out queue.
         let rest = &ready[ready.len().min(1)..];
-        let big = |r: &usize| worth_spawning(task, *r);
-        queued.extend(rest.iter().rev().filter(|r| !big(r)));
-        if rest.iter().any(big) {
+        queued.extend(rest.iter().rev().filter(|r| !spawned(r)));
+        if rest.iter().any(spawned) {
             let spawn = |&r: &usize| {
-                if big(&r) {
+                if spawned(&r) {
                     scope.spawn(move |s| run_here(task, vec![r], s));
                 }
             };
