@@ -233,11 +233,57 @@ impl Windows {
         crate::kernels::slices::gather_runs(&plane[..self.plane], &self.runs, fill, dst);
     }
 
+    /// Per plane and window, the sum of the window's elements (padding
+    /// adds nothing), kernel position by kernel position: [`Windows::gather`]
+    /// summed over the kernel positions, without the gathered copy (average
+    /// pooling). `planes * l` elements.
+    pub fn sum<T: Element + std::ops::Add<Output = T>>(&self, x: &[T]) -> crate::Result<Vec<T>> {
+        let planes = x.len() / self.plane.max(1);
+        let l = self.l.max(1);
+        let mut out = pool::try_buffer::<T>(planes.saturating_mul(self.l))?;
+        let min_len = (crate::kernels::PAR_THRESHOLD / self.k.max(1)).max(l);
+        crate::parallel::for_each_chunk_mut_aligned(&mut out, min_len, l, |start, chunk| {
+            for (i, dst) in chunk.chunks_mut(l).enumerate() {
+                let p = start / l + i;
+                let src = &x[p * self.plane..(p + 1) * self.plane];
+                dst.fill(T::zero());
+                for r in self.runs.iter().filter(|r| r.src >= 0) {
+                    let d = &mut dst[r.dst % l..r.dst % l + r.len];
+                    let o = r.src as usize;
+                    if r.step == 1 {
+                        crate::kernels::slices::update(d, &src[o..o + r.len], &|a, b| a + b);
+                    } else {
+                        for (j, v) in d.iter_mut().enumerate() {
+                            *v = *v + src[o + j * r.step];
+                        }
+                    }
+                }
+            }
+        });
+        Ok(out)
+    }
+
+    /// The adjoint of [`Windows::sum`]: each window's value (`planes * l`
+    /// elements) added to every input position the window covers.
+    pub fn spread<T: Element + std::ops::Add<Output = T>>(&self, sums: &[T]) -> Vec<T> {
+        self.add_back(sums, self.l, |r| r.dst % self.l.max(1))
+    }
+
     /// col2im, the adjoint of [`Windows::gather`]: every window element is
     /// added back to the input position it was read from (padding dropped),
     /// in a fixed order, so sums do not depend on the thread count.
     pub fn scatter_add<T: Element + std::ops::Add<Output = T>>(&self, cols: &[T]) -> Vec<T> {
-        let per = self.k * self.l;
+        self.add_back(cols, self.k * self.l, |r| r.dst)
+    }
+
+    /// Adds `per` elements of `src` per plane back into the input positions
+    /// of the runs, run `r` reading from `src[first(r)..]`.
+    fn add_back<T: Element + std::ops::Add<Output = T>>(
+        &self,
+        cols: &[T],
+        per: usize,
+        first: impl Fn(&Run) -> usize + Sync,
+    ) -> Vec<T> {
         let planes = cols.len() / per.max(1);
         // A reused buffer zeroed by the thread that sums into it: a fresh
         // zeroed allocation would fault twice per page (the zero page on
@@ -254,7 +300,7 @@ impl Windows {
                     let p = start / self.plane.max(1) + i;
                     let src = &cols[p * per..(p + 1) * per];
                     for r in self.runs.iter().filter(|r| r.src >= 0) {
-                        let s = &src[r.dst..r.dst + r.len];
+                        let s = &src[first(r)..first(r) + r.len];
                         let o = r.src as usize;
                         if r.step == 1 {
                             crate::kernels::slices::update(&mut dst[o..o + r.len], s, &|a, b| {
@@ -581,5 +627,38 @@ mod tests {
             a.max(&[5.0, 1.0, 2.0, 0.0, 4.0]),
             (vec![5.0, 2.0, 4.0], vec![0, 2, 4])
         );
+    }
+
+    #[test]
+    fn window_sums_and_their_spread_match_gather_and_scatter() {
+        // 2-D with padding, stride 1 and 2, dilation: the sums are the
+        // gathered windows summed over kernel positions, and the spread of
+        // a value per window is the scatter of that value at every position.
+        for (stride, dilation) in [(1, 1), (2, 1), (1, 2)] {
+            let (h, w) = (7, 6);
+            let (k, pad) = ([3, 2], [1, 1]);
+            let out: Vec<usize> = [h, w]
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| (n + 2 * pad[d] - dilation * (k[d] - 1) - 1) / stride + 1)
+                .collect();
+            let t = Windows::new(&[h, w], &out, &k, &[dilation; 2], &pad, &[stride; 2]).unwrap();
+            let planes = 3;
+            let x: Vec<f64> = (0..planes * h * w).map(|i| (i * 7 % 11) as f64).collect();
+            let cols = t.gather(&x, 0.0).unwrap();
+            let sums = t.sum(&x).unwrap();
+            let (kk, l) = (t.k, t.l);
+            for p in 0..planes {
+                for o in 0..l {
+                    let want: f64 = (0..kk).map(|j| cols[p * kk * l + j * l + o]).sum();
+                    assert_eq!(sums[p * l + o], want);
+                }
+            }
+            let g: Vec<f64> = (0..planes * l).map(|i| (i % 5) as f64 - 2.0).collect();
+            let spread_cols: Vec<f64> = (0..planes * kk * l)
+                .map(|i| g[(i / (kk * l)) * l + i % l])
+                .collect();
+            assert_eq!(t.spread(&g), t.scatter_add(&spread_cols));
+        }
     }
 }

@@ -125,6 +125,50 @@ impl Tensor {
         })
     }
 
+    /// Each window's sum: `self` is `[batch, channels, *input]`; the result
+    /// `[batch, channels, L]` (padding adds nothing): `window_cols` summed
+    /// over the kernel positions, without the `K` times larger copy.
+    pub(crate) fn window_totals(&self, w: &Window, out: &[usize]) -> Result<Tensor> {
+        let s = w.kernel.len();
+        let (batch, channels) = (self.shape()[0], self.shape()[1]);
+        let input: Vec<usize> = self.shape()[2..2 + s].to_vec();
+        let table = w.table(&input, out)?;
+        let rec = record("WindowSumBackward0", &[self]);
+        let data = crate::dispatch_numeric!(self.dtype(), "window_sum", T => {
+            T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.sum(x))??)
+        });
+        let result = Tensor::from_data(data, &[batch, channels, table.l]);
+        let (w, out, in_shape) = (w.clone(), out.to_vec(), self.dims());
+        rec.finish(result, move |c| {
+            let g = c.grad().spread_windows(&input, &w, &out)?;
+            Ok(vec![Some(g.reshape(&super::to_i64(&in_shape))?)])
+        })
+    }
+
+    /// The adjoint of [`Tensor::window_totals`]: `self` is `[batch,
+    /// channels, L]`; each window's value is added to every input position
+    /// it covers, giving `[batch, channels, *input]`.
+    pub(crate) fn spread_windows(
+        &self,
+        input: &[usize],
+        w: &Window,
+        out: &[usize],
+    ) -> Result<Tensor> {
+        let table = w.table(input, out)?;
+        let (batch, channels) = (self.shape()[0], self.shape()[1]);
+        let rec = record("WindowSpreadBackward0", &[self]);
+        let data = crate::dispatch_numeric!(self.dtype(), "window_spread", T => {
+            T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.spread(x))?)
+        });
+        let mut shape = vec![batch, channels];
+        shape.extend_from_slice(input);
+        let result = Tensor::from_data(data, &shape);
+        let (w, out) = (w.clone(), out.to_vec());
+        rec.finish(result, move |c| {
+            Ok(vec![Some(c.grad().window_totals(&w, &out)?)])
+        })
+    }
+
     /// `nn.functional.unfold`: `[N, C, H, W]` (or `[C, H, W]`) to
     /// `[N, C * kh * kw, L]` blocks.
     pub fn unfold_blocks(

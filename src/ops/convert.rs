@@ -71,10 +71,10 @@ impl Tensor {
         if self.shape() == shape {
             return Ok(self.clone());
         }
-        if broadcast_shapes(shape, self.shape())?.as_slice() != self.shape() {
+        if !broadcast_shapes(shape, self.shape()).is_ok_and(|b| b.as_slice() == self.shape()) {
             bail!(
                 runtime,
-                "size {:?} is not expandable to size {:?}",
+                "size {{{:?}}} is not expandable to size {{{:?}}}.",
                 shape,
                 self.shape()
             );

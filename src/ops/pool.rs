@@ -446,15 +446,9 @@ impl Tensor {
         }
         let divisors = Tensor::from_vec(divisors, &[l])?.to_dtype(x.dtype())?;
         let (n, c) = (x.shape()[0] as i64, x.shape()[1] as i64);
-        let k: usize = w.kernel.iter().product();
         let mut shape = vec![n, c];
         shape.extend(to_i64(&out));
-        let y = x
-            .window_cols(&w, &out, 0.0)?
-            .view(&[n, c, k as i64, l as i64])?
-            .sum_dims(&[2], false, None)?
-            .div(&divisors)?
-            .reshape(&shape)?;
+        let y = x.window_totals(&w, &out)?.div(&divisors)?.reshape(&shape)?;
         unbatched(y, self, s)
     }
 

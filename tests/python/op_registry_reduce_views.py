@@ -210,6 +210,12 @@ op(
     needs=("Tensor.expand",),
 )
 op(
+    "sum_to_size",
+    lambda lib, x, *s: x.sum_to_size(*s),
+    [S(A(3, 4), 1, 4), S(A(2, 3, 4), 3, 1), S(A(2, 3), (3,)), S(A(3, 4), 3, 4), S(A(2, 3), 1)],
+    needs=("Tensor.sum_to_size",),
+)
+op(
     "squeeze",
     lambda lib, x, *d: x.squeeze(*d),
     [S(A(3, 1, 4)), S(A(3, 1, 4), 1), S(A(1, 3, 1), (0, 2)), S(A(3, 4), 0)],

@@ -36,6 +36,18 @@ def case(name, exc, needs=(), match=None):
 
 
 # ---- shapes ----
+@case("sum_to_size_not_expandable", RuntimeError, match=r"size \{\[2, 3\]\} is not expandable")
+def _(lib):
+    x = M(lib, 1, 4, requires_grad=True)
+    return (lambda: x.sum_to_size(2, 3), [x])
+
+
+@case("sum_to_size_negative", RuntimeError, match="is not expandable")
+def _(lib):
+    x = M(lib, 1, 4)
+    return (lambda: x.sum_to_size(-1), [x])
+
+
 @case("add_shape_mismatch", RuntimeError, match="must match the size")
 def _(lib):
     a, b = M(lib), f64(lib, [1.0, 2.0, 3.0, 4.0])

@@ -11,7 +11,7 @@ use crate::python::core::tensor::{wrap, PyTensor};
 use crate::{DType, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 fn dt(d: Option<PyDType>) -> Option<DType> {
@@ -286,6 +286,20 @@ impl PyTensor {
         dtype: Option<PyDType>,
     ) -> PyResult<PyTensor> {
         norm(&self.inner, p, dim, keepdim, dtype)
+    }
+    /// `sum_to_size(*size)`: sums the broadcast dims away so the result has
+    /// `size` (the reverse of `expand`).
+    #[pyo3(signature = (*size))]
+    fn sum_to_size(&self, size: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let size = crate::python::core::args::shape_arg(size)?;
+        if size.iter().any(|&d| d < 0) {
+            return Err(PyRuntimeError::new_err(format!(
+                "size {{{size:?}}} is not expandable to size {{{:?}}}.",
+                self.inner.shape()
+            )));
+        }
+        let size: Vec<usize> = size.iter().map(|&d| d as usize).collect();
+        Ok(wrap(self.inner.sum_to_size(&size)?))
     }
 }
 
