@@ -384,7 +384,7 @@ impl Tensor {
                 return add_bias_unbatch(y, bias, self.ndim() == s + 1);
             }
         }
-        let y = conv_by_columns(&x, weight, bias, &w, &out, groups)?.reshape(&shape)?;
+        let y = conv_by_columns(&x, weight, bias, &w, &out, groups)?;
         add_bias_unbatch(y, None, self.ndim() == s + 1)
     }
 }
@@ -427,7 +427,7 @@ fn conv_by_columns(
     let mut inputs = vec![x, weight];
     inputs.extend(bias);
     let rec = record("ConvolutionBackward0", &inputs);
-    let (cols, y) = {
+    let (cols, product) = {
         let _off = crate::autograd::no_grad();
         let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
         let mut y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
@@ -436,6 +436,16 @@ fn conv_by_columns(
         }
         (cols, y)
     };
+    // `[n, c_out, *out]`, the same memory (not a view: the node's output).
+    let mut shape = vec![n as usize, cout as usize];
+    shape.extend_from_slice(out);
+    let product = match product.is_contiguous() {
+        true => product,
+        false => product.contiguous()?,
+    };
+    let mut layout = crate::tensor::Layout::contiguous(&shape);
+    layout.offset = product.storage_offset();
+    let y = Tensor::from_storage(product.storage().clone(), layout);
     if !rec.active() {
         return Ok(y);
     }
@@ -446,7 +456,7 @@ fn conv_by_columns(
         .save("weight", weight)
         .save("columns", &cols)
         .finish(y, move |c| {
-            let grad = c.grad();
+            let grad = &c.grad().reshape(&[n, g, cout / g, l])?;
             let (x, weight) = (c.saved(0)?, c.saved(1)?);
             let recorded = crate::autograd::would_record(&[grad, &weight, &x]);
             let dx = c.grad_for(0, || {

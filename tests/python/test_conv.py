@@ -100,6 +100,28 @@ def test_conv_values_alone_match_the_recorded_forward(shape, threads):
     np.testing.assert_allclose(want, ref, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_records_one_node_with_the_bias_inside(lib, bias):
+    # As torch: the convolution (and its bias) is one ConvolutionBackward0
+    # node over the input, the weight and the bias, so a backward through
+    # it is a chain; the input, the weight and the bias get their gradients.
+    F = F_of(lib)
+    x = arange(lib, 2, 3, 5, 5).requires_grad_()
+    w = lib.ones(4, 3, 3, 3, dtype=lib.float64, requires_grad=True)
+    b = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+    y = F.conv2d(x, w, b if bias else None, padding=1)
+    assert y.grad_fn.name() == "ConvolutionBackward0"
+    y.sum().backward()
+    assert w.grad.shape == w.shape and x.grad.shape == x.shape
+    # each output position sums its window: the weight's gradient per tap
+    # is the sum of the shifted inputs; the bias's the count of outputs.
+    assert x.grad[0, 0, 2, 2].item() == 4 * 9
+    if bias:
+        assert b.grad.tolist() == [50.0] * 4
+    else:
+        assert b.grad is None
+
+
 def test_conv_same_padding_keeps_size(lib):
     F = F_of(lib)
     x = lib.randn(2, 3, 7, 6)
