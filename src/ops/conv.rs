@@ -465,10 +465,8 @@ fn conv_by_columns(
                     .transpose(-1, -2)?
                     .matmul(grad)?
                     .reshape(&[n, g * per_group, l])?;
-                let input = &in_shape[2..];
-                let input: Vec<usize> = input.iter().map(|&d| d as usize).collect();
                 dcols
-                    .window_sum(&input, &w, &out)?
+                    .window_sum(&in_shape[2..], &w, &out)?
                     .reshape(&super::to_i64(&in_shape))
             })?;
             let dw = c.grad_for(1, || {
