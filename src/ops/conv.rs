@@ -397,9 +397,9 @@ impl Tensor {
 /// - `grad_input = fold(weight^T @ grad)`;
 /// - `grad_weight = (cols @ grad^T)^T` summed over the batch: the product
 ///   with the long dim (the windows) inside and the window matrix as the
-///   left operand, which our GEMM runs about 1.3-1.5x faster than
-///   `grad @ cols^T` (few output rows, a transposed right operand).
-///
+///   left operand, which ran 1.2-1.5x faster than `grad @ cols^T` (few
+///   output rows, a transposed right operand) on the conv sweep's shapes
+///   (AMD Zen 4, AVX-512, where these sizes go to the `gemm` crate);
 /// - `grad_bias` (with a bias) the sum of `grad` over all but the channels:
 ///   the bias is added inside the node, as in torch's, so the backward of
 ///   a convolution with a bias is a chain, not a fork whose other branch
