@@ -138,7 +138,7 @@ macro_rules! width_common {
             /// gelu `x Φ(x) = x/2 (1 + erf(x / √2))`.
             #[inline(always)]
             pub fn [<gelu_ $t>](x: $t) -> $t {
-                x * 0.5 * (1.0 + [<erf_ $t>](x * FRAC_1_SQRT_2))
+                x * 0.5 * (1.0 + [<gelu_erf_ $t>](x * FRAC_1_SQRT_2))
             }
 
             /// d gelu / dx = Φ(x) + x φ(x).
@@ -147,7 +147,7 @@ macro_rules! width_common {
                 const K_ALPHA: $t = (std::f64::consts::FRAC_2_SQRT_PI
                     * std::f64::consts::FRAC_1_SQRT_2
                     * 0.5) as $t;
-                let cdf = 0.5 * (1.0 + [<erf_ $t>](x * FRAC_1_SQRT_2));
+                let cdf = 0.5 * (1.0 + [<gelu_erf_ $t>](x * FRAC_1_SQRT_2));
                 let pdf = [<exp_ $t>](-0.5 * x * x) * K_ALPHA;
                 cdf + x * pdf
             }

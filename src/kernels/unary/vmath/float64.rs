@@ -243,6 +243,12 @@ pub fn tanh_f64(x: f64) -> f64 {
 
 // ----- erf -----
 
+/// erf as gelu uses it: [`erf_f64`] itself (float32 has a cheaper one).
+#[inline(always)]
+fn gelu_erf_f64(x: f64) -> f64 {
+    erf_f64(x)
+}
+
 /// erf(x) / x = 2/sqrt(pi) + z Q(z) in z = x^2 <= 0.875^2 (the fit's constant
 /// term is 2/sqrt(pi) itself; `tools/vmath_fit.py` prints the fit as ERF_P, that
 /// term first), relative error 2^-55.3.

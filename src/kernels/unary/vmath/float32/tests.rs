@@ -200,6 +200,24 @@ fn gelu_is_accurate() {
     });
 }
 
+#[test]
+fn gelu_grad_is_accurate() {
+    // Φ(x) + x φ(x): an absolute error of a few ulp of 1 (Φ's), as torch's
+    sweep(|x| {
+        let xd = x as f64;
+        let pdf = (-0.5 * xd * xd).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        let want = 0.5 * libm::erfc(-xd * std::f64::consts::FRAC_1_SQRT_2) + xd * pdf;
+        let got = gelu_grad_f32(x) as f64;
+        let tol = 4.0 * f32::EPSILON as f64 * (want.abs() + 1.0);
+        if x.is_finite() {
+            assert!(
+                (got - want).abs() <= tol,
+                "gelu'({x:e}) = {got:e}, want {want:e}"
+            );
+        }
+    });
+}
+
 /// A function's name, the function, and (x, f(x)) pairs.
 type Case<'a> = (&'a str, fn(f32) -> f32, &'a [(f32, f32)]);
 
