@@ -429,6 +429,9 @@ fn conv_by_columns(
     let rec = record("ConvolutionBackward0", &inputs);
     let (cols, product) = {
         let _off = crate::autograd::no_grad();
+        if let Some((cols, y)) = columns_and_product(x, weight, bias, w, out, groups)? {
+            return finish_conv(rec, x, weight, bias, w, out, groups, cols, y);
+        }
         let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
         let mut y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
         if let Some(b) = bias {
@@ -436,6 +439,72 @@ fn conv_by_columns(
         }
         (cols, y)
     };
+    finish_conv(rec, x, weight, bias, w, out, groups, cols, product)
+}
+
+/// One sample at a time: its windows gathered into its slice of `cols`
+/// and multiplied (plus the bias) while in cache
+/// ([`crate::kernels::matmul::conv_forward_keeping_windows`]); `None`
+/// where that kernel does not apply (groups, dtype, layout, few samples).
+fn columns_and_product(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    w: &Window,
+    out: &[usize],
+    groups: usize,
+) -> Result<Option<(Tensor, Tensor)>> {
+    if groups != 1 {
+        return Ok(None);
+    }
+    // (channels-last memory: one copy to the sample-major order)
+    let x = &x.detach().contiguous()?;
+    let (n, cout) = (x.shape()[0], weight.shape()[0]);
+    let per_group = weight.numel() / cout.max(1);
+    let wm = weight
+        .detach()
+        .contiguous()?
+        .reshape(&[cout as i64, per_group as i64])?;
+    let b = bias.map(|b| b.detach().contiguous()).transpose()?;
+    let table = w.table(&x.shape()[2..], out)?;
+    let Some((y, cols)) = crate::kernels::matmul::conv_forward_keeping_windows(
+        &x.detach(),
+        &table,
+        &wm,
+        b.as_deref(),
+    )?
+    else {
+        return Ok(None);
+    };
+    let l = out.iter().product::<usize>() as i64;
+    let cols = Tensor::from(cols).view(&[n as i64, 1, per_group as i64, l])?;
+    Ok(Some((
+        cols,
+        Tensor::from(y).view(&[n as i64, 1, cout as i64, l])?,
+    )))
+}
+
+/// [`conv_by_columns`]' node, given the windows and the product
+/// (`[n, groups, c_out / groups, l]`, the bias added).
+#[allow(clippy::too_many_arguments)]
+fn finish_conv(
+    rec: crate::autograd::Record,
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    w: &Window,
+    out: &[usize],
+    groups: usize,
+    cols: Tensor,
+    product: Tensor,
+) -> Result<Tensor> {
+    let (n, cout) = (x.shape()[0] as i64, weight.shape()[0] as i64);
+    let g = groups as i64;
+    let k: usize = w.kernel.iter().product();
+    let per_group = (x.shape()[1] / groups * k) as i64;
+    let l: i64 = out.iter().product::<usize>() as i64;
+    let cols_shape = [n, g, per_group, l];
+    let w_shape = [g, cout / g, per_group];
     // `[n, c_out, *out]`, the same memory (not a view: the node's output).
     let mut shape = vec![n as usize, cout as usize];
     shape.extend_from_slice(out);

@@ -117,14 +117,44 @@ pub fn conv_forward(
     table: &super::window::Windows,
     w: &Strided,
 ) -> Result<Option<Strided>> {
+    Ok(conv_forward_with(x, table, w, None, false)?.map(|(y, _)| y))
+}
+
+/// [`conv_forward`] for a convolution that autograd records: the windows
+/// are kept (`[batch, channels * k, l]`, for the weight's gradient), each
+/// sample's gathered into its slice of them and multiplied while in cache,
+/// and `bias` (`[m]`, contiguous, the same dtype) is added to each sample's
+/// rows there too. The same values as `w @ im2col(x) + bias`, without
+/// reading the im2col tensor back from memory or making a pass for the
+/// bias. `None` where [`conv_forward`] gives `None`.
+pub fn conv_forward_keeping_windows(
+    x: &Strided,
+    table: &super::window::Windows,
+    w: &Strided,
+    bias: Option<&Strided>,
+) -> Result<Option<(Strided, Strided)>> {
+    if bias.is_some_and(|b| !b.is_contiguous() || b.dtype() != x.dtype()) {
+        return Ok(None);
+    }
+    Ok(conv_forward_with(x, table, w, bias, true)?
+        .map(|(y, cols)| (y, cols.expect("windows were kept"))))
+}
+
+fn conv_forward_with(
+    x: &Strided,
+    table: &super::window::Windows,
+    w: &Strided,
+    bias: Option<&Strided>,
+    keep: bool,
+) -> Result<Option<(Strided, Option<Strided>)>> {
     let threads = crate::parallel::num_threads();
     let samples = x.shape()[0];
     if !x.is_contiguous() || !w.is_contiguous() || (threads > 1 && samples < 2 * threads) {
         return Ok(None);
     }
     match x.dtype() {
-        DType::F32 => conv_typed::<f32>(x, table, w).map(Some),
-        DType::F64 => conv_typed::<f64>(x, table, w).map(Some),
+        DType::F32 => conv_typed::<f32>(x, table, w, bias, keep).map(Some),
+        DType::F64 => conv_typed::<f64>(x, table, w, bias, keep).map(Some),
         _ => Ok(None),
     }
 }
@@ -133,10 +163,15 @@ fn conv_typed<T: MatElem>(
     x: &Strided,
     table: &super::window::Windows,
     w: &Strided,
-) -> Result<Strided> {
+    bias: Option<&Strided>,
+    keep: bool,
+) -> Result<(Strided, Option<Strided>)> {
     let (samples, channels) = (x.shape()[0], x.shape()[1]);
     let (m, kr, l) = (w.shape()[0], channels * table.k, table.l);
-    if w.shape()[1] != kr || x.numel() != samples * channels * table.plane {
+    if w.shape()[1] != kr
+        || x.numel() != samples * channels * table.plane
+        || bias.is_some_and(|b| b.numel() != m)
+    {
         bail!(
             internal,
             "kernels::conv_forward: shapes do not match the table"
@@ -146,12 +181,25 @@ fn conv_typed<T: MatElem>(
     let path = T::path(mnk);
     let sx = x.storage().read_recursive();
     let sw = w.storage().read_recursive();
+    let sb = bias.map(|b| b.storage().read_recursive());
     let dx = &sx.as_slice::<T>()[x.layout().offset..];
     let dw = sw.as_slice::<T>();
+    let db = match (&sb, bias) {
+        (Some(s), Some(b)) => Some(&s.as_slice::<T>()[b.layout().offset..][..m]),
+        _ => None,
+    };
     let per_sample = channels * table.plane;
     let mut out = crate::buffer::pool::try_buffer::<T>(samples * m * l)?;
+    let mut kept = match keep {
+        true => crate::buffer::pool::try_buffer::<T>(samples * kr * l)?,
+        false => Vec::new(),
+    };
+    let wrap = |out: Vec<T>, kept: Vec<T>| {
+        let cols = keep.then(|| Strided::contiguous(T::wrap(kept), &[samples, kr, l]));
+        (Strided::contiguous(T::wrap(out), &[samples, m, l]), cols)
+    };
     if out.is_empty() {
-        return Ok(Strided::contiguous(T::wrap(out), &[samples, m, l]));
+        return Ok(wrap(out, kept));
     }
     let am = Mat {
         off: w.layout().offset,
@@ -164,31 +212,59 @@ fn conv_typed<T: MatElem>(
         cs: 1,
     };
     let plane_cols = table.k * l;
-    // Blocks of whole samples, each with its own buffer of windows (every
+    // Sample `s` into `dst` (`[m, l]`) through `cols` (`[kr, l]`: every
     // element written by the gathers, padding as zero).
-    let per = samples_per_block(samples);
-    let bufs = (0..samples.div_ceil(per))
-        .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
-        .collect::<Result<Vec<_>>>()?;
-    let run = |first: usize, block: &mut [T]| {
-        let mut cols = bufs[first / (per * m * l)].lock();
-        for (i, dst) in block.chunks_mut(m * l).enumerate() {
-            let s = first / (m * l) + i;
-            let sample = &dx[s * per_sample..(s + 1) * per_sample];
-            for (plane, c) in sample
-                .chunks_exact(table.plane.max(1))
-                .zip(cols.chunks_exact_mut(plane_cols.max(1)))
-            {
-                table.gather_plane(plane, T::zero(), c);
+    let one_sample = |s: usize, dst: &mut [T], cols: &mut [T]| {
+        let sample = &dx[s * per_sample..(s + 1) * per_sample];
+        for (plane, c) in sample
+            .chunks_exact(table.plane.max(1))
+            .zip(cols.chunks_exact_mut(plane_cols.max(1)))
+        {
+            table.gather_plane(plane, T::zero(), c);
+        }
+        T::product(dst, dw, am, cols, bm, mnk, path, Parallelism::None);
+        if let Some(b) = db {
+            for (row, &v) in dst.chunks_exact_mut(l).zip(b) {
+                row.iter_mut().for_each(|y| *y = *y + v);
             }
-            T::product(dst, dw, am, &cols, bm, mnk, path, Parallelism::None);
         }
     };
-    for_sample_blocks(&mut out, per * m * l, run);
-    bufs.into_iter()
-        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
-    drop((sx, sw));
-    Ok(Strided::contiguous(T::wrap(out), &[samples, m, l]))
+    // Blocks of whole samples (about two per thread).
+    let per = samples_per_block(samples);
+    if keep {
+        let parts: Vec<parking_lot::Mutex<(&mut [T], &mut [T])>> = out
+            .chunks_mut(per * m * l)
+            .zip(kept.chunks_mut(per * kr * l))
+            .map(parking_lot::Mutex::new)
+            .collect();
+        crate::parallel::for_each_index(parts.len(), &|i| {
+            let mut part = parts[i].lock();
+            let (ys, cols) = &mut *part;
+            for (j, (dst, c)) in ys
+                .chunks_mut(m * l)
+                .zip(cols.chunks_mut(kr * l))
+                .enumerate()
+            {
+                one_sample(i * per + j, dst, c);
+            }
+        });
+    } else {
+        // Each block with its own buffer of windows.
+        let bufs = (0..samples.div_ceil(per))
+            .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
+        let run = |first: usize, block: &mut [T]| {
+            let mut cols = bufs[first / (per * m * l)].lock();
+            for (i, dst) in block.chunks_mut(m * l).enumerate() {
+                one_sample(first / (m * l) + i, dst, &mut cols);
+            }
+        };
+        for_sample_blocks(&mut out, per * m * l, run);
+        bufs.into_iter()
+            .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+    }
+    drop((sx, sw, sb));
+    Ok(wrap(out, kept))
 }
 
 /// Samples per block of a convolution's forward: about two blocks per
