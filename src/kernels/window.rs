@@ -298,25 +298,44 @@ impl Windows {
                 chunk.fill(T::zero());
                 for (i, dst) in chunk.chunks_mut(self.plane.max(1)).enumerate() {
                     let p = start / self.plane.max(1) + i;
-                    let src = &cols[p * per..(p + 1) * per];
-                    for r in self.runs.iter().filter(|r| r.src >= 0) {
-                        let s = &src[first(r)..first(r) + r.len];
-                        let o = r.src as usize;
-                        if r.step == 1 {
-                            crate::kernels::slices::update(&mut dst[o..o + r.len], s, &|a, b| {
-                                a + b
-                            });
-                        } else {
-                            for (j, &v) in s.iter().enumerate() {
-                                let d = &mut dst[o + j * r.step];
-                                *d = *d + v;
-                            }
-                        }
-                    }
+                    self.add_back_plane(&cols[p * per..(p + 1) * per], &first, dst);
                 }
             },
         );
         out
+    }
+
+    /// [`Windows::scatter_add`] of one plane's windows (`k * l` elements)
+    /// into `dst` (`plane` elements), which it overwrites.
+    pub fn scatter_add_plane<T: Element + std::ops::Add<Output = T>>(
+        &self,
+        cols: &[T],
+        dst: &mut [T],
+    ) {
+        dst[..self.plane].fill(T::zero());
+        self.add_back_plane(cols, &|r: &Run| r.dst, dst);
+    }
+
+    /// Adds one plane's `src` back into `dst`, run `r` reading from
+    /// `src[first(r)..]`.
+    fn add_back_plane<T: Element + std::ops::Add<Output = T>>(
+        &self,
+        src: &[T],
+        first: &impl Fn(&Run) -> usize,
+        dst: &mut [T],
+    ) {
+        for r in self.runs.iter().filter(|r| r.src >= 0) {
+            let s = &src[first(r)..first(r) + r.len];
+            let o = r.src as usize;
+            if r.step == 1 {
+                crate::kernels::slices::update(&mut dst[o..o + r.len], s, &|a, b| a + b);
+            } else {
+                for (j, &v) in s.iter().enumerate() {
+                    let d = &mut dst[o + j * r.step];
+                    *d = *d + v;
+                }
+            }
+        }
     }
 
     /// Per plane and window: the window's largest element and its offset

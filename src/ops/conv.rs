@@ -529,6 +529,11 @@ fn finish_conv(
             let (x, weight) = (c.saved(0)?, c.saved(1)?);
             let recorded = crate::autograd::would_record(&[grad, &weight, &x]);
             let dx = c.grad_for(0, || {
+                if !recorded && g == 1 {
+                    if let Some(dx) = input_grad_by_samples(grad, &weight, &w, &in_shape, &out)? {
+                        return Ok(dx);
+                    }
+                }
                 let dcols = weight
                     .reshape(&w_shape)?
                     .transpose(-1, -2)?
@@ -556,6 +561,32 @@ fn finish_conv(
             }
             Ok(grads)
         })
+}
+
+/// The input's gradient of a one-group convolution, sample by sample in
+/// cache ([`crate::kernels::matmul::conv_input_grad`]); `None` where that
+/// kernel does not apply. Not differentiable: for a backward that is not
+/// itself recorded.
+fn input_grad_by_samples(
+    grad: &Tensor,
+    weight: &Tensor,
+    w: &Window,
+    in_shape: &[usize],
+    out: &[usize],
+) -> Result<Option<Tensor>> {
+    let (n, cout) = (grad.shape()[0], weight.shape()[0]);
+    let l = out.iter().product::<usize>();
+    let grad = grad
+        .reshape(&[n as i64, cout as i64, l as i64])?
+        .contiguous()?;
+    let wm = weight
+        .contiguous()?
+        .reshape(&[cout as i64, (weight.numel() / cout.max(1)) as i64])?;
+    let table = w.table(&in_shape[2..], out)?;
+    let Some(dx) = crate::kernels::matmul::conv_input_grad(&grad, &table, &wm)? else {
+        return Ok(None);
+    };
+    Ok(Some(Tensor::from(dx).reshape(&super::to_i64(in_shape))?))
 }
 
 impl Tensor {

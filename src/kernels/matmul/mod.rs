@@ -267,6 +267,94 @@ fn conv_typed<T: MatElem>(
     Ok(wrap(out, kept))
 }
 
+/// A convolution's input gradient without the windows' gradient tensor:
+/// `grad` is a contiguous `[batch, m, table.l]`, `w` a contiguous `[m,
+/// channels * table.k]`; the result is `[batch, channels * table.plane]`,
+/// sample `s` being `fold(w^T @ grad(s))`. Each sample's product goes to a
+/// buffer that stays in cache and is added back to the input positions at
+/// once, one sample per thread (so the sums do not depend on the thread
+/// count). `None` where [`conv_forward`] gives `None`.
+pub fn conv_input_grad(
+    grad: &Strided,
+    table: &super::window::Windows,
+    w: &Strided,
+) -> Result<Option<Strided>> {
+    let threads = crate::parallel::num_threads();
+    let samples = grad.shape()[0];
+    if !grad.is_contiguous()
+        || !w.is_contiguous()
+        || grad.dtype() != w.dtype()
+        || (threads > 1 && samples < 2 * threads)
+    {
+        return Ok(None);
+    }
+    match grad.dtype() {
+        DType::F32 => conv_input_grad_typed::<f32>(grad, table, w).map(Some),
+        DType::F64 => conv_input_grad_typed::<f64>(grad, table, w).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn conv_input_grad_typed<T: MatElem>(
+    grad: &Strided,
+    table: &super::window::Windows,
+    w: &Strided,
+) -> Result<Strided> {
+    let (samples, m, l) = (grad.shape()[0], grad.shape()[1], grad.shape()[2]);
+    let kr = w.shape()[1];
+    let channels = kr / table.k.max(1);
+    if w.shape()[0] != m || l != table.l || channels * table.k != kr {
+        bail!(
+            internal,
+            "kernels::conv_input_grad: shapes do not match the table"
+        );
+    }
+    let per_sample = channels * table.plane;
+    let mut out = crate::buffer::pool::try_buffer::<T>(samples * per_sample)?;
+    if out.is_empty() {
+        return Ok(Strided::contiguous(T::wrap(out), &[samples, per_sample]));
+    }
+    let mnk = [kr, l, m];
+    let path = T::path(mnk);
+    let sg = grad.storage().read_recursive();
+    let sw = w.storage().read_recursive();
+    let (dg, dw) = (sg.as_slice::<T>(), sw.as_slice::<T>());
+    // w^T: row i of the left operand is column i of w.
+    let am = Mat {
+        off: w.layout().offset,
+        rs: 1,
+        cs: kr,
+    };
+    let plane_cols = table.k * l;
+    let per = samples_per_block(samples);
+    let bufs = (0..samples.div_ceil(per))
+        .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
+        .collect::<Result<Vec<_>>>()?;
+    let run = |first: usize, block: &mut [T]| {
+        let mut cols = bufs[first / (per * per_sample)].lock();
+        for (i, dst) in block.chunks_mut(per_sample).enumerate() {
+            let s = first / per_sample + i;
+            let bm = Mat {
+                off: grad.layout().offset + s * m * l,
+                rs: l,
+                cs: 1,
+            };
+            T::product(&mut cols, dw, am, dg, bm, mnk, path, Parallelism::None);
+            for (plane, c) in dst
+                .chunks_exact_mut(table.plane.max(1))
+                .zip(cols.chunks_exact(plane_cols.max(1)))
+            {
+                table.scatter_add_plane(c, plane);
+            }
+        }
+    };
+    for_sample_blocks(&mut out, per * per_sample, run);
+    bufs.into_iter()
+        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+    drop((sg, sw));
+    Ok(Strided::contiguous(T::wrap(out), &[samples, per_sample]))
+}
+
 /// Samples per block of a convolution's forward: about two blocks per
 /// thread (one block on one thread).
 fn samples_per_block(samples: usize) -> usize {
