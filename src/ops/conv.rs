@@ -416,21 +416,19 @@ fn conv_by_columns(
     out: &[usize],
     groups: usize,
 ) -> Result<Tensor> {
-    let (n, cout) = (x.shape()[0] as i64, weight.shape()[0] as i64);
-    let g = groups as i64;
-    let k: usize = w.kernel.iter().product();
-    let per_group = (x.shape()[1] / groups * k) as i64;
-    let l: i64 = out.iter().product::<usize>() as i64;
-    let cols_shape = [n, g, per_group, l];
-    let w_shape = [g, cout / g, per_group];
-    let bias_shape = [1, g, cout / g, 1];
+    let (cols_shape, w_shape) = column_shapes(x, weight, w, out, groups);
+    let bias_shape = [1, w_shape[0], w_shape[1], 1];
     let mut inputs = vec![x, weight];
     inputs.extend(bias);
     let rec = record("ConvolutionBackward0", &inputs);
     let (cols, product) = {
         let _off = crate::autograd::no_grad();
-        if let Some((cols, y)) = columns_and_product(x, weight, bias, w, out, groups)? {
-            return finish_conv(rec, x, weight, bias, w, out, groups, cols, y);
+        let one_group = match groups {
+            1 => columns_and_product((x, weight, bias), w, out)?,
+            _ => None,
+        };
+        if let Some((cols, y)) = one_group {
+            return finish_conv(rec, (x, weight, bias), (w, out, groups), cols, y);
         }
         let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
         let mut y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
@@ -439,24 +437,35 @@ fn conv_by_columns(
         }
         (cols, y)
     };
-    finish_conv(rec, x, weight, bias, w, out, groups, cols, product)
+    finish_conv(rec, (x, weight, bias), (w, out, groups), cols, product)
+}
+
+/// The windows' shape `[n, groups, per_group, l]` and the weight's as
+/// their left operand, `[groups, c_out / groups, per_group]`.
+fn column_shapes(
+    x: &Tensor,
+    weight: &Tensor,
+    w: &Window,
+    out: &[usize],
+    groups: usize,
+) -> ([i64; 4], [i64; 3]) {
+    let (n, cout) = (x.shape()[0] as i64, weight.shape()[0] as i64);
+    let g = groups as i64;
+    let k: usize = w.kernel.iter().product();
+    let per_group = (x.shape()[1] / groups * k) as i64;
+    let l: i64 = out.iter().product::<usize>() as i64;
+    ([n, g, per_group, l], [g, cout / g, per_group])
 }
 
 /// One sample at a time: its windows gathered into its slice of `cols`
 /// and multiplied (plus the bias) while in cache
 /// ([`crate::kernels::matmul::conv_forward_keeping_windows`]); `None`
-/// where that kernel does not apply (groups, dtype, layout, few samples).
+/// where that kernel does not apply (dtype, few samples); one group.
 fn columns_and_product(
-    x: &Tensor,
-    weight: &Tensor,
-    bias: Option<&Tensor>,
+    (x, weight, bias): (&Tensor, &Tensor, Option<&Tensor>),
     w: &Window,
     out: &[usize],
-    groups: usize,
 ) -> Result<Option<(Tensor, Tensor)>> {
-    if groups != 1 {
-        return Ok(None);
-    }
     // (channels-last memory: one copy to the sample-major order)
     let x = &x.detach().contiguous()?;
     let (n, cout) = (x.shape()[0], weight.shape()[0]);
@@ -486,25 +495,16 @@ fn columns_and_product(
 
 /// [`conv_by_columns`]' node, given the windows and the product
 /// (`[n, groups, c_out / groups, l]`, the bias added).
-#[allow(clippy::too_many_arguments)]
 fn finish_conv(
     rec: crate::autograd::Record,
-    x: &Tensor,
-    weight: &Tensor,
-    bias: Option<&Tensor>,
-    w: &Window,
-    out: &[usize],
-    groups: usize,
+    (x, weight, bias): (&Tensor, &Tensor, Option<&Tensor>),
+    (w, out, groups): (&Window, &[usize], usize),
     cols: Tensor,
     product: Tensor,
 ) -> Result<Tensor> {
-    let (n, cout) = (x.shape()[0] as i64, weight.shape()[0] as i64);
-    let g = groups as i64;
-    let k: usize = w.kernel.iter().product();
-    let per_group = (x.shape()[1] / groups * k) as i64;
-    let l: i64 = out.iter().product::<usize>() as i64;
-    let cols_shape = [n, g, per_group, l];
-    let w_shape = [g, cout / g, per_group];
+    let (cols_shape, w_shape) = column_shapes(x, weight, w, out, groups);
+    let [n, g, per_group, l] = cols_shape;
+    let cout = g * w_shape[1];
     // `[n, c_out, *out]`, the same memory (not a view: the node's output).
     let mut shape = vec![n as usize, cout as usize];
     shape.extend_from_slice(out);
