@@ -421,22 +421,24 @@ fn conv_by_columns(
     let mut inputs = vec![x, weight];
     inputs.extend(bias);
     let rec = record("ConvolutionBackward0", &inputs);
-    let (cols, product) = {
-        let _off = crate::autograd::no_grad();
-        let one_group = match groups {
-            1 => columns_and_product((x, weight, bias), w, out)?,
-            _ => None,
-        };
-        if let Some((cols, y)) = one_group {
-            return finish_conv(rec, (x, weight, bias), (w, out, groups), cols, y);
-        }
-        let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
-        let mut y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
-        if let Some(b) = bias {
-            y = y.add(&b.detach().reshape(&bias_shape)?)?;
-        }
-        (cols, y)
+    // the forward's values without a graph of their own
+    let values_only = crate::autograd::no_grad();
+    let one_group = match groups {
+        1 => columns_and_product((x, weight, bias), w, out)?,
+        _ => None,
     };
+    let (cols, product) = match one_group {
+        Some(pair) => pair,
+        None => {
+            let cols = x.detach().window_cols(w, out, 0.0)?.view(&cols_shape)?;
+            let mut y = weight.detach().reshape(&w_shape)?.matmul(&cols)?;
+            if let Some(b) = bias {
+                y = y.add(&b.detach().reshape(&bias_shape)?)?;
+            }
+            (cols, y)
+        }
+    };
+    drop(values_only);
     finish_conv(rec, (x, weight, bias), (w, out, groups), cols, product)
 }
 

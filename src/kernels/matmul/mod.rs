@@ -249,19 +249,7 @@ fn conv_typed<T: MatElem>(
             }
         });
     } else {
-        // Each block with its own buffer of windows.
-        let bufs = (0..samples.div_ceil(per))
-            .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
-            .collect::<Result<Vec<_>>>()?;
-        let run = |first: usize, block: &mut [T]| {
-            let mut cols = bufs[first / (per * m * l)].lock();
-            for (i, dst) in block.chunks_mut(m * l).enumerate() {
-                one_sample(first / (m * l) + i, dst, &mut cols);
-            }
-        };
-        for_sample_blocks(&mut out, per * m * l, run);
-        bufs.into_iter()
-            .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+        for_each_sample_with_buffer(&mut out, m * l, kr * l, one_sample)?;
     }
     drop((sx, sw, sb));
     Ok(wrap(out, kept))
@@ -326,33 +314,49 @@ fn conv_input_grad_typed<T: MatElem>(
         cs: kr,
     };
     let plane_cols = table.k * l;
-    let per = samples_per_block(samples);
-    let bufs = (0..samples.div_ceil(per))
-        .map(|_| crate::buffer::pool::try_buffer::<T>(kr * l).map(parking_lot::Mutex::new))
-        .collect::<Result<Vec<_>>>()?;
-    let run = |first: usize, block: &mut [T]| {
-        let mut cols = bufs[first / (per * per_sample)].lock();
-        for (i, dst) in block.chunks_mut(per_sample).enumerate() {
-            let s = first / per_sample + i;
-            let bm = Mat {
-                off: grad.layout().offset + s * m * l,
-                rs: l,
-                cs: 1,
-            };
-            T::product(&mut cols, dw, am, dg, bm, mnk, path, Parallelism::None);
-            for (plane, c) in dst
-                .chunks_exact_mut(table.plane.max(1))
-                .zip(cols.chunks_exact(plane_cols.max(1)))
-            {
-                table.scatter_add_plane(c, plane);
-            }
+    for_each_sample_with_buffer(&mut out, per_sample, kr * l, |s, dst, cols| {
+        let bm = Mat {
+            off: grad.layout().offset + s * m * l,
+            rs: l,
+            cs: 1,
+        };
+        T::product(cols, dw, am, dg, bm, mnk, path, Parallelism::None);
+        for (plane, c) in dst
+            .chunks_exact_mut(table.plane.max(1))
+            .zip(cols.chunks_exact(plane_cols.max(1)))
+        {
+            table.scatter_add_plane(c, plane);
         }
-    };
-    for_sample_blocks(&mut out, per * per_sample, run);
-    bufs.into_iter()
-        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+    })?;
     drop((sg, sw));
     Ok(Strided::contiguous(T::wrap(out), &[samples, per_sample]))
+}
+
+/// `each(s, dst, buf)` for every sample `s` of `out` (`dst`: its
+/// `sample_len` elements), in blocks of whole samples over the threads
+/// (about two blocks per thread), each block with its own scratch buffer
+/// of `buf_len` elements from the pool (returned afterwards).
+fn for_each_sample_with_buffer<T: MatElem>(
+    out: &mut [T],
+    sample_len: usize,
+    buf_len: usize,
+    each: impl Fn(usize, &mut [T], &mut [T]) + Sync,
+) -> Result<()> {
+    let sample_len = sample_len.max(1);
+    let per = samples_per_block(out.len() / sample_len);
+    let bufs = (0..out.len().div_ceil(per * sample_len))
+        .map(|_| crate::buffer::pool::try_buffer::<T>(buf_len).map(parking_lot::Mutex::new))
+        .collect::<Result<Vec<_>>>()?;
+    let run = |first: usize, block: &mut [T]| {
+        let mut buf = bufs[first / (per * sample_len)].lock();
+        for (i, dst) in block.chunks_mut(sample_len).enumerate() {
+            each(first / sample_len + i, dst, &mut buf);
+        }
+    };
+    for_sample_blocks(out, per * sample_len, run);
+    bufs.into_iter()
+        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+    Ok(())
 }
 
 /// Samples per block of a convolution's forward: about two blocks per
