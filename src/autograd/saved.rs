@@ -165,12 +165,7 @@ impl SavedTensor {
         };
         crate::Error::runtime(format!(
             "one of the variables needed for gradient computation has been modified by an inplace operation: [{} [{}]]{} is at version {}; expected version {} instead.{} Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).{}",
-            match self.dtype {
-                DType::F32 => "torch.FloatTensor",
-                DType::F64 => "torch.DoubleTensor",
-                DType::I64 => "torch.LongTensor",
-                DType::Bool => "torch.BoolTensor",
-            },
+            format!("torch.{}", self.dtype.legacy_tensor_name()),
             shape.join(", "),
             producer,
             now,

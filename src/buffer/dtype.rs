@@ -7,6 +7,10 @@ use std::fmt::Debug;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
+    U8,
+    I8,
+    I16,
+    I32,
     I64,
     F32,
     F64,
@@ -39,9 +43,28 @@ pub fn set_default_float(dtype: DType) -> crate::Result<()> {
 }
 
 impl DType {
+    /// Every dtype, in promotion-rank order.
+    pub const ALL: [DType; 8] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F32,
+        DType::F64,
+    ];
+    /// The dtype named `name` (torch's name without the module: "int32").
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
             DType::I64 => "int64",
             DType::F32 => "float32",
             DType::F64 => "float64",
@@ -51,15 +74,36 @@ impl DType {
     pub fn scalar_type_name(self) -> &'static str {
         match self {
             DType::Bool => "Bool",
+            DType::U8 => "Byte",
+            DType::I8 => "Char",
+            DType::I16 => "Short",
+            DType::I32 => "Int",
             DType::I64 => "Long",
             DType::F32 => "Float",
             DType::F64 => "Double",
+        }
+    }
+    /// torch's legacy tensor type name ("FloatTensor", "IntTensor").
+    pub fn legacy_tensor_name(self) -> &'static str {
+        match self {
+            DType::Bool => "BoolTensor",
+            DType::U8 => "ByteTensor",
+            DType::I8 => "CharTensor",
+            DType::I16 => "ShortTensor",
+            DType::I32 => "IntTensor",
+            DType::I64 => "LongTensor",
+            DType::F32 => "FloatTensor",
+            DType::F64 => "DoubleTensor",
         }
     }
     /// torch's C++ type name for error messages ("float", "long int").
     pub fn cpp_type_name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::U8 => "unsigned char",
+            DType::I8 => "signed char",
+            DType::I16 => "short int",
+            DType::I32 => "int",
             DType::I64 => "long int",
             DType::F32 => "float",
             DType::F64 => "double",
@@ -70,22 +114,46 @@ impl DType {
     }
     pub fn itemsize(self) -> usize {
         match self {
-            DType::Bool => 1,
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 => 2,
+            DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
-            DType::F32 => 4,
         }
     }
     /// The category torch promotes by: bool < integral < floating.
     pub fn category(self) -> u8 {
         match self {
             DType::Bool => 0,
-            DType::I64 => 1,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => 1,
             DType::F32 | DType::F64 => 2,
         }
     }
-    /// Promotion of two tensors of the same priority class.
+    /// The smallest and largest value of an integer dtype (iinfo).
+    pub fn int_bounds(self) -> Option<(i64, i64)> {
+        Some(match self {
+            DType::U8 => (0, u8::MAX as i64),
+            DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+            DType::I16 => (i16::MIN as i64, i16::MAX as i64),
+            DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+            DType::I64 => (i64::MIN, i64::MAX),
+            _ => return None,
+        })
+    }
+    /// Integer dtypes (not bool).
+    pub fn is_integral(self) -> bool {
+        self.category() == 1
+    }
+    /// Signed dtypes: all but bool and uint8.
+    pub fn is_signed(self) -> bool {
+        !matches!(self, DType::Bool | DType::U8)
+    }
+    /// Promotion of two tensors of the same priority class: the higher
+    /// rank, except that uint8 with int8 needs int16 to hold both ranges.
     pub fn promote(a: DType, b: DType) -> DType {
-        a.max(b)
+        match (a, b) {
+            (DType::U8, DType::I8) | (DType::I8, DType::U8) => DType::I16,
+            _ => a.max(b),
+        }
     }
     /// The dtype floating ops compute in: floats stay, others become float32.
     pub fn to_floating(self) -> DType {
@@ -201,8 +269,14 @@ pub trait Element: Copy + Send + Sync + Debug + PartialOrd + Default + 'static {
     fn slice(d: &StorageData) -> Option<&[Self]>;
     fn slice_mut(d: &mut StorageData) -> Option<&mut [Self]>;
     fn wrap(v: Vec<Self>) -> StorageData;
+    /// Storage data around `b` (owned or borrowed memory).
+    fn wrap_buf(b: Buf<Self>) -> StorageData;
     /// The owned vector inside `d`, when `d` is an owned buffer of `Self`.
     fn into_vec(d: StorageData) -> std::result::Result<Vec<Self>, StorageData>;
+    /// Appends the value's little-endian bytes (bool: one byte, 0 or 1).
+    fn put_le(self, out: &mut Vec<u8>);
+    /// The value from its little-endian bytes (exactly `itemsize` of them).
+    fn read_le(b: &[u8]) -> Self;
 }
 
 macro_rules! impl_storage_access {
@@ -224,6 +298,9 @@ macro_rules! impl_storage_access {
         fn wrap(v: Vec<Self>) -> StorageData {
             StorageData::$variant(Buf::Owned(v))
         }
+        fn wrap_buf(b: Buf<Self>) -> StorageData {
+            StorageData::$variant(b)
+        }
         fn into_vec(d: StorageData) -> std::result::Result<Vec<Self>, StorageData> {
             match d {
                 StorageData::$variant(Buf::Owned(v)) => Ok(v),
@@ -235,6 +312,9 @@ macro_rules! impl_storage_access {
 
 macro_rules! impl_num_element {
     ($t:ty, $dt:expr, $variant:ident) => {
+        impl_num_element!($t, $dt, $variant, |v| v as $t);
+    };
+    ($t:ty, $dt:expr, $variant:ident, |$v:ident| $from_f64:expr) => {
         impl Element for $t {
             const DTYPE: DType = $dt;
             impl_storage_access!($variant);
@@ -243,8 +323,8 @@ macro_rules! impl_num_element {
                 self as f64
             }
             #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as $t
+            fn from_f64($v: f64) -> Self {
+                $from_f64
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -270,12 +350,26 @@ macro_rules! impl_num_element {
             fn one() -> Self {
                 1 as $t
             }
+            #[inline(always)]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes())
+            }
+            #[inline(always)]
+            fn read_le(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("itemsize bytes"))
+            }
         }
     };
 }
 impl_num_element!(f32, DType::F32, F32);
 impl_num_element!(f64, DType::F64, F64);
 impl_num_element!(i64, DType::I64, I64);
+// Floats become narrow integers through int64, wrapping out-of-range values
+// as torch's CPU casts do (300.0 -> uint8 44, -1.0 -> uint8 255).
+impl_num_element!(i32, DType::I32, I32, |v| v as i64 as i32);
+impl_num_element!(i16, DType::I16, I16, |v| v as i64 as i16);
+impl_num_element!(i8, DType::I8, I8, |v| v as i64 as i8);
+impl_num_element!(u8, DType::U8, U8, |v| v as i64 as u8);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
@@ -303,6 +397,12 @@ impl Element for bool {
     }
     fn one() -> Self {
         true
+    }
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.push(self as u8)
+    }
+    fn read_le(b: &[u8]) -> Self {
+        b[0] != 0
     }
 }
 

@@ -69,40 +69,54 @@ impl<T> DerefMut for Buf<T> {
 /// The typed data of a storage.
 pub enum StorageData {
     Bool(Buf<bool>),
+    U8(Buf<u8>),
+    I8(Buf<i8>),
+    I16(Buf<i16>),
+    I32(Buf<i32>),
     I64(Buf<i64>),
     F32(Buf<f32>),
     F64(Buf<f64>),
+}
+
+/// Runs `$body` with `$b` bound to the typed buffer inside `$data`,
+/// whichever element type it holds.
+macro_rules! with_buffer {
+    ($data:expr, $b:ident => $body:expr) => {
+        match $data {
+            StorageData::Bool($b) => $body,
+            StorageData::U8($b) => $body,
+            StorageData::I8($b) => $body,
+            StorageData::I16($b) => $body,
+            StorageData::I32($b) => $body,
+            StorageData::I64($b) => $body,
+            StorageData::F32($b) => $body,
+            StorageData::F64($b) => $body,
+        }
+    };
 }
 
 impl StorageData {
     pub fn dtype(&self) -> DType {
         match self {
             StorageData::Bool(_) => DType::Bool,
+            StorageData::U8(_) => DType::U8,
+            StorageData::I8(_) => DType::I8,
+            StorageData::I16(_) => DType::I16,
+            StorageData::I32(_) => DType::I32,
             StorageData::I64(_) => DType::I64,
             StorageData::F32(_) => DType::F32,
             StorageData::F64(_) => DType::F64,
         }
     }
     pub fn len(&self) -> usize {
-        match self {
-            StorageData::Bool(b) => b.len(),
-            StorageData::I64(b) => b.len(),
-            StorageData::F32(b) => b.len(),
-            StorageData::F64(b) => b.len(),
-        }
+        with_buffer!(self, b => b.len())
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// True for memory Rust allocated (not borrowed from NumPy).
     pub fn is_owned(&self) -> bool {
-        matches!(
-            self,
-            StorageData::Bool(Buf::Owned(_))
-                | StorageData::I64(Buf::Owned(_))
-                | StorageData::F32(Buf::Owned(_))
-                | StorageData::F64(Buf::Owned(_))
-        )
+        with_buffer!(self, b => matches!(b, Buf::Owned(_)))
     }
     /// The buffer as `T`. Callers dispatch on the tensor's dtype first, so a
     /// mismatch is a bug in ferrograd.
@@ -171,12 +185,7 @@ impl Storage {
     }
     /// Address of the first element (for `data_ptr()` and aliasing checks).
     pub fn data_ptr(&self) -> usize {
-        match &*self.data.read() {
-            StorageData::Bool(b) => b.as_ptr() as usize,
-            StorageData::I64(b) => b.as_ptr() as usize,
-            StorageData::F32(b) => b.as_ptr() as usize,
-            StorageData::F64(b) => b.as_ptr() as usize,
-        }
+        with_buffer!(&*self.data.read(), b => b.as_ptr() as usize)
     }
 }
 

@@ -41,6 +41,25 @@ pub fn map2<T: Element, U: Element>(
     map2_kernel(a, b, super::PAR_THRESHOLD, &elementwise::Each2(f))
 }
 
+/// `f` over two integer tensors of one integer dtype, computed in int64
+/// and truncated back to that dtype (torch's wrapping integer arithmetic).
+pub fn int_map2(
+    a: &Strided,
+    b: &Strided,
+    f: impl Fn(i64, i64) -> i64 + Sync + Send,
+) -> Result<Strided> {
+    crate::dispatch_ints!(a.dtype(), T => map2::<T, T>(a, b, |x, y| T::from_i64(f(x.to_i64(), y.to_i64()))))
+}
+
+/// `f` over two integer tensors of one integer dtype, as int64 values.
+pub fn int_map2_to<U: Element>(
+    a: &Strided,
+    b: &Strided,
+    f: impl Fn(i64, i64) -> U + Sync + Send,
+) -> Result<Strided> {
+    crate::dispatch_ints!(a.dtype(), T => map2::<T, U>(a, b, |x, y| f(x.to_i64(), y.to_i64())))
+}
+
 /// [`map2`] with a kernel, split over the threads from `grain` elements.
 pub(crate) fn map2_kernel<T: Element, U: Element, K: elementwise::RowZip<T, U>>(
     a: &Strided,

@@ -24,11 +24,18 @@ pub(crate) fn cast_into<U: Element>(
     }
     match src {
         StorageData::Bool(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &U::from_bool),
-        StorageData::I64(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &U::from_i64),
         StorageData::F32(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &|v: f32| {
             U::from_f64(v as f64)
         }),
         StorageData::F64(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &U::from_f64),
+        ints => crate::dispatch_ints!(ints.dtype(), T => elementwise::map(
+            out,
+            lo,
+            ints.as_slice::<T>(),
+            ls,
+            COPY_GRAIN,
+            &|v: T| U::from_i64(v.to_i64()),
+        )),
     }
 }
 

@@ -62,7 +62,17 @@ macro_rules! dispatch_float {
 #[macro_export]
 macro_rules! dispatch_all {
     ($dtype:expr, $T:ident => $body:expr) => {
-        $crate::dispatch_dtypes!($dtype, $T => $body, [Bool: bool, I64: i64, F32: f32, F64: f64])
+        $crate::dispatch_dtypes!($dtype, $T => $body, [Bool: bool, U8: u8, I8: i8, I16: i16, I32: i32, I64: i64, F32: f32, F64: f64])
+    };
+}
+
+/// Dispatches on an integer (not bool) dtype, binding `$T`; other dtypes
+/// are a bug in the caller.
+#[macro_export]
+macro_rules! dispatch_ints {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::dispatch_dtypes!($dtype, $T => $body, [U8: u8, I8: i8, I16: i16, I32: i32, I64: i64],
+            other => unreachable!("{} is not an integer dtype", other.name()))
     };
 }
 
@@ -71,7 +81,7 @@ macro_rules! dispatch_all {
 #[macro_export]
 macro_rules! dispatch_numeric {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
-        $crate::dispatch_dtypes!($dtype, $T => $body, [I64: i64, F32: f32, F64: f64],
+        $crate::dispatch_dtypes!($dtype, $T => $body, [U8: u8, I8: i8, I16: i16, I32: i32, I64: i64, F32: f32, F64: f64],
             $crate::buffer::DType::Bool => {
                 $crate::bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $op)
             })

@@ -13,6 +13,12 @@ pub fn map1<T: Element, U: Element>(a: &Strided, f: impl Fn(T) -> U + Sync + Sen
     crate::buffer::pool::or_panic(try_map1(a, f))
 }
 
+/// `f` over an integer tensor of any integer dtype, computed in int64 and
+/// truncated back to that dtype (torch's wrapping integer arithmetic).
+pub fn int_map1(a: &Strided, f: impl Fn(i64) -> i64 + Sync + Send) -> Strided {
+    crate::dispatch_ints!(a.dtype(), T => map1::<T, T>(a, |x| T::from_i64(f(x.to_i64()))))
+}
+
 /// [`map1`], failing with torch's out-of-memory error when the system
 /// refuses the output (a broadcast input can be far larger than its
 /// storage).
@@ -57,6 +63,12 @@ pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
 /// have two indices on one element (in-place ops check first).
 pub fn apply1_inplace<T: Element>(a: &Strided, f: impl Fn(T) -> T + Sync + Send) {
     apply1_grain(a, super::PAR_THRESHOLD, f)
+}
+
+/// `f` applied in place to an integer tensor of any integer dtype,
+/// computed in int64 and truncated back.
+pub fn int_apply1_inplace(a: &Strided, f: impl Fn(i64) -> i64 + Sync + Send) {
+    crate::dispatch_ints!(a.dtype(), T => apply1_inplace::<T>(a, |x| T::from_i64(f(x.to_i64()))))
 }
 
 fn apply1_grain<T: Element>(a: &Strided, grain: usize, f: impl Fn(T) -> T + Sync + Send) {

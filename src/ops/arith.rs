@@ -54,6 +54,7 @@
 //! saves reciprocal's result, not the tensor).
 
 use crate::autograd::record;
+use crate::buffer::Element;
 use crate::kernels::binary::map2;
 use crate::kernels::unary::map1;
 use crate::tensor::{DType, Scalar, Tensor};
@@ -67,7 +68,6 @@ macro_rules! numeric2 {
         match dt {
             DType::F32 => map2::<f32, f32>($a, $b, |$x, $y| $e).map(Tensor::from),
             DType::F64 => map2::<f64, f64>($a, $b, |$x, $y| $e).map(Tensor::from),
-            DType::I64 => map2::<i64, i64>($a, $b, |$x: i64, $y: i64| $e).map(Tensor::from),
             DType::Bool => {
                 let (a, b) = ($a.cast_raw(DType::I64), $b.cast_raw(DType::I64));
                 Ok(
@@ -75,6 +75,13 @@ macro_rules! numeric2 {
                         .cast_raw(DType::Bool),
                 )
             }
+            int => $crate::dispatch_ints!(int, T => map2::<T, T>($a, $b, |x: T, y: T| {
+                // In int64, truncated back: torch's wrapping arithmetic.
+                use $crate::buffer::Element;
+                let ($x, $y) = (x.to_i64(), y.to_i64());
+                T::from_i64($e)
+            })
+            .map(Tensor::from)),
         }
     }};
 }
@@ -112,8 +119,12 @@ macro_rules! binary_kernel_inplace {
     }};
     (@numeric, $s:ident, $o:ident, |$a:ident, $b:ident| $k:expr) => {
         match $s.dtype() {
-            DType::I64 => apply2_inplace::<i64>($s, $o, |$a: i64, $b: i64| $k),
-            _ => $crate::ops::arith::binary_kernel_inplace!(@float, $s, $o, |$a, $b| $k),
+            DType::F32 | DType::F64 => $crate::ops::arith::binary_kernel_inplace!(@float, $s, $o, |$a, $b| $k),
+            int => $crate::dispatch_ints!(int, T => apply2_inplace::<T>($s, $o, |x: T, y: T| {
+                use $crate::buffer::Element;
+                let ($a, $b) = (x.to_i64(), y.to_i64());
+                T::from_i64($k)
+            })),
         }
     };
     (@float, $s:ident, $o:ident, |$a:ident, $b:ident| $k:expr) => {
@@ -417,8 +428,10 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, |x| -x)),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, |x| -x)),
-            DType::I64 => Tensor::from(map1::<i64, i64>(self, |x| x.wrapping_neg())),
             DType::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
+            int => crate::dispatch_ints!(int, T => Tensor::from(map1::<T, T>(self, |x| {
+                T::from_i64(x.to_i64().wrapping_neg())
+            }))),
         };
         rec.finish(out, |c| Ok(vec![Some(c.grad().neg()?)]))
     }

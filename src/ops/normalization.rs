@@ -298,6 +298,9 @@ impl Tensor {
     /// Rows of `weight` (`[V, D]`) at the integer `self`; the result has
     /// shape `self.shape + [D]`.
     pub fn embedding(&self, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
+        if self.dtype() == DType::I32 {
+            return self.long_index().embedding(weight, padding_idx);
+        }
         if self.dtype() != DType::I64 {
             bail!(
                 runtime,

@@ -13,8 +13,8 @@
 //! | eq ne lt le gt ge, logical_*, bitwise_*, isnan ... | not differentiable (bool or integer outputs)     |    |
 
 use crate::autograd::record;
-use crate::kernels::binary::{map2, map3};
-use crate::kernels::unary::{apply1_inplace, f, ipow, map1, vmath};
+use crate::kernels::binary::{int_map2, int_map2_to, map2, map3};
+use crate::kernels::unary::{apply1_inplace, f, int_map1, ipow, map1, vmath};
 use crate::kernels::vmap;
 use crate::tensor::{DType, Element, Float, Scalar, Tensor};
 use crate::{bail, dispatch_all, Result};
@@ -77,10 +77,13 @@ fn max_min_raw(a: &Tensor, b: &Tensor, dt: DType, is_max: bool) -> Result<Tensor
         (DType::F32, false) => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.min_val(y))?),
         (DType::F64, true) => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.max_val(y))?),
         (DType::F64, false) => Tensor::from(map2::<f64, f64>(&a, &b, |x, y| x.min_val(y))?),
-        (DType::I64, true) => Tensor::from(map2::<i64, i64>(&a, &b, |x, y| x.max(y))?),
-        (DType::I64, false) => Tensor::from(map2::<i64, i64>(&a, &b, |x, y| x.min(y))?),
         (DType::Bool, true) => Tensor::from(map2::<bool, bool>(&a, &b, |x, y| x | y)?),
         (DType::Bool, false) => Tensor::from(map2::<bool, bool>(&a, &b, |x, y| x & y)?),
+        (int, _) => crate::dispatch_ints!(int, T => Tensor::from(if is_max {
+            map2::<T, T>(&a, &b, |x, y| x.max(y))?
+        } else {
+            map2::<T, T>(&a, &b, |x, y| x.min(y))?
+        })),
     })
 }
 
@@ -138,7 +141,7 @@ macro_rules! compare_kernel {
         let (a, b) = ($s.cast_raw(dt), $o.cast_raw(dt));
         match dt {
             DType::Bool => map2::<bool, bool>(&a, &b, |$a, $b| $k).map(Tensor::from),
-            DType::I64 => map2::<i64, i64>(&a, &b, |$a, $b| $k).map(Tensor::from),
+            int if int.is_integral() => $crate::dispatch_ints!(int, T => map2::<T, T>(&a, &b, |$a, $b| $k).map(Tensor::from)),
             _ => bail!(not_implemented, "\"{}\" not implemented for '{}'", $kname, dt.scalar_type_name()),
         }
     }};
@@ -285,14 +288,14 @@ impl Tensor {
                 close(x, y, rtol, atol, equal_nan, tol)
             })
             .map(Tensor::from),
-            DType::I64 => map2::<i64, bool>(self, other, move |x, y| {
-                let err = x.wrapping_sub(y).wrapping_abs() as f32;
-                x == y || (tol && err <= a32 + (r32 * y as f32).abs())
-            })
-            .map(Tensor::from),
             DType::Bool => map2::<bool, bool>(self, other, move |x, y| {
                 let f = |b: bool| if b { 1f32 } else { 0.0 };
                 close(f(x), f(y), r32, a32, equal_nan, tol)
+            })
+            .map(Tensor::from),
+            _ => int_map2_to::<bool>(self, other, move |x, y| {
+                let err = x.wrapping_sub(y).wrapping_abs() as f32;
+                x == y || (tol && err <= a32 + (r32 * y as f32).abs())
             })
             .map(Tensor::from),
         }
@@ -334,8 +337,8 @@ impl Tensor {
         let out = match dt {
             DType::F32 => Tensor::from(vmap::map2_simd::<f32, vmath::Pow>(&a, &b)?),
             DType::F64 => Tensor::from(vmap::map2_simd::<f64, vmath::Pow>(&a, &b)?),
-            DType::I64 => Tensor::from(map2::<i64, i64>(&a, &b, ipow)?),
             DType::Bool => bail!(not_implemented, "\"pow\" not implemented for 'Bool'"),
+            _ => Tensor::from(int_map2(&a, &b, ipow)?),
         };
         rec.save("self", self)
             .save("exponent", exponent)
@@ -384,7 +387,7 @@ impl Tensor {
                 let ev = e.to_f64();
                 Tensor::from(map1::<f64, f64>(&x, move |v| f::pow_scalar(v, ev)))
             }
-            DType::I64 | DType::Bool => {
+            _ => {
                 let ei = scalar_i64(e);
                 if ei < 0 {
                     bail!(
@@ -430,11 +433,11 @@ impl Tensor {
                 let bv = b.to_f64();
                 Tensor::from(vmap::map1_with(&e, vmath::PowOf(bv))?)
             }
-            DType::I64 => {
-                let bv = scalar_i64(b);
-                Tensor::from(map1::<i64, i64>(&e, move |v| ipow(bv, v)))
-            }
             DType::Bool => bail!(not_implemented, "\"pow\" not implemented for 'Bool'"),
+            _ => {
+                let bv = scalar_i64(b);
+                Tensor::from(int_map1(&e, move |v| ipow(bv, v)))
+            }
         };
         rec.save("exponent", exponent)
             .save_output("result", 0)
@@ -546,15 +549,15 @@ impl Tensor {
                 let hi = max.map_or(f64::INFINITY, |m| m.to_f64());
                 Tensor::from(map1::<f64, f64>(&x, move |v| f::clamp(v, lo, hi)))
             }
-            DType::I64 => {
-                let lo = min.map_or(i64::MIN, scalar_i64);
-                let hi = max.map_or(i64::MAX, scalar_i64);
-                Tensor::from(map1::<i64, i64>(&x, move |v| v.max(lo).min(hi)))
-            }
             DType::Bool => bail!(
                 not_implemented,
                 "\"clamp_scalar_cpu\" not implemented for 'Bool'"
             ),
+            _ => {
+                let lo = min.map_or(i64::MIN, scalar_i64);
+                let hi = max.map_or(i64::MAX, scalar_i64);
+                Tensor::from(int_map1(&x, move |v| v.max(lo).min(hi)))
+            }
         };
         rec.save("self", self).finish(out, move |c| {
             let (x, g) = (c.saved(0)?, c.grad());
@@ -751,11 +754,13 @@ impl Tensor {
     pub fn logical_not_(&self) -> Result<()> {
         self.apply_inplace("logical_not_", &[], |s| s.logical_not())
     }
-    /// `~self`: logical not for bool, two's complement not for int64.
+    /// `~self`: logical not for bool, two's complement not for integers.
     pub fn bitwise_not(&self) -> Result<Tensor> {
         match self.dtype() {
             DType::Bool => Ok(Tensor::from(map1::<bool, bool>(self, |v| !v))),
-            DType::I64 => Ok(Tensor::from(map1::<i64, i64>(self, |v| !v))),
+            int if int.is_integral() => {
+                crate::dispatch_ints!(int, T => Ok(Tensor::from(map1::<T, T>(self, |v| !v))))
+            }
             dt => bail!(
                 not_implemented,
                 "\"bitwise_not_cpu\" not implemented for '{}'",

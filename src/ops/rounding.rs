@@ -15,7 +15,7 @@
 //! of zero is an error, as in torch. Bool operands are rejected.
 
 use crate::autograd::record;
-use crate::kernels::binary::map2;
+use crate::kernels::binary::{int_map2, map2};
 use crate::kernels::unary::map1;
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Error, Result};
@@ -143,11 +143,16 @@ fn divide(a: &Tensor, b: &Tensor, kind: DivKind) -> Result<Tensor> {
             DivKind::Trunc => (p / q).trunc(),
         })
         .map(Tensor::from),
-        DType::I64 => {
+        DType::Bool => bail!(
+            not_implemented,
+            "\"{}\" not implemented for 'Bool'",
+            kind.kernel_name()
+        ),
+        _ => {
             if y.eq_scalar(0)?.any(None, false)?.item()?.to_f64() != 0.0 {
                 bail!(runtime, "ZeroDivisionError");
             }
-            map2::<i64, i64>(&x, &y, move |p, q| match kind {
+            int_map2(&x, &y, move |p, q| match kind {
                 DivKind::Remainder => int_remainder(p, q),
                 DivKind::Fmod => p.wrapping_rem(q),
                 DivKind::Floor => int_floor_div(p, q),
@@ -155,11 +160,6 @@ fn divide(a: &Tensor, b: &Tensor, kind: DivKind) -> Result<Tensor> {
             })
             .map(Tensor::from)
         }
-        DType::Bool => bail!(
-            not_implemented,
-            "\"{}\" not implemented for 'Bool'",
-            kind.kernel_name()
-        ),
     }
 }
 
@@ -170,8 +170,8 @@ macro_rules! round_like {
         match x.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(x, |$v: f32| $e)),
             DType::F64 => Tensor::from(map1::<f64, f64>(x, |$v: f64| $e)),
-            DType::I64 => Tensor::from(map1::<i64, i64>(x, |v| v)),
             DType::Bool => bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $name),
+            _ => Tensor::from($crate::kernels::unary::int_map1(x, |v| v)),
         }
     }};
 }
@@ -215,8 +215,11 @@ impl Tensor {
                 false => (v * p).round_ties_even() / p,
                 true => (v / p).round_ties_even() * p,
             })),
-            DType::I64 => bail!(not_implemented, "\"round_cpu\" not implemented for 'Long'"),
-            DType::Bool => bail!(not_implemented, "\"round_cpu\" not implemented for 'Bool'"),
+            dt => bail!(
+                not_implemented,
+                "\"round_cpu\" not implemented for '{}'",
+                dt.scalar_type_name()
+            ),
         };
         self.rounded("RoundBackward1", out)
     }
@@ -225,8 +228,11 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v - v.trunc())),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v - v.trunc())),
-            DType::I64 => bail!(not_implemented, "\"frac_cpu\" not implemented for 'Long'"),
-            DType::Bool => bail!(not_implemented, "\"frac_cpu\" not implemented for 'Bool'"),
+            dt => bail!(
+                not_implemented,
+                "\"frac_cpu\" not implemented for '{}'",
+                dt.scalar_type_name()
+            ),
         };
         record("FracBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }

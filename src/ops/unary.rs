@@ -41,7 +41,7 @@
 
 use crate::autograd::{is_grad_enabled, record, Record};
 use crate::kernels::unary::vmath;
-use crate::kernels::unary::{apply1_inplace, f, map1};
+use crate::kernels::unary::{f, int_apply1_inplace, int_map1, map1};
 use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, Result};
 
@@ -382,8 +382,8 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v.abs())),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v.abs())),
-            DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.wrapping_abs())),
             DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
+            _ => Tensor::from(int_map1(self, |v| v.wrapping_abs())),
         };
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
     }
@@ -393,8 +393,8 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, f::sign)),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, f::sign)),
-            DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.signum())),
             DType::Bool => Tensor::from(map1::<bool, bool>(self, |v| v)),
+            _ => Tensor::from(int_map1(self, |v| v.signum())),
         };
         self.unary_record(rec, out, Saves::Nothing, |g, _| Ok(g.zeros_like()))
     }
@@ -413,8 +413,8 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, f::relu)),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, f::relu)),
-            DType::I64 => Tensor::from(map1::<i64, i64>(self, |v| v.max(0))),
             DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
+            _ => Tensor::from(int_map1(self, |v| v.max(0))),
         };
         self.unary_record(rec, out, Saves::Output, |g, r| {
             g.threshold_backward(&r.unwrap())
@@ -428,7 +428,7 @@ impl Tensor {
             "abs_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
-                DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_abs()),
+                dt if dt.is_integral() => int_apply1_inplace(t, |v| v.wrapping_abs()),
                 _ => float_kernel_inplace!(each, t, |v| v.abs()),
             },
             |t| t.abs(),
@@ -439,7 +439,7 @@ impl Tensor {
             "neg_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
-                DType::I64 => apply1_inplace::<i64>(t, |v| v.wrapping_neg()),
+                dt if dt.is_integral() => int_apply1_inplace(t, |v| v.wrapping_neg()),
                 _ => float_kernel_inplace!(each, t, |v| -v),
             },
             |t| t.neg(),
@@ -450,7 +450,7 @@ impl Tensor {
             "sign_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
-                DType::I64 => apply1_inplace::<i64>(t, |v| v.signum()),
+                dt if dt.is_integral() => int_apply1_inplace(t, |v| v.signum()),
                 _ => float_kernel_inplace!(each, t, |v| f::sign(v)),
             },
             |t| t.sign(),
@@ -467,7 +467,7 @@ impl Tensor {
             "relu_",
             self.dtype() != DType::Bool,
             |t| match t.dtype() {
-                DType::I64 => apply1_inplace::<i64>(t, |v| v.max(0)),
+                dt if dt.is_integral() => int_apply1_inplace(t, |v| v.max(0)),
                 _ => float_kernel_inplace!(each, t, |v| f::relu(v)),
             },
             |t| t.relu(),

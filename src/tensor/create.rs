@@ -75,7 +75,7 @@ impl Tensor {
         if dtype == DType::Bool {
             bail!(not_implemented, "\"arange_cpu\" not implemented for 'Bool'");
         }
-        if st == 0.0 || (dtype == DType::I64 && scalar_as_i64(step) == 0) {
+        if st == 0.0 || (dtype.is_integral() && scalar_as_i64(step) == 0) {
             bail!(runtime, "step must be nonzero");
         }
         if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
@@ -90,15 +90,6 @@ impl Tensor {
         }
         let n = len.max(0.0) as usize;
         Ok(match dtype {
-            DType::I64 => {
-                let (s, st) = (scalar_as_i64(start), scalar_as_i64(step));
-                Self::from_vec(
-                    (0..n as i64)
-                        .map(|i| s.wrapping_add(i.wrapping_mul(st)))
-                        .collect::<Vec<_>>(),
-                    &[n],
-                )?
-            }
             DType::F32 => Self::from_vec(
                 (0..n)
                     .map(|i| st.mul_add(i as f64, s) as f32)
@@ -110,6 +101,16 @@ impl Tensor {
                 &[n],
             )?,
             DType::Bool => unreachable!("rejected above"),
+            int => {
+                let (s, st) = (scalar_as_i64(start), scalar_as_i64(step));
+                Self::from_vec(
+                    (0..n as i64)
+                        .map(|i| s.wrapping_add(i.wrapping_mul(st)))
+                        .collect::<Vec<_>>(),
+                    &[n],
+                )?
+                .cast_raw(int)
+            }
         })
     }
     /// `steps` evenly spaced values from `start` to `end` inclusive
@@ -148,15 +149,15 @@ impl Tensor {
             DType::F64 => Tensor::from_vec(fill(start, end, steps, f64::mul_add), &[steps])?,
             // Integer dtypes: the ends are cast first, the values computed in
             // f64 and truncated.
-            DType::I64 => Tensor::from_vec(
-                fill(start.trunc(), end.trunc(), steps, f64::mul_add),
-                &[steps],
-            )?
-            .cast_raw(DType::I64),
             DType::Bool => bail!(
                 not_implemented,
                 "\"linspace_cpu\" not implemented for 'Bool'"
             ),
+            int => Tensor::from_vec(
+                fill(start.trunc(), end.trunc(), steps, f64::mul_add),
+                &[steps],
+            )?
+            .cast_raw(int),
         })
     }
     pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {

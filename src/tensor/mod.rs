@@ -204,6 +204,35 @@ impl Tensor {
     pub fn try_to_vec<T: Element>(&self) -> Result<Vec<T>> {
         crate::kernels::copy::to_vec_as::<T>(self)
     }
+    /// The elements in row-major order as little-endian bytes of the
+    /// tensor's dtype (bool: one byte, 0 or 1).
+    pub fn to_le_bytes(&self) -> Result<Vec<u8>> {
+        crate::dispatch_all!(self.dtype(), T => {
+            let v = self.try_to_vec::<T>()?;
+            let mut out = Vec::new();
+            out.try_reserve_exact(v.len() * self.dtype().itemsize())
+                .map_err(|_| crate::buffer::pool::alloc_error(v.len() * self.dtype().itemsize()))?;
+            v.into_iter().for_each(|x| x.put_le(&mut out));
+            Ok(out)
+        })
+    }
+    /// A contiguous tensor of `dtype` and `shape` read from little-endian
+    /// `data`, which must hold exactly that many elements.
+    pub fn from_le_bytes(data: &[u8], dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        let size = dtype.itemsize();
+        if !data.len().is_multiple_of(size) {
+            bail!(
+                value,
+                "{} bytes are not a whole number of {} elements",
+                data.len(),
+                dtype.name()
+            );
+        }
+        crate::dispatch_all!(dtype, T => Tensor::from_vec(
+            data.chunks_exact(size).map(T::read_le).collect::<Vec<T>>(),
+            shape,
+        ))
+    }
     /// The value of a one-element tensor.
     pub fn item(&self) -> Result<Scalar> {
         if self.numel() != 1 {
@@ -217,9 +246,11 @@ impl Tensor {
         let o = self.layout.offset;
         Ok(match &*st {
             StorageData::Bool(b) => Scalar::Bool(b[o]),
-            StorageData::I64(b) => Scalar::Int(b[o]),
             StorageData::F32(b) => Scalar::Float(b[o] as f64),
             StorageData::F64(b) => Scalar::Float(b[o]),
+            ints => {
+                crate::dispatch_ints!(ints.dtype(), T => Scalar::Int(ints.as_slice::<T>()[o].to_i64()))
+            }
         })
     }
 }

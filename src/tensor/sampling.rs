@@ -148,12 +148,11 @@ fn tensor_in_order(
             Tensor::from_vec(vals.iter().map(|&v| v as f32).collect::<Vec<_>>(), &pshape)?
         }
         DType::F64 => Tensor::from_vec(vals, &pshape)?,
-        DType::I64 => {
-            Tensor::from_vec(vals.iter().map(|&v| v as i64).collect::<Vec<_>>(), &pshape)?
-        }
         DType::Bool => {
             Tensor::from_vec(vals.iter().map(|&v| v != 0.0).collect::<Vec<_>>(), &pshape)?
         }
+        int => Tensor::from_vec(vals.iter().map(|&v| v as i64).collect::<Vec<_>>(), &pshape)?
+            .cast_raw(int),
     };
     t.permute(&inverse(order))
 }

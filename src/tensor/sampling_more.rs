@@ -148,6 +148,10 @@ impl Tensor {
             (0..n)
                 .map(|_| match dtype {
                     DType::I64 => (g.random64() % (1u64 << 63)) as i64,
+                    DType::U8 | DType::I8 | DType::I16 | DType::I32 => {
+                        let max = dtype.int_bounds().map_or(0, |b| b.1) as u64;
+                        (g.random() as u64 % (max + 1)) as i64
+                    }
                     DType::F64 => (g.random64() % ((1u64 << 53) + 1)) as i64,
                     DType::F32 => (g.random() as u64 % ((1u64 << 24) + 1)) as i64,
                     DType::Bool => (g.random() & 1) as i64,
@@ -178,7 +182,9 @@ impl Tensor {
             }
             None => {
                 let to_inc: i64 = match dtype {
-                    DType::I64 => i64::MAX,
+                    DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
+                        dtype.int_bounds().map_or(0, |b| b.1)
+                    }
                     DType::F64 => 1 << 53,
                     DType::F32 => 1 << 24,
                     DType::Bool => 1,

@@ -231,37 +231,46 @@ macro_rules! float_fold_elem {
 float_fold_elem!(f32);
 float_fold_elem!(f64);
 
-impl FoldElem for i64 {
-    const EXACT: bool = true;
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    fn mul(a: Self, b: Self) -> Self {
-        a.wrapping_mul(b)
-    }
-    #[inline(always)]
-    fn max_nan(a: Self, b: Self) -> Self {
-        a.max(b)
-    }
-    #[inline(always)]
-    fn min_nan(a: Self, b: Self) -> Self {
-        a.min(b)
-    }
-    fn zero() -> Self {
-        0
-    }
-    fn one() -> Self {
-        1
-    }
-    fn lowest() -> Self {
-        i64::MIN
-    }
-    fn highest() -> Self {
-        i64::MAX
-    }
+macro_rules! int_fold_elem {
+    ($t:ty) => {
+        impl FoldElem for $t {
+            const EXACT: bool = true;
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn max_nan(a: Self, b: Self) -> Self {
+                a.max(b)
+            }
+            #[inline(always)]
+            fn min_nan(a: Self, b: Self) -> Self {
+                a.min(b)
+            }
+            fn zero() -> Self {
+                0
+            }
+            fn one() -> Self {
+                1
+            }
+            fn lowest() -> Self {
+                <$t>::MIN
+            }
+            fn highest() -> Self {
+                <$t>::MAX
+            }
+        }
+    };
 }
+int_fold_elem!(i64);
+int_fold_elem!(i32);
+int_fold_elem!(i16);
+int_fold_elem!(i8);
+int_fold_elem!(u8);
 
 impl FoldElem for bool {
     const EXACT: bool = true;

@@ -7,7 +7,7 @@ use super::super::shared_out::SharedOut;
 use super::{wrap_index, Accumulate, GATHER_UNIT};
 use crate::buffer::layout::for_each_offset;
 use crate::buffer::pool;
-use crate::buffer::{DType, Dims, Element, Layout, Strided};
+use crate::buffer::{Dims, Element, Layout, Strided};
 use crate::parallel::{for_each_index, num_threads};
 use crate::{bail, Result};
 

@@ -37,12 +37,17 @@ impl Accumulate for f64 {
         self + o
     }
 }
-impl Accumulate for i64 {
-    #[inline(always)]
-    fn acc(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
+macro_rules! int_accumulate {
+    ($($t:ty),*) => {
+        $(impl Accumulate for $t {
+            #[inline(always)]
+            fn acc(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+        })*
+    };
 }
+int_accumulate!(u8, i8, i16, i32, i64);
 impl Accumulate for bool {
     #[inline(always)]
     fn acc(self, o: Self) -> Self {
@@ -53,24 +58,7 @@ impl Accumulate for bool {
 /// Dispatches on any dtype with `$T: Accumulate`.
 macro_rules! dispatch_acc {
     ($dtype:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
+        $crate::dispatch_all!($dtype, $T => $body)
     };
 }
 

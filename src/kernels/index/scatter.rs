@@ -6,7 +6,7 @@ use super::super::shared_out::SharedOut;
 use super::checks::{check_gather_scatter, check_gs_index, padded, strides_without};
 use super::{Accumulate, GATHER_UNIT};
 use crate::buffer::layout::{for_each_offset, for_each_offset3};
-use crate::buffer::{DType, Dims, Strided};
+use crate::buffer::{Dims, Strided};
 use crate::parallel::{for_each_index, num_threads};
 use crate::{bail, Result};
 

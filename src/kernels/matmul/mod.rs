@@ -93,11 +93,11 @@ pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
     match a.dtype() {
         DType::F32 => matmul_typed::<f32>(a, b, false),
         DType::F64 => matmul_typed::<f64>(a, b, false),
-        DType::I64 => matmul_typed::<i64>(a, b, false),
         DType::Bool => bail!(
             not_implemented,
             "\"addmm_impl_cpu_\" not implemented for 'Bool'"
         ),
+        int => crate::dispatch_ints!(int, T => matmul_typed::<T>(a, b, false)),
     }
 }
 
@@ -390,11 +390,11 @@ pub fn matmul_reference(a: &Strided, b: &Strided) -> Result<Strided> {
     match a.dtype() {
         DType::F32 => matmul_typed::<f32>(a, b, true),
         DType::F64 => matmul_typed::<f64>(a, b, true),
-        DType::I64 => matmul_typed::<i64>(a, b, true),
         DType::Bool => bail!(
             not_implemented,
             "\"addmm_impl_cpu_\" not implemented for 'Bool'"
         ),
+        int => crate::dispatch_ints!(int, T => matmul_typed::<T>(a, b, true)),
     }
 }
 

@@ -176,11 +176,11 @@ fn small_fits(dtype: DType, [m, n, k]: [usize; 3]) -> bool {
 }
 
 /// The kernel a float product of `dtype` and sizes `[m, n, k]` runs on
-/// (`None` for int64 and bool, which use the plain loop).
+/// (`None` for the integer dtypes and bool, which use the plain loop).
 pub fn gemm_path(dtype: DType, mnk: [usize; 3]) -> Option<GemmPath> {
     match dtype {
         DType::F32 | DType::F64 => {}
-        DType::I64 | DType::Bool => return None,
+        _ => return None,
     }
     if let Some(p) = forced_gemm_path() {
         if matches!(p, GemmPath::OwnAvx2 | GemmPath::OwnAvx512) && dtype != DType::F32 {

@@ -59,6 +59,10 @@ pub(super) trait MatElem:
 }
 
 impl MatElem for i64 {}
+impl MatElem for i32 {}
+impl MatElem for i16 {}
+impl MatElem for i8 {}
+impl MatElem for u8 {}
 
 /// The products `dsts[i] = a_i @ b_i` of a run of a batch, `offs[i]` the
 /// operands' offsets, `am` and `bm` their strides (offsets unused), each
@@ -288,7 +292,7 @@ fn assert_in_bounds(a_len: usize, am: Mat, b_len: usize, bm: Mat, [m, n, k]: [us
     assert!(bm.off + (k - 1) * bm.rs + (n - 1) * bm.cs < b_len);
 }
 
-/// The plain i-k-j loop (int64, and the reference the tests check gemm with).
+/// The plain i-k-j loop (the integer dtypes, and the reference the tests check gemm with).
 pub(super) fn naive<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
     dst: &mut [T],
     a: &[T],
@@ -297,7 +301,7 @@ pub(super) fn naive<T: Element + std::ops::Add<Output = T> + std::ops::Mul<Outpu
     bm: Mat,
     [m, n, k]: [usize; 3],
 ) {
-    let int = T::DTYPE == DType::I64;
+    let int = T::DTYPE.is_integral();
     for i in 0..m {
         let row = &mut dst[i * n..(i + 1) * n];
         row.fill(T::zero());

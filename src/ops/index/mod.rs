@@ -91,6 +91,7 @@ pub fn plan_indices(shape: &[usize], indices: &[Option<Tensor>]) -> Result<AdvPl
             }
             continue;
         };
+        let t = &t.index_form();
         match t.dtype() {
             DType::Bool => {
                 if t.ndim() == 0 {
@@ -435,33 +436,54 @@ impl Tensor {
                     record_adv(&mut adv, dim, bool_index(*b)?, 1);
                     dim += 1;
                 }
-                TensorIndex::Tensor(t) => match (t.dtype(), t.ndim()) {
-                    (DType::I64, 0) => {
-                        let i = t.to_vec::<i64>()[0];
-                        r = r.select_for_index(dim as i64, i)?;
+                TensorIndex::Tensor(t) => {
+                    let t = &t.index_form();
+                    match (t.dtype(), t.ndim()) {
+                        (DType::I64, 0) => {
+                            let i = t.to_vec::<i64>()[0];
+                            r = r.select_for_index(dim as i64, i)?;
+                        }
+                        (DType::Bool, 0) => {
+                            let b = t.item()?.to_f64() != 0.0;
+                            r = r.unsqueeze(dim as i64)?;
+                            record_adv(&mut adv, dim, bool_index(b)?, 1);
+                            dim += 1;
+                        }
+                        (DType::Bool, n) => {
+                            record_adv(&mut adv, dim, t.clone(), n);
+                            dim += n;
+                        }
+                        (DType::I64, _) => {
+                            record_adv(&mut adv, dim, t.clone(), 1);
+                            dim += 1;
+                        }
+                        _ => bail!(
+                            index,
+                            "tensors used as indices must be long, int, byte or bool tensors"
+                        ),
                     }
-                    (DType::Bool, 0) => {
-                        let b = t.item()?.to_f64() != 0.0;
-                        r = r.unsqueeze(dim as i64)?;
-                        record_adv(&mut adv, dim, bool_index(b)?, 1);
-                        dim += 1;
-                    }
-                    (DType::Bool, n) => {
-                        record_adv(&mut adv, dim, t.clone(), n);
-                        dim += n;
-                    }
-                    (DType::I64, _) => {
-                        record_adv(&mut adv, dim, t.clone(), 1);
-                        dim += 1;
-                    }
-                    _ => bail!(
-                        index,
-                        "tensors used as indices must be long, int, byte or bool tensors"
-                    ),
-                },
+                }
             }
         }
         Ok((r, adv))
+    }
+
+    /// An int32 index as int64 (both index as torch's do); others as they
+    /// are.
+    pub fn long_index(&self) -> Tensor {
+        match self.dtype() {
+            DType::I32 => self.cast_raw(DType::I64),
+            _ => self.clone(),
+        }
+    }
+
+    /// An index tensor in the form indexing reads: int32 as int64, uint8
+    /// as a bool mask (torch's deprecated byte masks); others as they are.
+    fn index_form(&self) -> Tensor {
+        match self.dtype() {
+            DType::U8 => self.cast_raw(DType::Bool),
+            _ => self.long_index(),
+        }
     }
 
     /// `self[start:stop:step]`, a lone slice (not in a tuple): torch makes

@@ -7,6 +7,7 @@ impl Tensor {
 
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self])?;
+        let index = &index.long_index();
         if index.dtype() != DType::I64 {
             bail!(
                 runtime,
@@ -118,6 +119,7 @@ impl Tensor {
     /// `out[p] = self[p with p[dim] = index[p]]`.
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self])?;
+        let index = &index.long_index();
         if index.dtype() != DType::I64 {
             bail!(runtime, "gather(): Expected dtype int32/int64 for index");
         }
@@ -179,6 +181,7 @@ impl Tensor {
         value: Option<Scalar>,
         accumulate: bool,
     ) -> Result<Tensor> {
+        let index = &index.long_index();
         let d = self.check_scatter_index(op, dim, index)?;
         let rec = match src {
             None => record("ScatterBackward1", &[self]),
@@ -258,6 +261,7 @@ impl Tensor {
         value: Option<Scalar>,
         accumulate: bool,
     ) -> Result<()> {
+        let index = &index.long_index();
         let d = self.check_scatter_index(op, dim, index)?;
         assert_no_internal_overlap(self.layout())?;
         no_overlap(self, index)?;

@@ -231,6 +231,7 @@ impl Tensor {
         source: &Tensor,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        let index = &index.long_index();
         let a = self.check_index_add(dim, index, source, alpha)?;
         self.index_add_checked(a, index, source)
     }
@@ -270,6 +271,7 @@ impl Tensor {
         source: &Tensor,
         alpha: Scalar,
     ) -> Result<()> {
+        let index = &index.long_index();
         let a = self.check_index_add(dim, index, source, alpha)?;
         assert_no_internal_overlap(self.layout())?;
         no_overlap(self, index)?;

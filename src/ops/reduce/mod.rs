@@ -227,10 +227,9 @@ impl Tensor {
         };
         let rec = record(name, &[self]);
         let out = match dt {
-            DType::F32 => Tensor::from(fold::<f32, _>(&x, &rd, keepdim, &Sum { scale: None })?),
-            DType::F64 => Tensor::from(fold::<f64, _>(&x, &rd, keepdim, &Sum { scale: None })?),
-            DType::I64 => Tensor::from(fold::<i64, _>(&x, &rd, keepdim, &Sum { scale: None })?),
-            DType::Bool => Tensor::from(fold::<bool, _>(&x, &rd, keepdim, &Sum { scale: None })?),
+            dt => {
+                crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale: None })?))
+            }
         };
         let shape = to_i64(self.shape());
         let all = dims.is_empty() && !keepdim;
@@ -313,10 +312,9 @@ impl Tensor {
         let x = self.to_dtype(dt)?;
         let rec = record(name, &[&x]);
         let out = match dt {
-            DType::F32 => Tensor::from(fold::<f32, _>(&x, rd, keepdim, &Prod)?),
-            DType::F64 => Tensor::from(fold::<f64, _>(&x, rd, keepdim, &Prod)?),
-            DType::I64 => Tensor::from(fold::<i64, _>(&x, rd, keepdim, &Prod)?),
-            DType::Bool => Tensor::from(fold::<bool, _>(&x, rd, keepdim, &Prod)?),
+            dt => {
+                crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, rd, keepdim, &Prod)?))
+            }
         };
         let rd = rd.to_vec();
         rec.save("self", &x)

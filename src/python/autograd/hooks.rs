@@ -77,13 +77,8 @@ fn hook_name(hook: &Bound<'_, PyAny>) -> String {
 }
 
 /// torch's legacy type name of a CPU tensor ("torch.FloatTensor").
-fn type_name(dt: DType) -> &'static str {
-    match dt {
-        DType::F32 => "torch.FloatTensor",
-        DType::F64 => "torch.DoubleTensor",
-        DType::I64 => "torch.LongTensor",
-        DType::Bool => "torch.BoolTensor",
-    }
+fn type_name(dt: DType) -> String {
+    format!("torch.{}", dt.legacy_tensor_name())
 }
 
 fn grads_tuple<'py>(py: Python<'py>, grads: &[Option<Tensor>]) -> PyResult<Bound<'py, PyTuple>> {

@@ -35,7 +35,7 @@ pub(crate) struct Flattener {
 
 impl Flattener {
     fn see(&mut self, d: DType) {
-        self.dtype = Some(self.dtype.map_or(d, |x| x.max(d)));
+        self.dtype = Some(self.dtype.map_or(d, |x| DType::promote(x, d)));
     }
 
     fn scalar(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
@@ -176,7 +176,7 @@ impl Flattener {
         self.see(t.dtype());
         match t.dtype() {
             DType::Bool => self.vals.extend(t.to_vec::<bool>().into_iter().map(Val::B)),
-            DType::I64 => self.vals.extend(t.to_vec::<i64>().into_iter().map(Val::I)),
+            d if d.is_integral() => self.vals.extend(t.to_vec::<i64>().into_iter().map(Val::I)),
             _ => self.vals.extend(t.to_vec::<f64>().into_iter().map(Val::F)),
         }
         Ok(())
@@ -191,16 +191,6 @@ pub(crate) fn vals_to_tensor(vals: &[Val], shape: &[usize], dtype: DType) -> PyR
                     Val::B(b) => b,
                     Val::I(i) => i != 0,
                     Val::F(f) => f != 0.0,
-                })
-                .collect::<Vec<_>>(),
-            shape,
-        )?,
-        DType::I64 => Tensor::from_vec(
-            vals.iter()
-                .map(|v| match *v {
-                    Val::B(b) => b as i64,
-                    Val::I(i) => i,
-                    Val::F(f) => f as i64,
                 })
                 .collect::<Vec<_>>(),
             shape,
@@ -225,6 +215,17 @@ pub(crate) fn vals_to_tensor(vals: &[Val], shape: &[usize], dtype: DType) -> PyR
                 .collect::<Vec<_>>(),
             shape,
         )?,
+        int => Tensor::from_vec(
+            vals.iter()
+                .map(|v| match *v {
+                    Val::B(b) => b as i64,
+                    Val::I(i) => i,
+                    Val::F(f) => f as i64,
+                })
+                .collect::<Vec<_>>(),
+            shape,
+        )?
+        .cast_raw(int),
     })
 }
 

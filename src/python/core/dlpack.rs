@@ -20,9 +20,10 @@
 //!   computed from shape and (non-negative) strides, per the DLPack
 //!   contract; alignment is checked, and bool bytes are checked to be 0/1.
 
+use crate::buffer::Element;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::storage::Buf;
-use crate::tensor::{Layout, Storage, StorageData};
+use crate::tensor::{Layout, Storage};
 use crate::{DType, Tensor};
 use pyo3::exceptions::{
     PyAssertionError, PyBufferError, PyRuntimeError, PyTypeError, PyValueError,
@@ -35,6 +36,7 @@ use std::sync::Arc;
 
 const KDL_CPU: i32 = 1;
 const KDL_INT: u8 = 0;
+const KDL_UINT: u8 = 1;
 const KDL_FLOAT: u8 = 2;
 const KDL_BOOL: u8 = 6;
 const FLAG_IS_COPIED: u64 = 1 << 1;
@@ -105,6 +107,10 @@ struct Export {
 fn dl_dtype(d: DType) -> DLDataType {
     let (code, bits) = match d {
         DType::Bool => (KDL_BOOL, 8),
+        DType::U8 => (KDL_UINT, 8),
+        DType::I8 => (KDL_INT, 8),
+        DType::I16 => (KDL_INT, 16),
+        DType::I32 => (KDL_INT, 32),
         DType::I64 => (KDL_INT, 64),
         DType::F32 => (KDL_FLOAT, 32),
         DType::F64 => (KDL_FLOAT, 64),
@@ -300,9 +306,13 @@ fn from_dl_dtype(d: DLDataType) -> PyResult<DType> {
         (KDL_FLOAT, 32, 1) => Ok(DType::F32),
         (KDL_FLOAT, 64, 1) => Ok(DType::F64),
         (KDL_INT, 64, 1) => Ok(DType::I64),
+        (KDL_INT, 32, 1) => Ok(DType::I32),
+        (KDL_INT, 16, 1) => Ok(DType::I16),
+        (KDL_INT, 8, 1) => Ok(DType::I8),
+        (KDL_UINT, 8, 1) => Ok(DType::U8),
         (KDL_BOOL, 8, 1) => Ok(DType::Bool),
         _ => Err(PyTypeError::new_err(format!(
-            "from_dlpack: ferrograd has no dtype for DLPack type code={} bits={} lanes={} (float32, float64, int64 and bool are supported)",
+            "from_dlpack: ferrograd has no dtype for DLPack type code={} bits={} lanes={} (float32, float64, int8, int16, int32, int64, uint8 and bool are supported)",
             d.code, d.bits, d.lanes
         ))),
     }
@@ -407,13 +417,14 @@ fn _from_dlpack(capsule: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     }
     // SAFETY: see the module note: `data` covers `extent` aligned elements
     // of `dtype`, valid while `owner` (the producer's struct) lives; bools
-    // were checked to be 0/1; any bit pattern is a valid i64/f32/f64.
+    // were checked to be 0/1; any bit pattern is a valid integer or float.
     let storage = unsafe {
         match dtype {
-            DType::Bool => StorageData::Bool(Buf::foreign(typed(data, extent), extent, owner)),
-            DType::I64 => StorageData::I64(Buf::foreign(typed(data, extent), extent, owner)),
-            DType::F32 => StorageData::F32(Buf::foreign(typed(data, extent), extent, owner)),
-            DType::F64 => StorageData::F64(Buf::foreign(typed(data, extent), extent, owner)),
+            dt => crate::dispatch_all!(dt, T => T::wrap_buf(Buf::foreign(
+                typed::<T>(data, extent),
+                extent,
+                owner,
+            ))),
         }
     };
     Ok(wrap(Tensor::from_storage(

@@ -24,7 +24,14 @@ impl PyDType {
     }
     #[getter]
     fn is_signed(&self) -> bool {
-        self.dtype != DType::Bool
+        self.dtype.is_signed()
+    }
+    #[getter]
+    fn is_complex(&self) -> bool {
+        false
+    }
+    fn __reduce__(&self) -> String {
+        self.dtype.name().to_string()
     }
 }
 
@@ -43,6 +50,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("double", DType::F64),
         ("int64", DType::I64),
         ("long", DType::I64),
+        ("int32", DType::I32),
+        ("int", DType::I32),
+        ("int16", DType::I16),
+        ("short", DType::I16),
+        ("int8", DType::I8),
+        ("uint8", DType::U8),
         ("bool", DType::Bool),
     ] {
         m.add(name, PyDType::from(dt))?;

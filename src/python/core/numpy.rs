@@ -12,11 +12,12 @@
 //! float16; ferrograd has no half type). `from_numpy` only shares memory, so
 //! it takes only the four exact dtypes.
 
+use crate::buffer::Element;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::data::Val;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::storage::Buf;
-use crate::tensor::{Layout, Storage, StorageData};
+use crate::tensor::{Layout, Storage};
 use crate::{DType, Tensor};
 use numpy::npyffi::{self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -84,6 +85,10 @@ enum Kind {
 fn classify_kind(kind: u8, itemsize: usize) -> Kind {
     match (kind, itemsize) {
         (b'b', 1) => Kind::Exact(DType::Bool),
+        (b'u', 1) => Kind::Exact(DType::U8),
+        (b'i', 1) => Kind::Exact(DType::I8),
+        (b'i', 2) => Kind::Exact(DType::I16),
+        (b'i', 4) => Kind::Exact(DType::I32),
         (b'i', 8) => Kind::Exact(DType::I64),
         (b'i', _) | (b'u', _) => Kind::Convert(DType::I64, "int64"),
         (b'f', 4) => Kind::Exact(DType::F32),
@@ -140,7 +145,7 @@ pub(crate) fn numpy_scalar(obj: &Bound<'_, PyAny>, numpy: bool) -> PyResult<Opti
     };
     let val = match dtype {
         DType::Bool => Val::B(obj.is_truthy()?),
-        DType::I64 => {
+        d if d.is_integral() => {
             let i = obj.call_method0(pyo3::intern!(py, "item"))?;
             match i.extract::<i64>() {
                 Ok(v) => Val::I(v),
@@ -261,13 +266,14 @@ fn borrow_array(arr: &Bound<'_, PyUntypedArray>, dtype: DType) -> PyResult<Tenso
     // elements of `dtype` (non-negative element strides, computed above) and
     // stays allocated while the array object is alive; the owner box keeps
     // it alive as long as the buffer. Alignment is checked by `typed_ptr`.
-    // Every bit pattern is a valid f32/f64/i64; bools were checked above.
+    // Every bit pattern is a valid float or integer; bools were checked above.
     let storage = unsafe {
         match dtype {
-            DType::Bool => StorageData::Bool(Buf::foreign(typed_ptr(data, extent)?, extent, owner)),
-            DType::I64 => StorageData::I64(Buf::foreign(typed_ptr(data, extent)?, extent, owner)),
-            DType::F32 => StorageData::F32(Buf::foreign(typed_ptr(data, extent)?, extent, owner)),
-            DType::F64 => StorageData::F64(Buf::foreign(typed_ptr(data, extent)?, extent, owner)),
+            dt => crate::dispatch_all!(dt, T => T::wrap_buf(Buf::foreign(
+                typed_ptr::<T>(data, extent)?,
+                extent,
+                owner,
+            ))),
         }
     };
     Ok(Tensor::from_storage(
@@ -399,10 +405,7 @@ struct StorageOwner {
 
 fn descr_for(py: Python<'_>, d: DType) -> Bound<'_, PyArrayDescr> {
     match d {
-        DType::Bool => numpy::dtype::<bool>(py),
-        DType::I64 => numpy::dtype::<i64>(py),
-        DType::F32 => numpy::dtype::<f32>(py),
-        DType::F64 => numpy::dtype::<f64>(py),
+        dt => crate::dispatch_all!(dt, T => numpy::dtype::<T>(py)),
     }
 }
 
@@ -491,7 +494,7 @@ impl PyTensor {
             DType::Bool => nested_list(py, &t.to_vec::<bool>(), &shape, &|py, v| {
                 Ok(pyo3::types::PyBool::new(py, v).to_owned().into_any())
             }),
-            DType::I64 => nested_list(py, &t.to_vec::<i64>(), &shape, &|py, v| {
+            d if d.is_integral() => nested_list(py, &t.to_vec::<i64>(), &shape, &|py, v| {
                 Ok(v.into_pyobject(py)?.into_any())
             }),
             _ => nested_list(py, &t.to_vec::<f64>(), &shape, &|py, v| {

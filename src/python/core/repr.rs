@@ -5,6 +5,7 @@
 //! `dtype=`, `size=`, `grad_fn=`/`requires_grad=` suffixes. Options are set
 //! with `ferrograd.set_printoptions` as in torch.
 
+use crate::buffer::Element;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::PyTensor;
 use crate::tensor::StorageData;
@@ -44,7 +45,8 @@ enum El {
 /// Read access to a tensor's elements by storage offset.
 enum Data<'a> {
     B(&'a [bool]),
-    I(&'a [i64]),
+    /// Any integer dtype.
+    I(&'a StorageData),
     F32(&'a [f32]),
     F64(&'a [f64]),
 }
@@ -53,7 +55,9 @@ impl Data<'_> {
     fn get(&self, off: usize) -> El {
         match self {
             Data::B(s) => El::B(s[off]),
-            Data::I(s) => El::I(s[off]),
+            Data::I(s) => {
+                crate::dispatch_ints!(s.dtype(), T => El::I(s.as_slice::<T>()[off].to_i64()))
+            }
             Data::F32(s) => El::F(s[off] as f64),
             Data::F64(s) => El::F(s[off]),
         }
@@ -303,9 +307,9 @@ fn tensor_str(t: &Tensor, indent: usize, opts: &PrintOpts) -> String {
     let st = t.storage().read();
     let data = match &*st {
         StorageData::Bool(b) => Data::B(b),
-        StorageData::I64(b) => Data::I(b),
         StorageData::F32(b) => Data::F32(b),
         StorageData::F64(b) => Data::F64(b),
+        ints => Data::I(ints),
     };
     let view = View {
         shape: t.shape(),

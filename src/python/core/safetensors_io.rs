@@ -42,39 +42,23 @@ impl View for &Entry {
     }
 }
 
-fn entry(t: &Tensor) -> Entry {
-    let (dtype, bytes) = match t.dtype() {
-        DType::Bool => (
-            Dtype::BOOL,
-            t.to_vec::<bool>().into_iter().map(u8::from).collect(),
-        ),
-        DType::I64 => (
-            Dtype::I64,
-            t.to_vec::<i64>()
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect(),
-        ),
-        DType::F32 => (
-            Dtype::F32,
-            t.to_vec::<f32>()
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect(),
-        ),
-        DType::F64 => (
-            Dtype::F64,
-            t.to_vec::<f64>()
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect(),
-        ),
+fn entry(t: &Tensor) -> crate::Result<Entry> {
+    let dtype = match t.dtype() {
+        DType::Bool => Dtype::BOOL,
+        DType::U8 => Dtype::U8,
+        DType::I8 => Dtype::I8,
+        DType::I16 => Dtype::I16,
+        DType::I32 => Dtype::I32,
+        DType::I64 => Dtype::I64,
+        DType::F32 => Dtype::F32,
+        DType::F64 => Dtype::F64,
     };
-    Entry {
+    let bytes = t.to_le_bytes()?;
+    Ok(Entry {
         dtype,
         shape: t.shape().to_vec(),
         bytes,
-    }
+    })
 }
 
 fn st_err(e: safetensors::SafeTensorError) -> PyErr {
@@ -102,7 +86,7 @@ fn _safetensors_save<'py>(
                     .unwrap_or_default()
             ))
         })?;
-        entries.push((name, entry(&t.borrow().inner)));
+        entries.push((name, entry(&t.borrow().inner)?));
     }
     let out =
         safetensors::tensor::serialize(entries.iter().map(|(n, e)| (n.as_str(), e)), metadata)

@@ -3,11 +3,12 @@
 //! from bytes in, and views over a storage. All copies happen here.
 //!
 //! torch dtypes ferrograd lacks load widened (values kept exactly):
-//! float16/bfloat16 as float32, int8/int16/int32/uint8 as int64.
+//! float16/bfloat16 as float32.
 
+use crate::buffer::Element;
 use crate::python::core::tensor::{wrap, PyTensor};
-use crate::tensor::{Layout, StorageData};
-use crate::Tensor;
+use crate::tensor::Layout;
+use crate::{DType, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -56,18 +57,10 @@ fn _storage_bytes<'py>(py: Python<'py>, t: PyRef<'py, PyTensor>) -> Bound<'py, P
     let st = t.inner.storage().clone();
     let data = st.read();
     let mut out = Vec::with_capacity(data.len() * data.dtype().itemsize());
-    match &*data {
-        StorageData::Bool(b) => out.extend(b.iter().map(|&v| v as u8)),
-        StorageData::I64(b) => b
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-        StorageData::F32(b) => b
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-        StorageData::F64(b) => b
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-    }
+    crate::dispatch_all!(data.dtype(), T => data
+        .as_slice::<T>()
+        .iter()
+        .for_each(|&v| v.put_le(&mut out)));
     drop(data);
     PyBytes::new(py, &out)
 }
@@ -80,7 +73,7 @@ fn _storage_from_bytes(data: &[u8], dtype: &str) -> PyResult<PyTensor> {
 }
 
 /// The values of little-endian `data` of the torch dtype `dtype`, widened
-/// where ferrograd lacks the dtype, as a fresh 1-D tensor.
+/// to float32 where ferrograd lacks the dtype (float16, bfloat16), as a fresh 1-D tensor.
 pub(crate) fn tensor_from_le_bytes(data: &[u8], dtype: &str) -> PyResult<Tensor> {
     let size = match dtype {
         "bool" | "int8" | "uint8" => 1,
@@ -100,22 +93,17 @@ pub(crate) fn tensor_from_le_bytes(data: &[u8], dtype: &str) -> PyResult<Tensor>
         )));
     }
     let n = data.len() / size;
+    if let Some(dt) = DType::from_name(dtype) {
+        return Ok(Tensor::from_le_bytes(data, dt, &[n])?);
+    }
     let t = match dtype {
-        "bool" => Tensor::from_vec(data.iter().map(|&b| b != 0).collect(), &[n]),
-        "uint8" => Tensor::from_vec(data.iter().map(|&b| b as i64).collect(), &[n]),
-        "int8" => Tensor::from_vec(data.iter().map(|&b| b as i8 as i64).collect(), &[n]),
-        "int16" => Tensor::from_vec(le(data, |b| i16::from_le_bytes(b) as i64), &[n]),
-        "int32" => Tensor::from_vec(le(data, |b| i32::from_le_bytes(b) as i64), &[n]),
-        "int64" => Tensor::from_vec(le(data, i64::from_le_bytes), &[n]),
         "float16" => Tensor::from_vec(le(data, |b| f16_to_f32(u16::from_le_bytes(b))), &[n]),
-        "bfloat16" => Tensor::from_vec(
+        _ => Tensor::from_vec(
             le(data, |b| {
                 f32::from_bits((u16::from_le_bytes(b) as u32) << 16)
             }),
             &[n],
         ),
-        "float32" => Tensor::from_vec(le(data, f32::from_le_bytes), &[n]),
-        _ => Tensor::from_vec(le(data, f64::from_le_bytes), &[n]),
     }?;
     Ok(t)
 }

@@ -313,6 +313,22 @@ impl PyTensor {
         let t = slf.borrow().inner.to_dtype(DType::I64)?;
         same_or_new(slf, t)
     }
+    fn int<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::I32)?;
+        same_or_new(slf, t)
+    }
+    fn short<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::I16)?;
+        same_or_new(slf, t)
+    }
+    fn char<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::I8)?;
+        same_or_new(slf, t)
+    }
+    fn byte<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.borrow().inner.to_dtype(DType::U8)?;
+        same_or_new(slf, t)
+    }
     fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let t = slf.borrow().inner.to_dtype(DType::Bool)?;
         same_or_new(slf, t)

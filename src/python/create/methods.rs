@@ -13,26 +13,17 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyTuple};
 
-pub(crate) fn type_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "ferrograd.BoolTensor",
-        DType::I64 => "ferrograd.LongTensor",
-        DType::F32 => "ferrograd.FloatTensor",
-        DType::F64 => "ferrograd.DoubleTensor",
-    }
+pub(crate) fn type_name(d: DType) -> String {
+    format!("ferrograd.{}", d.legacy_tensor_name())
 }
 
 pub(crate) fn dtype_from_type_name(s: &str) -> Option<DType> {
     let short = s
         .strip_prefix("ferrograd.")
         .or_else(|| s.strip_prefix("torch."))?;
-    Some(match short {
-        "BoolTensor" => DType::Bool,
-        "LongTensor" => DType::I64,
-        "FloatTensor" => DType::F32,
-        "DoubleTensor" => DType::F64,
-        _ => return None,
-    })
+    DType::ALL
+        .into_iter()
+        .find(|d| d.legacy_tensor_name() == short)
 }
 
 /// `Tensor.new_*(*size, dtype=None, device=None, requires_grad=False,

@@ -69,12 +69,7 @@ impl PyTensor {
     fn __reduce_ex__<'py>(slf: &Bound<'py, Self>, _protocol: i64) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let t = slf.borrow().inner.clone();
-        let bytes = match t.dtype() {
-            DType::Bool => t.to_vec::<bool>().into_iter().map(u8::from).collect(),
-            DType::I64 => le_bytes(t.to_vec::<i64>(), i64::to_le_bytes),
-            DType::F32 => le_bytes(t.to_vec::<f32>(), f32::to_le_bytes),
-            DType::F64 => le_bytes(t.to_vec::<f64>(), f64::to_le_bytes),
-        };
+        let bytes = t.to_le_bytes()?;
         let rebuild = py.import("ferrograd._C")?.getattr("_rebuild_tensor")?;
         let args = (
             slf.get_type(),
@@ -87,16 +82,6 @@ impl PyTensor {
     }
 }
 
-fn le_bytes<T, const N: usize>(v: Vec<T>, f: fn(T) -> [u8; N]) -> Vec<u8> {
-    v.into_iter().flat_map(f).collect()
-}
-
-fn from_le<T, const N: usize>(b: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
-    b.chunks_exact(N)
-        .map(|c| f(c.try_into().expect("chunks of N")))
-        .collect()
-}
-
 /// Unpickles a tensor (see `__reduce_ex__`).
 #[pyfunction]
 fn _rebuild_tensor<'py>(
@@ -106,13 +91,9 @@ fn _rebuild_tensor<'py>(
     shape: Vec<usize>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let t = match dtype {
-        "bool" => Tensor::from_vec(data.iter().map(|&b| b != 0).collect(), &shape),
-        "int64" => Tensor::from_vec(from_le(data, i64::from_le_bytes), &shape),
-        "float32" => Tensor::from_vec(from_le(data, f32::from_le_bytes), &shape),
-        "float64" => Tensor::from_vec(from_le(data, f64::from_le_bytes), &shape),
-        other => return Err(PyValueError::new_err(format!("unknown dtype {other}"))),
-    }?;
+    let dt = DType::from_name(dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {dtype}")))?;
+    let t = Tensor::from_le_bytes(data, dt, &shape)?;
     t.set_requires_grad(requires_grad)?;
     object_of(cls, t)
 }
