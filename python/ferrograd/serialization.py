@@ -11,8 +11,7 @@ Tensors that share a storage keep sharing it across the round trip.
 As in torch 2.6+, ``load`` defaults to ``weights_only=True``: only
 tensors, Parameters, storages, plain containers and scalars may be
 unpickled, so loading an untrusted file cannot run code. torch dtypes that
-ferrograd lacks load widened: float16/bfloat16 as float32,
-int8/int16/int32/uint8 as int64.
+ferrograd lacks load widened: float16/bfloat16 as float32.
 
 Files written by earlier ferrograd versions (plain pickle, no zip) still
 load; ``_use_new_zipfile_serialization=False`` writes that format.
@@ -43,10 +42,7 @@ _STORAGE_DTYPES = {
     "ByteStorage": "uint8",
 }
 _STORAGE_OF = {
-    "float32": "FloatStorage",
-    "float64": "DoubleStorage",
-    "int64": "LongStorage",
-    "bool": "BoolStorage",
+    dtype: storage for storage, dtype in _STORAGE_DTYPES.items() if "float16" not in dtype
 }
 
 _PLAIN = {

@@ -83,6 +83,19 @@ impl DType {
             DType::F64 => "Double",
         }
     }
+    /// The C type name c10's conversion errors use ("uint8_t", "float").
+    pub fn c10_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "uint8_t",
+            DType::I8 => "int8_t",
+            DType::I16 => "int16_t",
+            DType::I32 => "int32_t",
+            DType::I64 => "int64_t",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
     /// torch's legacy tensor type name ("FloatTensor", "IntTensor").
     pub fn legacy_tensor_name(self) -> &'static str {
         match self {
@@ -199,6 +212,45 @@ impl Scalar {
     }
     pub fn category(self) -> u8 {
         self.dtype().category()
+    }
+    /// The value converted to `dt`, or torch's error when it does not fit
+    /// (c10's `checked_convert`, which fill, full, masked_fill, clamp and
+    /// the like apply): a finite float beyond float32's range; for integer
+    /// dtypes a NaN or a float outside the type's range, or an integer
+    /// outside it (uint8 takes -255..=255: negative integers wrap).
+    pub fn checked_to(self, dt: DType) -> crate::Result<Scalar> {
+        let overflow = match (dt, self) {
+            (_, Scalar::Bool(_)) | (DType::Bool | DType::F64, _) | (DType::F32, Scalar::Int(_)) => {
+                false
+            }
+            (DType::F32, Scalar::Float(f)) => f.is_finite() && f.abs() > f32::MAX as f64,
+            (DType::I64, Scalar::Float(f)) => !(f >= -(2f64.powi(63)) && f < 2f64.powi(63)),
+            (int, Scalar::Float(f)) => {
+                let (lo, hi) = int.int_bounds().expect("an integer dtype");
+                !(f >= lo as f64 && f <= hi as f64)
+            }
+            (DType::U8, Scalar::Int(i)) => !(-255..=255).contains(&i),
+            (int, Scalar::Int(i)) => {
+                let (lo, hi) = int.int_bounds().expect("an integer dtype");
+                !(lo..=hi).contains(&i)
+            }
+        };
+        if overflow {
+            crate::bail!(
+                runtime,
+                "value cannot be converted to type {} without overflow",
+                dt.c10_name()
+            );
+        }
+        let v = self.to_f64();
+        Ok(match dt {
+            DType::Bool => Scalar::Bool(v != 0.0 || v.is_nan()),
+            DType::F32 | DType::F64 => Scalar::Float(v),
+            _ => Scalar::Int(match self {
+                Scalar::Int(i) => i,
+                _ => v as i64,
+            }),
+        })
     }
 }
 

@@ -17,7 +17,7 @@ use crate::kernels::binary::map2;
 use crate::kernels::lanes::VecFloat;
 use crate::kernels::unary::vmath;
 use crate::kernels::vmap;
-use crate::tensor::{DType, Element, Tensor};
+use crate::tensor::{DType, Element, Scalar, Tensor};
 use crate::{bail, Result};
 use std::sync::Arc;
 
@@ -157,6 +157,19 @@ impl Tensor {
         }
         if self.dtype() == DType::Bool {
             bail!(runtime, "Bool inputs not supported for hardtanh");
+        }
+        if self.dtype().is_integral() {
+            // (the check reads the limits as integers: -0.5 passes)
+            if self.dtype() == DType::U8 && (min_val as i64) < 0 {
+                bail!(
+                    runtime,
+                    "cannot do hardtanh on an unsigned type with negative limits"
+                );
+            }
+            // Integers are clamped to the limits truncated, as torch's
+            // kernel converts them to the input's type.
+            let (lo, hi) = (Scalar::Int(min_val as i64), Scalar::Int(max_val as i64));
+            return self.clamp(Some(lo), Some(hi));
         }
         let rec = record("HardtanhBackward0", &[self]);
         let p = [min_val, max_val];

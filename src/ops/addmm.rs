@@ -6,6 +6,18 @@
 use crate::tensor::{Scalar, Tensor};
 use crate::{bail, Result};
 
+/// A coefficient (alpha, beta, value) as torch applies it: truncated to an
+/// integer when every operand is an integer tensor, so the result keeps
+/// their dtype.
+pub(crate) fn integral_coefficient(c: Scalar, operands: &[&Tensor]) -> Scalar {
+    match c {
+        Scalar::Float(f) if operands.iter().all(|t| t.dtype().is_integral()) => {
+            Scalar::Int(f as i64)
+        }
+        other => other,
+    }
+}
+
 /// `beta * input + alpha * product`.
 pub(crate) fn combine(
     input: &Tensor,
@@ -13,6 +25,8 @@ pub(crate) fn combine(
     beta: Scalar,
     alpha: Scalar,
 ) -> Result<Tensor> {
+    let beta = integral_coefficient(beta, &[input, &product]);
+    let alpha = integral_coefficient(alpha, &[input, &product]);
     let p = match alpha.to_f64() {
         1.0 => product,
         _ => product.mul(&product.wrap_scalar(alpha))?,
@@ -67,7 +81,11 @@ impl Tensor {
     ) -> Result<Tensor> {
         combine(
             self,
-            batch1.bmm(batch2)?.sum_dims(&[0], false, None)?,
+            {
+                let p = batch1.bmm(batch2)?;
+                let dt = p.dtype();
+                p.sum_dims(&[0], false, Some(dt))?
+            },
             beta,
             alpha,
         )

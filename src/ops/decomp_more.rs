@@ -535,6 +535,16 @@ impl Tensor {
                 "linalg.vander: x must have at least one dimension."
             );
         }
+        if self.dtype() == DType::Bool {
+            bail!(
+                runtime,
+                "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+            );
+        }
+        if self.dtype().is_integral() && self.dtype() != DType::I64 {
+            // torch computes the powers of integer input in int64.
+            return self.to_dtype(DType::I64)?.vander(n);
+        }
         let n = n.unwrap_or(self.shape()[self.ndim() - 1] as i64);
         if n <= 1 {
             if n < 0 {

@@ -274,6 +274,7 @@ impl Tensor {
         })
     }
     fn fill_named(&self, value: Scalar, op: &'static str, node: &'static str) -> Result<()> {
+        let value = value.checked_to(self.dtype())?;
         // torch lets fill_ write an expanded view (every repeat of an
         // element gets the same value), when no graph is recorded.
         let recorded = (is_grad_enabled() && self.requires_grad()) || self.has_fw_grad();

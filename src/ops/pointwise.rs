@@ -536,6 +536,9 @@ impl Tensor {
         }
         let bounds: Vec<Scalar> = min.iter().chain(max.iter()).copied().collect();
         let dt = result_type_of(&[self], &bounds);
+        for b in &bounds {
+            b.checked_to(dt)?;
+        }
         let x = self.cast_raw(dt);
         let rec = record(name, &[self]);
         let out = match dt {

@@ -133,6 +133,7 @@ impl Tensor {
     /// `self + value * tensor1 * tensor2`.
     pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self, tensor1, tensor2])?;
+        let value = crate::ops::addmm::integral_coefficient(value, &[self, tensor1, tensor2]);
         let v = value.to_f64();
         let fused = fused3(
             self,

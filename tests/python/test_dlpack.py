@@ -129,7 +129,7 @@ def test_errors_like_torch():
     with pytest.raises(BufferError):
         y.__dlpack__(dl_device=(2, 0))
     with pytest.raises(TypeError, match="no dtype"):
-        fg.from_dlpack(np.zeros(3, dtype=np.int32))
+        fg.from_dlpack(np.zeros(3, dtype=np.uint16))
     with pytest.raises(ValueError):
         fg.from_dlpack(np.zeros(3), device="cuda")
 

@@ -593,6 +593,7 @@ impl Tensor {
 
     /// `self[items] = scalar` (the scalar becomes `self`'s dtype).
     pub fn setitem_scalar(&self, items: &[TensorIndex], value: Scalar) -> Result<()> {
+        let value = value.checked_to(self.dtype())?;
         self.setitem(items, &Tensor::scalar(value, self.dtype()))
     }
 }

@@ -304,6 +304,7 @@ impl Tensor {
     pub fn masked_fill_scalar(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self])?;
         let shape = self.check_mask(mask)?;
+        let value = value.checked_to(self.dtype())?;
         let rec = record("MaskedFillBackward0", &[self]);
         let out = crate::dispatch_all!(self.dtype(), T =>
             Tensor::from(crate::kernels::copy::contiguous_as::<T>(&*self.broadcast_to_raw(&shape)?)?));
@@ -358,6 +359,7 @@ impl Tensor {
 
     pub fn masked_fill_scalar_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         self.check_masked_fill_inplace(mask)?;
+        let value = value.checked_to(self.dtype())?;
         inplace(
             "masked_fill_",
             self,

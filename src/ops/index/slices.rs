@@ -25,34 +25,6 @@ fn without_dim(shape: &[usize], dim: usize) -> Vec<usize> {
     s
 }
 
-/// `s` converted to `dt`, or torch's error when it does not fit
-/// (`checked_convert`: a float beyond float32's range, a non-finite or
-/// out-of-range float for int64).
-fn checked_scalar(s: Scalar, dt: DType) -> Result<Scalar> {
-    let v = s.to_f64();
-    let overflow = match (dt, s) {
-        (DType::F32, Scalar::Float(f)) => f.is_finite() && f.abs() > f32::MAX as f64,
-        (DType::I64, Scalar::Float(f)) => !(f >= -(2f64.powi(63)) && f < 2f64.powi(63)),
-        _ => false,
-    };
-    if overflow {
-        let ty = if dt == DType::F32 { "float" } else { "int64_t" };
-        bail!(
-            runtime,
-            "value cannot be converted to type {} without overflow",
-            ty
-        );
-    }
-    Ok(match dt {
-        DType::I64 => Scalar::Int(match s {
-            Scalar::Int(i) => i,
-            _ => v as i64,
-        }),
-        DType::Bool => Scalar::Bool(v != 0.0 || v.is_nan()),
-        _ => Scalar::Float(v),
-    })
-}
-
 /// `t`'s memory as a 1-element vector when `t` is 0-dim (the index_* ops
 /// treat a scalar as one slice along dim 0), else `t` itself.
 fn at_least_1d(t: &Tensor) -> crate::buffer::Strided {
@@ -177,7 +149,7 @@ impl Tensor {
             );
         }
         let given = alpha;
-        let alpha = checked_scalar(alpha, self.dtype())?;
+        let alpha = alpha.checked_to(self.dtype())?;
         let iv = index.try_to_vec::<i64>()?;
         let size = self.shape().get(d).copied().unwrap_or(1) as i64;
         if self.ndim() > 1 {
@@ -479,7 +451,7 @@ impl Tensor {
     /// slices `index` along `dim`.
     pub fn index_fill_scalar(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
         let (d, iv) = self.check_index_fill(dim, index, false)?;
-        let value = checked_scalar(value, self.dtype())?;
+        let value = value.checked_to(self.dtype())?;
         let rec = record("IndexFillBackward0", &[self]);
         let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::copy_as::<T>(self)?));
         Self::fill_slices(&at_least_1d(&out), d, &iv, value)?;
@@ -498,7 +470,7 @@ impl Tensor {
     pub fn index_fill(&self, dim: i64, index: &Tensor, value: &Tensor) -> Result<Tensor> {
         check_fill_value(value)?;
         let (d, iv) = self.check_index_fill(dim, index, false)?;
-        let v = checked_scalar(value.item()?, self.dtype())?;
+        let v = value.item()?.checked_to(self.dtype())?;
         let rec = record("IndexFillBackward1", &[self, value]);
         let out = crate::dispatch_all!(self.dtype(), T => Tensor::from(crate::kernels::copy::copy_as::<T>(self)?));
         Self::fill_slices(&at_least_1d(&out), d, &iv, v)?;
@@ -519,7 +491,7 @@ impl Tensor {
 
     pub fn index_fill_scalar_(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<()> {
         let (d, iv) = self.check_index_fill(dim, index, true)?;
-        let v = checked_scalar(value, self.dtype())?;
+        let v = value.checked_to(self.dtype())?;
         inplace(
             "index_fill_",
             self,
@@ -532,7 +504,7 @@ impl Tensor {
     pub fn index_fill_(&self, dim: i64, index: &Tensor, value: &Tensor) -> Result<()> {
         check_fill_value(value)?;
         let (d, iv) = self.check_index_fill(dim, index, true)?;
-        let v = checked_scalar(value.item()?, self.dtype())?;
+        let v = value.item()?.checked_to(self.dtype())?;
         inplace(
             "index_fill_",
             self,

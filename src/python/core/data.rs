@@ -184,6 +184,23 @@ impl Flattener {
 }
 
 pub(crate) fn vals_to_tensor(vals: &[Val], shape: &[usize], dtype: DType) -> PyResult<Tensor> {
+    if dtype.is_integral() {
+        // torch's range check of each value (c10's checked_convert, named
+        // by the dtype: "uint8"); -1 still becomes uint8 255.
+        for v in vals {
+            let s = match *v {
+                Val::B(_) => continue,
+                Val::I(i) => crate::tensor::Scalar::Int(i),
+                Val::F(f) => crate::tensor::Scalar::Float(f),
+            };
+            if s.checked_to(dtype).is_err() {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "value cannot be converted to type {} without overflow",
+                    dtype.name()
+                )));
+            }
+        }
+    }
     Ok(match dtype {
         DType::Bool => Tensor::from_vec(
             vals.iter()

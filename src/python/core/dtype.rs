@@ -35,6 +35,109 @@ impl PyDType {
     }
 }
 
+/// `ferrograd.iinfo(dtype)`: the range of an integer dtype.
+#[pyclass(name = "iinfo", module = "ferrograd", frozen)]
+pub struct IInfo {
+    #[pyo3(get)]
+    bits: usize,
+    #[pyo3(get)]
+    min: i64,
+    #[pyo3(get)]
+    max: i64,
+    /// The dtype's name, as torch gives it ("int32").
+    #[pyo3(get)]
+    dtype: &'static str,
+}
+
+#[pymethods]
+impl IInfo {
+    #[new]
+    fn new(dtype: PyDType) -> PyResult<Self> {
+        let d = dtype.dtype;
+        let (min, max) = match d {
+            DType::Bool => (0, 1),
+            _ => d.int_bounds().ok_or_else(|| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'",
+                )
+            })?,
+        };
+        Ok(IInfo {
+            bits: d.itemsize() * 8,
+            min,
+            max,
+            dtype: d.name(),
+        })
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "iinfo(min={}, max={}, dtype={})",
+            self.min, self.max, self.dtype
+        )
+    }
+}
+
+/// `ferrograd.finfo(dtype=None)`: the machine limits of a floating dtype
+/// (the default dtype when none is given).
+#[pyclass(name = "finfo", module = "ferrograd", frozen)]
+pub struct FInfo {
+    #[pyo3(get)]
+    bits: usize,
+    #[pyo3(get)]
+    eps: f64,
+    #[pyo3(get)]
+    max: f64,
+    #[pyo3(get)]
+    min: f64,
+    #[pyo3(get)]
+    tiny: f64,
+    #[pyo3(get)]
+    smallest_normal: f64,
+    #[pyo3(get)]
+    resolution: f64,
+    #[pyo3(get)]
+    dtype: &'static str,
+}
+
+#[pymethods]
+impl FInfo {
+    #[new]
+    #[pyo3(signature = (dtype=None))]
+    fn new(dtype: Option<PyDType>) -> PyResult<Self> {
+        let d = dtype.map_or_else(crate::tensor::dtype::default_float, |d| d.dtype);
+        let (eps, max, tiny, resolution) = match d {
+            DType::F32 => (
+                f32::EPSILON as f64,
+                f32::MAX as f64,
+                f32::MIN_POSITIVE as f64,
+                1e-6,
+            ),
+            DType::F64 => (f64::EPSILON, f64::MAX, f64::MIN_POSITIVE, 1e-15),
+            _ => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'",
+                ))
+            }
+        };
+        Ok(FInfo {
+            bits: d.itemsize() * 8,
+            eps,
+            max,
+            min: -max,
+            tiny,
+            smallest_normal: tiny,
+            resolution,
+            dtype: d.name(),
+        })
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "finfo(resolution={:e}, min={:e}, max={:e}, eps={:e}, smallest_normal={:e}, tiny={:e}, dtype={})",
+            self.resolution, self.min, self.max, self.eps, self.smallest_normal, self.tiny, self.dtype
+        )
+    }
+}
+
 impl From<DType> for PyDType {
     fn from(dtype: DType) -> Self {
         PyDType { dtype }
@@ -43,6 +146,8 @@ impl From<DType> for PyDType {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
+    m.add_class::<IInfo>()?;
+    m.add_class::<FInfo>()?;
     for (name, dt) in [
         ("float32", DType::F32),
         ("float", DType::F32),

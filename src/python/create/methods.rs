@@ -119,10 +119,8 @@ impl PyTensor {
         cpu_only(layout, device, pin_memory)?;
         let s = checked_dims(&seq_shape(size, "new_full")?)?;
         let v = fill_scalar(fill_value)?;
-        finish(
-            Tensor::try_full(&s, v, like_dtype(&self.inner, dtype))?,
-            requires_grad,
-        )
+        let d = like_dtype(&self.inner, dtype);
+        finish(Tensor::try_full(&s, v.checked_to(d)?, d)?, requires_grad)
     }
     #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
     fn new_tensor(

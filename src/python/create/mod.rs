@@ -110,7 +110,7 @@ bind_functions! { register_functions:
         let s = checked_dims(&seq_shape(size, "full")?)?;
         let v = fill_scalar(fill_value)?;
         let d = dt(dtype).unwrap_or(v.dtype());
-        finish(Tensor::try_full(&s, v, d)?, requires_grad)
+        finish(Tensor::try_full(&s, v.checked_to(d)?, d)?, requires_grad)
     }
     #[pyo3(signature = (*args, start=None, end=None, step=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
     pub(crate) fn arange(

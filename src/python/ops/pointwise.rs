@@ -105,6 +105,15 @@ fn is_operand(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyTensor>() || as_scalar(obj).is_some()
 }
 
+/// torch's overflow error for a number operand of `where` that does not
+/// fit the result's dtype (uint8 with 300).
+fn check_wrapped(obj: &Bound<'_, PyAny>, t: &Tensor) -> PyResult<()> {
+    if let Some(s) = as_scalar(obj) {
+        s.checked_to(crate::tensor::dtype::result_type_scalar(t.dtype(), s))?;
+    }
+    Ok(())
+}
+
 /// torch.where's operands: tensors, or numbers wrapped against the other
 /// operand (two numbers give their own default dtype).
 fn where_impl(cond: &Tensor, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Tensor> {
@@ -113,10 +122,14 @@ fn where_impl(cond: &Tensor, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyRe
     let (a, b) = match (tx, ty) {
         (Some(a), Some(b)) => (a, b),
         (Some(a), None) => {
+            check_wrapped(y, &a)?;
             let b = tensor_or_scalar(y, &a)?;
             (a, b)
         }
-        (None, Some(b)) => (tensor_or_scalar(x, &b)?, b),
+        (None, Some(b)) => {
+            check_wrapped(x, &b)?;
+            (tensor_or_scalar(x, &b)?, b)
+        }
         (None, None) => {
             let (sx, sy) = match (as_scalar(x), as_scalar(y)) {
                 (Some(sx), Some(sy)) => (sx, sy),
