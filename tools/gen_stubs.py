@@ -319,7 +319,10 @@ def _class_members(cls, ext, skip, stub):
 
 def _own_members(cls, ext, skip):
     members = {}
-    for name, val in vars(cls).items():
+    # An extension class's attributes come in an order that can change from
+    # one process to the next (PyO3 collects getters in a hash map): sorted.
+    items = sorted(vars(cls).items()) if ext else vars(cls).items()
+    for name, val in items:
         if name in skip:
             continue
         if name.startswith("_") and name not in _DUNDER_METHODS:
