@@ -164,8 +164,8 @@ impl SavedTensor {
             _ => (String::new(), String::new()),
         };
         crate::Error::runtime(format!(
-            "one of the variables needed for gradient computation has been modified by an inplace operation: [{} [{}]]{} is at version {}; expected version {} instead.{} Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).{}",
-            format!("torch.{}", self.dtype.legacy_tensor_name()),
+            "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{} [{}]]{} is at version {}; expected version {} instead.{} Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).{}",
+            self.dtype.legacy_tensor_name(),
             shape.join(", "),
             producer,
             now,

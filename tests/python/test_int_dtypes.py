@@ -467,3 +467,46 @@ def test_overflow_errors_torch_free():
     assert x.tolist() == [0, 0]  # nothing written
     assert fg.full((1,), -255, dtype=fg.uint8).tolist() == [1]
     assert (fg.zeros(1, dtype=fg.uint8) + 300).tolist() == [44]
+
+
+# ----------------------------------------------------------------------------
+# the promotion functions
+# ----------------------------------------------------------------------------
+
+ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"]
+
+
+def test_promotion_functions_match_torch(torch):
+    for a in ALL:
+        for b in ALL:
+            da, db = getattr(fg, a), getattr(fg, b)
+            ta, tb = getattr(torch, a), getattr(torch, b)
+            assert str(fg.promote_types(da, db)) == str(torch.promote_types(ta, tb)).replace(
+                "torch", "ferrograd"
+            ), (a, b)
+            assert fg.can_cast(da, db) == torch.can_cast(ta, tb), (a, b)
+            x, y = fg.ones(2, dtype=da), fg.ones((), dtype=db)
+            tx, ty = torch.ones(2, dtype=ta), torch.ones((), dtype=tb)
+            assert (
+                str(fg.result_type(x, y)).split(".")[-1]
+                == str(torch.result_type(tx, ty)).split(".")[-1]
+            ), (a, b)
+        for s in (1, 1.5, True):
+            got = fg.result_type(fg.ones(2, dtype=getattr(fg, a)), s)
+            want = torch.result_type(torch.ones(2, dtype=getattr(torch, a)), s)
+            assert str(got).split(".")[-1] == str(want).split(".")[-1], (a, s)
+        assert (
+            fg.ones(1, dtype=getattr(fg, a)).is_signed()
+            == torch.ones(1, dtype=getattr(torch, a)).is_signed()
+        )
+
+
+def test_promotion_functions_torch_free():
+    assert fg.promote_types(fg.uint8, fg.int8) == fg.int16
+    assert fg.promote_types(fg.int32, fg.float32) == fg.float32
+    assert fg.promote_types(fg.bool, fg.uint8) == fg.uint8
+    assert not fg.can_cast(fg.float32, fg.int32) and fg.can_cast(fg.int32, fg.int8)
+    assert not fg.can_cast(fg.int8, fg.bool) and fg.can_cast(fg.bool, fg.int8)
+    assert fg.result_type(fg.ones(2, dtype=fg.int8), 1000) == fg.int8
+    assert fg.result_type(fg.ones(2, dtype=fg.int8), fg.ones(2, dtype=fg.uint8)) == fg.int16
+    assert not fg.ones(1, dtype=fg.uint8).is_signed() and fg.ones(1, dtype=fg.int8).is_signed()

@@ -226,11 +226,7 @@ impl Tensor {
             "SumBackward1"
         };
         let rec = record(name, &[self]);
-        let out = match dt {
-            dt => {
-                crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale: None })?))
-            }
-        };
+        let out = crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale: None })?));
         let shape = to_i64(self.shape());
         let all = dims.is_empty() && !keepdim;
         rec.finish(out, move |c| {
@@ -311,11 +307,8 @@ impl Tensor {
         });
         let x = self.to_dtype(dt)?;
         let rec = record(name, &[&x]);
-        let out = match dt {
-            dt => {
-                crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, rd, keepdim, &Prod)?))
-            }
-        };
+        let out =
+            crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, rd, keepdim, &Prod)?));
         let rd = rd.to_vec();
         rec.save("self", &x)
             .save_output("result", 0)

@@ -419,13 +419,11 @@ fn _from_dlpack(capsule: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     // of `dtype`, valid while `owner` (the producer's struct) lives; bools
     // were checked to be 0/1; any bit pattern is a valid integer or float.
     let storage = unsafe {
-        match dtype {
-            dt => crate::dispatch_all!(dt, T => T::wrap_buf(Buf::foreign(
-                typed::<T>(data, extent),
-                extent,
-                owner,
-            ))),
-        }
+        crate::dispatch_all!(dtype, T => T::wrap_buf(Buf::foreign(
+            typed::<T>(data, extent),
+            extent,
+            owner,
+        )))
     };
     Ok(wrap(Tensor::from_storage(
         Arc::new(Storage::new(storage)),

@@ -268,13 +268,11 @@ fn borrow_array(arr: &Bound<'_, PyUntypedArray>, dtype: DType) -> PyResult<Tenso
     // it alive as long as the buffer. Alignment is checked by `typed_ptr`.
     // Every bit pattern is a valid float or integer; bools were checked above.
     let storage = unsafe {
-        match dtype {
-            dt => crate::dispatch_all!(dt, T => T::wrap_buf(Buf::foreign(
-                typed_ptr::<T>(data, extent)?,
-                extent,
-                owner,
-            ))),
-        }
+        crate::dispatch_all!(dtype, T => T::wrap_buf(Buf::foreign(
+            typed_ptr::<T>(data, extent)?,
+            extent,
+            owner,
+        )))
     };
     Ok(Tensor::from_storage(
         Arc::new(Storage::new(storage)),
@@ -404,9 +402,7 @@ struct StorageOwner {
 }
 
 fn descr_for(py: Python<'_>, d: DType) -> Bound<'_, PyArrayDescr> {
-    match d {
-        dt => crate::dispatch_all!(dt, T => numpy::dtype::<T>(py)),
-    }
+    crate::dispatch_all!(d, T => numpy::dtype::<T>(py))
 }
 
 /// A writeable NumPy array viewing `t`'s memory with `t`'s strides.

@@ -127,6 +127,9 @@ impl PyTensor {
     fn is_floating_point(&self) -> bool {
         self.inner.dtype().is_floating()
     }
+    fn is_signed(&self) -> bool {
+        self.inner.dtype().is_signed()
+    }
     fn data_ptr(&self) -> usize {
         self.inner.data_ptr()
     }

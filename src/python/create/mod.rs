@@ -158,7 +158,7 @@ bind_functions! { register_functions:
                 "\"arange_cpu\" not implemented for 'Bool'",
             ));
         }
-        if d == DType::I64 && st.to_f64() != 0.0 && (st.to_f64() as i64) == 0 {
+        if d.is_integral() && st.to_f64() != 0.0 && (st.to_f64() as i64) == 0 {
             return Err(PyValueError::new_err("step must be nonzero"));
         }
         finish(Tensor::arange(s, e, st, d)?, requires_grad)
@@ -220,6 +220,39 @@ bind_functions! { register_functions:
     }
     pub(crate) fn get_default_dtype() -> PyDType {
         crate::tensor::dtype::default_float().into()
+    }
+    /// The smallest dtype both `type1` and `type2` convert to without
+    /// losing their category (uint8 with int8 gives int16).
+    pub(crate) fn promote_types(type1: PyDType, type2: PyDType) -> PyDType {
+        DType::promote(type1.dtype, type2.dtype).into()
+    }
+    /// Whether torch's casting rules allow an op to write a `from_` result
+    /// into a `to` tensor: no float to integer, no number to bool.
+    pub(crate) fn can_cast(from_: PyDType, to: PyDType) -> bool {
+        let (f, t) = (from_.dtype, to.dtype);
+        !(f.is_floating() && !t.is_floating() || f != DType::Bool && t == DType::Bool)
+    }
+    /// The dtype of an arithmetic op on `tensor` and `other` (tensors or
+    /// Python numbers), by torch's promotion rules.
+    pub(crate) fn result_type(
+        tensor: &Bound<'_, PyAny>,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<PyDType> {
+        let (mut tensors, mut scalars) = (Vec::new(), Vec::new());
+        for obj in [tensor, other] {
+            if let Ok(t) = obj.cast::<PyTensor>() {
+                tensors.push(t.borrow().inner.clone());
+            } else if let Some(s) = as_scalar(obj) {
+                scalars.push(s);
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "result_type(): argument must be Tensor or Number, not {}",
+                    obj.get_type().name()?
+                )));
+            }
+        }
+        let refs: Vec<&Tensor> = tensors.iter().collect();
+        Ok(crate::ops::pointwise::result_type_of(&refs, &scalars).into())
     }
     pub(crate) fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
         let Ok(d) = d.extract::<PyDType>() else {
