@@ -14,8 +14,10 @@ import numpy as np
 
 from .workloads import Case, Workload, _np
 
-F32, F64, I64 = "f32", "f64", "i64"
-NP_DTYPE = {F32: np.float32, F64: np.float64, I64: np.int64}
+F32, F64, I64, I32, U8 = "f32", "f64", "i64", "i32", "u8"
+NP_DTYPE = {F32: np.float32, F64: np.float64, I64: np.int64, I32: np.int32, U8: np.uint8}
+# The integer dtypes: no gradients; values from a small integer range.
+INTS = (I64, I32, U8)
 FWD, BWD = "fwd", "fwd+bwd"
 # Families whose cases are elementwise (the stride penalty's target applies).
 ELEMENTWISE = ("unary", "binary", "compare", "broadcast", "copy")
@@ -76,9 +78,10 @@ class Arg:
         if self.gen is not None:
             return np.ascontiguousarray(self.gen(rng))
         shape = self.base_shape()
-        if self.dtype == I64:
-            hi = 4 if self.dom == "small" else 1000
-            return rng.integers(-hi, hi, size=shape, dtype=np.int64)
+        if self.dtype in INTS:
+            hi = 4 if self.dom == "small" else (100 if self.dtype == U8 else 1000)
+            lo = 0 if self.dtype == U8 else -hi
+            return rng.integers(lo, hi, size=shape).astype(NP_DTYPE[self.dtype])
         dt = NP_DTYPE[self.dtype]
         if self.dom == "pos":
             a = rng.random(size=shape, dtype=dt) * dt(1.9) + dt(0.1)
@@ -146,7 +149,7 @@ class OpCase:
         return [a.make_base(rng) for a in self.args]
 
     def differentiable(self, arg):
-        return self.mode == BWD and arg.grad and arg.gen is None and arg.dtype != I64
+        return self.mode == BWD and arg.grad and arg.gen is None and arg.dtype not in INTS
 
     def make(self, L, quick=False, bases=None):
         """A compare.Case for library L (inputs from ``bases``, the numpy

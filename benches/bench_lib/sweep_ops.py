@@ -12,7 +12,10 @@ from .sweep_case import (
     F32,
     F64,
     FWD,
+    I32,
     I64,
+    INTS,
+    U8,
     Arg,
     OpCase,
     _np_gelu,
@@ -141,10 +144,10 @@ def _binary_cases(b):
         fn, ref, da, db = BINARY[op]
         shape = _lay_shape(n, layout)
         la, lb = ("contig", "t") if layout == "mixed" else (layout, layout)
-        if dtype == I64:
+        if dtype in INTS:
             da = db = "int"
         args = [Arg(shape, dtype, la, da), Arg(shape, dtype, lb, db)]
-        modes = (FWD,) if dtype == I64 else (FWD, BWD)
+        modes = (FWD,) if dtype in INTS else (FWD, BWD)
         b.add("binary", op, args, fn, ref, layout=layout, modes=modes, quick=quick)
 
     for op in BINARY:
@@ -163,6 +166,10 @@ def _binary_cases(b):
     for n in (10_000, 10_000_000):
         add("add", n, "contig", I64)
     add("add", 1_000_000, "t", I64)
+    for dtype in (I32, U8):
+        for op in ("add", "mul"):
+            add(op, 1_000_000, "contig", dtype)
+    add("add", 1_000_000, "t", I32)
 
     # where(cond, a, b) with a precomputed bool mask
     shape = SHAPES2[1_000_000]
@@ -288,8 +295,8 @@ def _reduce_op(op, dim):
 def _reduce_cases(b):
     def add(op, dim, shape, layout="contig", dtype=F32, quick=False):
         lab, fn, ref, diff = _reduce_op(op, dim)
-        modes = (FWD, BWD) if diff and dtype != I64 else (FWD,)
-        arg = Arg(shape, dtype, layout, "int" if dtype == I64 else "normal")
+        modes = (FWD, BWD) if diff and dtype not in INTS else (FWD,)
+        arg = Arg(shape, dtype, layout, "int" if dtype in INTS else "normal")
         b.add("reduce", lab, [arg], fn, ref, modes=modes, quick=quick)
 
     for dim in (None, 0, 1, -1, (0, 2)):
@@ -327,6 +334,7 @@ def _reduce_cases(b):
         add(op, dim, SHAPE3, dtype=F64)
     for dim in (None, -1):
         add("sum", dim, SHAPE3, dtype=I64)
+        add("sum", dim, SHAPE3, dtype=I32)
 
 
 def _softmax_cases(b):

@@ -8,7 +8,7 @@
 //! | lu_factor | the same, with gL = tril(gLU, -1) and gU = triu(gLU)              |
 //! | lu_unpack, lu_solve | composed of tril/triu/narrow and solve_triangular       |
 //!
-//! Pivots are int64 (torch's are int32: ferrograd has no int32 dtype).
+//! Pivots are int64 (torch's are int32; not changed yet).
 
 use super::decomp::{check_matrix, mt};
 use crate::autograd::{check_history_first, record};

@@ -5,12 +5,12 @@
 //! ferrograd's storage lock, exactly as in torch: concurrent writes from
 //! NumPy and from ferrograd ops on the same memory are the caller's race.
 //!
-//! dtype mapping: float32, float64, int64 and bool are ferrograd dtypes and
-//! convert exactly. `tensor()` also takes the other NumPy integer types
-//! (int8..int32, uint8..uint64), which become int64 (uint64 values above
-//! 2**63 - 1 wrap), and float16, which becomes float32 (torch would keep
-//! float16; ferrograd has no half type). `from_numpy` only shares memory, so
-//! it takes only the four exact dtypes.
+//! dtype mapping: float32, float64, int8, int16, int32, int64, uint8 and
+//! bool are ferrograd dtypes and convert exactly. `tensor()` also takes
+//! uint16..uint64, which become int64 (uint64 values above 2**63 - 1 wrap),
+//! and float16, which becomes float32 (torch would keep them; ferrograd has
+//! no such types yet). `from_numpy` only shares memory, so it takes only the
+//! exact dtypes.
 
 use crate::buffer::Element;
 use crate::python::core::bind::bind_functions;
