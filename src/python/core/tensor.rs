@@ -302,40 +302,6 @@ impl PyTensor {
         Ok(self.inner.item()?.to_f64() != 0.0)
     }
 
-    // ----- dtype conversions -----
-    // (each returns the tensor itself when it has the dtype already)
-    fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::F32)?;
-        same_or_new(slf, t)
-    }
-    fn double<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::F64)?;
-        same_or_new(slf, t)
-    }
-    fn long<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::I64)?;
-        same_or_new(slf, t)
-    }
-    fn int<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::I32)?;
-        same_or_new(slf, t)
-    }
-    fn short<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::I16)?;
-        same_or_new(slf, t)
-    }
-    fn char<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::I8)?;
-        same_or_new(slf, t)
-    }
-    fn byte<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::U8)?;
-        same_or_new(slf, t)
-    }
-    fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let t = slf.borrow().inner.to_dtype(DType::Bool)?;
-        same_or_new(slf, t)
-    }
     fn type_as<'py>(
         slf: &Bound<'py, Self>,
         other: PyRef<'py, PyTensor>,
@@ -391,4 +357,31 @@ impl PyTensor {
 fn slf_item(value: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     let t = value.cast::<PyTensor>()?;
     Ok(t.borrow().inner.item()?)
+}
+
+/// The dtype conversion methods (`Tensor.float()`, `.int()`, ...): each
+/// returns the tensor itself when it has the dtype already.
+macro_rules! dtype_conversions {
+    ($($name:ident => $dtype:ident),* $(,)?) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                    let t = slf.borrow().inner.to_dtype(DType::$dtype)?;
+                    same_or_new(slf, t)
+                }
+            )*
+        }
+    };
+}
+
+dtype_conversions! {
+    float => F32,
+    double => F64,
+    long => I64,
+    int => I32,
+    short => I16,
+    char => I8,
+    byte => U8,
+    bool => Bool,
 }
