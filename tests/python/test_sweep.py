@@ -55,7 +55,7 @@ def test_case_table_covers_the_issue(sweep, cases):
     assert {"unary", "binary", "broadcast", "reduce", "softmax", "index", "cat"} <= fams
     assert {"matmul", "conv", "pool"} <= fams
     assert {"contig", "t", "perm", "step", "expand"} <= {c.layout for c in cases}
-    assert {"f32", "f64", "i64"} == {c.dtype for c in cases}
+    assert {"f32", "f64", "i64", "i32", "u8"} == {c.dtype for c in cases}
     assert {"fwd", "fwd+bwd"} == {c.mode for c in cases}
     sizes = [c.numel for c in cases]
     assert min(sizes) <= 100 and max(sizes) >= 10_000_000
