@@ -75,13 +75,8 @@ macro_rules! numeric2 {
                         .cast_raw(DType::Bool),
                 )
             }
-            int => $crate::dispatch_ints!(int, T => map2::<T, T>($a, $b, |x: T, y: T| {
-                // In int64, truncated back: torch's wrapping arithmetic.
-                use $crate::buffer::Element;
-                let ($x, $y) = (x.to_i64(), y.to_i64());
-                T::from_i64($e)
-            })
-            .map(Tensor::from)),
+            // In int64, truncated back: torch's wrapping arithmetic.
+            _ => $crate::kernels::binary::int_map2($a, $b, |$x, $y| $e).map(Tensor::from),
         }
     }};
 }
