@@ -67,6 +67,7 @@ from ._C import (  # noqa: F401
     backward,
     baddbmm,
     bernoulli,
+    bfloat16,
     bitwise_and,
     bitwise_not,
     bitwise_not_,
@@ -140,6 +141,7 @@ from ._C import (  # noqa: F401
     flatten,
     flip,
     float,
+    float16,
     float32,
     float64,
     floor,
@@ -160,6 +162,7 @@ from ._C import (  # noqa: F401
     greater,
     greater_equal,
     gt,
+    half,
     hstack,
     hypot,
     i0,
@@ -412,6 +415,7 @@ _C_EXPORTS = [
     "backward",
     "baddbmm",
     "bernoulli",
+    "bfloat16",
     "bitwise_and",
     "bitwise_not",
     "bitwise_not_",
@@ -485,6 +489,7 @@ _C_EXPORTS = [
     "flatten",
     "flip",
     "float",
+    "float16",
     "float32",
     "float64",
     "floor",
@@ -505,6 +510,7 @@ _C_EXPORTS = [
     "greater",
     "greater_equal",
     "gt",
+    "half",
     "hstack",
     "hypot",
     "i0",
@@ -720,7 +726,9 @@ from .autograd.anomaly_mode import (  # noqa: E402
 
 __version__ = "0.1.0"
 
-from . import distributed, linalg, optim, random, serialization, special, utils  # noqa: E402
+from . import amp, cpu, distributed, linalg, optim, random, serialization, special, utils  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from .amp import set_autocast_dtype, set_autocast_enabled  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -746,6 +754,13 @@ from .nn.functional import (  # noqa: E402
 # The public API: the Python front end's names, then the extension's.
 __all__ = [
     "Size",
+    "amp",
+    "autocast",
+    "cpu",
+    "get_autocast_dtype",
+    "is_autocast_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
     "autograd",
     "nn",
     "distributed",

@@ -10,8 +10,7 @@ Tensors that share a storage keep sharing it across the round trip.
 
 As in torch 2.6+, ``load`` defaults to ``weights_only=True``: only
 tensors, Parameters, storages, plain containers and scalars may be
-unpickled, so loading an untrusted file cannot run code. torch dtypes that
-ferrograd lacks load widened: float16/bfloat16 as float32.
+unpickled, so loading an untrusted file cannot run code.
 
 Files written by earlier ferrograd versions (plain pickle, no zip) still
 load; ``_use_new_zipfile_serialization=False`` writes that format.
@@ -41,9 +40,7 @@ _STORAGE_DTYPES = {
     "CharStorage": "int8",
     "ByteStorage": "uint8",
 }
-_STORAGE_OF = {
-    dtype: storage for storage, dtype in _STORAGE_DTYPES.items() if "float16" not in dtype
-}
+_STORAGE_OF = {dtype: storage for storage, dtype in _STORAGE_DTYPES.items()}
 
 _PLAIN = {
     ("collections", "OrderedDict"),

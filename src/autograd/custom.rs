@@ -447,7 +447,7 @@ pub(crate) fn apply_custom(
     let is_diff = |t: &Tensor| {
         executable
             && !non_diff.iter().any(|n| n.same(t))
-            && matches!(t.dtype(), DType::F32 | DType::F64)
+            && t.dtype().is_floating()
     };
     if executable {
         // torch's checks on a modified output, in its order (set_history in

@@ -112,6 +112,7 @@ fn key(n: &Arc<Node>) -> usize {
 /// Runs backward; returns the captured gradients (one per `capture` edge).
 pub fn execute(req: Request) -> Result<Vec<Option<Tensor>>> {
     reset_interrupt_clock();
+    let _no_autocast = super::autocast::suspend();
     let (task, ready) = build(&req)?;
     let ready = task.admit(ready);
     if !ready.is_empty() {

@@ -3,6 +3,7 @@
 
 pub mod accumulate;
 pub mod anomaly;
+pub mod autocast;
 pub mod batched_grad;
 pub mod custom;
 pub mod engine;

@@ -12,6 +12,8 @@ pub enum DType {
     I16,
     I32,
     I64,
+    F16,
+    BF16,
     F32,
     F64,
 }
@@ -44,13 +46,15 @@ pub fn set_default_float(dtype: DType) -> crate::Result<()> {
 
 impl DType {
     /// Every dtype, in promotion-rank order.
-    pub const ALL: [DType; 8] = [
+    pub const ALL: [DType; 10] = [
         DType::Bool,
         DType::U8,
         DType::I8,
         DType::I16,
         DType::I32,
         DType::I64,
+        DType::F16,
+        DType::BF16,
         DType::F32,
         DType::F64,
     ];
@@ -66,6 +70,8 @@ impl DType {
             DType::I16 => "int16",
             DType::I32 => "int32",
             DType::I64 => "int64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -79,6 +85,8 @@ impl DType {
             DType::I16 => "Short",
             DType::I32 => "Int",
             DType::I64 => "Long",
+            DType::F16 => "Half",
+            DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
         }
@@ -92,6 +100,8 @@ impl DType {
             DType::I16 => "int16_t",
             DType::I32 => "int32_t",
             DType::I64 => "int64_t",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
             DType::F32 => "float",
             DType::F64 => "double",
         }
@@ -105,6 +115,8 @@ impl DType {
             DType::I16 => "ShortTensor",
             DType::I32 => "IntTensor",
             DType::I64 => "LongTensor",
+            DType::F16 => "HalfTensor",
+            DType::BF16 => "BFloat16Tensor",
             DType::F32 => "FloatTensor",
             DType::F64 => "DoubleTensor",
         }
@@ -118,17 +130,32 @@ impl DType {
             DType::I16 => "short int",
             DType::I32 => "int",
             DType::I64 => "long int",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
             DType::F32 => "float",
             DType::F64 => "double",
         }
     }
     pub fn is_floating(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+    /// float16 and bfloat16: stored in 2 bytes, computed in float32.
+    pub fn is_reduced_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16)
+    }
+    /// The dtype kernels compute in (torch's opmath type): float16 and
+    /// bfloat16 load into float32, the rest compute as they are stored.
+    pub fn compute(self) -> DType {
+        if self.is_reduced_float() {
+            DType::F32
+        } else {
+            self
+        }
     }
     pub fn itemsize(self) -> usize {
         match self {
             DType::Bool | DType::U8 | DType::I8 => 1,
-            DType::I16 => 2,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
@@ -138,7 +165,7 @@ impl DType {
         match self {
             DType::Bool => 0,
             DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => 1,
-            DType::F32 | DType::F64 => 2,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => 2,
         }
     }
     /// The smallest and largest value of an integer dtype (iinfo).
@@ -165,6 +192,7 @@ impl DType {
     pub fn promote(a: DType, b: DType) -> DType {
         match (a, b) {
             (DType::U8, DType::I8) | (DType::I8, DType::U8) => DType::I16,
+            (DType::F16, DType::BF16) | (DType::BF16, DType::F16) => DType::F32,
             _ => a.max(b),
         }
     }
@@ -220,9 +248,9 @@ impl Scalar {
     /// outside it (uint8 takes -255..=255: negative integers wrap).
     pub fn checked_to(self, dt: DType) -> crate::Result<Scalar> {
         let overflow = match (dt, self) {
-            (_, Scalar::Bool(_)) | (DType::Bool | DType::F64, _) | (DType::F32, Scalar::Int(_)) => {
-                false
-            }
+            (_, Scalar::Bool(_))
+            | (DType::Bool | DType::F64 | DType::F16 | DType::BF16, _)
+            | (DType::F32, Scalar::Int(_)) => false,
             (DType::F32, Scalar::Float(f)) => f.is_finite() && f.abs() > f32::MAX as f64,
             (DType::I64, Scalar::Float(f)) => !(f >= -(2f64.powi(63)) && f < 2f64.powi(63)),
             (int, Scalar::Float(f)) => {
@@ -245,7 +273,7 @@ impl Scalar {
         let v = self.to_f64();
         Ok(match dt {
             DType::Bool => Scalar::Bool(v != 0.0 || v.is_nan()),
-            DType::F32 | DType::F64 => Scalar::Float(v),
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(v),
             _ => Scalar::Int(match self {
                 Scalar::Int(i) => i,
                 _ => v as i64,
@@ -422,6 +450,63 @@ impl_num_element!(i32, DType::I32, I32, |v| v as i64 as i32);
 impl_num_element!(i16, DType::I16, I16, |v| v as i64 as i16);
 impl_num_element!(i8, DType::I8, I8, |v| v as i64 as i8);
 impl_num_element!(u8, DType::U8, U8, |v| v as i64 as u8);
+
+// float16 and bfloat16 convert through float32, as c10's Half and BFloat16
+// constructors do (a float64 value is first rounded to float32).
+macro_rules! impl_half_element {
+    ($t:ty, $dt:expr, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            impl_storage_access!($variant);
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.to_f32() as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f32(v as f32)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self.to_f32() as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                <$t>::from_f32(v as f32)
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self.to_f32() != 0.0
+            }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self {
+                if v {
+                    <$t>::ONE
+                } else {
+                    <$t>::ZERO
+                }
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                <$t>::ZERO
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                <$t>::ONE
+            }
+            #[inline(always)]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes())
+            }
+            #[inline(always)]
+            fn read_le(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("itemsize bytes"))
+            }
+        }
+    };
+}
+impl_half_element!(half::f16, DType::F16, F16);
+impl_half_element!(half::bf16, DType::BF16, BF16);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;

@@ -74,6 +74,8 @@ pub enum StorageData {
     I16(Buf<i16>),
     I32(Buf<i32>),
     I64(Buf<i64>),
+    F16(Buf<half::f16>),
+    BF16(Buf<half::bf16>),
     F32(Buf<f32>),
     F64(Buf<f64>),
 }
@@ -89,6 +91,8 @@ macro_rules! with_buffer {
             StorageData::I16($b) => $body,
             StorageData::I32($b) => $body,
             StorageData::I64($b) => $body,
+            StorageData::F16($b) => $body,
+            StorageData::BF16($b) => $body,
             StorageData::F32($b) => $body,
             StorageData::F64($b) => $body,
         }
@@ -104,6 +108,8 @@ impl StorageData {
             StorageData::I16(_) => DType::I16,
             StorageData::I32(_) => DType::I32,
             StorageData::I64(_) => DType::I64,
+            StorageData::F16(_) => DType::F16,
+            StorageData::BF16(_) => DType::BF16,
             StorageData::F32(_) => DType::F32,
             StorageData::F64(_) => DType::F64,
         }

@@ -3,7 +3,7 @@
 use super::elementwise;
 use super::iter::output_layout;
 use crate::buffer::layout::broadcast_shapes;
-use crate::buffer::{pool, Element, Layout, Strided};
+use crate::buffer::{pool, DType, Element, Layout, Strided};
 use crate::{bail, Result};
 use std::sync::Arc;
 
@@ -39,6 +39,24 @@ pub fn map2<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<Strided> {
     map2_kernel(a, b, super::PAR_THRESHOLD, &elementwise::Each2(f))
+}
+
+/// `f` over two tensors of one 2-byte float dtype (float16 or bfloat16),
+/// with broadcasting, computed in float32 and rounded back once (see
+/// [`super::reduced`]).
+pub fn map2_reduced(
+    a: &Strided,
+    b: &Strided,
+    f: impl Fn(f32, f32) -> f32 + Sync + Send,
+) -> Result<Strided> {
+    use super::reduced::Widened;
+    let k = elementwise::Each2(f);
+    let grain = super::PAR_THRESHOLD;
+    match a.dtype() {
+        DType::F16 => map2_kernel::<half::f16, half::f16, _>(a, b, grain, &Widened(&k)),
+        DType::BF16 => map2_kernel::<half::bf16, half::bf16, _>(a, b, grain, &Widened(&k)),
+        other => bail!(internal, "map2_reduced on {}", other.name()),
+    }
 }
 
 /// `f` over two integer tensors of one integer dtype, computed in int64

@@ -22,12 +22,25 @@ pub(crate) fn cast_into<U: Element>(
     if let Some(d) = U::slice(src) {
         return elementwise::map(out, lo, d, ls, COPY_GRAIN, &|v| v);
     }
+    if let Some(done) = super::reduced::cast_rows(out, lo, src, ls, COPY_GRAIN) {
+        return done;
+    }
     match src {
         StorageData::Bool(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &U::from_bool),
         StorageData::F32(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &|v: f32| {
             U::from_f64(v as f64)
         }),
         StorageData::F64(b) => elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &U::from_f64),
+        StorageData::F16(b) => {
+            elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &|v: half::f16| {
+                U::from_f64(v.to_f64())
+            })
+        }
+        StorageData::BF16(b) => {
+            elementwise::map(out, lo, &b[..], ls, COPY_GRAIN, &|v: half::bf16| {
+                U::from_f64(v.to_f64())
+            })
+        }
         ints => crate::dispatch_ints!(ints.dtype(), T => elementwise::map(
             out,
             lo,
@@ -146,12 +159,14 @@ pub fn accumulate_into(dst: &Strided, src: &Strided) -> Result<()> {
     }
 }
 
-/// Runs `f` on `t`'s elements (of dtype `T`) in row-major order as one
-/// slice: `t`'s own memory when it is contiguous, else a contiguous copy
-/// (which fails only when the system refuses the memory).
+/// Runs `f` on `t`'s elements as `T` in row-major order as one slice:
+/// `t`'s own memory when it is contiguous and of `T`'s dtype, else a
+/// contiguous copy cast to `T` (so a float32 kernel reads float16 and
+/// bfloat16 tensors as float32). The copy fails only when the system
+/// refuses the memory.
 pub fn with_slice<T: Element, R>(t: &Strided, f: impl FnOnce(&[T]) -> R) -> Result<R> {
     let copy;
-    let t = if t.is_contiguous() {
+    let t = if t.is_contiguous() && t.dtype() == T::DTYPE {
         t
     } else {
         copy = contiguous_as::<T>(t)?;

@@ -14,6 +14,7 @@ pub mod math;
 pub mod matmul;
 pub mod prefetch;
 pub mod reduce;
+pub mod reduced;
 #[cfg(target_arch = "x86_64")]
 pub mod sgemm;
 mod shared_out;
@@ -46,15 +47,30 @@ macro_rules! dispatch_dtypes {
     };
 }
 
-/// Dispatches on a float dtype, binding `$T` to f32 or f64.
+/// Dispatches on a float dtype, binding `$T` to f32 or f64; float16 and
+/// bfloat16 callers load into float32 first ([`Tensor::in_compute_dtype`]),
+/// and fail with torch's "not implemented" where they do not.
+///
+/// [`Tensor::in_compute_dtype`]: crate::tensor::Tensor::in_compute_dtype
 #[macro_export]
 macro_rules! dispatch_float {
     ($dtype:expr, $T:ident => $body:expr) => {
-        $crate::dispatch_dtypes!($dtype, $T => $body, [F32: f32, F64: f64], other => $crate::bail!(
-            runtime,
-            "expected a floating point tensor, got {}",
-            other.name()
-        ))
+        $crate::dispatch_dtypes!($dtype, $T => $body, [F32: f32, F64: f64], other => {
+            if other.is_reduced_float() {
+                $crate::bail!(not_implemented, "not implemented for '{}'", other.scalar_type_name())
+            }
+            $crate::bail!(runtime, "expected a floating point tensor, got {}", other.name())
+        })
+    };
+}
+
+/// Dispatches on a dtype kernels compute in (every dtype but float16 and
+/// bfloat16, which callers load into float32 first); binds `$T`.
+#[macro_export]
+macro_rules! dispatch_computed {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::dispatch_dtypes!($dtype, $T => $body, [Bool: bool, U8: u8, I8: i8, I16: i16, I32: i32, I64: i64, F32: f32, F64: f64],
+            other => $crate::bail!(internal, "{} reached a kernel that computes in float32", other.name()))
     };
 }
 
@@ -62,7 +78,8 @@ macro_rules! dispatch_float {
 #[macro_export]
 macro_rules! dispatch_all {
     ($dtype:expr, $T:ident => $body:expr) => {
-        $crate::dispatch_dtypes!($dtype, $T => $body, [Bool: bool, U8: u8, I8: i8, I16: i16, I32: i32, I64: i64, F32: f32, F64: f64])
+        $crate::dispatch_dtypes!($dtype, $T => $body, [Bool: bool, U8: u8, I8: i8, I16: i16, I32: i32, I64: i64,
+            F16: half::f16, BF16: half::bf16, F32: f32, F64: f64])
     };
 }
 
@@ -82,8 +99,8 @@ macro_rules! dispatch_ints {
 macro_rules! dispatch_numeric {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
         $crate::dispatch_dtypes!($dtype, $T => $body, [U8: u8, I8: i8, I16: i16, I32: i32, I64: i64, F32: f32, F64: f64],
-            $crate::buffer::DType::Bool => {
-                $crate::bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $op)
+            other @ ($crate::buffer::DType::Bool | $crate::buffer::DType::F16 | $crate::buffer::DType::BF16) => {
+                $crate::bail!(not_implemented, "\"{}\" not implemented for '{}'", $op, other.scalar_type_name())
             })
     };
 }

@@ -29,6 +29,25 @@ pub fn try_map1<T: Element, U: Element>(
     map1_kernel(a, super::PAR_THRESHOLD, &elementwise::Each(f))
 }
 
+/// `f` over a float16 or bfloat16 tensor, each element loaded into
+/// float32 and the result rounded back (see [`super::reduced`]).
+pub fn try_map1_reduced(
+    a: &Strided,
+    f: impl Fn(f32) -> f32 + Sync + Send,
+) -> crate::Result<Strided> {
+    use super::reduced::Widened;
+    let k = elementwise::Each(f);
+    match a.dtype() {
+        crate::buffer::DType::F16 => {
+            map1_kernel::<half::f16, half::f16, _>(a, super::PAR_THRESHOLD, &Widened(&k))
+        }
+        crate::buffer::DType::BF16 => {
+            map1_kernel::<half::bf16, half::bf16, _>(a, super::PAR_THRESHOLD, &Widened(&k))
+        }
+        other => crate::bail!(internal, "try_map1_reduced on {}", other.name()),
+    }
+}
+
 /// [`map1`] with a kernel, split over the threads from `grain` elements.
 pub(crate) fn map1_kernel<T: Element, U: Element, K: elementwise::RowMap<T, U>>(
     a: &Strided,

@@ -6,8 +6,9 @@
 
 use super::elementwise::{RowApply, RowMap, RowZip};
 use super::unary::vmath::{self, Binary, BinaryWith, Unary, UnaryWith};
-use crate::buffer::{Element, Strided};
+use crate::buffer::{DType, Element, Strided};
 use crate::Result;
+use half::{bf16, f16};
 use std::marker::PhantomData;
 
 /// Elements from which a SIMD transcendental kernel (about 1-5 ns per
@@ -157,6 +158,30 @@ pub fn map1<T: Element, K: Unary<T>>(a: &Strided) -> Result<Strided> {
 /// version.
 pub fn apply1<T: Element, K: Unary<T>>(a: &Strided) {
     super::unary::apply1_kernel(a, SIMD_MIN_PAR, &Kernel::<K>::NEW)
+}
+
+/// [`map1`] on a float16 or bfloat16 tensor: computed in float32, rounded
+/// back once (see [`super::reduced`]).
+pub fn map1_reduced<K: Unary<f32>>(a: &Strided) -> Result<Strided> {
+    use super::reduced::Widened;
+    let k = Kernel::<K>::NEW;
+    match a.dtype() {
+        DType::F16 => super::unary::map1_kernel::<f16, f16, _>(a, SIMD_MIN_PAR, &Widened(&k)),
+        DType::BF16 => super::unary::map1_kernel::<bf16, bf16, _>(a, SIMD_MIN_PAR, &Widened(&k)),
+        other => crate::bail!(internal, "map1_reduced on {}", other.name()),
+    }
+}
+
+/// [`map2_simd`] on two tensors of one 2-byte float dtype.
+pub fn map2_simd_reduced<K: Binary<f32>>(a: &Strided, b: &Strided) -> Result<Strided> {
+    use super::reduced::Widened;
+    let k = Kernel::<K>::NEW;
+    let grain = SIMD_MIN_PAR;
+    match a.dtype() {
+        DType::F16 => super::binary::map2_kernel::<f16, f16, _>(a, b, grain, &Widened(&k)),
+        DType::BF16 => super::binary::map2_kernel::<bf16, bf16, _>(a, b, grain, &Widened(&k)),
+        other => crate::bail!(internal, "map2_simd_reduced on {}", other.name()),
+    }
 }
 
 /// `out[i] = K(a[i], b[i])` with broadcasting, `a` and `b` of dtype `T`.

@@ -70,6 +70,14 @@ where
             Tensor::from(vmap::map1_with(x, Params(f32f, p))?)
         }
         DType::F64 => Tensor::from(vmap::map1_with(x, Params(f64f, p))?),
+        dt if dt.is_reduced_float() => {
+            let p = p.map(|v| v as f32);
+            Tensor::from(vmap::map1_with(
+                &*x.try_cast_raw(DType::F32)?,
+                Params(f32f, p),
+            )?)
+            .try_cast_raw(dt)?
+        }
         dt => bail!(
             not_implemented,
             "\"{kernel}\" not implemented for '{}'",
@@ -235,15 +243,17 @@ impl Tensor {
     /// large |x|).
     pub fn logsigmoid(&self) -> Result<Tensor> {
         let rec = record("LogSigmoidBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::LogSigmoid>(self)?),
-            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::LogSigmoid>(self)?),
-            dt => bail!(
-                not_implemented,
-                "\"log_sigmoid_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(vmap::map1::<f32, vmath::LogSigmoid>(x)?),
+                DType::F64 => Tensor::from(vmap::map1::<f64, vmath::LogSigmoid>(x)?),
+                dt => bail!(
+                    not_implemented,
+                    "\"log_sigmoid_cpu\" not implemented for '{}'",
+                    dt.scalar_type_name()
+                ),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Input, |g, x| {
             g.mul(&x.unwrap().neg()?.sigmoid()?)
         })
@@ -273,17 +283,19 @@ impl Tensor {
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
         let tanh = gelu_mode(approximate)?;
         let rec = record("GeluBackward0", &[self]);
-        let out = match (self.dtype(), tanh) {
-            (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(self)?),
-            (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(self)?),
-            (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(self)?),
-            (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(self)?),
-            (dt, _) => bail!(
-                not_implemented,
-                "\"GeluKernelImpl\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match (x.dtype(), tanh) {
+                (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(x)?),
+                (DType::F64, false) => Tensor::from(vmap::map1::<f64, vmath::Gelu>(x)?),
+                (DType::F32, true) => Tensor::from(vmap::map1::<f32, vmath::GeluTanh>(x)?),
+                (DType::F64, true) => Tensor::from(vmap::map1::<f64, vmath::GeluTanh>(x)?),
+                (dt, _) => bail!(
+                    not_implemented,
+                    "\"GeluKernelImpl\" not implemented for '{}'",
+                    dt.scalar_type_name()
+                ),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Input, move |g, s| {
             g.gelu_backward(&s.unwrap(), tanh)
         })
@@ -291,36 +303,42 @@ impl Tensor {
     /// `self * sigmoid(self)`; d/dself = silu_backward(grad, self)
     pub fn silu(&self) -> Result<Tensor> {
         let rec = record("SiluBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(self)?),
-            DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(self)?),
-            dt => bail!(
-                not_implemented,
-                "\"silu_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(vmap::map1::<f32, vmath::Silu>(x)?),
+                DType::F64 => Tensor::from(vmap::map1::<f64, vmath::Silu>(x)?),
+                dt => bail!(
+                    not_implemented,
+                    "\"silu_cpu\" not implemented for '{}'",
+                    dt.scalar_type_name()
+                ),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Input, |g, s| g.silu_backward(&s.unwrap()))
     }
     /// `log(1 + exp(β self)) / β`, linear where `β self > threshold`.
     /// d/dself = softplus_backward(grad, self, β, threshold)
     pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
         let rec = record("SoftplusBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(vmap::map1_with(
-                self,
-                vmath::Softplus {
-                    beta: beta as f32,
-                    threshold: threshold as f32,
-                },
-            )?),
-            DType::F64 => Tensor::from(vmap::map1_with(self, vmath::Softplus { beta, threshold })?),
-            dt => bail!(
-                not_implemented,
-                "\"softplus_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(vmap::map1_with(
+                    x,
+                    vmath::Softplus {
+                        beta: beta as f32,
+                        threshold: threshold as f32,
+                    },
+                )?),
+                DType::F64 => {
+                    Tensor::from(vmap::map1_with(x, vmath::Softplus { beta, threshold })?)
+                }
+                dt => bail!(
+                    not_implemented,
+                    "\"softplus_cpu\" not implemented for '{}'",
+                    dt.scalar_type_name()
+                ),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Input, move |g, s| {
             g.softplus_backward(&s.unwrap(), beta, threshold)
         })
@@ -359,9 +377,9 @@ impl Tensor {
     /// so NaN outputs pass the gradient as in torch).
     pub fn threshold_backward(&self, y: &Tensor) -> Result<Tensor> {
         let dt = self.result_type(y);
-        let (g, yy) = (self.cast_raw(dt), y.cast_raw(dt));
+        let (g, yy) = (self.cast_raw(dt.compute()), y.cast_raw(dt.compute()));
         let rec = record("ThresholdBackwardBackward0", &[self, y]);
-        let out = match dt {
+        let out = match dt.compute() {
             DType::F32 => Tensor::from(map2::<f32, f32>(
                 &g,
                 &yy,
@@ -384,7 +402,8 @@ impl Tensor {
                 },
             )?)
             .cast_raw(dt),
-        };
+        }
+        .try_cast_raw(dt)?;
         rec.save("self", y).finish(out, |c| {
             let y = c.saved(0)?;
             let dg = c.grad_for(0, || c.grad().threshold_backward(&y))?;
@@ -438,9 +457,9 @@ impl Tensor {
     /// `self * softplus'(x)`.
     pub fn softplus_backward(&self, x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
         let dt = self.result_type(x).to_floating();
-        let (g, xx) = (self.cast_raw(dt), x.cast_raw(dt));
+        let (g, xx) = (self.cast_raw(dt.compute()), x.cast_raw(dt.compute()));
         let rec = record("SoftplusBackwardBackward0", &[self, x]);
-        let out = match dt {
+        let out = match dt.compute() {
             DType::F32 => Tensor::from(vmap::map2_with(
                 &g,
                 &xx,
@@ -454,7 +473,8 @@ impl Tensor {
                 &xx,
                 vmath::SoftplusBackward { beta, threshold },
             )?),
-        };
+        }
+        .try_cast_raw(dt)?;
         rec.save("grad_output", self)
             .save("self", x)
             .finish(out, move |c| {

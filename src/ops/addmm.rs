@@ -55,6 +55,9 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        if let Some(v) = crate::autograd::autocast::lowered(&[self, mat1, mat2])? {
+            return v[0].addmm(&v[1], &v[2], beta, alpha);
+        }
         combine(self, mat1.mm(mat2)?, beta, alpha)
     }
     /// `beta * self + alpha * (mat @ vec)`.
@@ -69,6 +72,9 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        if let Some(v) = crate::autograd::autocast::lowered(&[self, batch1, batch2])? {
+            return v[0].baddbmm(&v[1], &v[2], beta, alpha);
+        }
         combine(self, batch1.bmm(batch2)?, beta, alpha)
     }
     /// `beta * self + alpha * sum_b(batch1[b] @ batch2[b])`.
@@ -79,6 +85,9 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        if let Some(v) = crate::autograd::autocast::lowered(&[self, batch1, batch2])? {
+            return v[0].addbmm(&v[1], &v[2], beta, alpha);
+        }
         combine(
             self,
             {

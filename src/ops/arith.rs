@@ -75,6 +75,10 @@ macro_rules! numeric2 {
                         .cast_raw(DType::Bool),
                 )
             }
+            DType::F16 | DType::BF16 => {
+                $crate::kernels::binary::map2_reduced($a, $b, |$x: f32, $y: f32| $e)
+                    .map(Tensor::from)
+            }
             // In int64, truncated back: torch's wrapping arithmetic.
             _ => $crate::kernels::binary::int_map2($a, $b, |$x, $y| $e).map(Tensor::from),
         }
@@ -423,6 +427,8 @@ impl Tensor {
         let out = match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, f32>(self, |x| -x)),
             DType::F64 => Tensor::from(map1::<f64, f64>(self, |x| -x)),
+            DType::F16 => Tensor::from(map1::<half::f16, half::f16>(self, |x| -x)),
+            DType::BF16 => Tensor::from(map1::<half::bf16, half::bf16>(self, |x| -x)),
             DType::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
             int => crate::dispatch_ints!(int, T => Tensor::from(map1::<T, T>(self, |x| {
                 T::from_i64(x.to_i64().wrapping_neg())

@@ -93,12 +93,12 @@ impl Tensor {
         let input: Vec<usize> = self.shape()[2..2 + s].to_vec();
         let table = w.table(&input, out)?;
         let rec = record("Im2ColBackward0", &[self]);
-        let data = crate::dispatch_numeric!(self.dtype(), "im2col", T => {
+        let data = crate::dispatch_numeric!(self.dtype().compute(), "im2col", T => {
             let v = crate::kernels::copy::with_slice::<T, _>(self, |x| table.gather(x, T::from_f64(fill)))??;
             T::wrap(v)
         });
         let shape = [batch, channels * table.k, table.l];
-        let result = Tensor::from_data(data, &shape);
+        let result = Tensor::from_data(data, &shape).try_cast_raw(self.dtype())?;
         let (w, out, in_shape) = (w.clone(), out.to_vec(), self.dims());
         rec.finish(result, move |c| {
             let g = c.grad().window_sum(&input, &w, &out)?;
@@ -113,12 +113,12 @@ impl Tensor {
         let batch = self.shape()[0];
         let channels = self.shape()[1] / table.k.max(1);
         let rec = record("Col2ImBackward0", &[self]);
-        let data = crate::dispatch_numeric!(self.dtype(), "col2im", T => {
+        let data = crate::dispatch_numeric!(self.dtype().compute(), "col2im", T => {
             T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.scatter_add(x))?)
         });
         let mut shape = vec![batch, channels];
         shape.extend_from_slice(input);
-        let result = Tensor::from_data(data, &shape);
+        let result = Tensor::from_data(data, &shape).try_cast_raw(self.dtype())?;
         let (w, out) = (w.clone(), out.to_vec());
         rec.finish(result, move |c| {
             Ok(vec![Some(c.grad().window_cols(&w, &out, 0.0)?)])
@@ -134,10 +134,11 @@ impl Tensor {
         let input: Vec<usize> = self.shape()[2..2 + s].to_vec();
         let table = w.table(&input, out)?;
         let rec = record("WindowSumBackward0", &[self]);
-        let data = crate::dispatch_numeric!(self.dtype(), "window_sum", T => {
+        let data = crate::dispatch_numeric!(self.dtype().compute(), "window_sum", T => {
             T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.sum(x))??)
         });
-        let result = Tensor::from_data(data, &[batch, channels, table.l]);
+        let result =
+            Tensor::from_data(data, &[batch, channels, table.l]).try_cast_raw(self.dtype())?;
         let (w, out, in_shape) = (w.clone(), out.to_vec(), self.dims());
         rec.finish(result, move |c| {
             let g = c.grad().spread_windows(&input, &w, &out)?;
@@ -157,12 +158,12 @@ impl Tensor {
         let table = w.table(input, out)?;
         let (batch, channels) = (self.shape()[0], self.shape()[1]);
         let rec = record("WindowSpreadBackward0", &[self]);
-        let data = crate::dispatch_numeric!(self.dtype(), "window_spread", T => {
+        let data = crate::dispatch_numeric!(self.dtype().compute(), "window_spread", T => {
             T::wrap(crate::kernels::copy::with_slice::<T, _>(self, |x| table.spread(x))?)
         });
         let mut shape = vec![batch, channels];
         shape.extend_from_slice(input);
-        let result = Tensor::from_data(data, &shape);
+        let result = Tensor::from_data(data, &shape).try_cast_raw(self.dtype())?;
         let (w, out) = (w.clone(), out.to_vec());
         rec.finish(result, move |c| {
             Ok(vec![Some(c.grad().window_totals(&w, &out)?)])
@@ -295,6 +296,11 @@ impl Tensor {
         groups: i64,
         s: usize,
     ) -> Result<Tensor> {
+        let all: Vec<&Tensor> = [self, weight].into_iter().chain(bias).collect();
+        if let Some(v) = crate::autograd::autocast::lowered(&all)? {
+            let b = bias.map(|_| &v[2]);
+            return v[0].conv(&v[1], b, stride, padding, dilation, groups, s);
+        }
         let ConvArgs {
             x,
             stride,
@@ -607,6 +613,20 @@ impl Tensor {
         dilation: &[i64],
         s: usize,
     ) -> Result<Tensor> {
+        let all: Vec<&Tensor> = [self, weight].into_iter().chain(bias).collect();
+        if let Some(v) = crate::autograd::autocast::lowered(&all)? {
+            let b = bias.map(|_| &v[2]);
+            return v[0].conv_transpose(
+                &v[1],
+                b,
+                stride,
+                padding,
+                output_padding,
+                groups,
+                dilation,
+                s,
+            );
+        }
         let ConvArgs {
             x,
             stride,

@@ -34,6 +34,33 @@ impl Tensor {
         }
         Ok(dispatch_all!(dtype, T => Tensor::from(copy_as::<T>(self)?)))
     }
+    /// `f` run on `self` loaded into float32 when `self` is float16 or
+    /// bfloat16 (torch's opmath: the kernel computes in float32, a raw cast
+    /// outside the graph), its result rounded back to `self`'s dtype; other
+    /// dtypes go straight to `f`.
+    pub(crate) fn in_compute_dtype(
+        &self,
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let dt = self.dtype();
+        if !dt.is_reduced_float() {
+            return f(self);
+        }
+        f(&self.try_cast_raw(DType::F32)?)?.try_cast_raw(dt)
+    }
+    /// `f` of `self` cast to float32, its floating results cast back to
+    /// `self`'s dtype, both casts recorded (`ToCopyBackward0`): for the
+    /// composite ops that run on float16/bfloat16 through float32 kernels.
+    pub(crate) fn through_float32(
+        &self,
+        f: impl FnOnce(&Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let out = f(&self.to_dtype(DType::F32)?)?;
+        match out.dtype() {
+            DType::F32 => out.to_dtype(self.dtype()),
+            _ => Ok(out),
+        }
+    }
     /// A copy with its own memory (torch's `clone()`), laid out as torch's
     /// `preserve_format`: `self`'s strides when dense, else dense in
     /// `self`'s memory order.

@@ -295,6 +295,9 @@ impl Tensor {
     /// scaling and squaring (Higham 2005), the scaling picked from the
     /// largest 1-norm of the batch.
     pub fn matrix_exp(&self) -> Result<Tensor> {
+        if self.dtype().is_reduced_float() {
+            return self.through_float32(|a| a.matrix_exp());
+        }
         check_square("linalg.matrix_exp", self, "A")?;
         let (n, _) = last2(self);
         if self.numel() == 0 {
@@ -367,6 +370,9 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        if self.dtype().is_reduced_float() && dtype.is_none() {
+            return self.through_float32(|a| a.matrix_norm(ord, dims, keepdim, dtype));
+        }
         check_matrix("linalg.matrix_norm", self, "A")?;
         let x = match dtype {
             Some(d) => self.to_dtype(d)?,
@@ -446,6 +452,9 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        if self.dtype().is_reduced_float() && dtype.is_none() {
+            return self.through_float32(|a| a.linalg_norm(ord, dim, keepdim, dtype));
+        }
         check_float("linalg.norm", self)?;
         let matrix = match (dim, ord) {
             (Some(d), _) => match d.len() {

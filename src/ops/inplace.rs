@@ -225,7 +225,7 @@ impl Tensor {
             return Ok(());
         }
         let mut res = Ok(());
-        if self.try_fast_inplace("copy_", self.untracked_operand(src), |s| {
+        if self.try_fast_inplace_any_dtype("copy_", self.untracked_operand(src), |s| {
             res = copy_into(s, src)
         })? {
             return res;
@@ -286,7 +286,7 @@ impl Tensor {
             return Ok(());
         }
         let mut res = Ok(());
-        if self.try_fast_inplace(op, true, |s| res = fill(s, value))? {
+        if self.try_fast_inplace_any_dtype(op, true, |s| res = fill(s, value))? {
             return res;
         }
         let dt = self.dtype();

@@ -18,6 +18,7 @@
 //! 1-D @ 2-D product is squeezed in place (`SqueezeBackward4`, version 1);
 //! `outer` is a broadcast multiply.
 
+use crate::autograd::autocast;
 use crate::autograd::record;
 use crate::kernels::matmul as kernel;
 use crate::tensor::layout::broadcast_shapes;
@@ -69,6 +70,9 @@ fn fold_self(large: &Tensor, small: &Tensor) -> bool {
 impl Tensor {
     /// Matrix product of two 2-D tensors.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if let Some(v) = autocast::lowered(&[self, mat2])? {
+            return v[0].mm(&v[1]);
+        }
         crate::autograd::check_history_first(&[self])?;
         if self.ndim() != 2 {
             bail!(runtime, "self must be a matrix");
@@ -131,6 +135,9 @@ impl Tensor {
 
     /// Batched matrix product of two 3-D tensors with equal batch sizes.
     pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if let Some(v) = autocast::lowered(&[self, mat2])? {
+            return v[0].bmm(&v[1]);
+        }
         crate::autograd::check_history_first(&[self])?;
         if self.ndim() != 3 {
             bail!(runtime, "batch1 must be a 3D tensor");
@@ -300,6 +307,9 @@ impl Tensor {
     /// torch.matmul: dot, mv, mm or a batched product with broadcasting,
     /// by the operands' dims.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        if let Some(v) = autocast::lowered(&[self, other])? {
+            return v[0].matmul(&v[1]);
+        }
         let (da, db) = (self.ndim(), other.ndim());
         if da == 0 || db == 0 {
             bail!(

@@ -13,6 +13,7 @@
 //! | nll_loss                 | -w[t] input[t], mean divided by the sum of the w[t]          |
 //! | cross_entropy            | nll_loss(log_softmax(input)), or -sum(t log_softmax(input))  |
 
+use crate::autograd::autocast;
 use crate::tensor::{DType, Scalar, Tensor};
 use crate::{bail, Result};
 
@@ -44,6 +45,10 @@ impl Reduction {
 
 /// `input @ weight^T + bias`.
 pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    let all: Vec<&Tensor> = [input, weight].into_iter().chain(bias).collect();
+    if let Some(v) = autocast::lowered(&all)? {
+        return linear(&v[0], &v[1], bias.map(|_| &v[2]));
+    }
     let w = match weight.ndim() {
         2 => weight.t()?,
         _ => weight.clone(),
@@ -56,10 +61,16 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
 }
 
 pub fn mse_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return mse_loss(&v[0], &v[1], reduction);
+    }
     reduction.apply(input.sub(target)?.square()?)
 }
 
 pub fn l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return l1_loss(&v[0], &v[1], reduction);
+    }
     reduction.apply(input.sub(target)?.abs()?)
 }
 
@@ -83,6 +94,9 @@ pub fn smooth_l1_loss(
     reduction: Reduction,
     beta: f64,
 ) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return smooth_l1_loss(&v[0], &v[1], reduction, beta);
+    }
     if beta < 0.0 {
         bail!(
             runtime,
@@ -102,6 +116,9 @@ pub fn huber_loss(
     reduction: Reduction,
     delta: f64,
 ) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return huber_loss(&v[0], &v[1], reduction, delta);
+    }
     if delta <= 0.0 {
         bail!(
             runtime,
@@ -112,9 +129,11 @@ pub fn huber_loss(
     reduction.apply(quadratic_then_linear(&d, delta, 0.5, delta)?)
 }
 
+/// The loss times `weight`, which is read in the loss's dtype (torch's
+/// kernels cast it: a float64 weight keeps a float32 loss float32).
 fn weighted(loss: Tensor, weight: Option<&Tensor>) -> Result<Tensor> {
     match weight {
-        Some(w) => loss.mul(w),
+        Some(w) => loss.mul(&w.to_dtype(loss.dtype())?),
         None => Ok(loss),
     }
 }
@@ -125,6 +144,9 @@ pub fn binary_cross_entropy(
     weight: Option<&Tensor>,
     reduction: Reduction,
 ) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return binary_cross_entropy(&v[0], &v[1], weight, reduction);
+    }
     if input.shape() != target.shape() {
         bail!(value, "Using a target size ({:?}) that is different to the input size ({:?}) is deprecated. Please ensure they have the same size.", target.shape(), input.shape());
     }
@@ -149,6 +171,9 @@ pub fn binary_cross_entropy_with_logits(
     reduction: Reduction,
     pos_weight: Option<&Tensor>,
 ) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return binary_cross_entropy_with_logits(&v[0], &v[1], weight, reduction, pos_weight);
+    }
     if input.shape() != target.shape() {
         bail!(
             value,
@@ -161,7 +186,10 @@ pub fn binary_cross_entropy_with_logits(
     let sp = input.neg()?.softplus(1.0, 20.0)?;
     let one_minus_t = target.neg()?.add_scalar(1.0)?;
     let log_term = match pos_weight {
-        Some(p) => target.mul(&p.sub_scalar(1.0)?)?.add_scalar(1.0)?.mul(&sp)?,
+        Some(p) => target
+            .mul(&p.to_dtype(input.dtype())?.sub_scalar(1.0)?)?
+            .add_scalar(1.0)?
+            .mul(&sp)?,
         None => sp,
     };
     let loss = one_minus_t.mul(input)?.add(&log_term)?;
@@ -278,6 +306,9 @@ pub fn nll_loss(
     ignore_index: i64,
     reduction: Reduction,
 ) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return nll_loss(&v[0], &v[1], weight, ignore_index, reduction);
+    }
     check_target(input, target)?;
     let (loss, w) = picked(input, target, weight, ignore_index)?;
     reduce_weighted(loss, &w, reduction)
@@ -291,6 +322,16 @@ pub fn cross_entropy(
     reduction: Reduction,
     label_smoothing: f64,
 ) -> Result<Tensor> {
+    if let Some(v) = autocast::widened(&[input, target])? {
+        return cross_entropy(
+            &v[0],
+            &v[1],
+            weight,
+            ignore_index,
+            reduction,
+            label_smoothing,
+        );
+    }
     if !(0.0..=1.0).contains(&label_smoothing) {
         bail!(
             runtime,

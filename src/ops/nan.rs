@@ -35,6 +35,21 @@ impl Tensor {
         }
         let rec = record("NanToNumBackward0", &[self]);
         let out = match self.dtype() {
+            low @ (DType::F16 | DType::BF16) => {
+                // in float32, the defaults the low dtype's own limits
+                let (hi, lo) = match low {
+                    DType::F16 => (half::f16::MAX.to_f64(), half::f16::MIN.to_f64()),
+                    _ => (half::bf16::MAX.to_f64(), half::bf16::MIN.to_f64()),
+                };
+                let (n, p, m) = (
+                    nan as f32,
+                    posinf.unwrap_or(hi) as f32,
+                    neginf.unwrap_or(lo) as f32,
+                );
+                let x = self.try_cast_raw(DType::F32)?;
+                Tensor::from(map1::<f32, f32>(&x, move |v| replace!(v, n, p, m)))
+                    .try_cast_raw(low)?
+            }
             DType::F32 => {
                 let (n, p, m) = (
                     nan as f32,

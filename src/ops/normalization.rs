@@ -143,7 +143,8 @@ impl Tensor {
         let rec = crate::autograd::record("NativeLayerNormBackward0", &inputs);
         let mut stat_shape = self.dims();
         stat_shape[nd - n..].iter_mut().for_each(|d| *d = 1);
-        let (y, mean, rstd) = crate::dispatch_float!(dtype, T => {
+        // float16/bfloat16 compute in float32: mean and rstd stay float32
+        let (y, mean, rstd) = crate::dispatch_float!(dtype.compute(), T => {
             use crate::kernels::lanes::layer_norm_rows;
             let w = weight.map(|w| w.to_vec::<T>());
             let b = bias.map(|b| b.to_vec::<T>());
@@ -159,6 +160,7 @@ impl Tensor {
                 Tensor::from_vec(r, &stat_shape)?,
             )
         });
+        let y = y.try_cast_raw(dtype)?;
         let dims: Vec<i64> = ((nd - n) as i64..nd as i64).collect();
         let (has_w, has_b) = (weight.is_some(), bias.is_some());
         let mut rec = rec
@@ -390,7 +392,7 @@ fn layer_norm_backward_fused(
     let norm_shape: Vec<usize> = x.shape()[x.ndim() - n_dims..].to_vec();
     // One op event, as torch's `native_layer_norm_backward`.
     let _event = crate::autograd::profiler::op_range("NativeLayerNormBackwardBackward0", &[&g, x]);
-    let (dx, dw, db) = crate::dispatch_float!(x.dtype(), T => {
+    let (dx, dw, db) = crate::dispatch_float!(x.dtype().compute(), T => {
         let mut dx = need_x.then(|| crate::tensor::pool::buffer::<T>(x.numel()));
         let mut dw = need_w.then(|| vec![<T as crate::tensor::Element>::zero(); cols]);
         let mut db = need_b.then(|| vec![<T as crate::tensor::Element>::zero(); cols]);
@@ -425,12 +427,14 @@ fn layer_norm_backward_fused(
             db.map(|v| Tensor::from_vec(v, &norm_shape)).transpose()?,
         )
     });
-    let mut grads = vec![dx];
+    // (float16/bfloat16 gradients computed in float32, rounded once)
+    let low = |t: Option<Tensor>| t.map(|t| t.try_cast_raw(x.dtype())).transpose();
+    let mut grads = vec![low(dx)?];
     if has_w {
-        grads.push(dw);
+        grads.push(low(dw)?);
     }
     if has_b {
-        grads.push(db);
+        grads.push(low(db)?);
     }
     Ok(grads)
 }

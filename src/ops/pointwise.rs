@@ -71,6 +71,10 @@ fn scalar_i64(s: Scalar) -> i64 {
 /// Elementwise max (or min) in dtype `dt` of already cast operands; floats
 /// propagate NaN, bools are `or` (or `and`).
 fn max_min_raw(a: &Tensor, b: &Tensor, dt: DType, is_max: bool) -> Result<Tensor> {
+    if dt.is_reduced_float() {
+        // exact in float32 (max and min pick a value), rounded back losslessly
+        return max_min_raw(a, b, DType::F32, is_max)?.try_cast_raw(dt);
+    }
     let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
     Ok(match (dt, is_max) {
         (DType::F32, true) => Tensor::from(map2::<f32, f32>(&a, &b, |x, y| x.max_val(y))?),
@@ -111,8 +115,10 @@ fn max_min_grad(x: &Tensor, y: &Tensor, g: &Tensor, is_max: bool) -> Result<Tens
         })
         .map(Tensor::from)
     }
-    if crate::autograd::is_grad_enabled() {
-        // create_graph: the same selection as ops, differentiable in `g`.
+    let reduced = x.dtype().is_reduced_float() || y.dtype().is_reduced_float();
+    if crate::autograd::is_grad_enabled() || reduced || g.dtype().is_reduced_float() {
+        // create_graph (and float16/bfloat16): the same selection as ops,
+        // differentiable in `g`.
         let lose = if is_max { x.lt(y)? } else { x.gt(y)? };
         let tie = Tensor::where_cond(&x.eq(y)?, &g.mul_scalar(0.5)?, g)?;
         return Tensor::where_cond(&lose, &zero(g.dtype()), &tie);
@@ -332,14 +338,15 @@ impl Tensor {
     pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self, exponent])?;
         let dt = self.result_type(exponent);
-        let (a, b) = (self.cast_raw(dt), exponent.cast_raw(dt));
+        let (a, b) = (self.cast_raw(dt.compute()), exponent.cast_raw(dt.compute()));
         let rec = record("PowBackward1", &[self, exponent]);
-        let out = match dt {
+        let out = match dt.compute() {
             DType::F32 => Tensor::from(vmap::map2_simd::<f32, vmath::Pow>(&a, &b)?),
             DType::F64 => Tensor::from(vmap::map2_simd::<f64, vmath::Pow>(&a, &b)?),
             DType::Bool => bail!(not_implemented, "\"pow\" not implemented for 'Bool'"),
             _ => Tensor::from(int_map2(&a, &b, ipow)?),
-        };
+        }
+        .try_cast_raw(dt)?;
         rec.save("self", self)
             .save("exponent", exponent)
             .save_output("result", 0)
@@ -369,12 +376,12 @@ impl Tensor {
         crate::autograd::check_history_first(&[self])?;
         let e: Scalar = exponent.into();
         let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), e);
-        let x = self.cast_raw(dt);
+        let x = self.cast_raw(dt.compute());
         let rec = record("PowBackward0", &[self]);
-        let out = match dt {
+        let out = match dt.compute() {
             DType::F32 | DType::F64 if !f::pow_has_shortcut(e.to_f64()) => {
                 let ev = e.to_f64();
-                match dt {
+                match dt.compute() {
                     DType::F32 => Tensor::from(vmap::map1_with(&x, vmath::PowBy(ev as f32))?),
                     _ => Tensor::from(vmap::map1_with(&x, vmath::PowBy(ev))?),
                 }
@@ -400,7 +407,8 @@ impl Tensor {
                 }));
                 r.cast_raw(dt)
             }
-        };
+        }
+        .try_cast_raw(dt)?;
         rec.save("self", self).finish(out, move |c| {
             let g = c.grad();
             if e.to_f64() == 0.0 {
@@ -422,9 +430,9 @@ impl Tensor {
         crate::autograd::check_history_first(&[exponent])?;
         let b: Scalar = base.into();
         let dt = crate::tensor::dtype::result_type_scalar(exponent.dtype(), b);
-        let e = exponent.cast_raw(dt);
+        let e = exponent.cast_raw(dt.compute());
         let rec = record("PowBackward2", &[exponent]);
-        let out = match dt {
+        let out = match dt.compute() {
             DType::F32 => {
                 let bv = b.to_f64() as f32;
                 Tensor::from(vmap::map1_with(&e, vmath::PowOf(bv))?)
@@ -438,7 +446,8 @@ impl Tensor {
                 let bv = scalar_i64(b);
                 Tensor::from(int_map1(&e, move |v| ipow(bv, v)))
             }
-        };
+        }
+        .try_cast_raw(dt)?;
         rec.save("exponent", exponent)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -539,9 +548,9 @@ impl Tensor {
         for b in &bounds {
             b.checked_to(dt)?;
         }
-        let x = self.cast_raw(dt);
+        let x = self.cast_raw(dt.compute());
         let rec = record(name, &[self]);
-        let out = match dt {
+        let out = match dt.compute() {
             DType::F32 => {
                 let lo = min.map_or(f32::NEG_INFINITY, |m| m.to_f64() as f32);
                 let hi = max.map_or(f32::INFINITY, |m| m.to_f64() as f32);
@@ -561,7 +570,8 @@ impl Tensor {
                 let hi = max.map_or(i64::MAX, scalar_i64);
                 Tensor::from(int_map1(&x, move |v| v.max(lo).min(hi)))
             }
-        };
+        }
+        .try_cast_raw(dt)?;
         rec.save("self", self).finish(out, move |c| {
             let (x, g) = (c.saved(0)?, c.grad());
             let lo = min.map_or(f64::NEG_INFINITY, |m| m.to_f64());
@@ -778,6 +788,8 @@ impl Tensor {
         Ok(match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, bool>(self, |v| v.is_nan())),
             DType::F64 => Tensor::from(map1::<f64, bool>(self, |v| v.is_nan())),
+            DType::F16 => Tensor::from(map1::<half::f16, bool>(self, |v| v.is_nan())),
+            DType::BF16 => Tensor::from(map1::<half::bf16, bool>(self, |v| v.is_nan())),
             _ => Tensor::full(self.shape(), Scalar::Bool(false), DType::Bool),
         })
     }
@@ -785,6 +797,8 @@ impl Tensor {
         Ok(match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, bool>(self, |v| v.is_infinite())),
             DType::F64 => Tensor::from(map1::<f64, bool>(self, |v| v.is_infinite())),
+            DType::F16 => Tensor::from(map1::<half::f16, bool>(self, |v| v.is_infinite())),
+            DType::BF16 => Tensor::from(map1::<half::bf16, bool>(self, |v| v.is_infinite())),
             _ => Tensor::full(self.shape(), Scalar::Bool(false), DType::Bool),
         })
     }
@@ -792,6 +806,8 @@ impl Tensor {
         Ok(match self.dtype() {
             DType::F32 => Tensor::from(map1::<f32, bool>(self, |v| v.is_finite())),
             DType::F64 => Tensor::from(map1::<f64, bool>(self, |v| v.is_finite())),
+            DType::F16 => Tensor::from(map1::<half::f16, bool>(self, |v| v.is_finite())),
+            DType::BF16 => Tensor::from(map1::<half::bf16, bool>(self, |v| v.is_finite())),
             _ => Tensor::full(self.shape(), Scalar::Bool(true), DType::Bool),
         })
     }

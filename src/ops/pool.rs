@@ -58,7 +58,8 @@ fn window_max(
         return empty();
     }
     let with_index = want_index || rec.active();
-    let (values, idx) = crate::dispatch_numeric!(x.dtype(), name, T => {
+    // (float16/bfloat16 read as float32; the maxima round back exactly)
+    let (values, idx) = crate::dispatch_numeric!(x.dtype().compute(), name, T => {
         let (v, i) = match &cl {
             Some((nhwc, sizes)) => with_slice::<T, _>(nhwc, |d| sizes.max(d, with_index))?,
             None => with_slice::<T, _>(x, |d| table.max(d))?,
@@ -74,7 +75,8 @@ fn window_max(
             .permute(&[0, 3, 1, 2]),
         None => t.view(&to_i64(&out_dims)),
     };
-    let values = shaped(Tensor::from_data(values, &[out_dims.iter().product()]))?;
+    let values =
+        shaped(Tensor::from_data(values, &[out_dims.iter().product()]).try_cast_raw(x.dtype())?)?;
     if !with_index {
         // Nothing is recorded (with_index holds when rec is active).
         return Ok((values, None));

@@ -138,6 +138,11 @@ impl DivKind {
 /// `kind(a, b)` elementwise with broadcasting, in the promoted dtype.
 fn divide(a: &Tensor, b: &Tensor, kind: DivKind) -> Result<Tensor> {
     let dt = a.result_type(b);
+    if dt.is_reduced_float() {
+        // float16/bfloat16: in float32, rounded back
+        let (x, y) = (a.try_cast_raw(DType::F32)?, b.try_cast_raw(DType::F32)?);
+        return divide(&x, &y, kind)?.try_cast_raw(dt);
+    }
     let (x, y) = (a.cast_raw(dt), b.cast_raw(dt));
     match dt {
         DType::F32 => map2::<f32, f32>(&x, &y, move |p, q| match kind {
@@ -198,6 +203,11 @@ macro_rules! round_like {
             DType::F32 => Tensor::from(map1::<f32, f32>(x, |$v: f32| $e)),
             DType::F64 => Tensor::from(map1::<f64, f64>(x, |$v: f64| $e)),
             DType::Bool => bail!(not_implemented, "\"{}\" not implemented for 'Bool'", $name),
+            dt if dt.is_reduced_float() => Tensor::from(map1::<f32, f32>(
+                &*x.try_cast_raw(DType::F32)?,
+                |$v: f32| $e,
+            ))
+            .try_cast_raw(dt)?,
             _ => Tensor::from($crate::kernels::unary::int_map1(x, |v| v)),
         }
     }};
@@ -230,37 +240,41 @@ impl Tensor {
         }
         let neg = decimals < 0;
         let p = 10f64.powi(decimals.unsigned_abs().min(400) as i32);
-        let out = match self.dtype() {
-            DType::F32 => {
-                let p = p as f32;
-                Tensor::from(map1::<f32, f32>(self, move |v| match neg {
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => {
+                    let p = p as f32;
+                    Tensor::from(map1::<f32, f32>(x, move |v| match neg {
+                        false => (v * p).round_ties_even() / p,
+                        true => (v / p).round_ties_even() * p,
+                    }))
+                }
+                DType::F64 => Tensor::from(map1::<f64, f64>(x, move |v| match neg {
                     false => (v * p).round_ties_even() / p,
                     true => (v / p).round_ties_even() * p,
-                }))
-            }
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, move |v| match neg {
-                false => (v * p).round_ties_even() / p,
-                true => (v / p).round_ties_even() * p,
-            })),
-            dt => bail!(
-                not_implemented,
-                "\"round_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
+                })),
+                dt => bail!(
+                    not_implemented,
+                    "\"round_cpu\" not implemented for '{}'",
+                    dt.scalar_type_name()
+                ),
+            })
+        })?;
         self.rounded("RoundBackward1", out)
     }
     /// `self - trunc(self)`, keeping the sign; d/dself = grad.
     pub fn frac(&self) -> Result<Tensor> {
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v - v.trunc())),
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v - v.trunc())),
-            dt => bail!(
-                not_implemented,
-                "\"frac_cpu\" not implemented for '{}'",
-                dt.scalar_type_name()
-            ),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(map1::<f32, f32>(x, |v| v - v.trunc())),
+                DType::F64 => Tensor::from(map1::<f64, f64>(x, |v| v - v.trunc())),
+                dt => bail!(
+                    not_implemented,
+                    "\"frac_cpu\" not implemented for '{}'",
+                    dt.scalar_type_name()
+                ),
+            })
+        })?;
         record("FracBackward0", &[self]).finish(out, |c| Ok(vec![Some(c.grad().clone())]))
     }
 

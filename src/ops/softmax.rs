@@ -47,7 +47,9 @@ impl Tensor {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
         let rec = record("SoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &Softmax, None)?));
+        let out = x.in_compute_dtype(|x| {
+            Ok(dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(x, d, &Softmax, None)?)))
+        })?;
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
@@ -66,7 +68,9 @@ impl Tensor {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
         let rec = record("LogSoftmaxBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, d, &LogSoftmax, None)?));
+        let out = x.in_compute_dtype(|x| {
+            Ok(dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(x, d, &LogSoftmax, None)?)))
+        })?;
         let dims = [d as i64];
         rec.save_output("result", 0).finish(out, move |c| {
             let (g, y) = (c.grad(), c.saved(0)?);
@@ -88,6 +92,7 @@ fn backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<
     if crate::autograd::is_grad_enabled()
         || y.ndim() == 0
         || g.dtype() != y.dtype()
+        || y.dtype().is_reduced_float()
         || g.shape() != y.shape()
     {
         return Ok(None);

@@ -46,6 +46,34 @@ fn lerp_of<T: Element + crate::tensor::Float>(s: T, e: T, w: T) -> T {
     }
 }
 
+impl Tensor {
+    /// lerp's value in `self`'s dtype (float32 or float64), no history.
+    fn lerp_value(&self, end: &Tensor, weight: &Weight) -> Result<Tensor> {
+        Ok(match weight {
+            Weight::Scalar(w) => {
+                // ATen's two forms, the factor rounded to the dtype
+                let near_end = w.abs() >= 0.5;
+                let f = if near_end { 1.0 - w } else { *w };
+                match self.dtype() {
+                    DType::F32 => {
+                        let f = f as f32;
+                        Tensor::from(map2::<f32, f32>(self, end, move |s, e| match near_end {
+                            true => e - (e - s) * f,
+                            false => s + (e - s) * f,
+                        })?)
+                    }
+                    _ => Tensor::from(map2::<f64, f64>(self, end, move |s, e| match near_end {
+                        true => e - (e - s) * f,
+                        false => s + (e - s) * f,
+                    })?),
+                }
+            }
+            Weight::Tensor(w) => fused3(self, end, w, lerp_of::<f32>, lerp_of::<f64>)
+                .expect("lerp's operands share a floating dtype (checked above)")?,
+        })
+    }
+}
+
 /// The lerp weight: a Python number or a tensor.
 #[derive(Clone)]
 pub enum Weight {
@@ -84,27 +112,19 @@ impl Tensor {
                 }
             }
         }
-        let out = match weight {
-            Weight::Scalar(w) => {
-                // ATen's two forms, the factor rounded to the dtype
-                let near_end = w.abs() >= 0.5;
-                let f = if near_end { 1.0 - w } else { *w };
-                match self.dtype() {
-                    DType::F32 => {
-                        let f = f as f32;
-                        Tensor::from(map2::<f32, f32>(self, end, move |s, e| match near_end {
-                            true => e - (e - s) * f,
-                            false => s + (e - s) * f,
-                        })?)
-                    }
-                    _ => Tensor::from(map2::<f64, f64>(self, end, move |s, e| match near_end {
-                        true => e - (e - s) * f,
-                        false => s + (e - s) * f,
-                    })?),
-                }
-            }
-            Weight::Tensor(w) => fused3(self, end, w, lerp_of::<f32>, lerp_of::<f64>)
-                .expect("lerp's operands share a floating dtype (checked above)")?,
+        let out = if self.dtype().is_reduced_float() {
+            // float16/bfloat16: in float32, rounded back
+            let f32_of = |t: &Tensor| t.try_cast_raw(DType::F32);
+            let w = match weight {
+                Weight::Scalar(w) => Weight::Scalar(*w),
+                Weight::Tensor(w) => Weight::Tensor(f32_of(w)?),
+            };
+            let _g = crate::autograd::no_grad();
+            f32_of(&self.detach())?
+                .lerp(&f32_of(&end.detach())?, &w)?
+                .try_cast_raw(self.dtype())?
+        } else {
+            self.lerp_value(end, weight)?
         };
         match weight {
             Weight::Scalar(w) => {

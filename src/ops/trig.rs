@@ -96,13 +96,15 @@ impl Tensor {
             true => self.clone(),
             false => self.cast_raw(crate::tensor::dtype::default_float()),
         };
-        let out = match x.dtype() {
-            DType::F32 => {
-                let c = c as f32;
-                Tensor::from(map1::<f32, f32>(&x, move |v| v * c))
-            }
-            _ => Tensor::from(map1::<f64, f64>(&x, move |v| v * c)),
-        };
+        let out = x.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => {
+                    let c = c as f32;
+                    Tensor::from(map1::<f32, f32>(&x, move |v| v * c))
+                }
+                _ => Tensor::from(map1::<f64, f64>(&x, move |v| v * c)),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Nothing, move |g, _| g.mul_scalar(c))
     }
 }

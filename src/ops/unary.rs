@@ -54,6 +54,9 @@ macro_rules! float_map {
             $crate::tensor::DType::F32 => Tensor::from(
                 $crate::kernels::unary::try_map1::<f32, f32>(x, |$v: f32| $e)?,
             ),
+            dt if dt.is_reduced_float() => {
+                Tensor::from($crate::kernels::unary::try_map1_reduced(x, |$v: f32| $e)?)
+            }
             $crate::tensor::DType::F64 => Tensor::from(
                 $crate::kernels::unary::try_map1::<f64, f64>(x, |$v: f64| $e)?,
             ),
@@ -82,6 +85,9 @@ macro_rules! float_map_simd {
         match x.dtype() {
             DType::F32 => Tensor::from(map1::<f32, $k>(x)?),
             DType::F64 => Tensor::from(map1::<f64, $k>(x)?),
+            dt if dt.is_reduced_float() => {
+                Tensor::from($crate::kernels::vmap::map1_reduced::<$k>(x)?)
+            }
             _ if $crate::tensor::dtype::default_float() == DType::F64 => {
                 Tensor::from(map1::<f64, $k>(&x.cast_raw(DType::F64))?)
             }
@@ -99,8 +105,9 @@ macro_rules! float_map2_simd {
         let dt = a.result_type(b).to_floating();
         let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
         match dt {
+            DType::F64 => Tensor::from(vmap::map2_simd::<f64, $k>(&a, &b)?),
             DType::F32 => Tensor::from(vmap::map2_simd::<f32, $k>(&a, &b)?),
-            _ => Tensor::from(vmap::map2_simd::<f64, $k>(&a, &b)?),
+            _ => Tensor::from(vmap::map2_simd_reduced::<$k>(&a, &b)?),
         }
     }};
 }
@@ -113,15 +120,20 @@ macro_rules! float_map2 {
         let dt = a.result_type(b).to_floating();
         let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
         match dt {
+            $crate::tensor::DType::F64 => Tensor::from($crate::kernels::binary::map2::<f64, f64>(
+                &a,
+                &b,
+                |$x: f64, $y: f64| $e,
+            )?),
             $crate::tensor::DType::F32 => Tensor::from($crate::kernels::binary::map2::<f32, f32>(
                 &a,
                 &b,
                 |$x: f32, $y: f32| $e,
             )?),
-            _ => Tensor::from($crate::kernels::binary::map2::<f64, f64>(
+            _ => Tensor::from($crate::kernels::binary::map2_reduced(
                 &a,
                 &b,
-                |$x: f64, $y: f64| $e,
+                |$x: f32, $y: f32| $e,
             )?),
         }
     }};
@@ -170,8 +182,21 @@ impl Tensor {
     /// self's memory directly (after torch's in-place checks) and bumps the
     /// version. Returns false when the caller must take the recorded path
     /// (`apply_inplace`): grad is being recorded, the dtype is not handled
-    /// (`dtype_ok`), or elements of self overlap in memory.
+    /// (`dtype_ok`; float16 and bfloat16 compute out of place, in float32),
+    /// or elements of self overlap in memory.
     pub(crate) fn try_fast_inplace(
+        &self,
+        op: &'static str,
+        dtype_ok: bool,
+        kernel: impl FnOnce(&Tensor),
+    ) -> Result<bool> {
+        let dtype_ok = dtype_ok && !self.dtype().is_reduced_float();
+        self.try_fast_inplace_any_dtype(op, dtype_ok, kernel)
+    }
+
+    /// [`Tensor::try_fast_inplace`] for a kernel that handles every dtype
+    /// as stored (a copy, a fill).
+    pub(crate) fn try_fast_inplace_any_dtype(
         &self,
         op: &'static str,
         dtype_ok: bool,
@@ -379,23 +404,27 @@ impl Tensor {
     /// d/dself = grad * sign(self). Integers stay integers; bool is an error.
     pub fn abs(&self) -> Result<Tensor> {
         let rec = record("AbsBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v.abs())),
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v.abs())),
-            DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
-            _ => Tensor::from(int_map1(self, |v| v.wrapping_abs())),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(map1::<f32, f32>(x, |v| v.abs())),
+                DType::F64 => Tensor::from(map1::<f64, f64>(x, |v| v.abs())),
+                DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
+                _ => Tensor::from(int_map1(x, |v| v.wrapping_abs())),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
     }
     /// d/dself = 0. `(0 < x) - (x < 0)`: NaN gives 0; bool stays bool.
     pub fn sign(&self) -> Result<Tensor> {
         let rec = record("SignBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(map1::<f32, f32>(self, f::sign)),
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, f::sign)),
-            DType::Bool => Tensor::from(map1::<bool, bool>(self, |v| v)),
-            _ => Tensor::from(int_map1(self, |v| v.signum())),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(map1::<f32, f32>(x, f::sign)),
+                DType::F64 => Tensor::from(map1::<f64, f64>(x, f::sign)),
+                DType::Bool => Tensor::from(map1::<bool, bool>(x, |v| v)),
+                _ => Tensor::from(int_map1(x, |v| v.signum())),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Nothing, |g, _| Ok(g.zeros_like()))
     }
     /// `sgn` is `sign` for real tensors.
@@ -410,12 +439,14 @@ impl Tensor {
     /// result). Integers stay integers; bool is an error.
     pub fn relu(&self) -> Result<Tensor> {
         let rec = record("ReluBackward0", &[self]);
-        let out = match self.dtype() {
-            DType::F32 => Tensor::from(map1::<f32, f32>(self, f::relu)),
-            DType::F64 => Tensor::from(map1::<f64, f64>(self, f::relu)),
-            DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
-            _ => Tensor::from(int_map1(self, |v| v.max(0))),
-        };
+        let out = self.in_compute_dtype(|x| {
+            Ok(match x.dtype() {
+                DType::F32 => Tensor::from(map1::<f32, f32>(x, f::relu)),
+                DType::F64 => Tensor::from(map1::<f64, f64>(x, f::relu)),
+                DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
+                _ => Tensor::from(int_map1(x, |v| v.max(0))),
+            })
+        })?;
         self.unary_record(rec, out, Saves::Output, |g, r| {
             g.threshold_backward(&r.unwrap())
         })

@@ -248,6 +248,8 @@ impl Tensor {
             StorageData::Bool(b) => Scalar::Bool(b[o]),
             StorageData::F32(b) => Scalar::Float(b[o] as f64),
             StorageData::F64(b) => Scalar::Float(b[o]),
+            StorageData::F16(b) => Scalar::Float(b[o].to_f64()),
+            StorageData::BF16(b) => Scalar::Float(b[o].to_f64()),
             ints => {
                 crate::dispatch_ints!(ints.dtype(), T => Scalar::Int(ints.as_slice::<T>()[o].to_i64()))
             }

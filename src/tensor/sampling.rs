@@ -148,6 +148,7 @@ fn tensor_in_order(
             Tensor::from_vec(vals.iter().map(|&v| v as f32).collect::<Vec<_>>(), &pshape)?
         }
         DType::F64 => Tensor::from_vec(vals, &pshape)?,
+        low if low.is_reduced_float() => Tensor::from_vec(vals, &pshape)?.try_cast_raw(low)?,
         DType::Bool => {
             Tensor::from_vec(vals.iter().map(|&v| v != 0.0).collect::<Vec<_>>(), &pshape)?
         }
@@ -223,7 +224,7 @@ impl Tensor {
         let gen = Generator::or_default(gen);
         let vals: Vec<f64> = {
             let mut g = gen.lock();
-            if self.dtype() == DType::F32 {
+            if self.dtype().compute() == DType::F32 {
                 let (a, b) = (from as f32, to as f32);
                 (0..n)
                     .map(|_| g.uniform_f32().mul_add(b - a, a) as f64)
@@ -254,7 +255,7 @@ impl Tensor {
         let vals: Vec<f64> = {
             let mut g = gen.lock();
             if n >= 16 && self.is_contiguous() {
-                if self.dtype() == DType::F32 {
+                if self.dtype().compute() == DType::F32 {
                     let (m, s) = (mean as f32, std as f32);
                     normal_fill(&mut g, n, GenState::uniform_f32, |d| {
                         avx_mathfun::normal_16(d, m, s)
@@ -308,7 +309,7 @@ impl Tensor {
         let gen = Generator::or_default(gen);
         let vals: Vec<f64> = {
             let mut g = gen.lock();
-            if self.dtype() == DType::F32 {
+            if self.dtype().compute() == DType::F32 {
                 p.iter()
                     .map(|&q| (g.uniform_f32() < q as f32) as u8 as f64)
                     .collect()

@@ -73,7 +73,7 @@ impl Tensor {
         let gen = Generator::or_default(gen);
         let mut g = gen.lock();
         let mut out = Vec::with_capacity(n_dist * n_sample as usize);
-        let f32_acc = self.dtype() == DType::F32;
+        let f32_acc = self.dtype().compute() == DType::F32;
         for row in vals.chunks(n_cat.max(1)) {
             // The cumulative sum in the input's dtype, as torch keeps it.
             let mut cum = Vec::with_capacity(n_cat);
@@ -154,6 +154,8 @@ impl Tensor {
                     }
                     DType::F64 => (g.random64() % ((1u64 << 53) + 1)) as i64,
                     DType::F32 => (g.random() as u64 % ((1u64 << 24) + 1)) as i64,
+                    DType::F16 => (g.random() as u64 % ((1u64 << 11) + 1)) as i64,
+                    DType::BF16 => (g.random() as u64 % ((1u64 << 8) + 1)) as i64,
                     DType::Bool => (g.random() & 1) as i64,
                 })
                 .collect()
@@ -187,6 +189,8 @@ impl Tensor {
                     }
                     DType::F64 => 1 << 53,
                     DType::F32 => 1 << 24,
+                    DType::F16 => 1 << 11,
+                    DType::BF16 => 1 << 8,
                     DType::Bool => 1,
                 };
                 if from > to_inc {

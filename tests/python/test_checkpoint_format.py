@@ -33,8 +33,7 @@ def test_loads_a_checkpoint_written_by_torch():
     assert sd["bias"].dtype == fg.float64 and sd["bias"].tolist() == [0.5, -1.25, 3.0]
     assert sd["steps"].dtype == fg.int64 and sd["steps"].shape == () and sd["steps"].item() == 7
     assert sd["mask"].tolist() == [True, False, True]
-    # float16 loads widened to float32, values exact
-    assert sd["half"].dtype == fg.float32 and sd["half"].tolist() == [1.5, -2.0, 65504.0]
+    assert sd["half"].dtype == fg.float16 and sd["half"].tolist() == [1.5, -2.0, 65504.0]
     p = sd["param"]
     assert isinstance(p, fg.nn.Parameter) and p.requires_grad and p.tolist() == [1.0, 2.0]
 
@@ -179,7 +178,7 @@ def test_safetensors_reads_the_format(tmp_path):
     assert sorted(d) == ["h", "n", "w"]
     assert d["w"].dtype == fg.float32 and d["w"].tolist() == [[1.0, -2.0], [3.5, 0.25]]
     assert d["n"].tolist() == [7, -9]
-    assert d["h"].dtype == fg.float32 and d["h"].tolist() == [1.5, -0.5]  # widened
+    assert d["h"].dtype == fg.float16 and d["h"].tolist() == [1.5, -0.5]
     assert safetensors.load_metadata(path) == {"format": "pt"}
 
 

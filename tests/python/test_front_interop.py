@@ -118,7 +118,7 @@ def test_tensor_from_numpy_copies_and_maps_dtypes():
         t = fg.tensor(np.array([1, 2], dtype=np_dtype))
         assert t.dtype == dtype and t.tolist() == [1, 2]
     t = fg.tensor(np.array([1.5, 2.0], dtype=np.float16))
-    assert t.dtype == fg.float32 and t.tolist() == [1.5, 2.0]  # documented: no float16
+    assert t.dtype == fg.float16 and t.tolist() == [1.5, 2.0]
     t = fg.tensor(np.arange(12.0).reshape(3, 4).T)
     assert t.is_contiguous() and t.tolist() == np.arange(12.0).reshape(3, 4).T.tolist()
     assert fg.tensor(np.array([1, 2]), dtype=fg.float32).dtype == fg.float32
@@ -449,8 +449,10 @@ def test_to_type_cpu():
         x.to(0)
     with pytest.raises(TypeError):
         x.to([1])
+    assert x.type("ferrograd.HalfTensor").dtype == fg.float16
+    assert x.type("ferrograd.BFloat16Tensor").dtype == fg.bfloat16
     with pytest.raises(ValueError):
-        x.type("ferrograd.HalfTensor")
+        x.type("ferrograd.ComplexFloatTensor")
     # to(dtype) is differentiable
     y = fg.tensor([1.0, 2.0], requires_grad=True)
     z = y.to(fg.float64)

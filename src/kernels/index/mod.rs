@@ -48,6 +48,20 @@ macro_rules! int_accumulate {
     };
 }
 int_accumulate!(u8, i8, i16, i32, i64);
+// float16/bfloat16 add in float32 and round each sum, as torch's
+// accumulating index kernels do.
+impl Accumulate for half::f16 {
+    #[inline(always)]
+    fn acc(self, o: Self) -> Self {
+        self + o
+    }
+}
+impl Accumulate for half::bf16 {
+    #[inline(always)]
+    fn acc(self, o: Self) -> Self {
+        self + o
+    }
+}
 impl Accumulate for bool {
     #[inline(always)]
     fn acc(self, o: Self) -> Self {

@@ -97,6 +97,14 @@ pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
             not_implemented,
             "\"addmm_impl_cpu_\" not implemented for 'Bool'"
         ),
+        // float16/bfloat16: products and sums in float32, each result
+        // rounded once, as torch's CPU kernels accumulate in float32.
+        low if low.is_reduced_float() => {
+            use crate::kernels::copy::contiguous_as;
+            let out =
+                matmul_typed::<f32>(&contiguous_as::<f32>(a)?, &contiguous_as::<f32>(b)?, false)?;
+            crate::dispatch_all!(low, T => contiguous_as::<T>(&out))
+        }
         int => crate::dispatch_ints!(int, T => matmul_typed::<T>(a, b, false)),
     }
 }

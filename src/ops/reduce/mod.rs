@@ -106,26 +106,32 @@ pub(crate) fn mask<P>(a: &Tensor, b: &Tensor, pred: P) -> Result<Tensor>
 where
     P: Fn(f64, f64) -> bool + Copy + Send + Sync + 'static,
 {
-    let b = b.cast_raw(a.dtype());
-    dispatch_float!(a.dtype(), T => map2::<T, T>(a, &b, move |x, y| {
-        if pred(x.to_f64(), y.to_f64()) { T::one() } else { T::zero() }
-    }).map(Tensor::from))
+    let b = b.cast_raw(a.dtype().compute());
+    a.in_compute_dtype(|a| {
+        dispatch_float!(a.dtype(), T => map2::<T, T>(a, &b, move |x, y| {
+            if pred(x.to_f64(), y.to_f64()) { T::one() } else { T::zero() }
+        }).map(Tensor::from))
+    })
 }
 
 /// `sign(t)` as a constant (its derivative is 0 almost everywhere).
 pub(crate) fn sign_const(t: &Tensor) -> Result<Tensor> {
-    Ok(
-        dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, |x| {
-            let v = x.to_f64();
-            T::from_f64(if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v })
-        }))),
-    )
+    t.in_compute_dtype(|t| {
+        Ok(
+            dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, |x| {
+                let v = x.to_f64();
+                T::from_f64(if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v })
+            }))),
+        )
+    })
 }
 
 /// Differentiable `exp`, private to the reduction family (ExpBackward0).
 pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
     let rec = record("ExpBackward0", &[t]);
-    let out = dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, |x| x.exp())));
+    let out = t.in_compute_dtype(|t| {
+        Ok(dispatch_float!(t.dtype(), T => Tensor::from(map1::<T, T>(t, |x| x.exp()))))
+    })?;
     rec.save_output("result", 0)
         .finish(out, |c| Ok(vec![Some(c.grad().mul(&c.saved(0)?)?)]))
 }
@@ -133,7 +139,9 @@ pub(crate) fn exp_d(t: &Tensor) -> Result<Tensor> {
 /// Differentiable `t ** e` for a float exponent (PowBackward0).
 pub(crate) fn powf_d(t: &Tensor, e: f64) -> Result<Tensor> {
     let rec = record("PowBackward0", &[t]);
-    let out = dispatch_float!(t.dtype(), T => Tensor::from(vmap::map1_with(t, vmath::PowBy(T::from_f64(e)))?));
+    let out = t.in_compute_dtype(|t| {
+        Ok(dispatch_float!(t.dtype(), T => Tensor::from(vmap::map1_with(t, vmath::PowBy(T::from_f64(e)))?)))
+    })?;
     rec.save("self", t).finish(out, move |c| {
         if e == 0.0 {
             return Ok(vec![Some(c.grad().zeros_like())]);
@@ -153,8 +161,9 @@ fn any_zero(t: &Tensor) -> Result<bool> {
 /// How many elements of `t` (floating) are zero.
 fn count_zeros(t: &Tensor) -> Result<usize> {
     let all: Vec<usize> = (0..t.ndim()).collect();
+    let t = t.cast_raw(t.dtype().compute());
     dispatch_float!(t.dtype(), T => {
-        Ok(crate::kernels::reduce::with_lanes::<T, _>(t, &all, |d, _| {
+        Ok(crate::kernels::reduce::with_lanes::<T, _>(&t, &all, |d, _| {
             d.iter().filter(|&&v| v.to_f64() == 0.0).count()
         }))
     })
@@ -226,7 +235,9 @@ impl Tensor {
             "SumBackward1"
         };
         let rec = record(name, &[self]);
-        let out = crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale: None })?));
+        let out = x.in_compute_dtype(|x| {
+            Ok(crate::dispatch_computed!(x.dtype(), T => Tensor::from(fold::<T, _>(x, &rd, keepdim, &Sum { scale: None })?)))
+        })?;
         let shape = to_i64(self.shape());
         let all = dims.is_empty() && !keepdim;
         rec.finish(out, move |c| {
@@ -265,10 +276,12 @@ impl Tensor {
             "MeanBackward1"
         };
         let rec = record(name, &[&x]);
-        let out = dispatch_float!(dt, T => {
-            let scale = Some(T::from_f64(1.0 / count as f64));
-            Tensor::from(fold::<T, _>(&x, &rd, keepdim, &Sum { scale })?)
-        });
+        let out = x.in_compute_dtype(|x| {
+            Ok(dispatch_float!(x.dtype(), T => {
+                let scale = Some(T::from_f64(1.0 / count as f64));
+                Tensor::from(fold::<T, _>(x, &rd, keepdim, &Sum { scale })?)
+            }))
+        })?;
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
@@ -307,8 +320,9 @@ impl Tensor {
         });
         let x = self.to_dtype(dt)?;
         let rec = record(name, &[&x]);
-        let out =
-            crate::dispatch_all!(dt, T => Tensor::from(fold::<T, _>(&x, rd, keepdim, &Prod)?));
+        let out = x.in_compute_dtype(|x| {
+            Ok(crate::dispatch_computed!(x.dtype(), T => Tensor::from(fold::<T, _>(x, rd, keepdim, &Prod)?)))
+        })?;
         let rd = rd.to_vec();
         rec.save("self", &x)
             .save_output("result", 0)
@@ -352,8 +366,10 @@ impl Tensor {
     /// backward is [`Tensor::prod_others_vjp`]).
     fn prod_others(&self, d: usize) -> Result<Tensor> {
         let rec = record("ProdOthersBackward0", &[self]);
-        let out = dispatch_float!(self.dtype(), T =>
-            Tensor::from(along_dim::<T, T, _>(self, d, &ProdOthers, None)?));
+        let out = self.in_compute_dtype(|x| {
+            Ok(dispatch_float!(x.dtype(), T =>
+                Tensor::from(along_dim::<T, T, _>(x, d, &ProdOthers, None)?)))
+        })?;
         rec.save("self", self).finish(out, move |c| {
             let x = c.saved(0)?;
             Ok(vec![Some(x.prod_others_vjp(c.grad(), d)?)])
@@ -367,8 +383,11 @@ impl Tensor {
     fn prod_others_vjp(&self, g: &Tensor, d: usize) -> Result<Tensor> {
         let g = g.cast_raw(self.dtype());
         let rec = record("ProdOthersVjpBackward0", &[self, &g]);
-        let out = dispatch_float!(self.dtype(), T =>
-            Tensor::from(crate::kernels::reduce::prod_others_vjp::<T>(self, &g, d)?));
+        let out = self.in_compute_dtype(|x| {
+            let g = g.cast_raw(x.dtype());
+            Ok(dispatch_float!(x.dtype(), T =>
+                Tensor::from(crate::kernels::reduce::prod_others_vjp::<T>(x, &g, d)?)))
+        })?;
         rec.save("self", self).finish(out, move |c| {
             if c.needs(0) {
                 bail!(
@@ -455,8 +474,9 @@ impl Tensor {
         let rec = record(name, &[self]);
         let full = matches!(op, "max" | "min");
         let f = Extreme { max: want_max };
-        let out =
-            dispatch_all!(self.dtype(), T => Tensor::from(fold::<T, _>(self, &rd, keepdim, &f)?));
+        let out = self.in_compute_dtype(|x| {
+            Ok(crate::dispatch_computed!(x.dtype(), T => Tensor::from(fold::<T, _>(x, &rd, keepdim, &f)?)))
+        })?;
         rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {

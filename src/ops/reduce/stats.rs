@@ -27,10 +27,12 @@ impl Tensor {
         let all = dims.is_empty() || self.ndim() == 0;
         let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
         let rec = record(name, &[self]);
-        let out = dispatch_float!(self.dtype(), T => Tensor::from(reduce::<T, T>(self, &rd, keepdim, move |v| {
-            let var = var_f64(v, correction);
-            T::from_f64(if sqrt { var.sqrt() } else { var })
-        })));
+        let out = self.in_compute_dtype(|x| {
+            Ok(dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(x, &rd, keepdim, move |v| {
+                let var = var_f64(v, correction);
+                T::from_f64(if sqrt { var.sqrt() } else { var })
+            }))))
+        })?;
         rec.save("self", self)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -43,9 +45,9 @@ impl Tensor {
                     let w = {
                         let _g = crate::autograd::no_grad();
                         let mean = x.detach().mean_dims(&[], true, None)?;
-                        dispatch_float!(x.dtype(), T => map2::<T, T>(&x, &mean, |a, b| {
-                            T::from_f64(if a.to_f64() == b.to_f64() { f64::NAN } else { f64::INFINITY })
-                        }).map(Tensor::from))?
+                        // 1 where self != mean, times inf: inf there, 0 * inf = NaN elsewhere
+                        crate::ops::reduce::mask(&x, &mean, |a, b| a != b)?
+                            .mul_scalar(f64::INFINITY)?
                     };
                     let gv = match sqrt {
                         true => {
@@ -115,13 +117,15 @@ impl Tensor {
             }
         }
         let rec = record("LinalgVectorNormBackward0", &[&x]);
-        let out = dispatch_float!(x.dtype(), T => Tensor::from(if p == 2.0 {
-            reduce_sum_of::<T>(&x, &rd, keepdim, |v| v * v, |s| s.sqrt())
-        } else if p == 1.0 {
-            reduce_sum_of::<T>(&x, &rd, keepdim, |v| v.abs(), |s| s)
-        } else {
-            reduce::<T, T>(&x, &rd, keepdim, move |v| T::from_f64(vector_norm_f64(v, p)))
-        }));
+        let out = x.in_compute_dtype(|x| {
+            Ok(dispatch_float!(x.dtype(), T => Tensor::from(if p == 2.0 {
+                reduce_sum_of::<T>(x, &rd, keepdim, |v| v * v, |s| s.sqrt())
+            } else if p == 1.0 {
+                reduce_sum_of::<T>(x, &rd, keepdim, |v| v.abs(), |s| s)
+            } else {
+                reduce::<T, T>(x, &rd, keepdim, move |v| T::from_f64(vector_norm_f64(v, p)))
+            })))
+        })?;
         rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
@@ -154,19 +158,24 @@ impl Tensor {
         };
         let rd = reduce_dims(dims, x.ndim())?;
         let rec = record("LogsumexpBackward0", &[&x]);
-        let out = if rd.len() == 1 {
-            let shape = reduced_shape(x.shape(), &rd, keepdim);
-            dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(&x, rd[0], &LogSumExp, Some(&shape))?))
-        } else {
-            dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(&x, &rd, keepdim, logsumexp_slice)))
-        };
+        let out = x.in_compute_dtype(|x| {
+            Ok(if rd.len() == 1 {
+                let shape = reduced_shape(x.shape(), &rd, keepdim);
+                dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(x, rd[0], &LogSumExp, Some(&shape))?))
+            } else {
+                dispatch_float!(x.dtype(), T => Tensor::from(reduce::<T, T>(x, &rd, keepdim, logsumexp_slice)))
+            })
+        })?;
         rec.save("self", &x)
             .save_output("result", 0)
             .finish(out, move |c| {
                 let x = c.saved(0)?;
                 let r = c.saved(1)?.unsqueeze_reduced(&rd, keepdim)?;
                 let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
-                if !crate::autograd::is_grad_enabled() && g.dtype() == x.dtype() {
+                if !crate::autograd::is_grad_enabled()
+                    && g.dtype() == x.dtype()
+                    && !x.dtype().is_reduced_float()
+                {
                     // One pass (no graph to record) instead of three ops;
                     // the operands in the order of torch's formula
                     // `grad * (self - result).exp()`, whose first operand
@@ -208,8 +217,10 @@ impl Tensor {
             // torch copies a 0-dim input (a -0.0 stays -0.0; 0 + -0.0 is 0.0)
             0 => dispatch_all!(self.dtype(), T =>
                 Tensor::from(crate::kernels::copy::contiguous_as::<T>(self)?)),
-            _ => dispatch_all!(self.dtype(), T =>
-                Tensor::from(along_dim::<T, T, _>(self, d, &f, None)?)),
+            _ => self.in_compute_dtype(|x| {
+                Ok(crate::dispatch_computed!(x.dtype(), T =>
+                    Tensor::from(along_dim::<T, T, _>(x, d, &f, None)?)))
+            })?,
         };
         rec.finish(out, move |c| {
             let g = c.grad();

@@ -133,6 +133,20 @@ bind_functions! { register_functions:
     fn _set_inference_mode(enabled: bool) {
         grad_mode::set_inference_mode(enabled)
     }
+    /// Whether CPU autocast is on in this thread.
+    fn _is_autocast_cpu_enabled() -> bool {
+        crate::autograd::autocast::is_enabled()
+    }
+    fn _set_autocast_cpu_enabled(enabled: bool) {
+        crate::autograd::autocast::set_enabled(enabled)
+    }
+    /// CPU autocast's lower-precision dtype (bfloat16 unless set).
+    fn _get_autocast_cpu_dtype() -> crate::python::core::dtype::PyDType {
+        crate::autograd::autocast::dtype().into()
+    }
+    fn _set_autocast_cpu_dtype(dtype: crate::python::core::dtype::PyDType) -> PyResult<()> {
+        Ok(crate::autograd::autocast::set_dtype(dtype.dtype)?)
+    }
     fn set_num_threads(n: usize) {
         crate::parallel::set_num_threads(n)
     }

@@ -232,6 +232,10 @@ pub(crate) fn vals_to_tensor(vals: &[Val], shape: &[usize], dtype: DType) -> PyR
                 .collect::<Vec<_>>(),
             shape,
         )?,
+        // through float64, rounded as c10's Half/BFloat16 constructors round
+        low if low.is_reduced_float() => {
+            vals_to_tensor(vals, shape, DType::F64)?.try_cast_raw(low)?
+        }
         int => Tensor::from_vec(
             vals.iter()
                 .map(|v| match *v {

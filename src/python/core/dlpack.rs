@@ -38,6 +38,7 @@ const KDL_CPU: i32 = 1;
 const KDL_INT: u8 = 0;
 const KDL_UINT: u8 = 1;
 const KDL_FLOAT: u8 = 2;
+const KDL_BFLOAT: u8 = 4;
 const KDL_BOOL: u8 = 6;
 const FLAG_IS_COPIED: u64 = 1 << 1;
 
@@ -112,6 +113,8 @@ fn dl_dtype(d: DType) -> DLDataType {
         DType::I16 => (KDL_INT, 16),
         DType::I32 => (KDL_INT, 32),
         DType::I64 => (KDL_INT, 64),
+        DType::F16 => (KDL_FLOAT, 16),
+        DType::BF16 => (KDL_BFLOAT, 16),
         DType::F32 => (KDL_FLOAT, 32),
         DType::F64 => (KDL_FLOAT, 64),
     };
@@ -305,6 +308,8 @@ fn from_dl_dtype(d: DLDataType) -> PyResult<DType> {
     match (d.code, d.bits, d.lanes) {
         (KDL_FLOAT, 32, 1) => Ok(DType::F32),
         (KDL_FLOAT, 64, 1) => Ok(DType::F64),
+        (KDL_FLOAT, 16, 1) => Ok(DType::F16),
+        (KDL_BFLOAT, 16, 1) => Ok(DType::BF16),
         (KDL_INT, 64, 1) => Ok(DType::I64),
         (KDL_INT, 32, 1) => Ok(DType::I32),
         (KDL_INT, 16, 1) => Ok(DType::I16),

@@ -113,6 +113,18 @@ impl FInfo {
                 1e-6,
             ),
             DType::F64 => (f64::EPSILON, f64::MAX, f64::MIN_POSITIVE, 1e-15),
+            DType::F16 => (
+                half::f16::EPSILON.to_f64(),
+                half::f16::MAX.to_f64(),
+                half::f16::MIN_POSITIVE.to_f64(),
+                1e-3,
+            ),
+            DType::BF16 => (
+                half::bf16::EPSILON.to_f64(),
+                half::bf16::MAX.to_f64(),
+                half::bf16::MIN_POSITIVE.to_f64(),
+                1e-2,
+            ),
             _ => {
                 return Err(pyo3::exceptions::PyTypeError::new_err(
                     "torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'",
@@ -153,6 +165,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("float", DType::F32),
         ("float64", DType::F64),
         ("double", DType::F64),
+        ("float16", DType::F16),
+        ("half", DType::F16),
+        ("bfloat16", DType::BF16),
         ("int64", DType::I64),
         ("long", DType::I64),
         ("int32", DType::I32),
@@ -163,7 +178,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("uint8", DType::U8),
         ("bool", DType::Bool),
     ] {
-        m.add(name, PyDType::from(dt))?;
+        // an alias is the same object as its dtype (`torch.half is torch.float16`)
+        match m.getattr(dt.name()).ok() {
+            Some(obj) => m.add(name, obj)?,
+            None => m.add(name, PyDType::from(dt))?,
+        }
     }
     Ok(())
 }

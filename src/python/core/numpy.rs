@@ -93,7 +93,7 @@ fn classify_kind(kind: u8, itemsize: usize) -> Kind {
         (b'i', _) | (b'u', _) => Kind::Convert(DType::I64, "int64"),
         (b'f', 4) => Kind::Exact(DType::F32),
         (b'f', 8) => Kind::Exact(DType::F64),
-        (b'f', 2) => Kind::Convert(DType::F32, "float32"),
+        (b'f', 2) => Kind::Exact(DType::F16),
         _ => Kind::Unsupported,
     }
 }
@@ -401,13 +401,25 @@ struct StorageOwner {
     _storage: Arc<Storage>,
 }
 
-fn descr_for(py: Python<'_>, d: DType) -> Bound<'_, PyArrayDescr> {
-    crate::dispatch_all!(d, T => numpy::dtype::<T>(py))
+/// NumPy's descriptor for `d`: float16 is NumPy's `half`; NumPy has no
+/// bfloat16, and torch's error says so.
+fn descr_for(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyArrayDescr>> {
+    match d {
+        DType::F16 => PyArrayDescr::new(py, "float16"),
+        DType::BF16 => Err(PyTypeError::new_err("Got unsupported ScalarType BFloat16")),
+        d => {
+            let descr = || -> crate::Result<_> {
+                Ok(crate::dispatch_computed!(d, T => numpy::dtype::<T>(py)))
+            };
+            Ok(descr()?)
+        }
+    }
 }
 
 /// A writeable NumPy array viewing `t`'s memory with `t`'s strides.
 pub fn tensor_to_numpy<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     py.import("numpy")?; // a clean ImportError instead of a C-API panic
+    let descr = descr_for(py, t.dtype())?;
     let itemsize = t.dtype().itemsize();
     let mut dims: Vec<npy_intp> = t.shape().iter().map(|&d| d as npy_intp).collect();
     let mut strides: Vec<npy_intp> = t
@@ -418,7 +430,6 @@ pub fn tensor_to_numpy<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
     let storage = t.storage().clone();
     let data = (storage.data_ptr() + t.storage_offset() * itemsize) as *mut std::ffi::c_void;
     let owner = Bound::new(py, StorageOwner { _storage: storage })?;
-    let descr = descr_for(py, t.dtype());
     // SAFETY: the C API is initialised (numpy imported). `descr` is a new
     // reference that NewFromDescr steals. dims/strides have `ndim` entries
     // and describe memory inside the storage (a valid tensor layout), which

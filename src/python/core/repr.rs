@@ -47,6 +47,8 @@ enum Data<'a> {
     B(&'a [bool]),
     /// Any integer dtype.
     I(&'a StorageData),
+    F16(&'a [half::f16]),
+    BF16(&'a [half::bf16]),
     F32(&'a [f32]),
     F64(&'a [f64]),
 }
@@ -59,6 +61,8 @@ impl Data<'_> {
                 crate::dispatch_ints!(s.dtype(), T => El::I(s.as_slice::<T>()[off].to_i64()))
             }
             Data::F32(s) => El::F(s[off] as f64),
+            Data::F16(s) => El::F(s[off].to_f64()),
+            Data::BF16(s) => El::F(s[off].to_f64()),
             Data::F64(s) => El::F(s[off]),
         }
     }
@@ -308,6 +312,8 @@ fn tensor_str(t: &Tensor, indent: usize, opts: &PrintOpts) -> String {
     let data = match &*st {
         StorageData::Bool(b) => Data::B(b),
         StorageData::F32(b) => Data::F32(b),
+        StorageData::F16(b) => Data::F16(b),
+        StorageData::BF16(b) => Data::BF16(b),
         StorageData::F64(b) => Data::F64(b),
         ints => Data::I(ints),
     };

@@ -50,6 +50,8 @@ fn entry(t: &Tensor) -> crate::Result<Entry> {
         DType::I16 => Dtype::I16,
         DType::I32 => Dtype::I32,
         DType::I64 => Dtype::I64,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
         DType::F32 => Dtype::F32,
         DType::F64 => Dtype::F64,
     };

@@ -378,6 +378,8 @@ macro_rules! dtype_conversions {
 dtype_conversions! {
     float => F32,
     double => F64,
+    half => F16,
+    bfloat16 => BF16,
     long => I64,
     int => I32,
     short => I16,
