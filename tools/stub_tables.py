@@ -44,6 +44,10 @@ MODULES = [
     "ferrograd.distributed",
     "ferrograd.distributed.nn",
     "ferrograd.distributed.nn.functional",
+    "ferrograd.amp",
+    "ferrograd.amp.autocast_mode",
+    "ferrograd.cpu",
+    "ferrograd.cpu.amp",
 ]
 
 # The extension's namespaces and the module whose stub defines their functions.

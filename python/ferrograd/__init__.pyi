@@ -8,6 +8,8 @@ from builtins import int as _int
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar, overload
 
 
+from . import amp as amp
+from . import cpu as cpu
 from . import autograd as autograd
 from . import nn as nn
 from . import distributed as distributed
@@ -20,6 +22,11 @@ from . import utils as utils
 from . import func as func
 from . import return_types as return_types
 
+from ferrograd.amp.autocast_mode import autocast as autocast
+from ferrograd.amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
+from ferrograd.amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
+from ferrograd.amp.autocast_mode import set_autocast_dtype as set_autocast_dtype
+from ferrograd.amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
 from ferrograd.autograd.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
 from ferrograd.autograd.anomaly_mode import is_anomaly_enabled as is_anomaly_enabled
 from ferrograd.autograd.anomaly_mode import set_anomaly_enabled as set_anomaly_enabled

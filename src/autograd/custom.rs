@@ -444,11 +444,8 @@ pub(crate) fn apply_custom(
             );
         }
     }
-    let is_diff = |t: &Tensor| {
-        executable
-            && !non_diff.iter().any(|n| n.same(t))
-            && t.dtype().is_floating()
-    };
+    let is_diff =
+        |t: &Tensor| executable && !non_diff.iter().any(|n| n.same(t)) && t.dtype().is_floating();
     if executable {
         // torch's checks on a modified output, in its order (set_history in
         // `_process_backward_mode_ad`).

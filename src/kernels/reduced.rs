@@ -5,7 +5,11 @@
 //! even. Memory traffic stays at 2 bytes per element each way.
 
 use super::elementwise::{RowMap, RowZip};
+use super::fold::{Fold, LANE_PIECE};
+use super::shared_out::SharedOut;
+use super::simd::dispatched;
 use crate::buffer::Element;
+use crate::parallel::for_each_index;
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
@@ -20,30 +24,135 @@ pub trait Reduced: Element {
     fn from_f32(v: f32) -> Self;
 }
 
-macro_rules! reduced {
-    ($t:ty) => {
-        impl Reduced for $t {
-            #[inline]
-            fn widen(src: &[Self], dst: &mut [f32]) {
-                src.convert_to_f32_slice(dst)
-            }
-            #[inline]
-            fn narrow(src: &[f32], dst: &mut [Self]) {
-                dst.convert_from_f32_slice(src)
-            }
-            #[inline(always)]
-            fn to_f32(self) -> f32 {
-                <$t>::to_f32(self)
-            }
-            #[inline(always)]
-            fn from_f32(v: f32) -> Self {
-                <$t>::from_f32(v)
-            }
-        }
-    };
+impl Reduced for f16 {
+    #[inline]
+    fn widen(src: &[Self], dst: &mut [f32]) {
+        f16_widen(src, dst)
+    }
+    #[inline]
+    fn narrow(src: &[f32], dst: &mut [Self]) {
+        f16_narrow(src, dst)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
 }
-reduced!(f16);
-reduced!(bf16);
+
+impl Reduced for bf16 {
+    #[inline]
+    fn widen(src: &[Self], dst: &mut [f32]) {
+        bf16_widen(src, dst)
+    }
+    #[inline]
+    fn narrow(src: &[f32], dst: &mut [Self]) {
+        bf16_narrow(src, dst)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+}
+
+dispatched! {
+    /// bfloat16 to float32: the high half of the bits (exact).
+    pub fn bf16_widen / bf16_widen_plain / bf16_widen_avx2<>(src: &[bf16], dst: &mut [f32]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits((s.to_bits() as u32) << 16);
+        }
+    }
+}
+
+dispatched! {
+    /// float32 to bfloat16, rounded to nearest even (NaN stays a quiet
+    /// NaN), as `bf16::from_f32`, in a loop the compiler vectorises.
+    pub fn bf16_narrow / bf16_narrow_plain / bf16_narrow_avx2<>(src: &[f32], dst: &mut [bf16]) {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            let b = x.to_bits();
+            let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
+            let nan = ((b >> 16) as u16) | 0x0040;
+            *d = bf16::from_bits(if x.is_nan() { nan } else { rounded });
+        }
+    }
+}
+
+/// Whether the CPU converts float16 in hardware (F16C), detected once.
+#[cfg(target_arch = "x86_64")]
+fn has_f16c() -> bool {
+    static F16C: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *F16C.get_or_init(|| is_x86_feature_detected!("f16c") && is_x86_feature_detected!("avx"))
+}
+
+/// float16 to float32 (exact): F16C eight at a time where the CPU has it.
+fn f16_widen(src: &[f16], dst: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_f16c() {
+        // SAFETY: the CPU has F16C and AVX (checked above).
+        return unsafe { f16_widen_f16c(src, dst) };
+    }
+    src.convert_to_f32_slice(dst)
+}
+
+/// float32 to float16, rounded to nearest even.
+fn f16_narrow(src: &[f32], dst: &mut [f16]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_f16c() {
+        // SAFETY: the CPU has F16C and AVX (checked above).
+        return unsafe { f16_narrow_f16c(src, dst) };
+    }
+    dst.convert_from_f32_slice(src)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f16_widen_f16c(src: &[f16], dst: &mut [f32]) {
+    use std::arch::x86_64::{__m128i, _mm256_cvtph_ps, _mm256_storeu_ps, _mm_loadu_si128};
+    let n = src.len().min(dst.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n, so 8 elements (16 bytes) are read from src
+        // and 8 floats written to dst, in bounds; unaligned loads/stores.
+        unsafe {
+            let h = _mm_loadu_si128(src.as_ptr().add(i) as *const __m128i);
+            _mm256_storeu_ps(dst.as_mut_ptr().add(i), _mm256_cvtph_ps(h));
+        }
+        i += 8;
+    }
+    for (d, h) in dst[i..n].iter_mut().zip(&src[i..n]) {
+        *d = h.to_f32();
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f16_narrow_f16c(src: &[f32], dst: &mut [f16]) {
+    use std::arch::x86_64::{
+        __m128i, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT,
+    };
+    let n = src.len().min(dst.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n: 8 floats read from src, 8 halves (16 bytes)
+        // written to dst, in bounds; unaligned loads/stores.
+        unsafe {
+            let v = _mm256_loadu_ps(src.as_ptr().add(i));
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+            _mm_storeu_si128(dst.as_mut_ptr().add(i) as *mut __m128i, h);
+        }
+        i += 8;
+    }
+    for (d, &v) in dst[i..n].iter_mut().zip(&src[i..n]) {
+        *d = f16::from_f32(v);
+    }
+}
 
 /// A float32 kernel as a kernel over float16/bfloat16 elements.
 pub struct Widened<'a, K>(pub &'a K);
@@ -158,5 +267,194 @@ pub(crate) fn cast_rows<U: Element>(
             None => retype::<U, bf16>(out).map(|o| map_with(o, lo, b, ls, grain, &Narrow)),
         },
         _ => None,
+    }
+}
+
+/// Elements of a lane widened and folded per step.
+const FOLD_CHUNK: usize = 2048;
+
+/// `f` over each contiguous lane of `lane` elements of `x` (2-byte floats),
+/// each chunk widened to float32 as it is read; the lane's float32 result
+/// (after `finish`). Lanes split over the threads, or, for a few long
+/// lanes, fixed pieces of each (so results do not depend on the thread
+/// count).
+fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32> {
+    let fold_run = |run: &[H]| {
+        let mut buf = [0f32; FOLD_CHUNK];
+        run.chunks(FOLD_CHUNK).fold(f.init(), |acc, c| {
+            H::widen(c, &mut buf[..c.len()]);
+            f.run(acc, &buf[..c.len()])
+        })
+    };
+    let lanes = x.len().checked_div(lane).unwrap_or(0);
+    let mut out = vec![f.init(); lanes];
+    if lanes <= 8 && lane >= 2 * LANE_PIECE {
+        for (k, o) in out.iter_mut().enumerate() {
+            let run = &x[k * lane..(k + 1) * lane];
+            let parts: Vec<f32> = {
+                let pieces: Vec<&[H]> = run.chunks(LANE_PIECE).collect();
+                let mut parts = vec![f.init(); pieces.len()];
+                let shared = SharedOut::new(&mut parts);
+                for_each_index(pieces.len(), &|p| {
+                    // SAFETY: piece p writes parts[p] only; parts outlives the call.
+                    unsafe { shared.write(p, fold_run(pieces[p])) }
+                });
+                parts
+            };
+            *o = f.finish(f.run(f.init(), &parts));
+        }
+        return out;
+    }
+    let shared = SharedOut::new(&mut out);
+    let per = (1 << 15) / lane.max(1) + 1;
+    for_each_index(lanes.div_ceil(per), &|c| {
+        for k in c * per..((c + 1) * per).min(lanes) {
+            let v = f.finish(fold_run(&x[k * lane..(k + 1) * lane]));
+            // SAFETY: lane k writes out[k] only, once.
+            unsafe { shared.write(k, v) }
+        }
+    });
+    out
+}
+
+/// A fold of a contiguous float16/bfloat16 tensor over its trailing dims
+/// (a whole sum, a mean over the last dim) in float32, reading 2 bytes per
+/// element: the float32 result, of the reduced shape. None for other
+/// layouts and dims (callers widen the whole tensor first).
+pub fn fold_trailing<F: Fold<f32>>(
+    t: &crate::buffer::Strided,
+    dims: &[usize],
+    keepdim: bool,
+    f: &F,
+) -> crate::Result<Option<crate::buffer::Strided>> {
+    let nd = t.ndim();
+    let trailing = !dims.is_empty()
+        && dims
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d == nd - dims.len() + i);
+    if !t.is_contiguous() || !(trailing || nd == 0) {
+        return Ok(None);
+    }
+    let lane: usize = dims.iter().map(|&d| t.shape()[d]).product();
+    if lane == 0 {
+        return Ok(None);
+    }
+    let out_shape = super::reduce::reduced_shape(t.shape(), dims, keepdim);
+    let st = t.storage().read_recursive();
+    let o = t.storage_offset();
+    let vals = match &*st {
+        crate::buffer::StorageData::F16(b) => fold_lanes(&b[o..o + t.numel()], lane, f),
+        crate::buffer::StorageData::BF16(b) => fold_lanes(&b[o..o + t.numel()], lane, f),
+        _ => return Ok(None),
+    };
+    Ok(Some(crate::buffer::Strided::contiguous(
+        f32::wrap(vals),
+        &out_shape,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Float32 values around every rounding case: each float16/bfloat16
+    /// value, the midpoints between neighbours (ties), values just off
+    /// them, the extremes, infinities and NaNs.
+    fn probes() -> Vec<f32> {
+        let mut v = Vec::new();
+        for bits in (0u32..=0xffff_ffff).step_by(4099) {
+            v.push(f32::from_bits(bits));
+        }
+        for h in 0u16..=0xffff {
+            let x = f16::from_bits(h).to_f32();
+            let y = bf16::from_bits(h).to_f32();
+            for b in [x.to_bits(), y.to_bits()] {
+                v.extend(
+                    [
+                        b,
+                        b + 1,
+                        b.wrapping_sub(1),
+                        b | 0x1000,
+                        b | 0x8000,
+                        b | 0x8001,
+                    ]
+                    .map(f32::from_bits),
+                );
+            }
+        }
+        v.extend([
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -0.0,
+            65520.0,
+            65519.99,
+        ]);
+        v
+    }
+
+    #[test]
+    fn conversions_round_as_the_half_crate() {
+        let src = probes();
+        let mut h = vec![f16::ZERO; src.len()];
+        let mut b = vec![bf16::ZERO; src.len()];
+        f16::narrow(&src, &mut h);
+        bf16::narrow(&src, &mut b);
+        for (i, &x) in src.iter().enumerate() {
+            let (wh, wb) = (f16::from_f32(x), bf16::from_f32(x));
+            if x.is_nan() {
+                assert!(h[i].is_nan() && b[i].is_nan(), "{x:?}");
+            } else {
+                assert_eq!(h[i].to_bits(), wh.to_bits(), "float16 of {x:e}");
+                assert_eq!(b[i].to_bits(), wb.to_bits(), "bfloat16 of {x:e}");
+            }
+        }
+        let all_h: Vec<f16> = (0u16..=0xffff).map(f16::from_bits).collect();
+        let all_b: Vec<bf16> = (0u16..=0xffff).map(bf16::from_bits).collect();
+        let mut wide = vec![0f32; all_h.len()];
+        f16::widen(&all_h, &mut wide);
+        for (h, w) in all_h.iter().zip(&wide) {
+            assert!(h.to_f32().to_bits() == w.to_bits() || (h.is_nan() && w.is_nan()));
+        }
+        bf16::widen(&all_b, &mut wide);
+        for (b, w) in all_b.iter().zip(&wide) {
+            assert_eq!(b.to_f32().to_bits(), w.to_bits());
+        }
+    }
+
+    #[test]
+    fn folds_over_trailing_dims_match_the_widened_fold() {
+        use crate::buffer::{Layout, Storage, Strided};
+        use crate::kernels::fold::Sum;
+        use std::sync::Arc;
+        let n = 3 * 70_000;
+        let vals: Vec<bf16> = (0..n)
+            .map(|i| bf16::from_f32(((i * 7919) % 1000) as f32 / 100.0))
+            .collect();
+        let t = Strided::new(
+            Arc::new(Storage::from_vec(vals.clone())),
+            Layout::contiguous(&[3, 70_000]),
+        );
+        let got = fold_trailing(&t, &[1], false, &Sum { scale: None })
+            .unwrap()
+            .unwrap();
+        let got = crate::kernels::copy::to_vec_as::<f32>(&got).unwrap();
+        for (k, g) in got.iter().enumerate() {
+            let want: f64 = vals[k * 70_000..(k + 1) * 70_000]
+                .iter()
+                .map(|v| v.to_f64())
+                .sum();
+            assert!(
+                (*g as f64 - want).abs() <= 1e-5 * want.abs(),
+                "{g} vs {want}"
+            );
+        }
+        // not trailing, or not contiguous: None (the caller widens first)
+        assert!(fold_trailing(&t, &[0], false, &Sum { scale: None })
+            .unwrap()
+            .is_none());
     }
 }

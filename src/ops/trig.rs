@@ -100,9 +100,9 @@ impl Tensor {
             Ok(match x.dtype() {
                 DType::F32 => {
                     let c = c as f32;
-                    Tensor::from(map1::<f32, f32>(&x, move |v| v * c))
+                    Tensor::from(map1::<f32, f32>(x, move |v| v * c))
                 }
-                _ => Tensor::from(map1::<f64, f64>(&x, move |v| v * c)),
+                _ => Tensor::from(map1::<f64, f64>(x, move |v| v * c)),
             })
         })?;
         self.unary_record(rec, out, Saves::Nothing, move |g, _| g.mul_scalar(c))

@@ -41,7 +41,7 @@
 
 use crate::autograd::{is_grad_enabled, record, Record};
 use crate::kernels::unary::vmath;
-use crate::kernels::unary::{f, int_apply1_inplace, int_map1, map1};
+use crate::kernels::unary::{f, int_apply1_inplace, int_map1, map1, try_map1_reduced};
 use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, Result};
 
@@ -404,27 +404,33 @@ impl Tensor {
     /// d/dself = grad * sign(self). Integers stay integers; bool is an error.
     pub fn abs(&self) -> Result<Tensor> {
         let rec = record("AbsBackward0", &[self]);
-        let out = self.in_compute_dtype(|x| {
-            Ok(match x.dtype() {
-                DType::F32 => Tensor::from(map1::<f32, f32>(x, |v| v.abs())),
-                DType::F64 => Tensor::from(map1::<f64, f64>(x, |v| v.abs())),
-                DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
-                _ => Tensor::from(int_map1(x, |v| v.wrapping_abs())),
-            })
-        })?;
+        let out = match self.dtype() {
+            dt if dt.is_reduced_float() => Tensor::from(try_map1_reduced(self, |v| v.abs())?),
+            _ => self.in_compute_dtype(|x| {
+                Ok(match x.dtype() {
+                    DType::F32 => Tensor::from(map1::<f32, f32>(x, |v| v.abs())),
+                    DType::F64 => Tensor::from(map1::<f64, f64>(x, |v| v.abs())),
+                    DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
+                    _ => Tensor::from(int_map1(x, |v| v.wrapping_abs())),
+                })
+            })?,
+        };
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
     }
     /// d/dself = 0. `(0 < x) - (x < 0)`: NaN gives 0; bool stays bool.
     pub fn sign(&self) -> Result<Tensor> {
         let rec = record("SignBackward0", &[self]);
-        let out = self.in_compute_dtype(|x| {
-            Ok(match x.dtype() {
-                DType::F32 => Tensor::from(map1::<f32, f32>(x, f::sign)),
-                DType::F64 => Tensor::from(map1::<f64, f64>(x, f::sign)),
-                DType::Bool => Tensor::from(map1::<bool, bool>(x, |v| v)),
-                _ => Tensor::from(int_map1(x, |v| v.signum())),
-            })
-        })?;
+        let out = match self.dtype() {
+            dt if dt.is_reduced_float() => Tensor::from(try_map1_reduced(self, f::sign)?),
+            _ => self.in_compute_dtype(|x| {
+                Ok(match x.dtype() {
+                    DType::F32 => Tensor::from(map1::<f32, f32>(x, f::sign)),
+                    DType::F64 => Tensor::from(map1::<f64, f64>(x, f::sign)),
+                    DType::Bool => Tensor::from(map1::<bool, bool>(x, |v| v)),
+                    _ => Tensor::from(int_map1(x, |v| v.signum())),
+                })
+            })?,
+        };
         self.unary_record(rec, out, Saves::Nothing, |g, _| Ok(g.zeros_like()))
     }
     /// `sgn` is `sign` for real tensors.
@@ -439,14 +445,17 @@ impl Tensor {
     /// result). Integers stay integers; bool is an error.
     pub fn relu(&self) -> Result<Tensor> {
         let rec = record("ReluBackward0", &[self]);
-        let out = self.in_compute_dtype(|x| {
-            Ok(match x.dtype() {
-                DType::F32 => Tensor::from(map1::<f32, f32>(x, f::relu)),
-                DType::F64 => Tensor::from(map1::<f64, f64>(x, f::relu)),
-                DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
-                _ => Tensor::from(int_map1(x, |v| v.max(0))),
-            })
-        })?;
+        let out = match self.dtype() {
+            dt if dt.is_reduced_float() => Tensor::from(try_map1_reduced(self, f::relu)?),
+            _ => self.in_compute_dtype(|x| {
+                Ok(match x.dtype() {
+                    DType::F32 => Tensor::from(map1::<f32, f32>(x, f::relu)),
+                    DType::F64 => Tensor::from(map1::<f64, f64>(x, f::relu)),
+                    DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
+                    _ => Tensor::from(int_map1(x, |v| v.max(0))),
+                })
+            })?,
+        };
         self.unary_record(rec, out, Saves::Output, |g, r| {
             g.threshold_backward(&r.unwrap())
         })

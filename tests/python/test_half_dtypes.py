@@ -360,7 +360,11 @@ def test_registry_ops_on_low_precision_match_torch(torch):
                 if bad:
                     wrong.append(f"{tag}: forward")
                     continue
-                idx = [k for k, (g, w) in enumerate(pairs) if w.dtype.is_floating_point and w.requires_grad]
+                idx = [
+                    k
+                    for k, (g, w) in enumerate(pairs)
+                    if w.dtype.is_floating_point and w.requires_grad
+                ]
                 diff = [pairs[k] for k in idx]
                 if not diff or not tl:
                     continue

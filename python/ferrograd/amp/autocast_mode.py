@@ -58,9 +58,7 @@ class autocast:
         from .. import bfloat16, float16
 
         if not isinstance(device_type, str):
-            raise ValueError(
-                f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
-            )
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = True if cache_enabled is None else cache_enabled
@@ -130,9 +128,7 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
     with autocast off and its floating inputs cast to that dtype, as
     torch.amp.custom_fwd."""
     if not isinstance(device_type, str):
-        raise ValueError(
-            f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
-        )
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
@@ -157,9 +153,7 @@ def custom_bwd(bwd=None, *, device_type):
     """Decorator for a custom Function's ``backward``: runs it with the
     autocast state its forward ran with (see ``custom_fwd``)."""
     if not isinstance(device_type, str):
-        raise ValueError(
-            f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
-        )
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 

@@ -30,6 +30,7 @@ use crate::kernels::reduce::{
     along_dim, arg_extreme, arg_extreme_rows, fold, logsumexp_slice, reduce, reduce_lanes,
     reduce_sum_of, reduced_shape, sum_sq_f64, var_f64,
 };
+use crate::kernels::reduced::fold_trailing;
 use crate::kernels::unary::{map1, vmath};
 use crate::kernels::vmap;
 use crate::ops::to_i64;
@@ -235,9 +236,12 @@ impl Tensor {
             "SumBackward1"
         };
         let rec = record(name, &[self]);
-        let out = x.in_compute_dtype(|x| {
-            Ok(crate::dispatch_computed!(x.dtype(), T => Tensor::from(fold::<T, _>(x, &rd, keepdim, &Sum { scale: None })?)))
-        })?;
+        let out = match fold_trailing(&x, &rd, keepdim, &Sum { scale: None })? {
+            Some(v) => Tensor::from(v).try_cast_raw(dt)?,
+            None => x.in_compute_dtype(|x| {
+                Ok(crate::dispatch_computed!(x.dtype(), T => Tensor::from(fold::<T, _>(x, &rd, keepdim, &Sum { scale: None })?)))
+            })?,
+        };
         let shape = to_i64(self.shape());
         let all = dims.is_empty() && !keepdim;
         rec.finish(out, move |c| {
@@ -276,12 +280,16 @@ impl Tensor {
             "MeanBackward1"
         };
         let rec = record(name, &[&x]);
-        let out = x.in_compute_dtype(|x| {
-            Ok(dispatch_float!(x.dtype(), T => {
-                let scale = Some(T::from_f64(1.0 / count as f64));
-                Tensor::from(fold::<T, _>(x, &rd, keepdim, &Sum { scale })?)
-            }))
-        })?;
+        let scale = Some((1.0 / count as f64) as f32);
+        let out = match fold_trailing(&x, &rd, keepdim, &Sum { scale })? {
+            Some(v) => Tensor::from(v).try_cast_raw(dt)?,
+            None => x.in_compute_dtype(|x| {
+                Ok(dispatch_float!(x.dtype(), T => {
+                    let scale = Some(T::from_f64(1.0 / count as f64));
+                    Tensor::from(fold::<T, _>(x, &rd, keepdim, &Sum { scale })?)
+                }))
+            })?,
+        };
         let shape = to_i64(x.shape());
         rec.finish(out, move |c| {
             let g = c.grad().unsqueeze_reduced(&rd, keepdim)?;
