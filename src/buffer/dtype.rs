@@ -18,21 +18,19 @@ pub enum DType {
     F64,
 }
 
-/// 0: float32, 1: float64 (see [`default_float`]).
-static DEFAULT_IS_F64: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The default floating dtype's index in [`DType::ALL`] (see
+/// [`default_float`]); float32 at start.
+static DEFAULT_FLOAT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(8);
+const _: () = assert!(matches!(DType::ALL[8], DType::F32));
 
 /// The default floating dtype (torch.get_default_dtype()): what Python
 /// floats, float-producing ops on integer tensors and the creation
 /// functions use. Process-wide, as in torch.
 pub fn default_float() -> DType {
-    if DEFAULT_IS_F64.load(std::sync::atomic::Ordering::Relaxed) {
-        DType::F64
-    } else {
-        DType::F32
-    }
+    DType::ALL[DEFAULT_FLOAT.load(std::sync::atomic::Ordering::Relaxed) as usize]
 }
 
-/// torch.set_default_dtype: float32 or float64 only.
+/// torch.set_default_dtype: a floating dtype only.
 pub fn set_default_float(dtype: DType) -> crate::Result<()> {
     if !dtype.is_floating() {
         crate::bail!(
@@ -40,7 +38,8 @@ pub fn set_default_float(dtype: DType) -> crate::Result<()> {
             "only floating-point types are supported as the default type"
         );
     }
-    DEFAULT_IS_F64.store(dtype == DType::F64, std::sync::atomic::Ordering::Relaxed);
+    let index = DType::ALL.iter().position(|&d| d == dtype).expect("every dtype is in ALL");
+    DEFAULT_FLOAT.store(index as u8, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }
 

@@ -46,30 +46,27 @@ use crate::tensor::{DType, Layout, Tensor};
 use crate::{bail, Result};
 
 /// `f(v)` over every element, computed in `x`'s floating dtype (integers and
-/// bools are read as float32).
+/// bools are read as the default float dtype; float16 and bfloat16 in
+/// float32, rounded back).
 macro_rules! float_map {
     ($x:expr, |$v:ident| $e:expr) => {{
         let x: &$crate::tensor::Tensor = $x;
-        match x.dtype() {
-            $crate::tensor::DType::F32 => Tensor::from(
-                $crate::kernels::unary::try_map1::<f32, f32>(x, |$v: f32| $e)?,
-            ),
-            dt if dt.is_reduced_float() => {
-                Tensor::from($crate::kernels::unary::try_map1_reduced(x, |$v: f32| $e)?)
+        let cast;
+        let x = match x.dtype().is_floating() {
+            true => x,
+            false => {
+                cast = x.try_cast_raw($crate::tensor::dtype::default_float())?;
+                &cast
             }
+        };
+        match x.dtype() {
             $crate::tensor::DType::F64 => Tensor::from(
                 $crate::kernels::unary::try_map1::<f64, f64>(x, |$v: f64| $e)?,
             ),
-            _ if crate::tensor::dtype::default_float() == $crate::tensor::DType::F64 => {
-                Tensor::from($crate::kernels::unary::try_map1::<f64, f64>(
-                    &*x.try_cast_raw($crate::tensor::DType::F64)?,
-                    |$v: f64| $e,
-                )?)
-            }
-            _ => Tensor::from($crate::kernels::unary::try_map1::<f32, f32>(
-                &*x.try_cast_raw($crate::tensor::DType::F32)?,
-                |$v: f32| $e,
-            )?),
+            $crate::tensor::DType::F32 => Tensor::from(
+                $crate::kernels::unary::try_map1::<f32, f32>(x, |$v: f32| $e)?,
+            ),
+            _ => Tensor::from($crate::kernels::unary::try_map1_reduced(x, |$v: f32| $e)?),
         }
     }};
 }
@@ -82,16 +79,18 @@ macro_rules! float_map_simd {
         let x: &$crate::tensor::Tensor = $x;
         use $crate::kernels::vmap::map1;
         use $crate::tensor::DType;
+        let cast;
+        let x = match x.dtype().is_floating() {
+            true => x,
+            false => {
+                cast = x.try_cast_raw($crate::tensor::dtype::default_float())?;
+                &cast
+            }
+        };
         match x.dtype() {
-            DType::F32 => Tensor::from(map1::<f32, $k>(x)?),
             DType::F64 => Tensor::from(map1::<f64, $k>(x)?),
-            dt if dt.is_reduced_float() => {
-                Tensor::from($crate::kernels::vmap::map1_reduced::<$k>(x)?)
-            }
-            _ if $crate::tensor::dtype::default_float() == DType::F64 => {
-                Tensor::from(map1::<f64, $k>(&x.cast_raw(DType::F64))?)
-            }
-            _ => Tensor::from(map1::<f32, $k>(&x.cast_raw(DType::F32))?),
+            DType::F32 => Tensor::from(map1::<f32, $k>(x)?),
+            _ => Tensor::from($crate::kernels::vmap::map1_reduced::<$k>(x)?),
         }
     }};
 }

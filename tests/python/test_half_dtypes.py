@@ -83,6 +83,22 @@ def test_promotion():
     assert (fg.ones(2, dtype=fg.int64) / 2).dtype == fg.float32
 
 
+@pytest.mark.parametrize("name", LOW)
+def test_default_dtype(name):
+    d = _dt(fg, name)
+    fg.set_default_dtype(d)
+    try:
+        assert fg.get_default_dtype() == d
+        assert fg.tensor([1.5]).dtype == d and fg.zeros(2).dtype == d
+        assert fg.randn(2).dtype == d
+        assert (fg.arange(3) / 2).dtype == d
+        assert fg.arange(3).exp().dtype == d
+        assert fg.arange(3).sqrt().tolist() == fg.tensor([0.0, 1.0, 2.0]).sqrt().tolist()
+    finally:
+        fg.set_default_dtype(fg.float32)
+    assert fg.tensor([1.5]).dtype == fg.float32
+
+
 def test_reductions_accumulate_in_float32():
     # float16 holds integers exactly up to 2048; a float16 accumulator
     # would stop there, a float32 one does not
