@@ -69,7 +69,9 @@ def main():
                     best[op, dn, name] = min(best.get((op, dn, name), t), t)
                     time.sleep(0.02)
     print(f"{N:,} elements, {args.threads} threads, min of {args.reps}")
-    print(f"{'op':13s} {'dtype':9s} {'ferrograd ms':>12s} {'torch ms':>9s} {'fg/torch':>9s} {'fg f32/this':>11s}")
+    print(
+        f"{'op':13s} {'dtype':9s} {'ferrograd ms':>12s} {'torch ms':>9s} {'fg/torch':>9s} {'fg f32/this':>11s}"
+    )
     for op in CASES:
         for dn in DTYPES:
             mine, theirs = best[op, dn, "ferrograd"], best[op, dn, "torch"]

@@ -38,7 +38,10 @@ pub fn set_default_float(dtype: DType) -> crate::Result<()> {
             "only floating-point types are supported as the default type"
         );
     }
-    let index = DType::ALL.iter().position(|&d| d == dtype).expect("every dtype is in ALL");
+    let index = DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .expect("every dtype is in ALL");
     DEFAULT_FLOAT.store(index as u8, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }

@@ -87,14 +87,18 @@ macro_rules! numeric2 {
 
 /// A table kernel's result (see the module docs for the rules).
 macro_rules! binary_kernel {
-    (numeric, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+    (numeric, $name:expr, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
         let (s, o): (&Tensor, &Tensor) = ($s, $o);
         let dt = s.result_type(o);
-        let (x, y) = (s.cast_raw(dt), o.cast_raw(dt));
-        $crate::ops::arith::numeric2!(&x, &y, dt, |$a, $b| $k)?
+        if dt.is_reduced_float() {
+            $crate::ops::unary::reduced_map2!(s, o, dt, $name == "mul", |$a, $b| $k)
+        } else {
+            let (x, y) = (s.cast_raw(dt), o.cast_raw(dt));
+            $crate::ops::arith::numeric2!(&x, &y, dt, |$a, $b| $k)?
+        }
     }};
-    (float, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {
-        $crate::ops::unary::float_map2!($s, $o, |$a, $b| $k)
+    (float, $name:expr, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {
+        $crate::ops::unary::float_map2!($s, $o, $name == "div", |$a, $b| $k)
     };
 }
 
@@ -214,7 +218,13 @@ macro_rules! define_binary_ops {
                     crate::autograd::check_history_first(&[self, other])?;
                     $($check(self, other)?;)?
                     let rec = record($node, &[self, other]);
-                    let out = $crate::ops::arith::binary_kernel!($rule, self, other, |$a, $b| $k);
+                    let out = $crate::ops::arith::binary_kernel!(
+                        $rule,
+                        stringify!($name),
+                        self,
+                        other,
+                        |$a, $b| $k
+                    );
                     $crate::ops::arith::binary_saves!($saves, rec, self, other).finish(out, |c| {
                         let $g = c.grad();
                         let $x = || c.saved(0);

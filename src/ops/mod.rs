@@ -68,6 +68,14 @@ impl Tensor {
             return Tensor::scalar(value, DType::Bool);
         }
         let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), value);
+        // beside a dimensioned float16/bfloat16 tensor a number stays at
+        // float64 precision (it does not promote, being 0-dim): kernels read
+        // it into float32 unrounded, as torch's CPU scalars
+        let dt = if dt.is_reduced_float() && self.ndim() > 0 {
+            DType::F64
+        } else {
+            dt
+        };
         Tensor::scalar(value, dt)
     }
 }

@@ -102,38 +102,85 @@ macro_rules! float_map2_simd {
     ($a:expr, $b:expr, $k:ty) => {{
         let (a, b): (&Tensor, &Tensor) = ($a, $b);
         let dt = a.result_type(b).to_floating();
-        let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
-        match dt {
-            DType::F64 => Tensor::from(vmap::map2_simd::<f64, $k>(&a, &b)?),
-            DType::F32 => Tensor::from(vmap::map2_simd::<f32, $k>(&a, &b)?),
-            _ => Tensor::from(vmap::map2_simd_reduced::<$k>(&a, &b)?),
+        if dt.is_reduced_float() && (a.ndim() == 0) != (b.ndim() == 0) {
+            // a 0-dim operand keeps its own precision (torch's CPU scalars):
+            // the whole op in float32, rounded once
+            let (a, b) = (a.cast_raw(DType::F32), b.cast_raw(DType::F32));
+            Tensor::from(vmap::map2_simd::<f32, $k>(&a, &b)?).try_cast_raw(dt)?
+        } else {
+            let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
+            match dt {
+                DType::F64 => Tensor::from(vmap::map2_simd::<f64, $k>(&a, &b)?),
+                DType::F32 => Tensor::from(vmap::map2_simd::<f32, $k>(&a, &b)?),
+                _ => Tensor::from(vmap::map2_simd_reduced::<$k>(&a, &b)?),
+            }
         }
     }};
 }
 pub(crate) use float_map2_simd;
 
+/// `f(a, b)` for a float16/bfloat16 result `$dt`, in float32, rounded once.
+/// A 0-dim operand beside a dimensioned one is read into float32 at its own
+/// precision when `$exact` (torch's mul and div read CPU scalars so),
+/// else rounded to `$dt` first (torch's add and sub, and the rest).
+macro_rules! reduced_map2 {
+    ($a:expr, $b:expr, $dt:expr, $exact:expr, |$x:ident, $y:ident| $e:expr) => {{
+        let (a, b, dt): (
+            &$crate::tensor::Tensor,
+            &$crate::tensor::Tensor,
+            $crate::tensor::DType,
+        ) = ($a, $b, $dt);
+        use $crate::kernels::{binary::map2_reduced, unary::try_map1_reduced};
+        let scalar = |t: &$crate::tensor::Tensor| -> $crate::Result<f32> {
+            let v = t.item()?.to_f64() as f32;
+            Ok(if $exact {
+                v
+            } else {
+                $crate::kernels::reduced::round_to(dt, v)
+            })
+        };
+        if b.ndim() == 0 && a.ndim() > 0 {
+            let $y = scalar(b)?;
+            Tensor::from(try_map1_reduced(&a.cast_raw(dt), move |$x: f32| $e)?)
+        } else if a.ndim() == 0 && b.ndim() > 0 {
+            let $x = scalar(a)?;
+            Tensor::from(try_map1_reduced(&b.cast_raw(dt), move |$y: f32| $e)?)
+        } else {
+            Tensor::from(map2_reduced(
+                &a.cast_raw(dt),
+                &b.cast_raw(dt),
+                |$x: f32, $y: f32| $e,
+            )?)
+        }
+    }};
+}
+pub(crate) use reduced_map2;
+
 /// `f(a, b)` elementwise with broadcasting, in the promoted floating dtype.
 macro_rules! float_map2 {
-    ($a:expr, $b:expr, |$x:ident, $y:ident| $e:expr) => {{
+    ($a:expr, $b:expr, |$x:ident, $y:ident| $e:expr) => {
+        $crate::ops::unary::float_map2!($a, $b, false, |$x, $y| $e)
+    };
+    ($a:expr, $b:expr, $exact:expr, |$x:ident, $y:ident| $e:expr) => {{
         let (a, b): (&$crate::tensor::Tensor, &$crate::tensor::Tensor) = ($a, $b);
         let dt = a.result_type(b).to_floating();
-        let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
-        match dt {
-            $crate::tensor::DType::F64 => Tensor::from($crate::kernels::binary::map2::<f64, f64>(
-                &a,
-                &b,
-                |$x: f64, $y: f64| $e,
-            )?),
-            $crate::tensor::DType::F32 => Tensor::from($crate::kernels::binary::map2::<f32, f32>(
-                &a,
-                &b,
-                |$x: f32, $y: f32| $e,
-            )?),
-            _ => Tensor::from($crate::kernels::binary::map2_reduced(
-                &a,
-                &b,
-                |$x: f32, $y: f32| $e,
-            )?),
+        if dt.is_reduced_float() {
+            $crate::ops::unary::reduced_map2!(a, b, dt, $exact, |$x, $y| $e)
+        } else {
+            let (a, b) = (a.cast_raw(dt), b.cast_raw(dt));
+            match dt {
+                $crate::tensor::DType::F64 => Tensor::from($crate::kernels::binary::map2::<
+                    f64,
+                    f64,
+                >(
+                    &a, &b, |$x: f64, $y: f64| $e
+                )?),
+                _ => Tensor::from($crate::kernels::binary::map2::<f32, f32>(
+                    &a,
+                    &b,
+                    |$x: f32, $y: f32| $e,
+                )?),
+            }
         }
     }};
 }

@@ -224,6 +224,7 @@ impl Tensor {
         let gen = Generator::or_default(gen);
         let vals: Vec<f64> = {
             let mut g = gen.lock();
+            // float16/bfloat16 draw as float32 and round (torch's values)
             if self.dtype().compute() == DType::F32 {
                 let (a, b) = (from as f32, to as f32);
                 (0..n)
@@ -255,6 +256,8 @@ impl Tensor {
         let vals: Vec<f64> = {
             let mut g = gen.lock();
             if n >= 16 && self.is_contiguous() {
+                // float16/bfloat16 as float32, rounded (torch's values up to
+                // 16 elements; longer ones differ, see the tests)
                 if self.dtype().compute() == DType::F32 {
                     let (m, s) = (mean as f32, std as f32);
                     normal_fill(&mut g, n, GenState::uniform_f32, |d| {

@@ -418,3 +418,60 @@ def test_registry_ops_on_low_precision_match_torch(torch):
                         break
     assert not wrong, wrong
     assert refused <= KNOWN_REFUSED, sorted(refused - KNOWN_REFUSED)
+
+
+@pytest.mark.parametrize("name", LOW)
+def test_python_numbers_as_torch_reads_them(torch, name):
+    """A Python number beside a float16/bfloat16 tensor: torch's mul and div
+    read it into float32 unrounded (``x * 0.1`` is ``round(x * 0.1f)``, not
+    ``x * round(0.1)``, and so is dropout's scale), add and sub round it to
+    the tensor's dtype first. The values match torch's bit for bit."""
+    v = np.linspace(-3, 3, 97).tolist()
+    mine, theirs = fg.tensor(v, dtype=_dt(fg, name)), torch.tensor(v, dtype=getattr(torch, name))
+    for f in (
+        lambda x: x * 0.1,
+        lambda x: 0.1 * x,
+        lambda x: x / 0.7,
+        lambda x: x + 1 / 3,
+        lambda x: 1 / 3 - x,
+        lambda x: x * torch_or_fg(x).tensor(0.1),
+    ):
+        assert f(mine).tolist() == f(theirs).tolist()
+    fg.manual_seed(3)
+    torch.manual_seed(3)
+    got = fg.nn.functional.dropout(fg.ones(64, dtype=_dt(fg, name)), 0.3)
+    want = torch.nn.functional.dropout(torch.ones(64, dtype=getattr(torch, name)), 0.3)
+    assert got.tolist() == want.tolist()
+
+
+def torch_or_fg(x):
+    return fg if isinstance(x, fg.Tensor) else __import__("torch")
+
+
+@pytest.mark.parametrize("name", LOW)
+def test_random_numbers_match_torch(torch, name):
+    """The same seed gives torch's numbers in the 2-byte dtypes where torch
+    draws them as float32 and rounds: rand and uniform_, and randn/normal_
+    up to 16 elements. (torch's float16/bfloat16 Box-Muller for longer
+    tensors pairs the uniforms differently; ferrograd's values there are
+    normal but not torch's.)"""
+    sizes = {
+        "rand": (1, 5, 16, 20, 100),
+        "randn": (1, 5, 15, 16),
+    }
+    for n in sizes["rand"]:
+        for make in (
+            lambda L: L.rand(n, dtype=getattr(L, name)),
+            lambda L: L.empty(n, dtype=getattr(L, name)).uniform_(-2, 3),
+        ):
+            torch.manual_seed(7)
+            fg.manual_seed(7)
+            assert make(fg).tolist() == make(torch).tolist(), n
+    for n in sizes["randn"]:
+        for make in (
+            lambda L: L.randn(n, dtype=getattr(L, name)),
+            lambda L: L.empty(n, dtype=getattr(L, name)).normal_(2, 3),
+        ):
+            torch.manual_seed(7)
+            fg.manual_seed(7)
+            assert make(fg).tolist() == make(torch).tolist(), n
