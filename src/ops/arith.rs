@@ -7,7 +7,7 @@
 //! ```text
 //! /// docstring (shown in Python and the stubs)
 //! name, name_[, name_scalar] [alias, alias_]: "NodeBackward0",
-//!     rule(check), |a, b| kernel, domain-of-self domain-of-other,
+//!     rule(check) [exact_scalars], |a, b| kernel, domain-of-self domain-of-other,
 //!     saves |grad, self, other, result| d/dself, d/dother;
 //!     py form [dunders];
 //! ```
@@ -16,7 +16,11 @@
 //!   operands in int64, cast back); `float`: in the promoted floating dtype
 //!   (integers and bools in the default float dtype). `check` (optional) is
 //!   a function run on both operands first (torch's refusals: bool
-//!   subtraction, integer hypot).
+//!   subtraction, integer hypot). `exact_scalars` (optional): a 0-dim
+//!   operand (a Python number) beside a float16/bfloat16 tensor enters the
+//!   float32 computation at its own precision, as torch's mul and div read
+//!   CPU scalars; without it, it is rounded to the 2-byte dtype first (as
+//!   torch's add and sub do).
 //! - the kernel: one scalar expression, instantiated for every dtype of the
 //!   rule;
 //! - the sample domains of self and other, read by the op registry's tests;
@@ -87,18 +91,29 @@ macro_rules! numeric2 {
 
 /// A table kernel's result (see the module docs for the rules).
 macro_rules! binary_kernel {
-    (numeric, $name:expr, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
+    (numeric, $exact:expr, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {{
         let (s, o): (&Tensor, &Tensor) = ($s, $o);
         let dt = s.result_type(o);
         if dt.is_reduced_float() {
-            $crate::ops::unary::reduced_map2!(s, o, dt, $name == "mul", |$a, $b| $k)
+            $crate::ops::unary::reduced_map2!(s, o, dt, $exact, |$a, $b| $k)
         } else {
             let (x, y) = (s.cast_raw(dt), o.cast_raw(dt));
             $crate::ops::arith::numeric2!(&x, &y, dt, |$a, $b| $k)?
         }
     }};
-    (float, $name:expr, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {
-        $crate::ops::unary::float_map2!($s, $o, $name == "div", |$a, $b| $k)
+    (float, $exact:expr, $s:expr, $o:expr, |$a:ident, $b:ident| $k:expr) => {
+        $crate::ops::unary::float_map2!($s, $o, $exact, |$a, $b| $k)
+    };
+}
+
+/// Whether an entry marked `exact_scalars` reads a 0-dim operand beside a
+/// float16/bfloat16 one unrounded (see the module docs).
+macro_rules! exact_scalars {
+    () => {
+        false
+    };
+    (exact_scalars) => {
+        true
     };
 }
 
@@ -205,7 +220,7 @@ macro_rules! define_binary_ops {
     ($(
         $(#[doc = $doc:literal])*
         $name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]: $node:literal,
-            $rule:ident($($check:path)?), |$a:ident, $b:ident| $k:expr, $d1:ident $d2:ident,
+            $rule:ident($($check:path)?) $($exact:ident)?, |$a:ident, $b:ident| $k:expr, $d1:ident $d2:ident,
             $saves:ident |$g:ident, $x:ident, $y:ident, $r:ident| $dx:expr, $dy:expr;
             py $form:ident [$($dk:ident $dn:ident $(= $df:ident)?),*];
     )*) => {
@@ -220,7 +235,7 @@ macro_rules! define_binary_ops {
                     let rec = record($node, &[self, other]);
                     let out = $crate::ops::arith::binary_kernel!(
                         $rule,
-                        stringify!($name),
+                        $crate::ops::arith::exact_scalars!($($exact)?),
                         self,
                         other,
                         |$a, $b| $k
@@ -261,7 +276,7 @@ macro_rules! define_binary_ops {
 }
 pub(crate) use {
     binary_forms, binary_inplace_ok, binary_kernel, binary_kernel_inplace, binary_row,
-    binary_saves, define_binary_ops, numeric2,
+    binary_saves, define_binary_ops, exact_scalars, numeric2,
 };
 
 /// torch's refusal of bool operands in `a - b`.
@@ -288,11 +303,11 @@ macro_rules! arith_ops {
                 Nothing |g, _x, _y, _r| Ok(g.clone()), g.neg();
                 py alpha [fwd __sub__, rev __rsub__ = rsub_scalar, inp __isub__];
             /// Multiplies `self` by `other`, with broadcasting and promotion.
-            mul, mul_, mul_scalar []: "MulBackward0", numeric(), |a, b| a * b, normal normal,
+            mul, mul_, mul_scalar []: "MulBackward0", numeric() exact_scalars, |a, b| a * b, normal normal,
                 Inputs |g, x, y, _r| g.mul(&y()?), g.mul(&x()?);
                 py plain [fwd __mul__, rev __rmul__, inp __imul__];
             /// Divides `self` by `other` (true division: integers give a float result).
-            div, div_, div_scalar [true_divide, true_divide_]: "DivBackward0", float(),
+            div, div_, div_scalar [true_divide, true_divide_]: "DivBackward0", float() exact_scalars,
                 |a, b| a / b, normal away,
                 Inputs |g, x, y, _r| g.div(&y()?), {
                     // torch's -grad * ((self / other) / other): exactly

@@ -48,17 +48,18 @@ use crate::{bail, Result};
 /// `f(v)` over every element, computed in `x`'s floating dtype (integers and
 /// bools are read as the default float dtype; float16 and bfloat16 in
 /// float32, rounded back).
+/// `x` itself (a shared handle) when floating, else `x` cast to the default
+/// float dtype: torch's promotion of integer and bool inputs of float ops.
+pub(crate) fn as_floating(x: &Tensor) -> Result<Tensor> {
+    if x.dtype().is_floating() {
+        return Ok(x.clone());
+    }
+    x.try_cast_raw(crate::tensor::dtype::default_float())
+}
+
 macro_rules! float_map {
     ($x:expr, |$v:ident| $e:expr) => {{
-        let x: &$crate::tensor::Tensor = $x;
-        let cast;
-        let x = match x.dtype().is_floating() {
-            true => x,
-            false => {
-                cast = x.try_cast_raw($crate::tensor::dtype::default_float())?;
-                &cast
-            }
-        };
+        let x = &$crate::ops::unary::as_floating($x)?;
         match x.dtype() {
             $crate::tensor::DType::F64 => Tensor::from(
                 $crate::kernels::unary::try_map1::<f64, f64>(x, |$v: f64| $e)?,
@@ -76,17 +77,9 @@ pub(crate) use float_map;
 /// `kernels::unary::vmath`, given as its type (one for both float types).
 macro_rules! float_map_simd {
     ($x:expr, $k:ty) => {{
-        let x: &$crate::tensor::Tensor = $x;
         use $crate::kernels::vmap::map1;
         use $crate::tensor::DType;
-        let cast;
-        let x = match x.dtype().is_floating() {
-            true => x,
-            false => {
-                cast = x.try_cast_raw($crate::tensor::dtype::default_float())?;
-                &cast
-            }
-        };
+        let x = &$crate::ops::unary::as_floating($x)?;
         match x.dtype() {
             DType::F64 => Tensor::from(map1::<f64, $k>(x)?),
             DType::F32 => Tensor::from(map1::<f32, $k>(x)?),
@@ -452,14 +445,10 @@ impl Tensor {
         let rec = record("AbsBackward0", &[self]);
         let out = match self.dtype() {
             dt if dt.is_reduced_float() => Tensor::from(try_map1_reduced(self, |v| v.abs())?),
-            _ => self.in_compute_dtype(|x| {
-                Ok(match x.dtype() {
-                    DType::F32 => Tensor::from(map1::<f32, f32>(x, |v| v.abs())),
-                    DType::F64 => Tensor::from(map1::<f64, f64>(x, |v| v.abs())),
-                    DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
-                    _ => Tensor::from(int_map1(x, |v| v.wrapping_abs())),
-                })
-            })?,
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, |v| v.abs())),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, |v| v.abs())),
+            DType::Bool => bail!(not_implemented, "\"abs_cpu\" not implemented for 'Bool'"),
+            _ => Tensor::from(int_map1(self, |v| v.wrapping_abs())),
         };
         self.unary_record(rec, out, Saves::Input, |g, s| g.mul(&s.unwrap().sign()?))
     }
@@ -468,14 +457,10 @@ impl Tensor {
         let rec = record("SignBackward0", &[self]);
         let out = match self.dtype() {
             dt if dt.is_reduced_float() => Tensor::from(try_map1_reduced(self, f::sign)?),
-            _ => self.in_compute_dtype(|x| {
-                Ok(match x.dtype() {
-                    DType::F32 => Tensor::from(map1::<f32, f32>(x, f::sign)),
-                    DType::F64 => Tensor::from(map1::<f64, f64>(x, f::sign)),
-                    DType::Bool => Tensor::from(map1::<bool, bool>(x, |v| v)),
-                    _ => Tensor::from(int_map1(x, |v| v.signum())),
-                })
-            })?,
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, f::sign)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, f::sign)),
+            DType::Bool => Tensor::from(map1::<bool, bool>(self, |v| v)),
+            _ => Tensor::from(int_map1(self, |v| v.signum())),
         };
         self.unary_record(rec, out, Saves::Nothing, |g, _| Ok(g.zeros_like()))
     }
@@ -493,14 +478,10 @@ impl Tensor {
         let rec = record("ReluBackward0", &[self]);
         let out = match self.dtype() {
             dt if dt.is_reduced_float() => Tensor::from(try_map1_reduced(self, f::relu)?),
-            _ => self.in_compute_dtype(|x| {
-                Ok(match x.dtype() {
-                    DType::F32 => Tensor::from(map1::<f32, f32>(x, f::relu)),
-                    DType::F64 => Tensor::from(map1::<f64, f64>(x, f::relu)),
-                    DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
-                    _ => Tensor::from(int_map1(x, |v| v.max(0))),
-                })
-            })?,
+            DType::F32 => Tensor::from(map1::<f32, f32>(self, f::relu)),
+            DType::F64 => Tensor::from(map1::<f64, f64>(self, f::relu)),
+            DType::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
+            _ => Tensor::from(int_map1(self, |v| v.max(0))),
         };
         self.unary_record(rec, out, Saves::Output, |g, r| {
             g.threshold_backward(&r.unwrap())

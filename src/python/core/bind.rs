@@ -184,7 +184,7 @@ macro_rules! bind_binary_ops {
     ($(
         $(#[doc = $doc:literal])*
         $name:ident, $inplace:ident $(, $scalar:ident)? [$($alias:ident, $alias_:ident),*]: $node:literal,
-            $rule:ident($($check:path)?), |$a:ident, $b:ident| $k:expr, $d1:ident $d2:ident,
+            $rule:ident($($check:path)?) $($exact:ident)?, |$a:ident, $b:ident| $k:expr, $d1:ident $d2:ident,
             $saves:ident |$g:ident, $x:ident, $y:ident, $r:ident| $dx:expr, $dy:expr;
             py $form:ident [$($dk:ident $dn:ident $(= $df:ident)?),*];
     )*) => {
