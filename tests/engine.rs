@@ -246,3 +246,37 @@ fn data_and_replace_data() {
     assert!(x2.requires_grad() && x2.grad().is_some());
     assert_eq!(x2.dtype(), DType::F64);
 }
+
+#[test]
+fn inference_tensors_follow_torchs_rules() {
+    let w = leaf(&[1.0, 2.0], &[2]);
+    let a = {
+        let _g = autograd::inference_mode();
+        let r = w.mul_scalar(2.0).unwrap();
+        assert!(!r.requires_grad() && r.is_inference());
+        Tensor::ones(&[2], DType::F64)
+    };
+    assert!(a.is_inference() && !autograd::grad_mode::is_inference_mode_enabled());
+    assert!(a.narrow(0, 0, 1).unwrap().is_inference() && a.detach().is_inference());
+    assert!(!a.mul_scalar(2.0).unwrap().is_inference());
+    let one = t(&[1.0, 1.0], &[2]);
+    assert_msg(
+        &a.add_(&one).unwrap_err(),
+        "Inplace update to inference tensor",
+    );
+    assert_eq!(a.to_f64_vec(), vec![1.0, 1.0]);
+    assert_msg(
+        &w.mul(&a).unwrap_err(),
+        "Inference tensors cannot be saved for backward",
+    );
+    assert_msg(
+        &a.set_requires_grad(true).unwrap_err(),
+        "Setting requires_grad=True on inference tensor",
+    );
+    // an op that saves nothing records normally, and clones are normal
+    w.add(&a).unwrap().sum().unwrap().backward().unwrap();
+    assert_eq!(w.grad().unwrap().to_f64_vec(), vec![1.0, 1.0]);
+    let c = a.clone_tensor().unwrap();
+    c.add_(&one).unwrap();
+    assert!(!c.is_inference());
+}

@@ -552,6 +552,9 @@ pub(crate) fn apply_custom(
     }
 
     if let Some(node) = &node {
+        for t in to_save.iter().flatten().flatten() {
+            super::saved::check_saveable(t)?;
+        }
         let weak = Arc::downgrade(node);
         let saved = to_save
             .unwrap_or_default()

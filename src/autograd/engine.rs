@@ -372,6 +372,33 @@ thread_local! {
     static INTERRUPT_LAST: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
+thread_local! {
+    /// `retain_graph` of the backward whose node runs on this thread now.
+    static KEEP_GRAPH: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Marks this thread as running a node of a backward that does (or does
+/// not) keep its graph, until dropped (nested backwards restore the outer).
+struct KeepGraphGuard(Option<bool>);
+
+impl KeepGraphGuard {
+    fn enter(keep: bool) -> Self {
+        KeepGraphGuard(KEEP_GRAPH.with(|k| k.replace(Some(keep))))
+    }
+}
+
+impl Drop for KeepGraphGuard {
+    fn drop(&mut self) {
+        KEEP_GRAPH.with(|k| k.set(self.0));
+    }
+}
+
+/// torch's `get_current_graph_task_keep_graph`: whether the backward
+/// running a node on this thread keeps its graph; true outside backward.
+pub fn current_keeps_graph() -> bool {
+    KEEP_GRAPH.with(|k| k.get()).unwrap_or(true)
+}
+
 /// The longest a backward runs between two interrupt checks.
 const INTERRUPT_EVERY: Duration = Duration::from_millis(20);
 
@@ -543,6 +570,7 @@ fn run_node(task: &GraphTask, idx: usize) -> Result<Vec<usize>> {
         Some(grads.clone())
     };
     let backward = node.backward();
+    let _keep = KeepGraphGuard::enter(task.keep_graph);
     let mut outputs = catch_unwind(AssertUnwindSafe(|| backward.apply(node, grads)))
         .unwrap_or_else(|p| {
             let msg = p

@@ -274,6 +274,11 @@ impl Record {
             }
             return Ok(outs);
         };
+        for (_, s) in &self.to_save {
+            if let ToSave::Input(t) = s {
+                super::saved::check_saveable(t)?;
+            }
+        }
         let fw = self.fw;
         let input_meta = outs
             .iter()

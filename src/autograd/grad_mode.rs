@@ -50,3 +50,25 @@ pub fn no_grad() -> GradModeGuard {
 pub fn enable_grad() -> GradModeGuard {
     GradModeGuard::new(true)
 }
+
+/// Inference mode for its lifetime (grad mode off, and tensors made are
+/// inference tensors, see `Tensor::is_inference`), then the previous modes.
+pub struct InferenceModeGuard {
+    grad: GradModeGuard,
+    prev: bool,
+}
+
+impl Drop for InferenceModeGuard {
+    fn drop(&mut self) {
+        set_inference_mode(self.prev);
+        let _ = &self.grad; // restored by its own drop, after this one
+    }
+}
+
+/// `let _g = inference_mode();`: torch's `InferenceMode` guard.
+pub fn inference_mode() -> InferenceModeGuard {
+    let prev = is_inference_mode_enabled();
+    let grad = GradModeGuard::new(false);
+    set_inference_mode(true);
+    InferenceModeGuard { grad, prev }
+}

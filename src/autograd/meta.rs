@@ -302,6 +302,7 @@ impl Tensor {
                 "only Tensors of floating point dtype can require gradients"
             );
         }
+        self.check_inference_requires_grad(requires_grad)?;
         let mut m = self.meta();
         if m.grad_fn.is_some() {
             if !requires_grad {
@@ -324,8 +325,20 @@ impl Tensor {
                 "only Tensors of floating point and complex dtype can require gradients"
             );
         }
+        self.check_inference_requires_grad(requires_grad)?;
         self.meta().requires_grad = requires_grad;
         Ok(self)
+    }
+    /// torch's refusal to make an inference tensor require grad outside
+    /// inference mode.
+    fn check_inference_requires_grad(&self, requires_grad: bool) -> Result<()> {
+        if requires_grad && self.is_inference() && !super::grad_mode::is_inference_mode_enabled() {
+            bail!(
+                runtime,
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+            );
+        }
+        Ok(())
     }
     /// Builder form of `set_requires_grad(true)` for fresh leaves.
     pub fn requires_grad_(self, requires_grad: bool) -> Result<Tensor> {

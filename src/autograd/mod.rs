@@ -20,7 +20,10 @@ pub mod saved_hooks;
 
 pub use accumulate::AccumulateGrad;
 pub use function::{check_history_first, record, would_record, BackwardCtx, Record};
-pub use grad_mode::{enable_grad, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard};
+pub use grad_mode::{
+    enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled, GradModeGuard,
+    InferenceModeGuard,
+};
 pub use meta::{AutogradMeta, PostAccumulateHook, TensorHook, ViewCreation};
 pub use node::{Backward, Edge, Node};
 

@@ -42,6 +42,14 @@ pub struct SavedTensor {
     had_grad_fn: bool,
 }
 
+/// torch's refusal to save an inference tensor for backward.
+pub fn check_saveable(t: &Tensor) -> Result<()> {
+    if t.is_inference() {
+        crate::bail!(runtime, "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.");
+    }
+    Ok(())
+}
+
 impl SavedTensor {
     fn make(
         t: &Tensor,

@@ -60,6 +60,14 @@ impl Tensor {
         Ok(())
     }
 
+    /// What every in-place op runs just before it writes into `self`
+    /// (nothing written yet): torch's refusal of an inference tensor outside
+    /// inference mode, then the `allow_mutation_on_saved_tensors` clones.
+    pub(crate) fn before_write(&self) -> Result<()> {
+        self.check_inference_write()?;
+        crate::autograd::saved_hooks::before_inplace(self)
+    }
+
     /// Records that `op` modified this tensor in place: bumps the version
     /// counter (shared with its views) and remembers `op`, with where it was
     /// called when anomaly mode is on, for the error a saved tensor raises
@@ -144,7 +152,7 @@ impl Tensor {
         write: impl FnOnce(&Tensor) -> Result<()>,
     ) -> Result<()> {
         self.check_inplace(others)?;
-        crate::autograd::saved_hooks::before_inplace(self)?;
+        self.before_write()?;
         let tracked =
             is_grad_enabled() && (self.requires_grad() || others.iter().any(|t| t.requires_grad()));
         if !tracked {
@@ -208,7 +216,7 @@ impl Tensor {
             if !tracked && !self.has_fw_grad() {
                 // Nothing to write: the values are already there.
                 self.check_inplace(&[src])?;
-                crate::autograd::saved_hooks::before_inplace(self)?;
+                self.before_write()?;
                 self.modified_by("copy_");
                 return Ok(());
             }
@@ -219,7 +227,7 @@ impl Tensor {
         if !self.dtype().is_floating() {
             // torch: a copy into a non-differentiable dtype records nothing
             // and leaves self's history as it is.
-            crate::autograd::saved_hooks::before_inplace(self)?;
+            self.before_write()?;
             copy_into(self, src)?;
             self.modified_by("copy_");
             return Ok(());
@@ -280,7 +288,7 @@ impl Tensor {
         let recorded = (is_grad_enabled() && self.requires_grad()) || self.has_fw_grad();
         if !recorded && has_internal_overlap(self.layout()) {
             self.check_inplace(&[])?;
-            crate::autograd::saved_hooks::before_inplace(self)?;
+            self.before_write()?;
             fill(self, value)?;
             self.modified_by(op);
             return Ok(());

@@ -249,7 +249,7 @@ impl Tensor {
             return Ok(false);
         }
         self.check_inplace(&[])?;
-        crate::autograd::saved_hooks::before_inplace(self)?;
+        self.before_write()?;
         kernel(self);
         self.modified_by(op);
         Ok(true)

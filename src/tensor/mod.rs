@@ -65,6 +65,10 @@ pub struct TensorImpl {
     /// tensor layer does not know its type, as torch's TensorImpl holds an
     /// `AutogradMetaInterface`): tensors that never meet autograd carry none.
     pub(crate) autograd: Mutex<Option<Box<dyn Any + Send>>>,
+    /// torch's inference tensor: made in inference mode, or a view (or
+    /// `detach()`, `.data`) of one. Outside inference mode it may not be
+    /// written in place, saved for backward or made to require grad.
+    pub(crate) inference: bool,
 }
 
 #[derive(Clone)]
@@ -95,9 +99,11 @@ impl std::ops::Deref for Tensor {
 }
 
 impl From<Strided> for Tensor {
-    /// A fresh tensor (no history, not a view) around a kernel's output.
+    /// A fresh tensor (no history, not a view) around a kernel's output;
+    /// an inference tensor when made in inference mode.
     fn from(data: Strided) -> Tensor {
-        Tensor::with_parts(data, Arc::default(), None)
+        let inference = crate::autograd::grad_mode::is_inference_mode_enabled();
+        Tensor::with_parts(data, Arc::default(), None, inference)
     }
 }
 
@@ -106,12 +112,14 @@ impl Tensor {
         data: Strided,
         version: Arc<VersionCounter>,
         view_base: Option<Tensor>,
+        inference: bool,
     ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             data,
             version,
             view_base,
             autograd: Mutex::new(None),
+            inference,
         }))
     }
 
@@ -125,14 +133,19 @@ impl Tensor {
     pub fn alias_with_layout(&self, layout: Layout) -> Tensor {
         let base = self.0.view_base.clone().unwrap_or_else(|| self.clone());
         let data = self.0.data.with_layout(layout);
-        Tensor::with_parts(data, self.0.version.clone(), Some(base))
+        Tensor::with_parts(data, self.0.version.clone(), Some(base), self.0.inference)
     }
 
     /// Same memory, same version counter, no history and not a view
     /// (torch's `detach()`): views of it are views of it, not of the
     /// tensor it was detached from, so autograd never links the two.
     pub fn detach(&self) -> Tensor {
-        Tensor::with_parts(self.0.data.clone(), self.0.version.clone(), None)
+        Tensor::with_parts(
+            self.0.data.clone(),
+            self.0.version.clone(),
+            None,
+            self.0.inference,
+        )
     }
 
     /// torch's `.data`: the same memory and layout as a tensor of its own:
@@ -140,13 +153,15 @@ impl Tensor {
     /// counter, so in-place writes through it escape autograd's checks.
     /// (Also how a fresh buffer laid out with custom strides becomes a base.)
     pub fn data(&self) -> Tensor {
-        Tensor::from(self.0.data.clone())
+        let version = Arc::default();
+        Tensor::with_parts(self.0.data.clone(), version, None, self.0.inference)
     }
 
     /// The tensor that takes this one's place under `.data = data` (see
     /// `replace_data`): `data`'s array with this tensor's version counter.
     pub(crate) fn with_data_of(&self, data: &Tensor) -> Tensor {
-        Tensor::with_parts(data.0.data.clone(), self.0.version.clone(), None)
+        let version = self.0.version.clone();
+        Tensor::with_parts(data.0.data.clone(), version, None, self.0.inference)
     }
 
     // ----- plain accessors (shape, dtype, layout, storage: see `Strided`) -----
@@ -155,6 +170,19 @@ impl Tensor {
     }
     pub fn is_view(&self) -> bool {
         self.0.view_base.is_some()
+    }
+    /// torch's `is_inference()`: made in inference mode, or a view of such
+    /// a tensor (see [`TensorImpl::inference`]).
+    pub fn is_inference(&self) -> bool {
+        self.0.inference
+    }
+    /// torch's refusal of an in-place write into an inference tensor
+    /// outside inference mode (checked before anything is written).
+    pub fn check_inference_write(&self) -> Result<()> {
+        if self.0.inference && !crate::autograd::grad_mode::is_inference_mode_enabled() {
+            bail!(runtime, "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+        }
+        Ok(())
     }
     pub fn view_base(&self) -> Option<&Tensor> {
         self.0.view_base.as_ref()

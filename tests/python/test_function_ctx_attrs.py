@@ -68,3 +68,39 @@ def test_materialize_grads_attribute(lib):
     a, _ = H.apply(x)
     a.sum().backward()
     assert got == [None]
+
+
+def test_maybe_clear_saved_tensors(lib):
+    """Frees the saved tensors when called in a backward without
+    retain_graph; does nothing in forward or in a retaining backward."""
+    seen = []
+
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            ctx.maybe_clear_saved_tensors()
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            ctx.maybe_clear_saved_tensors()
+            try:
+                ctx.saved_tensors
+                seen.append("kept")
+            except RuntimeError as e:
+                seen.append("freed" if "second time" in str(e) else str(e))
+            return g * a
+
+    x = lib.ones(2, requires_grad=True)
+    y = F.apply(x)
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert seen == ["kept", "freed"]
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_is_traceable_is_gone_as_in_torch(lib):
+    # torch 2.13 no longer has Function.is_traceable
+    assert not hasattr(lib.autograd.Function, "is_traceable")

@@ -19,6 +19,7 @@ __all__ = [
     "FunctionCtx",
     "FunctionMeta",
     "InplaceFunction",
+    "NestedIOFunction",
     "Variable",
     "once_differentiable",
 ]
@@ -172,6 +173,148 @@ class InplaceFunction(Function):
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
+
+
+def _flat_tensors(obj):
+    """The tensors of a nest of lists, tuples and dicts, in order."""
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _flat_tensors(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _flat_tensors(o)
+    elif obj is not None:
+        raise ValueError(
+            f"Auto nesting doesn't know how to process an input object of type "
+            f"{type(obj).__name__}. Accepted types: Tensors, or lists/tuples of them"
+        )
+
+
+def _flat_tensors_or_none(obj):
+    if obj is None or isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _flat_tensors_or_none(o)
+    else:
+        raise ValueError(
+            f"Auto nesting doesn't know how to process an input object of type "
+            f"{type(obj).__name__}. Accepted types: Tensors or None, or lists/tuples of them"
+        )
+
+
+def _unflatten(flat, proto):
+    """`flat` (a sequence) in the nesting of `proto` (tensors are leaves)."""
+
+    def take(flat, proto):
+        if not isinstance(proto, (list, tuple)):
+            return flat[0], flat[1:]
+        out = []
+        for e in proto:
+            if e is None:
+                out.append(None)
+            else:
+                v, flat = take(flat, e)
+                out.append(v)
+        return type(proto)(out), flat
+
+    return take(tuple(flat), proto)[0]
+
+
+def _map_nested(obj, fn):
+    if isinstance(obj, Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)):
+        mapped = (_map_nested(o, fn) for o in obj)
+        return type(obj)(*mapped) if hasattr(obj, "_fields") else type(obj)(mapped)
+    if isinstance(obj, dict):
+        return {k: _map_nested(v, fn) for k, v in obj.items()}
+    return obj
+
+
+class _NestedCall(Function):
+    """The new-style Function that runs one call of a NestedIOFunction: its
+    inputs and outputs are the call's tensors, flattened."""
+
+    @staticmethod
+    def forward(ctx, fn, *flat):
+        aliases = {}
+
+        def data(t):
+            d = t.data
+            aliases[id(d)] = (d, t)
+            return d
+
+        ctx._fn = fn
+        result = fn.forward_extended(*_map_nested(fn._nested_input, data))
+        del fn._nested_input
+        # the nesting only (tensors as True): fn keeps no tensor, so no
+        # reference cycle runs through the graph
+        fn._nested_output = _map_nested(result, lambda t: True)
+        own = lambda ts: tuple(aliases.get(id(t), (None, t))[1] for t in ts)  # noqa: E731
+        ctx.save_for_backward(*fn.__dict__.pop("_flat_to_save", ()))
+        ctx.mark_dirty(*own(fn.__dict__.pop("_flat_dirty", ())))
+        out = tuple(_flat_tensors(result))
+        ctx.mark_non_differentiable(*fn.__dict__.pop("_flat_non_differentiable", ()))
+        return out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        fn = ctx._fn
+        fn._ctx = ctx
+        try:
+            result = fn.backward_extended(*_unflatten(grads, fn._nested_output))
+        finally:
+            del fn._ctx
+        return (None, *_flat_tensors_or_none(result))
+
+
+class NestedIOFunction(Function):
+    """torch's legacy Function with nested inputs and outputs: an instance
+    is called with tensors inside lists, tuples and dicts;
+    ``forward_extended`` gets them (as ``.data``, without history) and may
+    return a nest of tensors; ``backward_extended`` gets the gradients in
+    the outputs' nesting and returns them in the inputs' (None for no
+    gradient). ``save_for_backward``, ``saved_tensors``, ``mark_dirty`` and
+    ``mark_non_differentiable`` take and give nests too. (torch 2.13 keeps
+    the class for compatibility, but calling an instance there raises
+    AttributeError; here it runs, as a new-style Function underneath.)"""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the graph node is named after the class: `<Name>Backward`
+        cls._call = type(cls.__name__, (_NestedCall,), {})
+
+    def __call__(self, *input):
+        self._nested_input = input
+        flat = type(self)._call.apply(self, *_flat_tensors(input))
+        if isinstance(flat, Tensor):
+            flat = (flat,)
+        return _unflatten(flat, self._nested_output)
+
+    def forward_extended(self, *input):
+        """User defined forward."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """User defined backward."""
+        raise NotImplementedError
+
+    def save_for_backward(self, *args):
+        self._flat_to_save = tuple(_flat_tensors(args))
+        self._to_save_nested = _map_nested(args, lambda t: True)
+
+    @property
+    def saved_tensors(self):
+        return _unflatten(self._ctx.saved_tensors, self._to_save_nested)
+
+    def mark_dirty(self, *args, **kwargs):
+        self._flat_dirty = tuple(_flat_tensors((args, kwargs)))
+
+    def mark_non_differentiable(self, *args, **kwargs):
+        self._flat_non_differentiable = tuple(_flat_tensors((args, kwargs)))
 
 
 class VariableMeta(type):

@@ -179,8 +179,10 @@ class inference_mode(_DecoratorContextManager):
     enables grad mode and turns inference mode off, as torch's does.
 
     Usable as ``@inference_mode``, ``@inference_mode()`` and
-    ``@inference_mode(False)``. Thread local. ferrograd tracks the flag
-    (``is_inference_mode_enabled()``); it does not make "inference tensors".
+    ``@inference_mode(False)``. Thread local. Tensors made inside are
+    inference tensors (``Tensor.is_inference()``), with torch's rules
+    outside the block: no in-place writes, no saving for backward, no
+    ``requires_grad=True``, no ``_version``; ``clone()`` gives a normal one.
     """
 
     def __new__(cls, mode=True):

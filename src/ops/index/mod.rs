@@ -252,7 +252,7 @@ fn inplace(
         return t.apply_inplace(op, others, f);
     }
     t.check_inplace(others)?;
-    crate::autograd::saved_hooks::before_inplace(t)?;
+    t.before_write()?;
     direct()?;
     t.modified_by(op);
     Ok(())

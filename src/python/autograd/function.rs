@@ -295,6 +295,16 @@ impl PyFunctionCtx {
         let saved = self.ctx.saved_tensors_opt()?;
         PyTuple::new(py, saved.into_iter().map(|t| t.map(wrap)))
     }
+    /// torch's: frees the saved tensors now when called from a backward
+    /// that does not keep its graph (no `retain_graph`); else does nothing.
+    fn maybe_clear_saved_tensors(&self) {
+        if crate::autograd::engine::current_keeps_graph() {
+            return;
+        }
+        if let Some(node) = self.ctx.node() {
+            node.backward().release_saved();
+        }
+    }
     #[getter]
     fn saved_variables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         self.saved_tensors(py)

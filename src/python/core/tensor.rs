@@ -144,9 +144,19 @@ impl PyTensor {
     fn is_cuda(&self) -> bool {
         false
     }
+    /// Inference tensors keep no version counter (torch raises too).
     #[getter]
-    fn _version(&self) -> u64 {
-        self.inner.version()
+    fn _version(&self) -> PyResult<u64> {
+        if self.inner.is_inference() {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "Inference tensors do not track version counter.",
+            ));
+        }
+        Ok(self.inner.version())
+    }
+    /// Made in inference mode, or a view of a tensor that was.
+    fn is_inference(&self) -> bool {
+        self.inner.is_inference()
     }
     fn _is_view(&self) -> bool {
         self.inner.is_view()

@@ -269,6 +269,9 @@ bind_functions! { register_functions:
     pub(crate) fn is_floating_point(input: PyRef<'_, PyTensor>) -> bool {
         input.inner.dtype().is_floating()
     }
+    pub(crate) fn is_inference(input: PyRef<'_, PyTensor>) -> bool {
+        input.inner.is_inference()
+    }
     pub(crate) fn numel(input: PyRef<'_, PyTensor>) -> usize {
         input.inner.numel()
     }
