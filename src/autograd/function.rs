@@ -21,7 +21,7 @@
 use super::forward;
 use super::grad_mode::is_grad_enabled;
 use super::meta::ViewCreation;
-use super::node::{Backward, Edge, InputMeta, Node};
+use super::node::{Backward, Edge, InputMeta, Node, SavedAttr};
 use super::saved::{SavedList, SavedTensor};
 use crate::tensor::Tensor;
 use crate::Result;
@@ -82,6 +82,7 @@ pub(crate) type BackwardFn = dyn Fn(&BackwardCtx) -> Result<Vec<Option<Tensor>>>
 pub struct FnBackward {
     name: &'static str,
     saved_names: Vec<&'static str>,
+    attrs: Vec<(&'static str, SavedAttr)>,
     saved: SavedList,
     f: Box<BackwardFn>,
 }
@@ -124,6 +125,9 @@ impl Backward for FnBackward {
         let i = self.saved_names.iter().position(|n| *n == name)?;
         Some(self.saved.unpack(i))
     }
+    fn saved_attrs(&self) -> &[(&'static str, SavedAttr)] {
+        &self.attrs
+    }
     fn saved_ranges(&self, out: &mut Vec<(usize, usize)>) {
         self.saved.ranges(out)
     }
@@ -142,6 +146,8 @@ pub struct Record {
     name: &'static str,
     edges: Option<Vec<Option<Edge>>>,
     to_save: Vec<(&'static str, ToSave)>,
+    /// Non-tensor arguments kept for inspection (`_saved_<name>`).
+    attrs: Vec<(&'static str, SavedAttr)>,
     /// Forward AD: the inputs and their tangents per level, when any.
     fw: Option<(Vec<Tensor>, forward::LevelTangents)>,
     /// The first input's view restriction, which views of it inherit.
@@ -202,6 +208,7 @@ pub fn record(name: &'static str, inputs: &[&Tensor]) -> Record {
         name,
         edges,
         to_save: Vec::new(),
+        attrs: Vec::new(),
         fw,
         parent_view,
         error,
@@ -217,6 +224,14 @@ impl Record {
     pub fn save(mut self, name: &'static str, t: &Tensor) -> Self {
         if self.active() {
             self.to_save.push((name, ToSave::Input(t.clone())));
+        }
+        self
+    }
+    /// Keeps a non-tensor argument of the call, shown as torch's
+    /// `_saved_<name>` on the node (nothing when not recorded).
+    pub fn attr(mut self, name: &'static str, value: impl Into<SavedAttr>) -> Self {
+        if self.edges.is_some() {
+            self.attrs.push((name, value.into()));
         }
         self
     }
@@ -290,6 +305,7 @@ impl Record {
         let name = self.name;
         let saved_names = self.to_save.iter().map(|(n, _)| *n).collect();
         let to_save = self.to_save;
+        let attrs = self.attrs;
         let node = Arc::new_cyclic(|weak| {
             let saved = to_save
                 .into_iter()
@@ -302,6 +318,7 @@ impl Record {
                 Box::new(FnBackward {
                     name,
                     saved_names,
+                    attrs,
                     saved: SavedList::new(saved),
                     f: Box::new(f),
                 }),

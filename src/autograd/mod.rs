@@ -25,7 +25,7 @@ pub use grad_mode::{
     InferenceModeGuard,
 };
 pub use meta::{AutogradMeta, PostAccumulateHook, TensorHook, ViewCreation};
-pub use node::{Backward, Edge, Node};
+pub use node::{Backward, Edge, Node, SavedAttr};
 
 use crate::tensor::Tensor;
 use crate::{bail, Result};

@@ -20,6 +20,69 @@ pub struct Edge {
 }
 
 /// What a node does on the backward pass.
+/// A non-tensor value a node keeps from its forward call, shown in Python
+/// as torch's `_saved_<name>` attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SavedAttr {
+    Int(i64),
+    Ints(Vec<i64>),
+    Bool(bool),
+    Float(f64),
+    Str(&'static str),
+    None,
+}
+
+impl From<i64> for SavedAttr {
+    fn from(v: i64) -> Self {
+        SavedAttr::Int(v)
+    }
+}
+impl From<usize> for SavedAttr {
+    fn from(v: usize) -> Self {
+        SavedAttr::Int(v as i64)
+    }
+}
+impl From<bool> for SavedAttr {
+    fn from(v: bool) -> Self {
+        SavedAttr::Bool(v)
+    }
+}
+impl From<f64> for SavedAttr {
+    fn from(v: f64) -> Self {
+        SavedAttr::Float(v)
+    }
+}
+impl From<&'static str> for SavedAttr {
+    fn from(v: &'static str) -> Self {
+        SavedAttr::Str(v)
+    }
+}
+impl From<&[i64]> for SavedAttr {
+    fn from(v: &[i64]) -> Self {
+        SavedAttr::Ints(v.to_vec())
+    }
+}
+impl From<&[usize]> for SavedAttr {
+    fn from(v: &[usize]) -> Self {
+        SavedAttr::Ints(v.iter().map(|&d| d as i64).collect())
+    }
+}
+impl From<crate::tensor::Scalar> for SavedAttr {
+    fn from(v: crate::tensor::Scalar) -> Self {
+        use crate::tensor::Scalar;
+        match v {
+            Scalar::Bool(b) => SavedAttr::Bool(b),
+            Scalar::Int(i) => SavedAttr::Int(i),
+            Scalar::Float(f) => SavedAttr::Float(f),
+        }
+    }
+}
+impl<T: Into<SavedAttr>> From<Option<T>> for SavedAttr {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(SavedAttr::None, Into::into)
+    }
+}
+
 pub trait Backward: Send + Sync + 'static {
     fn name(&self) -> Cow<'static, str>;
     /// Gradients w.r.t. the forward outputs in (`None` = zero), gradients
@@ -33,6 +96,11 @@ pub trait Backward: Send + Sync + 'static {
     }
     fn saved(&self, _name: &str, _node: &Node) -> Option<Result<Tensor>> {
         None
+    }
+    /// The non-tensor arguments the node keeps (torch's `_saved_dim`,
+    /// `_saved_keepdim`, `_saved_self_sym_sizes`, ...), by name.
+    fn saved_attrs(&self) -> &[(&'static str, SavedAttr)] {
+        &[]
     }
     /// Byte ranges of the memory its saved tensors occupy, for the engine
     /// to prefetch while the node before it runs (`kernels::prefetch`).

@@ -147,7 +147,7 @@ fn elu_of<T: VecFloat>(v: T, [a, s, i]: [T; 3]) -> T {
 impl Tensor {
     /// `x` where positive, `negative_slope * x` elsewhere.
     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
-        let rec = record("LeakyReluBackward0", &[self]);
+        let rec = record("LeakyReluBackward0", &[self]).attr("negative_slope", negative_slope);
         let p = [negative_slope];
         let out = float_params(self, "leaky_relu_cpu", p, leaky, leaky)?;
         let slope: Slope =
@@ -282,7 +282,8 @@ impl Tensor {
     /// d/dself = gelu_backward(grad, self)
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
         let tanh = gelu_mode(approximate)?;
-        let rec = record("GeluBackward0", &[self]);
+        let mode = if tanh { "tanh" } else { "none" };
+        let rec = record("GeluBackward0", &[self]).attr("approximate", mode);
         let out = self.in_compute_dtype(|x| {
             Ok(match (x.dtype(), tanh) {
                 (DType::F32, false) => Tensor::from(vmap::map1::<f32, vmath::Gelu>(x)?),

@@ -402,7 +402,8 @@ impl Tensor {
         } else {
             ("AddBackward0", alpha.to_f64())
         };
-        record(node, &[self, other]).finish(out, move |c| {
+        let rec = record(node, &[self, other]).attr("alpha", alpha);
+        rec.finish(out, move |c| {
             let g = c.grad();
             Ok(vec![Some(g.clone()), c.grad_for(1, || g.mul_scalar(k))?])
         })

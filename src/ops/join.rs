@@ -52,7 +52,8 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         // every input is an empty 1-D tensor
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let n = tensors.len();
-        return record("CatBackward0", &refs).finish(Tensor::zeros(&[0], dt), move |c| {
+        let rec = record("CatBackward0", &refs).attr("dim", dim);
+        return rec.finish(Tensor::zeros(&[0], dt), move |c| {
             let g = c.grad();
             Ok((0..n)
                 .map(|_| Some(Tensor::zeros(&[0], g.dtype())))
@@ -89,7 +90,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     }
     let mut shape = first.dims();
     shape[d] = total;
-    let rec = record("CatBackward0", &tensors.iter().collect::<Vec<_>>());
+    let rec = record("CatBackward0", &tensors.iter().collect::<Vec<_>>()).attr("dim", dim);
     // (offset, size) of each input along d; None for skipped inputs
     let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
     let mut srcs = Vec::with_capacity(tensors.len());

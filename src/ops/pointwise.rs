@@ -377,7 +377,7 @@ impl Tensor {
         let e: Scalar = exponent.into();
         let dt = crate::tensor::dtype::result_type_scalar(self.dtype(), e);
         let x = self.cast_raw(dt.compute());
-        let rec = record("PowBackward0", &[self]);
+        let rec = record("PowBackward0", &[self]).attr("exponent", e);
         let out = match dt.compute() {
             DType::F32 | DType::F64 if !f::pow_has_shortcut(e.to_f64()) => {
                 let ev = e.to_f64();

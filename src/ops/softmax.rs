@@ -46,7 +46,7 @@ impl Tensor {
         if !x.dtype().is_floating() {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
-        let rec = record("SoftmaxBackward0", &[&x]);
+        let rec = record("SoftmaxBackward0", &[&x]).attr("dim", dim);
         let out = x.in_compute_dtype(|x| {
             Ok(dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(x, d, &Softmax, None)?)))
         })?;
@@ -67,7 +67,7 @@ impl Tensor {
         if !x.dtype().is_floating() {
             return Ok(Tensor::zeros(x.shape(), x.dtype()));
         }
-        let rec = record("LogSoftmaxBackward0", &[&x]);
+        let rec = record("LogSoftmaxBackward0", &[&x]).attr("dim", dim);
         let out = x.in_compute_dtype(|x| {
             Ok(dispatch_float!(x.dtype(), T => Tensor::from(along_dim::<T, T, _>(x, d, &LogSoftmax, None)?)))
         })?;

@@ -14,6 +14,7 @@
 
 use super::to_i64;
 use crate::autograd::record;
+use crate::autograd::SavedAttr;
 use crate::tensor::layout::{infer_shape, wrap_dim};
 use crate::tensor::{Layout, Tensor};
 use crate::{bail, Result};
@@ -35,7 +36,7 @@ impl Tensor {
         let Some(strides) = self.layout().view_strides(&shape) else {
             bail!(runtime, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
         };
-        let rec = record(name, &[self]);
+        let rec = record(name, &[self]).attr("self_sym_sizes", self.shape());
         let out = self.alias_with_layout(Layout {
             shape,
             strides,
@@ -140,7 +141,9 @@ impl Tensor {
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self])?;
         let (d0, d1) = (wrap_dim(dim0, self.ndim())?, wrap_dim(dim1, self.ndim())?);
-        let rec = record("TransposeBackward0", &[self]);
+        let rec = record("TransposeBackward0", &[self])
+            .attr("dim0", dim0)
+            .attr("dim1", dim1);
         let out = self.alias_with_layout(self.layout().transpose(d0, d1));
         rec.finish(out, move |c| {
             Ok(vec![Some(c.grad().transpose(d0 as i64, d1 as i64)?)])
@@ -171,11 +174,12 @@ impl Tensor {
             // Checked before the dims are wrapped, as torch does.
             self.layout().permute(&vec![0; dims.len()])?;
         }
+        let user_dims = dims;
         let dims: Vec<usize> = dims
             .iter()
             .map(|&d| wrap_dim(d, self.ndim()))
             .collect::<Result<_>>()?;
-        let rec = record("PermuteBackward0", &[self]);
+        let rec = record("PermuteBackward0", &[self]).attr("dims", user_dims);
         let out = self.alias_with_layout(self.layout().permute(&dims)?);
         let mut inverse = vec![0i64; dims.len()];
         for (i, &d) in dims.iter().enumerate() {
@@ -200,7 +204,7 @@ impl Tensor {
                 target.push(d as usize);
             }
         }
-        let rec = record("ExpandBackward0", &[self]);
+        let rec = record("ExpandBackward0", &[self]).attr("self_sym_sizes", self.shape());
         let out = self.alias_with_layout(self.layout().expand(&target)?);
         let orig = self.dims();
         rec.finish(out, move |c| {
@@ -222,7 +226,7 @@ impl Tensor {
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
         crate::autograd::check_history_first(&[self])?;
         let d = wrap_dim(dim, self.ndim() + 1)?;
-        let rec = record("UnsqueezeBackward0", &[self]);
+        let rec = record("UnsqueezeBackward0", &[self]).attr("dim", dim);
         let out = self.alias_with_layout(self.layout().unsqueeze(d));
         let orig = to_i64(self.shape());
         rec.finish(out, move |c| Ok(vec![Some(c.grad().reshape(&orig)?)]))
@@ -275,7 +279,20 @@ impl Tensor {
     /// A view made by a geometric function of the layout, with a generic
     /// scatter-into-zeros backward.
     pub fn strided_view(&self, name: &'static str, f: ViewFn) -> Result<Tensor> {
-        let rec = record(name, &[self]);
+        self.strided_view_with(name, Vec::new(), f)
+    }
+    /// [`Tensor::strided_view`] whose node keeps the call's non-tensor
+    /// arguments `attrs` (torch's `_saved_dim`, `_saved_start`, ...).
+    fn strided_view_with(
+        &self,
+        name: &'static str,
+        attrs: Vec<(&'static str, SavedAttr)>,
+        f: ViewFn,
+    ) -> Result<Tensor> {
+        let mut rec = record(name, &[self]);
+        for (n, v) in attrs {
+            rec = rec.attr(n, v);
+        }
         let out = self.alias_with_layout(f(self.layout()));
         let orig = self.dims();
         rec.finish(out, move |c| {
@@ -321,10 +338,29 @@ impl Tensor {
         self.layout().narrow(d, start as usize, length)?;
         let s = start as usize;
         // torch's narrow is a slice (SliceBackward0)
-        self.strided_view(
+        let attrs = self.slice_attrs(dim, Some(start), Some(start + length as i64), 1);
+        self.strided_view_with(
             "SliceBackward0",
+            attrs,
             Arc::new(move |l: &Layout| l.narrow(d, s, length).expect("checked")),
         )
+    }
+    /// SliceBackward0's saved arguments, as the call gave them (torch keeps
+    /// a missing start as 0 and a missing end as i64::MAX).
+    fn slice_attrs(
+        &self,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Vec<(&'static str, SavedAttr)> {
+        vec![
+            ("dim", dim.into()),
+            ("end", end.unwrap_or(i64::MAX).into()),
+            ("self_sym_sizes", self.shape().into()),
+            ("start", start.unwrap_or(0).into()),
+            ("step", step.into()),
+        ]
     }
     /// `self[..., start:stop:step, ...]` along `dim` with Python slice rules.
     pub fn slice(
@@ -351,9 +387,11 @@ impl Tensor {
         };
         let s = clamp(start.unwrap_or(0)) as usize;
         let e = clamp(stop.unwrap_or(size)).max(s as i64) as usize;
+        let attrs = self.slice_attrs(dim, start, stop, step);
         let step = step as usize;
-        self.strided_view(
+        self.strided_view_with(
             "SliceBackward0",
+            attrs,
             Arc::new(move |l: &Layout| l.slice(d, s, e, step)),
         )
     }
@@ -375,8 +413,14 @@ impl Tensor {
             );
         }
         let i = if index < 0 { index + size } else { index } as usize;
-        self.strided_view(
+        let attrs = vec![
+            ("dim", dim.into()),
+            ("index", index.into()),
+            ("self_sym_sizes", self.shape().into()),
+        ];
+        self.strided_view_with(
             "SelectBackward0",
+            attrs,
             Arc::new(move |l: &Layout| l.select(d, i)),
         )
     }

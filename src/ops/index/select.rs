@@ -34,7 +34,9 @@ impl Tensor {
         let mut idx: Vec<Option<Tensor>> = vec![None; d];
         idx.push(Some(Tensor::from_vec(iv.clone(), &[n])?));
         let plan = Arc::new(plan_indices(self.shape(), &idx)?);
-        let rec = record("IndexSelectBackward0", &[self]);
+        let rec = record("IndexSelectBackward0", &[self])
+            .attr("dim", dim)
+            .attr("self_sym_sizes", self.shape());
         let out = Tensor::from(k::index_gather(self, &plan)?);
         let shape = self.dims();
         let index_values = iv;
@@ -124,7 +126,9 @@ impl Tensor {
             bail!(runtime, "gather(): Expected dtype int32/int64 for index");
         }
         let d = wrap_dim(dim, self.ndim())?;
-        let rec = record("GatherBackward0", &[self]);
+        let rec = record("GatherBackward0", &[self])
+            .attr("dim", dim)
+            .attr("sparse_grad", false);
         let out = Tensor::from(k::gather(self, d, index)?);
         let shape = self.dims();
         rec.save("index", index).finish(out, move |c| {

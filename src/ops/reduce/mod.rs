@@ -235,7 +235,11 @@ impl Tensor {
         } else {
             "SumBackward1"
         };
-        let rec = record(name, &[self]);
+        let mut rec = record(name, &[self]);
+        if !dims.is_empty() {
+            rec = rec.attr("dim", dims).attr("keepdim", keepdim);
+        }
+        let rec = rec.attr("self_sym_sizes", self.shape());
         let out = match fold_trailing(&x, &rd, keepdim, &Sum { scale: None })? {
             Some(v) => Tensor::from(v).try_cast_raw(dt)?,
             None => x.in_compute_dtype(|x| {
@@ -279,7 +283,13 @@ impl Tensor {
         } else {
             "MeanBackward1"
         };
-        let rec = record(name, &[&x]);
+        let mut rec = record(name, &[&x]);
+        if !dims.is_empty() {
+            rec = rec.attr("dim", dims).attr("keepdim", keepdim);
+        }
+        let rec = rec
+            .attr("self_sym_numel", x.numel())
+            .attr("self_sym_sizes", x.shape());
         let scale = Some((1.0 / count as f64) as f32);
         let out = match fold_trailing(&x, &rd, keepdim, &Sum { scale })? {
             Some(v) => Tensor::from(v).try_cast_raw(dt)?,
@@ -479,8 +489,11 @@ impl Tensor {
             }
         }
         let rd = reduce_dims(dims, self.ndim())?;
-        let rec = record(name, &[self]);
         let full = matches!(op, "max" | "min");
+        let mut rec = record(name, &[self]);
+        if !full {
+            rec = rec.attr("dim", dims).attr("keepdim", keepdim);
+        }
         let f = Extreme { max: want_max };
         let out = self.in_compute_dtype(|x| {
             Ok(crate::dispatch_computed!(x.dtype(), T => Tensor::from(fold::<T, _>(x, &rd, keepdim, &f)?)))

@@ -211,7 +211,7 @@ impl Tensor {
         } else {
             "CumsumBackward0"
         };
-        let rec = record(name, &[self]);
+        let rec = record(name, &[self]).attr("dim", d);
         let f = CumSum { reverse };
         let out = match self.ndim() {
             // torch copies a 0-dim input (a -0.0 stays -0.0; 0 + -0.0 is 0.0)

@@ -19,7 +19,6 @@ use crate::Tensor;
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyWeakrefReference};
-use pyo3::IntoPyObjectExt;
 use std::sync::{Arc, Weak};
 
 /// What a handle removes its hook from.
@@ -273,6 +272,27 @@ impl PySavedTensor {
 
 /// `_saved_<name>`, `_raw_saved_<name>` and AccumulateGrad's `variable`;
 /// AttributeError for anything else.
+/// A node's non-tensor saved value as torch shows it: ints (a negative
+/// single int as the unsigned 64-bit number torch's bindings print),
+/// tuples of ints, bools, floats, strings or None.
+fn saved_attr_to_py<'py>(
+    py: Python<'py>,
+    v: &crate::autograd::SavedAttr,
+) -> PyResult<Bound<'py, PyAny>> {
+    use crate::autograd::SavedAttr;
+    use pyo3::IntoPyObjectExt;
+    match v {
+        SavedAttr::Int(i) => (*i as u64).into_bound_py_any(py),
+        SavedAttr::Ints(v) => {
+            pyo3::types::PyTuple::new(py, v.iter().map(|&i| i as u64))?.into_bound_py_any(py)
+        }
+        SavedAttr::Bool(b) => b.into_bound_py_any(py),
+        SavedAttr::Float(f) => f.into_bound_py_any(py),
+        SavedAttr::Str(s) => s.into_bound_py_any(py),
+        SavedAttr::None => Ok(py.None().into_bound(py)),
+    }
+}
+
 pub(crate) fn node_getattr<'py>(
     py: Python<'py>,
     node: &Arc<Node>,
@@ -290,14 +310,17 @@ pub(crate) fn node_getattr<'py>(
         }
     } else if let Some(name) = attr.strip_prefix("_saved_") {
         if let Some(r) = backward.saved(name, node) {
-            return Bound::new(py, wrap(r?)).map(|b| b.into_any());
+            return crate::python::core::identity::object(py, r?);
+        }
+        if let Some((_, v)) = backward.saved_attrs().iter().find(|(n, _)| *n == name) {
+            return saved_attr_to_py(py, v);
         }
     } else if attr == "variable" {
         if let Some(acc) = node
             .as_any()
             .downcast_ref::<crate::autograd::AccumulateGrad>()
         {
-            return wrap(acc.variable()).into_bound_py_any(py);
+            return crate::python::core::identity::object(py, acc.variable());
         }
     }
     Err(PyAttributeError::new_err(format!(

@@ -97,6 +97,12 @@ impl PyNode {
     fn _sequence_nr(&self) -> u64 {
         self.node.sequence_nr()
     }
+    /// Always True for a built-in node, as torch's (a node exists only
+    /// where some input required grad).
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        true
+    }
     /// `_saved_<name>`, `_raw_saved_<name>`, AccumulateGrad's `variable`.
     fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         hooks::node_getattr(py, &self.node, name)
@@ -111,6 +117,9 @@ impl PyNode {
         let node = &slf.get().node;
         for n in node.backward().saved_names() {
             names.push(format!("_raw_saved_{n}"));
+            names.push(format!("_saved_{n}"));
+        }
+        for (n, _) in node.backward().saved_attrs() {
             names.push(format!("_saved_{n}"));
         }
         if node.as_any().is::<crate::autograd::AccumulateGrad>() {

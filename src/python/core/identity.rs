@@ -98,3 +98,22 @@ pub fn object<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
     remember(&obj)?;
     Ok(obj.into_any())
 }
+
+/// A new tensor object on its way to Python: remembered as its tensor's
+/// object when it requires grad (leaves made by factories), so that graph
+/// walkers get it back (`next_functions[0][0].variable is x`). Other
+/// results are not remembered (no per-op cost).
+pub struct Fresh(pub PyTensor);
+
+impl<'py> IntoPyObject<'py> for Fresh {
+    type Target = PyTensor;
+    type Output = Bound<'py, PyTensor>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        let obj = Bound::new(py, self.0)?;
+        if obj.borrow().inner.requires_grad() {
+            remember(&obj)?;
+        }
+        Ok(obj)
+    }
+}

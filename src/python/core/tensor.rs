@@ -193,14 +193,26 @@ impl PyTensor {
     fn get_requires_grad(&self) -> bool {
         self.inner.requires_grad()
     }
+    /// A tensor made to require grad is a leaf the user will meet again in
+    /// the graph (`AccumulateGrad.variable`, saved inputs): its object is
+    /// remembered (see `identity`).
     #[setter]
-    fn set_requires_grad(&self, value: bool) -> PyResult<()> {
-        self.inner.set_requires_grad_attr(value)?;
+    fn set_requires_grad(slf: &Bound<'_, Self>, value: bool) -> PyResult<()> {
+        slf.borrow().inner.set_requires_grad_attr(value)?;
+        if value {
+            crate::python::core::identity::remember(slf)?;
+        }
         Ok(())
     }
     #[pyo3(signature = (requires_grad=true))]
-    fn requires_grad_(slf: PyRef<'_, Self>, requires_grad: bool) -> PyResult<PyRef<'_, Self>> {
-        slf.inner.set_requires_grad(requires_grad)?;
+    fn requires_grad_<'py>(
+        slf: Bound<'py, Self>,
+        requires_grad: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.borrow().inner.set_requires_grad(requires_grad)?;
+        if requires_grad {
+            crate::python::core::identity::remember(&slf)?;
+        }
         Ok(slf)
     }
     /// Raises, as torch's reads the view's `grad_fn`, for a view whose

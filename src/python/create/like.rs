@@ -4,6 +4,7 @@ use super::random::*;
 use super::*;
 use crate::python::core::args::*;
 use crate::python::core::device::*;
+use crate::python::core::identity::Fresh;
 use crate::python::core::tensor::PyTensor;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -32,7 +33,7 @@ macro_rules! like_factories {
             device: Option<&Bound<'_, PyAny>>,
             requires_grad: bool,
             memory_format: Option<&Bound<'_, PyAny>>,
-        ) -> PyResult<PyTensor> {
+        ) -> PyResult<Fresh> {
             let _ = (layout, memory_format);
             check_device(device)?;
             let $t = &input.inner;

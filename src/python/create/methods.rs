@@ -6,6 +6,7 @@ use crate::python::core::args::as_scalar;
 use crate::python::core::args::*;
 use crate::python::core::data::*;
 use crate::python::core::device::*;
+use crate::python::core::identity::Fresh;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
@@ -44,7 +45,7 @@ macro_rules! new_factories {
                     requires_grad: bool,
                     layout: Option<&Bound<'_, PyAny>>,
                     pin_memory: bool,
-                ) -> PyResult<PyTensor> {
+                ) -> PyResult<Fresh> {
                     cpu_only(layout, device, pin_memory)?;
                     let s = shape_varargs(size, stringify!($name))?;
                     let d = like_dtype(&self.inner, dtype);
@@ -115,7 +116,7 @@ impl PyTensor {
         requires_grad: bool,
         layout: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         cpu_only(layout, device, pin_memory)?;
         let s = checked_dims(&seq_shape(size, "new_full")?)?;
         let v = fill_scalar(fill_value)?;
@@ -131,7 +132,7 @@ impl PyTensor {
         requires_grad: bool,
         layout: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         cpu_only(layout, device, pin_memory)?;
         let t = tensor_from_py(data, Some(like_dtype(&self.inner, dtype)))?;
         finish(t, requires_grad)

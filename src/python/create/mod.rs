@@ -14,6 +14,7 @@ use crate::python::core::bind::bind_functions;
 use crate::python::core::data::*;
 use crate::python::core::device::*;
 use crate::python::core::dtype::PyDType;
+use crate::python::core::identity::Fresh;
 use crate::python::core::numpy;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
@@ -23,7 +24,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
 /// A fresh leaf with `requires_grad` set (floating dtypes only, like torch).
-pub(crate) fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
+/// A factory's result; one that requires grad (a leaf the user will see
+/// again as `AccumulateGrad.variable` or a saved input) is remembered as
+/// its tensor's Python object (see `identity`).
+pub(crate) fn finish(t: Tensor, requires_grad: bool) -> PyResult<Fresh> {
     if requires_grad {
         if !t.dtype().is_floating() {
             return Err(PyRuntimeError::new_err(
@@ -32,7 +36,7 @@ pub(crate) fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
         }
         t.set_requires_grad(true)?;
     }
-    Ok(wrap(t))
+    Ok(Fresh(wrap(t)))
 }
 
 // ---------------------------------------------------------------------------
@@ -47,7 +51,7 @@ bind_functions! { register_functions:
         device: Option<&Bound<'_, PyAny>>,
         requires_grad: bool,
         pin_memory: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         check_device(device)?;
         check_pin_memory(pin_memory)?;
         finish(tensor_from_py(data, dt(dtype))?, requires_grad)
@@ -89,7 +93,7 @@ bind_functions! { register_functions:
         pin_memory: bool,
         requires_grad: bool,
         memory_format: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         let _ = (layout, memory_format);
         check_device(device)?;
         check_pin_memory(pin_memory)?;
@@ -105,7 +109,7 @@ bind_functions! { register_functions:
         device: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
         requires_grad: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         cpu_only(layout, device, pin_memory)?;
         let s = checked_dims(&seq_shape(size, "full")?)?;
         let v = fill_scalar(fill_value)?;
@@ -123,7 +127,7 @@ bind_functions! { register_functions:
         device: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
         requires_grad: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         cpu_only(layout, device, pin_memory)?;
         let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
         let (s, e, st) = match (pos.len(), start, end, step) {
@@ -173,7 +177,7 @@ bind_functions! { register_functions:
         device: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
         requires_grad: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         cpu_only(layout, device, pin_memory)?;
         if steps < 0 {
             return Err(PyRuntimeError::new_err(
@@ -199,7 +203,7 @@ bind_functions! { register_functions:
         device: Option<&Bound<'_, PyAny>>,
         pin_memory: bool,
         requires_grad: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Fresh> {
         cpu_only(layout, device, pin_memory)?;
         if n < 0 {
             return Err(PyRuntimeError::new_err(format!(
@@ -328,7 +332,7 @@ macro_rules! shape_factories {
             device: Option<&Bound<'_, PyAny>>,
             pin_memory: bool,
             requires_grad: bool,
-        ) -> PyResult<PyTensor> {
+        ) -> PyResult<Fresh> {
             cpu_only(layout, device, pin_memory)?;
             $(let $generator = crate::python::core::generator::generator_arg($generator, stringify!($name))?;)?
             let $s = shape_from(shape, size, stringify!($name))?;

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::python::core::args::*;
-use crate::python::core::tensor::PyTensor;
+use crate::python::core::identity::Fresh;
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
 use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
@@ -53,7 +53,7 @@ pub(crate) fn randint(
     device: Option<&Bound<'_, PyAny>>,
     pin_memory: bool,
     requires_grad: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<Fresh> {
     cpu_only(layout, device, pin_memory)?;
     let generator = crate::python::core::generator::generator_arg(generator, "randint")?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
@@ -91,7 +91,7 @@ pub(crate) fn randperm(
     device: Option<&Bound<'_, PyAny>>,
     pin_memory: bool,
     requires_grad: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<Fresh> {
     cpu_only(layout, device, pin_memory)?;
     let generator = crate::python::core::generator::generator_arg(generator, "randperm")?;
     let n = checked_dims(&[n])?[0];
