@@ -9,8 +9,9 @@ torch, ferrograd, torch, ...), ``--repeats`` samples per library, medians:
   broadcasting, reductions, softmax/layer_norm, indexing, cat/stack, copies,
   matmul/bmm/einsum, conv2d, pooling) crossed with layouts (contig, t:
   transposed, perm: permuted, step: ``[..., ::2]``, expand: stride 0, mixed:
-  one operand transposed, nhwc: channels-last), dtypes (f32, f64, i64 where
-  the op takes integers) and sizes from 1e2 to 1e7 elements, each forward
+  one operand transposed, nhwc: channels-last), dtypes (f32, f64, the
+  integers i64/i32/u8 where the op takes them, and the 2-byte floats
+  f16/bf16, drawn in float32 and cast) and sizes from 1e2 to 1e7 elements, each forward
   only (fwd) and, where the op has a backward, forward and backward
   (fwd+bwd: ``y.backward(g)`` with a fixed random g);
 * the MODEL sweep: end-to-end training steps (forward, backward, optimizer

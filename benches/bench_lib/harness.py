@@ -94,7 +94,7 @@ def bench_workload(wl, libs, quick=False, repeats=7, target=0.25, check=True, pa
     ref = outputs.get("torch", outputs.get("numpy"))
     if ref is not None and "ferrograd" in outputs:
         check_info["max_rel_err"] = _compare_results(ref, outputs["ferrograd"])
-        check_info["ok"] = check_info["max_rel_err"] < 1e-3
+        check_info["ok"] = check_info["max_rel_err"] < wl.rtol
         check_info["against"] = "torch" if "torch" in outputs else "numpy"
 
     numbers = {}

@@ -15,7 +15,19 @@ import numpy as np
 from .workloads import Case, Workload, _np
 
 F32, F64, I64, I32, U8 = "f32", "f64", "i64", "i32", "u8"
-NP_DTYPE = {F32: np.float32, F64: np.float64, I64: np.int64, I32: np.int32, U8: np.uint8}
+F16, BF16 = "f16", "bf16"
+# 2-byte floats are drawn in float32 and cast by the library (numpy has no
+# bfloat16); their cases have no numpy reference
+LOW = {F16: "float16", BF16: "bfloat16"}
+NP_DTYPE = {
+    F32: np.float32,
+    F64: np.float64,
+    I64: np.int64,
+    I32: np.int32,
+    U8: np.uint8,
+    F16: np.float32,
+    BF16: np.float32,
+}
 # The integer dtypes: no gradients; values from a small integer range.
 INTS = (I64, I32, U8)
 FWD, BWD = "fwd", "fwd+bwd"
@@ -112,6 +124,14 @@ class Arg:
         return min(logical, base.nbytes)
 
 
+def _np_f(t):
+    """`t` as a numpy array; 2-byte floats widened to float32 first."""
+    t = t.detach()
+    if t.is_floating_point() and t.element_size() == 2:
+        t = t.float()
+    return _np(t)
+
+
 def _out_bytes(y):
     if isinstance(y, (tuple, list)):
         return sum(_out_bytes(t) for t in y)
@@ -158,7 +178,10 @@ class OpCase:
             bases = self.inputs_numpy()
         tensors, leaves = [], []
         for a, b in zip(self.args, bases):
-            t = a.view(L.from_numpy(b.copy()))
+            t = L.from_numpy(b.copy())
+            if a.dtype in LOW:
+                t = t.to(getattr(L, LOW[a.dtype]))
+            t = a.view(t)
             if self.differentiable(a):
                 t = t.detach().requires_grad_(True)
                 leaves.append(t)
@@ -175,11 +198,11 @@ class OpCase:
             def run():
                 out["y"] = self.fn(L, *tensors)
 
-            return Case(run, lambda: [_np(out["y"])])
+            return Case(run, lambda: [_np_f(out["y"])])
         if not leaves:
             raise ValueError("fwd+bwd case without a differentiable input")
         g = np.random.default_rng(self.seed + 1).standard_normal(tuple(y0.shape))
-        gout = L.from_numpy(np.array(g, dtype=y0.detach().numpy().dtype))
+        gout = L.from_numpy(np.array(g, dtype=_np_f(y0).dtype)).to(y0.dtype)
         del y0
 
         def run():
@@ -189,7 +212,7 @@ class OpCase:
             y.backward(gout)
             out["y"] = y
 
-        return Case(run, lambda: [_np(out["y"])] + [_np(t.grad) for t in leaves])
+        return Case(run, lambda: [_np_f(out["y"])] + [_np_f(t.grad) for t in leaves])
 
     def nbytes(self, quick=False):
         m = self.meta
@@ -204,9 +227,10 @@ class OpCase:
         return self.fwd_flops * (3 if self.mode == BWD else 1)
 
     def workload(self):
+        rtol = 2e-2 if any(a.dtype in LOW for a in self.args) else 1e-3
         if self.kind == "flop":
-            return Workload(self.name, self.name, self.make, flops=self.flops)
-        return Workload(self.name, self.name, self.make, nbytes=self.nbytes)
+            return Workload(self.name, self.name, self.make, flops=self.flops, rtol=rtol)
+        return Workload(self.name, self.name, self.make, nbytes=self.nbytes, rtol=rtol)
 
     def numpy_reference(self, bases=None):
         """The forward output computed by numpy from the same inputs, or

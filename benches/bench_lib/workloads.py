@@ -39,6 +39,9 @@ class Workload:
     nbytes: Optional[Callable[[bool], float]] = None  # bytes per iteration (GB/s)
     flops: Optional[Callable[[bool], float]] = None  # flops per iteration (GFLOP/s)
     note: str = ""
+    # largest relative error against the reference counted as agreement
+    # (2-byte float results differ by a rounding or two: 2e-2)
+    rtol: float = 1e-3
 
 
 def _rng(seed=0):

@@ -289,8 +289,8 @@ const FOLD_CHUNK: usize = 2048;
 /// lanes, fixed pieces of each (so results do not depend on the thread
 /// count).
 fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32> {
-    let fold_run = |run: &[H]| {
-        let mut buf = [0f32; FOLD_CHUNK];
+    // `buf` comes from the caller: one per task, not one per (short) lane
+    let fold_run = |run: &[H], buf: &mut [f32; FOLD_CHUNK]| {
         run.chunks(FOLD_CHUNK).fold(f.init(), |acc, c| {
             H::widen(c, &mut buf[..c.len()]);
             f.run(acc, &buf[..c.len()])
@@ -307,7 +307,7 @@ fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32>
                 let shared = SharedOut::new(&mut parts);
                 for_each_index(pieces.len(), &|p| {
                     // SAFETY: piece p writes parts[p] only; parts outlives the call.
-                    unsafe { shared.write(p, fold_run(pieces[p])) }
+                    unsafe { shared.write(p, fold_run(pieces[p], &mut [0f32; FOLD_CHUNK])) }
                 });
                 parts
             };
@@ -318,8 +318,9 @@ fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32>
     let shared = SharedOut::new(&mut out);
     let per = (1 << 15) / lane.max(1) + 1;
     for_each_index(lanes.div_ceil(per), &|c| {
+        let mut buf = [0f32; FOLD_CHUNK];
         for k in c * per..((c + 1) * per).min(lanes) {
-            let v = f.finish(fold_run(&x[k * lane..(k + 1) * lane]));
+            let v = f.finish(fold_run(&x[k * lane..(k + 1) * lane], &mut buf));
             // SAFETY: lane k writes out[k] only, once.
             unsafe { shared.write(k, v) }
         }
@@ -327,10 +328,37 @@ fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32>
     out
 }
 
+/// `f` down each of the `inner` columns of `x` (2-byte floats, `outer`
+/// rows of `inner`): a fold over leading dims. Blocks of columns split over
+/// the threads; each keeps a row of float32 accumulators and folds the rows
+/// into it, chunks widened as they are read (same order for any thread
+/// count).
+fn fold_columns<H: Reduced, F: Fold<f32>>(x: &[H], outer: usize, inner: usize, f: &F) -> Vec<f32> {
+    let mut out = vec![f.init(); inner];
+    let shared = SharedOut::new(&mut out);
+    for_each_index(inner.div_ceil(FOLD_CHUNK), &|b| {
+        let j0 = b * FOLD_CHUNK;
+        let w = FOLD_CHUNK.min(inner - j0);
+        let (mut acc, mut buf) = ([f.init(); FOLD_CHUNK], [0f32; FOLD_CHUNK]);
+        let (acc, buf) = (&mut acc[..w], &mut buf[..w]);
+        for i in 0..outer {
+            let row = i * inner + j0;
+            H::widen(&x[row..row + w], buf);
+            f.rows(acc, buf);
+        }
+        for (k, &a) in acc.iter().enumerate() {
+            // SAFETY: block b writes out[j0..j0 + w] only, once each.
+            unsafe { shared.write(j0 + k, f.finish(a)) }
+        }
+    });
+    out
+}
+
 /// A fold of a contiguous float16/bfloat16 tensor over its trailing dims
-/// (a whole sum, a mean over the last dim) in float32, reading 2 bytes per
-/// element: the float32 result, of the reduced shape. None for other
-/// layouts and dims (callers widen the whole tensor first).
+/// (a whole sum, a mean over the last dim) or its leading dims (`sum(0)`)
+/// in float32, reading 2 bytes per element: the float32 result, of the
+/// reduced shape. None for other layouts and dims (callers widen the whole
+/// tensor first).
 pub fn fold_trailing<F: Fold<f32>>(
     t: &crate::buffer::Strided,
     dims: &[usize],
@@ -343,7 +371,8 @@ pub fn fold_trailing<F: Fold<f32>>(
             .iter()
             .enumerate()
             .all(|(i, &d)| d == nd - dims.len() + i);
-    if !t.is_contiguous() || !(trailing || nd == 0) {
+    let leading = !trailing && dims.iter().enumerate().all(|(i, &d)| d == i);
+    if !t.is_contiguous() || !(trailing || leading || nd == 0) {
         return Ok(None);
     }
     let lane: usize = dims.iter().map(|&d| t.shape()[d]).product();
@@ -353,7 +382,14 @@ pub fn fold_trailing<F: Fold<f32>>(
     let out_shape = super::reduce::reduced_shape(t.shape(), dims, keepdim);
     let st = t.storage().read_recursive();
     let o = t.storage_offset();
+    let inner = t.numel() / lane;
     let vals = match &*st {
+        crate::buffer::StorageData::F16(b) if leading => {
+            fold_columns(&b[o..o + t.numel()], lane, inner, f)
+        }
+        crate::buffer::StorageData::BF16(b) if leading => {
+            fold_columns(&b[o..o + t.numel()], lane, inner, f)
+        }
         crate::buffer::StorageData::F16(b) => fold_lanes(&b[o..o + t.numel()], lane, f),
         crate::buffer::StorageData::BF16(b) => fold_lanes(&b[o..o + t.numel()], lane, f),
         _ => return Ok(None),
@@ -465,8 +501,29 @@ mod tests {
                 "{g} vs {want}"
             );
         }
-        // not trailing, or not contiguous: None (the caller widens first)
-        assert!(fold_trailing(&t, &[0], false, &Sum { scale: None })
+        // leading dims: the columns' sums (blocks of columns over threads)
+        let cols = fold_trailing(&t, &[0], false, &Sum { scale: None })
+            .unwrap()
+            .unwrap();
+        let cols = crate::kernels::copy::to_vec_as::<f32>(&cols).unwrap();
+        assert_eq!(cols.len(), 70_000);
+        for (j, g) in cols.iter().enumerate() {
+            let want: f32 = (0..3).map(|i| vals[i * 70_000 + j].to_f32()).sum();
+            assert_eq!(*g, want);
+        }
+        // a middle dim, or not contiguous: None (the caller widens first)
+        let t3 = Strided::new(
+            Arc::new(Storage::from_vec(vals.clone())),
+            Layout::contiguous(&[3, 7, 10_000]),
+        );
+        assert!(fold_trailing(&t3, &[1], false, &Sum { scale: None })
+            .unwrap()
+            .is_none());
+        let tt = Strided::new(
+            Arc::new(Storage::from_vec(vals)),
+            Layout::contiguous(&[3, 70_000]).transpose(0, 1),
+        );
+        assert!(fold_trailing(&tt, &[1], false, &Sum { scale: None })
             .unwrap()
             .is_none());
     }
