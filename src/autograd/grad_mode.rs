@@ -4,7 +4,6 @@ use std::cell::Cell;
 
 thread_local! {
     static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
-    static INFERENCE_MODE: Cell<bool> = const { Cell::new(false) };
 }
 
 pub fn is_grad_enabled() -> bool {
@@ -15,12 +14,14 @@ pub fn set_grad_enabled(enabled: bool) {
     GRAD_ENABLED.with(|g| g.set(enabled));
 }
 
+/// Whether this thread is in inference mode (the flag lives in the tensor
+/// layer, which makes inference tensors).
 pub fn is_inference_mode_enabled() -> bool {
-    INFERENCE_MODE.with(|g| g.get())
+    crate::tensor::is_inference_mode_enabled()
 }
 
 pub fn set_inference_mode(enabled: bool) {
-    INFERENCE_MODE.with(|g| g.set(enabled));
+    crate::tensor::set_inference_mode(enabled)
 }
 
 /// Sets grad mode for its lifetime, then restores the previous mode.

@@ -16,6 +16,23 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+thread_local! {
+    /// torch's InferenceMode, per thread: tensors made while it is on are
+    /// inference tensors ([`TensorImpl::inference`]). Switched by
+    /// `autograd::grad_mode` (with grad mode).
+    static INFERENCE_MODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is in inference mode.
+pub fn is_inference_mode_enabled() -> bool {
+    INFERENCE_MODE.with(|m| m.get())
+}
+
+/// Turns this thread's inference mode on or off.
+pub fn set_inference_mode(enabled: bool) {
+    INFERENCE_MODE.with(|m| m.set(enabled));
+}
+
 /// Counts in-place modifications; shared by a tensor and all its views.
 /// Remembers the last one, so that the error for a saved tensor modified
 /// in place can name the op that did it.
@@ -102,7 +119,7 @@ impl From<Strided> for Tensor {
     /// A fresh tensor (no history, not a view) around a kernel's output;
     /// an inference tensor when made in inference mode.
     fn from(data: Strided) -> Tensor {
-        let inference = crate::autograd::grad_mode::is_inference_mode_enabled();
+        let inference = is_inference_mode_enabled();
         Tensor::with_parts(data, Arc::default(), None, inference)
     }
 }
@@ -179,7 +196,7 @@ impl Tensor {
     /// torch's refusal of an in-place write into an inference tensor
     /// outside inference mode (checked before anything is written).
     pub fn check_inference_write(&self) -> Result<()> {
-        if self.0.inference && !crate::autograd::grad_mode::is_inference_mode_enabled() {
+        if self.0.inference && !is_inference_mode_enabled() {
             bail!(runtime, "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
         }
         Ok(())
