@@ -49,12 +49,11 @@ pub fn map2_reduced(
     b: &Strided,
     f: impl Fn(f32, f32) -> f32 + Sync + Send,
 ) -> Result<Strided> {
-    use super::reduced::Widened;
-    let k = elementwise::Each2(f);
+    let k = super::reduced::Fused(f);
     let grain = super::PAR_THRESHOLD;
     match a.dtype() {
-        DType::F16 => map2_kernel::<half::f16, half::f16, _>(a, b, grain, &Widened(&k)),
-        DType::BF16 => map2_kernel::<half::bf16, half::bf16, _>(a, b, grain, &Widened(&k)),
+        DType::F16 => map2_kernel::<half::f16, half::f16, _>(a, b, grain, &k),
+        DType::BF16 => map2_kernel::<half::bf16, half::bf16, _>(a, b, grain, &k),
         other => bail!(internal, "map2_reduced on {}", other.name()),
     }
 }

@@ -5,7 +5,7 @@
 //! even. Memory traffic stays at 2 bytes per element each way.
 
 use super::elementwise::{RowMap, RowZip};
-use super::fold::{Fold, LANE_PIECE};
+use super::fold::{Fold, Sum, LANE_PIECE};
 use super::shared_out::SharedOut;
 use super::simd::dispatched;
 use crate::buffer::Element;
@@ -22,6 +22,16 @@ pub trait Reduced: Element {
     fn narrow(src: &[f32], dst: &mut [Self]);
     fn to_f32(self) -> f32;
     fn from_f32(v: f32) -> Self;
+    /// `out[i] = f(x[i])` computed in float32, converting in registers.
+    fn map_fused<F: Fn(f32) -> f32>(x: &[Self], out: &mut [Self], f: &F);
+    /// `out[i] = f(a[i], b[i])` computed in float32, converting in
+    /// registers.
+    fn zip_fused<F: Fn(f32, f32) -> f32>(a: &[Self], b: &[Self], out: &mut [Self], f: &F);
+    /// The float32 sum of `x`, converting in registers: the bits of
+    /// [`super::slices::fold_wide`] over the widened run.
+    fn sum_run(x: &[Self]) -> f32;
+    /// `acc[i] += x[i]` in float32, converting in registers.
+    fn add_rows(acc: &mut [f32], x: &[Self]);
 }
 
 impl Reduced for f16 {
@@ -40,6 +50,40 @@ impl Reduced for f16 {
     #[inline(always)]
     fn from_f32(v: f32) -> Self {
         f16::from_f32(v)
+    }
+    fn map_fused<F: Fn(f32) -> f32>(x: &[Self], out: &mut [Self], f: &F) {
+        #[cfg(target_arch = "x86_64")]
+        if has_f16c() {
+            // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
+            return unsafe { f16c_map(x, out, f) };
+        }
+        chunked_map(x, out, f)
+    }
+    fn zip_fused<F: Fn(f32, f32) -> f32>(a: &[Self], b: &[Self], out: &mut [Self], f: &F) {
+        #[cfg(target_arch = "x86_64")]
+        if has_f16c() {
+            // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
+            return unsafe { f16c_zip(a, b, out, f) };
+        }
+        chunked_zip(a, b, out, f)
+    }
+    fn sum_run(x: &[Self]) -> f32 {
+        #[cfg(target_arch = "x86_64")]
+        if has_f16c() {
+            // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
+            return unsafe { f16c_sum(x) };
+        }
+        super::slices::map_fold_wide(x, 0.0, &|h: f16| h.to_f32(), &|a, b| a + b)
+    }
+    fn add_rows(acc: &mut [f32], x: &[Self]) {
+        #[cfg(target_arch = "x86_64")]
+        if has_f16c() {
+            // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
+            return unsafe { f16c_add_rows(acc, x) };
+        }
+        for (a, h) in acc.iter_mut().zip(x) {
+            *a += h.to_f32();
+        }
     }
 }
 
@@ -60,13 +104,213 @@ impl Reduced for bf16 {
     fn from_f32(v: f32) -> Self {
         bf16::from_f32(v)
     }
+    fn map_fused<F: Fn(f32) -> f32>(x: &[Self], out: &mut [Self], f: &F) {
+        bf16_map(x, out, f)
+    }
+    fn zip_fused<F: Fn(f32, f32) -> f32>(a: &[Self], b: &[Self], out: &mut [Self], f: &F) {
+        bf16_zip(a, b, out, f)
+    }
+    fn sum_run(x: &[Self]) -> f32 {
+        super::slices::map_fold_wide(x, 0.0, &bf16_to_f32, &|a, b| a + b)
+    }
+    fn add_rows(acc: &mut [f32], x: &[Self]) {
+        bf16_add_rows(acc, x)
+    }
+}
+
+/// bfloat16 to float32 (exact): the bits as the high half.
+#[inline(always)]
+fn bf16_to_f32(h: bf16) -> f32 {
+    f32::from_bits((h.to_bits() as u32) << 16)
+}
+
+/// float32 to bfloat16, rounded to nearest even (a NaN stays a quiet NaN),
+/// as `bf16::from_f32`, in integer operations the compiler vectorises.
+#[inline(always)]
+fn bf16_from_f32(x: f32) -> bf16 {
+    // Selected in 32 bits, then narrowed once (one narrowing per vector).
+    let b = x.to_bits();
+    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16;
+    let nan = (b >> 16) | 0x0040;
+    bf16::from_bits(if x.is_nan() { nan } else { rounded } as u16)
+}
+
+dispatched! {
+    /// [`Reduced::map_fused`] for bfloat16: conversions and `f` in one
+    /// vectorised loop.
+    pub fn bf16_map / bf16_map_plain / bf16_map_avx2<F>(x: &[bf16], out: &mut [bf16], f: &F)
+    where F: Fn(f32) -> f32
+    {
+        for (d, &s) in out.iter_mut().zip(x) {
+            *d = bf16_from_f32(f(bf16_to_f32(s)));
+        }
+    }
+}
+
+dispatched! {
+    /// [`Reduced::zip_fused`] for bfloat16.
+    pub fn bf16_zip / bf16_zip_plain / bf16_zip_avx2<F>(a: &[bf16], b: &[bf16], out: &mut [bf16], f: &F)
+    where F: Fn(f32, f32) -> f32
+    {
+        for ((d, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *d = bf16_from_f32(f(bf16_to_f32(x), bf16_to_f32(y)));
+        }
+    }
+}
+
+dispatched! {
+    /// [`Reduced::add_rows`] for bfloat16.
+    pub fn bf16_add_rows / bf16_add_rows_plain / bf16_add_rows_avx2<>(acc: &mut [f32], x: &[bf16]) {
+        for (a, &h) in acc.iter_mut().zip(x) {
+            *a += bf16_to_f32(h);
+        }
+    }
+}
+
+/// Eight float16 values (the first 8 of `c`) as float32, by F16C.
+///
+/// # Safety
+/// The CPU has F16C and AVX, and `c` holds at least 8 elements.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn f16c_load8(c: &[f16]) -> [f32; 8] {
+    use std::arch::x86_64::{__m128i, _mm256_cvtph_ps, _mm_loadu_si128};
+    debug_assert!(c.len() >= 8);
+    // SAFETY: (the caller's) 8 halves (16 bytes) readable at c; an
+    // unaligned load; __m256 and [f32; 8] have one size and every bit
+    // pattern is valid in both.
+    unsafe {
+        std::mem::transmute(_mm256_cvtph_ps(_mm_loadu_si128(
+            c.as_ptr() as *const __m128i
+        )))
+    }
+}
+
+/// [`Reduced::sum_run`] for float16 with F16C: `load_fold_wide`'s order,
+/// each block of 8 converted in one instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16c_sum(x: &[f16]) -> f32 {
+    // SAFETY: this function runs only where the CPU has F16C and AVX, and
+    // `load_fold_wide` hands `load8` blocks of exactly 8 elements.
+    let load8 = |c: &[f16]| unsafe { f16c_load8(c) };
+    super::slices::load_fold_wide(x, 0.0, &load8, &|h: f16| h.to_f32(), &|a, b| a + b)
+}
+
+/// [`Reduced::add_rows`] for float16 with F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16c_add_rows(acc: &mut [f32], x: &[f16]) {
+    let n = acc.len().min(x.len());
+    let (acc, x) = (&mut acc[..n], &x[..n]);
+    let mut blocks = acc.chunks_exact_mut(8);
+    for (a, c) in (&mut blocks).zip(x.chunks_exact(8)) {
+        // SAFETY: the CPU has F16C and AVX (this function's features);
+        // `c` holds 8 elements.
+        let v = unsafe { f16c_load8(c) };
+        for i in 0..8 {
+            a[i] += v[i];
+        }
+    }
+    let done = n - blocks.into_remainder().len();
+    for (a, h) in acc[done..].iter_mut().zip(&x[done..]) {
+        *a += h.to_f32();
+    }
+}
+
+/// [`Reduced::map_fused`] by chunks through float32 buffers (float16 on a
+/// CPU without F16C).
+fn chunked_map<H: Reduced, F: Fn(f32) -> f32>(x: &[H], out: &mut [H], f: &F) {
+    let (mut a, mut r) = ([0f32; CHUNK], [0f32; CHUNK]);
+    for (xc, oc) in x.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        let n = oc.len();
+        H::widen(xc, &mut a[..n]);
+        super::slices::map(&a[..n], &mut r[..n], f);
+        H::narrow(&r[..n], oc);
+    }
+}
+
+/// [`Reduced::zip_fused`] by chunks through float32 buffers.
+fn chunked_zip<H: Reduced, F: Fn(f32, f32) -> f32>(a: &[H], b: &[H], out: &mut [H], f: &F) {
+    let (mut x, mut y, mut r) = ([0f32; CHUNK], [0f32; CHUNK], [0f32; CHUNK]);
+    for ((ac, bc), oc) in a
+        .chunks(CHUNK)
+        .zip(b.chunks(CHUNK))
+        .zip(out.chunks_mut(CHUNK))
+    {
+        let n = oc.len();
+        H::widen(ac, &mut x[..n]);
+        H::widen(bc, &mut y[..n]);
+        super::slices::zip(&x[..n], &y[..n], &mut r[..n], f);
+        H::narrow(&r[..n], oc);
+    }
+}
+
+/// [`Reduced::map_fused`] for float16 with F16C: eight elements loaded
+/// and converted, `f` applied lane by lane (the compiler vectorises it:
+/// the values stay in registers), rounded back and stored.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16c_map<F: Fn(f32) -> f32>(x: &[f16], out: &mut [f16], f: &F) {
+    use std::arch::x86_64::{
+        __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm_loadu_si128, _mm_storeu_si128,
+        _MM_FROUND_TO_NEAREST_INT,
+    };
+    let n = out.len().min(x.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n: 8 halves (16 bytes) read from x and written
+        // to out, in bounds; unaligned loads/stores. __m256 and [f32; 8]
+        // have one size and every bit pattern is valid in both.
+        unsafe {
+            let h = _mm_loadu_si128(x.as_ptr().add(i) as *const __m128i);
+            let v: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(h));
+            let r: [f32; 8] = std::array::from_fn(|j| f(v[j]));
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute(r));
+            _mm_storeu_si128(out.as_mut_ptr().add(i) as *mut __m128i, h);
+        }
+        i += 8;
+    }
+    for (d, s) in out[i..n].iter_mut().zip(&x[i..n]) {
+        *d = f16::from_f32(f(s.to_f32()));
+    }
+}
+
+/// [`Reduced::zip_fused`] for float16 with F16C, as [`f16c_map`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16c_zip<F: Fn(f32, f32) -> f32>(a: &[f16], b: &[f16], out: &mut [f16], f: &F) {
+    use std::arch::x86_64::{
+        __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm_loadu_si128, _mm_storeu_si128,
+        _MM_FROUND_TO_NEAREST_INT,
+    };
+    let n = out.len().min(a.len()).min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n: 8 halves read from a and b and written to
+        // out, in bounds; unaligned loads/stores; transmutes as in
+        // `f16c_map`.
+        unsafe {
+            let ha = _mm_loadu_si128(a.as_ptr().add(i) as *const __m128i);
+            let hb = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
+            let x: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(ha));
+            let y: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(hb));
+            let r: [f32; 8] = std::array::from_fn(|j| f(x[j], y[j]));
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute(r));
+            _mm_storeu_si128(out.as_mut_ptr().add(i) as *mut __m128i, h);
+        }
+        i += 8;
+    }
+    for ((d, x), y) in out[i..n].iter_mut().zip(&a[i..n]).zip(&b[i..n]) {
+        *d = f16::from_f32(f(x.to_f32(), y.to_f32()));
+    }
 }
 
 dispatched! {
     /// bfloat16 to float32: the high half of the bits (exact).
     pub fn bf16_widen / bf16_widen_plain / bf16_widen_avx2<>(src: &[bf16], dst: &mut [f32]) {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = f32::from_bits((s.to_bits() as u32) << 16);
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = bf16_to_f32(s);
         }
     }
 }
@@ -76,10 +320,7 @@ dispatched! {
     /// NaN), as `bf16::from_f32`, in a loop the compiler vectorises.
     pub fn bf16_narrow / bf16_narrow_plain / bf16_narrow_avx2<>(src: &[f32], dst: &mut [bf16]) {
         for (d, &x) in dst.iter_mut().zip(src) {
-            let b = x.to_bits();
-            let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
-            let nan = ((b >> 16) as u16) | 0x0040;
-            *d = bf16::from_bits(if x.is_nan() { nan } else { rounded });
+            *d = bf16_from_f32(x);
         }
     }
 }
@@ -88,7 +329,11 @@ dispatched! {
 #[cfg(target_arch = "x86_64")]
 fn has_f16c() -> bool {
     static F16C: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *F16C.get_or_init(|| is_x86_feature_detected!("f16c") && is_x86_feature_detected!("avx"))
+    *F16C.get_or_init(|| {
+        is_x86_feature_detected!("f16c")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+    })
 }
 
 /// float16 to float32 (exact): F16C eight at a time where the CPU has it.
@@ -222,6 +467,42 @@ impl<H: Reduced, K: RowZip<f32, f32>> RowZip<H, H> for Widened<'_, K> {
     }
 }
 
+/// A float32 closure as a kernel over float16/bfloat16 elements: each
+/// element converted, `f` applied and the result rounded in registers
+/// ([`Reduced::map_fused`]), with no float32 copy of the rows in memory.
+/// Same bits as [`Widened`] over [`super::elementwise::Each`].
+pub struct Fused<F>(pub F);
+
+impl<H: Reduced, F: Fn(f32) -> f32 + Sync> RowMap<H, H> for Fused<F> {
+    #[inline]
+    fn run(&self, x: &[H], out: &mut [H]) {
+        H::map_fused(x, out, &self.0)
+    }
+    #[inline]
+    fn one(&self, x: H) -> H {
+        H::from_f32((self.0)(x.to_f32()))
+    }
+}
+
+impl<H: Reduced, F: Fn(f32, f32) -> f32 + Sync> RowZip<H, H> for Fused<F> {
+    #[inline]
+    fn run(&self, a: &[H], b: &[H], out: &mut [H]) {
+        H::zip_fused(a, b, out, &self.0)
+    }
+    #[inline]
+    fn one(&self, a: H, b: H) -> H {
+        H::from_f32((self.0)(a.to_f32(), b.to_f32()))
+    }
+    fn left(&self, a: &[H], b: H, out: &mut [H]) {
+        let (f, b) = (&self.0, b.to_f32());
+        H::map_fused(a, out, &|x| f(x, b))
+    }
+    fn right(&self, a: H, b: &[H], out: &mut [H]) {
+        let (f, a) = (&self.0, a.to_f32());
+        H::map_fused(b, out, &|y| f(a, y))
+    }
+}
+
 /// float16/bfloat16 rows to float32 (the slice conversions).
 struct Widen;
 
@@ -280,37 +561,31 @@ pub(crate) fn cast_rows<U: Element>(
     }
 }
 
-/// Elements of a lane widened and folded per step.
+/// Elements of a lane folded per step (each step's sum joins the lane's
+/// total in order).
 const FOLD_CHUNK: usize = 2048;
 
-/// `f` over each contiguous lane of `lane` elements of `x` (2-byte floats),
-/// each chunk widened to float32 as it is read; the lane's float32 result
-/// (after `finish`). Lanes split over the threads, or, for a few long
-/// lanes, fixed pieces of each (so results do not depend on the thread
-/// count).
-fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32> {
-    // `buf` comes from the caller: one per task, not one per (short) lane
-    let fold_run = |run: &[H], buf: &mut [f32; FOLD_CHUNK]| {
-        run.chunks(FOLD_CHUNK).fold(f.init(), |acc, c| {
-            H::widen(c, &mut buf[..c.len()]);
-            f.run(acc, &buf[..c.len()])
-        })
+/// The sum of each contiguous lane of `lane` elements of `x` (2-byte
+/// floats), converted to float32 as they are read (after `f.finish`).
+/// Lanes split over the threads, or, for a few long lanes, fixed pieces of
+/// each (so results do not depend on the thread count).
+fn fold_lanes<H: Reduced>(x: &[H], lane: usize, f: &Sum<f32>) -> Vec<f32> {
+    let fold_run = |run: &[H]| {
+        run.chunks(FOLD_CHUNK)
+            .fold(0f32, |acc, c| acc + H::sum_run(c))
     };
     let lanes = x.len().checked_div(lane).unwrap_or(0);
-    let mut out = vec![f.init(); lanes];
+    let mut out = vec![0f32; lanes];
     if lanes <= 8 && lane >= 2 * LANE_PIECE {
         for (k, o) in out.iter_mut().enumerate() {
             let run = &x[k * lane..(k + 1) * lane];
-            let parts: Vec<f32> = {
-                let pieces: Vec<&[H]> = run.chunks(LANE_PIECE).collect();
-                let mut parts = vec![f.init(); pieces.len()];
-                let shared = SharedOut::new(&mut parts);
-                for_each_index(pieces.len(), &|p| {
-                    // SAFETY: piece p writes parts[p] only; parts outlives the call.
-                    unsafe { shared.write(p, fold_run(pieces[p], &mut [0f32; FOLD_CHUNK])) }
-                });
-                parts
-            };
+            let pieces: Vec<&[H]> = run.chunks(LANE_PIECE).collect();
+            let mut parts = vec![0f32; pieces.len()];
+            let shared = SharedOut::new(&mut parts);
+            for_each_index(pieces.len(), &|p| {
+                // SAFETY: piece p writes parts[p] only; parts outlives the call.
+                unsafe { shared.write(p, fold_run(pieces[p])) }
+            });
             *o = f.finish(f.run(f.init(), &parts));
         }
         return out;
@@ -318,9 +593,8 @@ fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32>
     let shared = SharedOut::new(&mut out);
     let per = (1 << 15) / lane.max(1) + 1;
     for_each_index(lanes.div_ceil(per), &|c| {
-        let mut buf = [0f32; FOLD_CHUNK];
         for k in c * per..((c + 1) * per).min(lanes) {
-            let v = f.finish(fold_run(&x[k * lane..(k + 1) * lane], &mut buf));
+            let v = f.finish(fold_run(&x[k * lane..(k + 1) * lane]));
             // SAFETY: lane k writes out[k] only, once.
             unsafe { shared.write(k, v) }
         }
@@ -328,23 +602,21 @@ fn fold_lanes<H: Reduced, F: Fold<f32>>(x: &[H], lane: usize, f: &F) -> Vec<f32>
     out
 }
 
-/// `f` down each of the `inner` columns of `x` (2-byte floats, `outer`
-/// rows of `inner`): a fold over leading dims. Blocks of columns split over
-/// the threads; each keeps a row of float32 accumulators and folds the rows
-/// into it, chunks widened as they are read (same order for any thread
-/// count).
-fn fold_columns<H: Reduced, F: Fold<f32>>(x: &[H], outer: usize, inner: usize, f: &F) -> Vec<f32> {
-    let mut out = vec![f.init(); inner];
+/// The sum down each of the `inner` columns of `x` (2-byte floats, `outer`
+/// rows of `inner`): a sum over leading dims. Blocks of columns split over
+/// the threads; each keeps a row of float32 accumulators and adds the rows
+/// into it, converting as it reads (same order for any thread count).
+fn fold_columns<H: Reduced>(x: &[H], outer: usize, inner: usize, f: &Sum<f32>) -> Vec<f32> {
+    let mut out = vec![0f32; inner];
     let shared = SharedOut::new(&mut out);
     for_each_index(inner.div_ceil(FOLD_CHUNK), &|b| {
         let j0 = b * FOLD_CHUNK;
         let w = FOLD_CHUNK.min(inner - j0);
-        let (mut acc, mut buf) = ([f.init(); FOLD_CHUNK], [0f32; FOLD_CHUNK]);
-        let (acc, buf) = (&mut acc[..w], &mut buf[..w]);
+        let mut acc = [0f32; FOLD_CHUNK];
+        let acc = &mut acc[..w];
         for i in 0..outer {
             let row = i * inner + j0;
-            H::widen(&x[row..row + w], buf);
-            f.rows(acc, buf);
+            H::add_rows(acc, &x[row..row + w]);
         }
         for (k, &a) in acc.iter().enumerate() {
             // SAFETY: block b writes out[j0..j0 + w] only, once each.
@@ -359,11 +631,11 @@ fn fold_columns<H: Reduced, F: Fold<f32>>(x: &[H], outer: usize, inner: usize, f
 /// in float32, reading 2 bytes per element: the float32 result, of the
 /// reduced shape. None for other layouts and dims (callers widen the whole
 /// tensor first).
-pub fn fold_trailing<F: Fold<f32>>(
+pub fn fold_trailing(
     t: &crate::buffer::Strided,
     dims: &[usize],
     keepdim: bool,
-    f: &F,
+    f: &Sum<f32>,
 ) -> crate::Result<Option<crate::buffer::Strided>> {
     let nd = t.ndim();
     let trailing = !dims.is_empty()
@@ -526,5 +798,77 @@ mod tests {
         assert!(fold_trailing(&tt, &[1], false, &Sum { scale: None })
             .unwrap()
             .is_none());
+    }
+
+    /// The fused kernels (conversions in registers) give the bits of the
+    /// widen-compute-narrow path through float32 buffers, for every tail
+    /// length, on the rounding probes (ties, subnormals, infinities, NaN).
+    fn fused_matches_widened<H: Reduced>() {
+        use crate::kernels::elementwise::{Each, Each2};
+        let src = probes();
+        let mut x = vec![H::from_f32(0.0); src.len()];
+        H::narrow(&src, &mut x);
+        let y: Vec<H> = x.iter().rev().copied().collect();
+        let same = |a: &[H], b: &[H]| {
+            a.iter().zip(b).all(|(p, q)| {
+                p.to_f32().to_bits() == q.to_f32().to_bits()
+                    || p.to_f32().is_nan() && q.to_f32().is_nan()
+            })
+        };
+        let f1 = |v: f32| v * 1.5 - 0.25;
+        let f2 = |a: f32, b: f32| a * b + a;
+        for n in (0..70).chain([x.len()]) {
+            let (x, y) = (&x[..n], &y[..n]);
+            let (mut want, mut got) = (vec![H::from_f32(0.0); n], vec![H::from_f32(0.0); n]);
+            RowMap::run(&Widened(&Each(f1)), x, &mut want);
+            RowMap::run(&Fused(f1), x, &mut got);
+            assert!(same(&want, &got), "map, n = {n}");
+            chunked_map(x, &mut got, &f1);
+            assert!(same(&want, &got), "chunked map, n = {n}");
+            RowZip::run(&Widened(&Each2(f2)), x, y, &mut want);
+            RowZip::run(&Fused(f2), x, y, &mut got);
+            assert!(same(&want, &got), "zip, n = {n}");
+            chunked_zip(x, y, &mut got, &f2);
+            assert!(same(&want, &got), "chunked zip, n = {n}");
+            RowZip::left(
+                &Widened(&Each2(f2)),
+                x,
+                y.first().copied().unwrap_or(H::from_f32(2.0)),
+                &mut want,
+            );
+            RowZip::left(
+                &Fused(f2),
+                x,
+                y.first().copied().unwrap_or(H::from_f32(2.0)),
+                &mut got,
+            );
+            assert!(same(&want, &got), "left, n = {n}");
+            RowZip::right(&Widened(&Each2(f2)), H::from_f32(3.0), y, &mut want);
+            RowZip::right(&Fused(f2), H::from_f32(3.0), y, &mut got);
+            assert!(same(&want, &got), "right, n = {n}");
+            // sums: the finite values only (a sum of all probes is NaN)
+            let fin: Vec<H> = x
+                .iter()
+                .copied()
+                .filter(|v| v.to_f32().is_finite())
+                .collect();
+            let mut wide = vec![0f32; fin.len()];
+            H::widen(&fin, &mut wide);
+            let want = super::super::slices::fold_wide(&wide, 0.0, &|a, b| a + b);
+            assert_eq!(H::sum_run(&fin).to_bits(), want.to_bits(), "sum, n = {n}");
+            let plain =
+                super::super::slices::map_fold_wide(&fin, 0.0, &|h: H| h.to_f32(), &|a, b| a + b);
+            assert_eq!(plain.to_bits(), want.to_bits(), "sum without F16C, n = {n}");
+            let mut acc: Vec<f32> = (0..fin.len()).map(|i| i as f32).collect();
+            let want: Vec<f32> = acc.iter().zip(&wide).map(|(a, w)| a + w).collect();
+            H::add_rows(&mut acc, &fin);
+            assert_eq!(acc, want, "rows, n = {n}");
+        }
+    }
+
+    #[test]
+    fn fused_kernels_match_the_widened_kernels() {
+        fused_matches_widened::<f16>();
+        fused_matches_widened::<bf16>();
     }
 }

@@ -35,14 +35,13 @@ pub fn try_map1_reduced(
     a: &Strided,
     f: impl Fn(f32) -> f32 + Sync + Send,
 ) -> crate::Result<Strided> {
-    use super::reduced::Widened;
-    let k = elementwise::Each(f);
+    let k = super::reduced::Fused(f);
     match a.dtype() {
         crate::buffer::DType::F16 => {
-            map1_kernel::<half::f16, half::f16, _>(a, super::PAR_THRESHOLD, &Widened(&k))
+            map1_kernel::<half::f16, half::f16, _>(a, super::PAR_THRESHOLD, &k)
         }
         crate::buffer::DType::BF16 => {
-            map1_kernel::<half::bf16, half::bf16, _>(a, super::PAR_THRESHOLD, &Widened(&k))
+            map1_kernel::<half::bf16, half::bf16, _>(a, super::PAR_THRESHOLD, &k)
         }
         other => crate::bail!(internal, "try_map1_reduced on {}", other.name()),
     }

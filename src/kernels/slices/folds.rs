@@ -274,33 +274,54 @@ dispatched! {
     ) -> A
     where M: Fn(T) -> A, F: Fn(A, A) -> A
     {
-        let mut acc = [[init; 8]; 4];
-        let blocks = x.chunks_exact(32);
-        let rest = blocks.remainder();
-        for c in blocks {
-            for r in 0..4 {
-                for i in 0..8 {
-                    acc[r][i] = fold(acc[r][i], map(c[r * 8 + i]));
-                }
-            }
-        }
-        let mut lanes = [init; 8];
-        for i in 0..8 {
-            lanes[i] = fold(fold(acc[0][i], acc[1][i]), fold(acc[2][i], acc[3][i]));
-        }
-        let eights = rest.chunks_exact(8);
-        let tail = eights.remainder();
-        for c in eights {
-            for i in 0..8 {
-                lanes[i] = fold(lanes[i], map(c[i]));
-            }
-        }
-        let mut s = combine8_with(lanes, fold);
-        for &v in tail {
-            s = fold(s, map(v));
-        }
-        s
+        load_fold_wide(x, init, &|c: &[T]| std::array::from_fn(|i| map(c[i])), map, fold)
     }
+}
+
+/// [`map_fold_wide`] with the mapped values of each block of 8 from
+/// `load8` (handed exactly 8 elements; e.g. one SIMD conversion), `map`
+/// for the last elements: the same operations in the same order.
+#[inline(always)]
+pub fn load_fold_wide<T: Copy, A: Copy, L, M, F>(
+    x: &[T],
+    init: A,
+    load8: &L,
+    map: &M,
+    fold: &F,
+) -> A
+where
+    L: Fn(&[T]) -> [A; 8],
+    M: Fn(T) -> A,
+    F: Fn(A, A) -> A,
+{
+    let mut acc = [[init; 8]; 4];
+    let blocks = x.chunks_exact(32);
+    let rest = blocks.remainder();
+    for c in blocks {
+        for r in 0..4 {
+            let v = load8(&c[r * 8..r * 8 + 8]);
+            for i in 0..8 {
+                acc[r][i] = fold(acc[r][i], v[i]);
+            }
+        }
+    }
+    let mut lanes = [init; 8];
+    for i in 0..8 {
+        lanes[i] = fold(fold(acc[0][i], acc[1][i]), fold(acc[2][i], acc[3][i]));
+    }
+    let eights = rest.chunks_exact(8);
+    let tail = eights.remainder();
+    for c in eights {
+        let v = load8(c);
+        for i in 0..8 {
+            lanes[i] = fold(lanes[i], v[i]);
+        }
+    }
+    let mut s = combine8_with(lanes, fold);
+    for &v in tail {
+        s = fold(s, map(v));
+    }
+    s
 }
 
 /// [`combine8`] for any fold.
