@@ -123,24 +123,49 @@ pub fn apply2_inplace<T: Element>(
     src: &Strided,
     f: impl Fn(T, T) -> T + Sync + Send,
 ) -> Result<()> {
+    update_kernel(dst, src, &elementwise::Each2(f))
+}
+
+/// [`apply2_inplace`] over float16/bfloat16 tensors (both of one of them),
+/// computed in float32 (see [`super::reduced`]).
+pub fn apply2_inplace_reduced(
+    dst: &Strided,
+    src: &Strided,
+    f: impl Fn(f32, f32) -> f32 + Sync + Send,
+) -> Result<()> {
+    let k = super::reduced::Fused(f);
+    match dst.dtype() {
+        DType::F16 => update_kernel::<half::f16, _>(dst, src, &k),
+        DType::BF16 => update_kernel::<half::bf16, _>(dst, src, &k),
+        other => bail!(internal, "apply2_inplace_reduced on {}", other.name()),
+    }
+}
+
+/// [`apply2_inplace`] with a kernel.
+fn update_kernel<T: Element, K: elementwise::RowUpdate<T, T>>(
+    dst: &Strided,
+    src: &Strided,
+    k: &K,
+) -> Result<()> {
     let ls = src.layout().expand(dst.shape())?;
+    let grain = super::PAR_THRESHOLD;
     // src may share dst's memory: read it into a buffer of its own first.
     if Arc::ptr_eq(dst.storage(), src.storage()) {
         let vals = super::copy::to_vec_as::<T>(src)?;
         let lv = Layout::contiguous(src.shape()).expand(dst.shape())?;
         let mut d = dst.storage().write();
         let d = d.as_mut_slice::<T>();
-        return elementwise::update(d, dst.layout(), &vals, &lv, super::PAR_THRESHOLD, &f);
+        return elementwise::update_with(d, dst.layout(), &vals, &lv, grain, k);
     }
     let s = src.storage().read_recursive();
     let mut d = dst.storage().write();
-    elementwise::update(
+    elementwise::update_with(
         d.as_mut_slice::<T>(),
         dst.layout(),
         s.as_slice::<T>(),
         &ls,
-        super::PAR_THRESHOLD,
-        &f,
+        grain,
+        k,
     )
 }
 
@@ -153,6 +178,11 @@ pub fn add_assign(dst: &Strided, src: &Strided) -> Result<()> {
             dst.dtype().name(),
             src.dtype().name()
         );
+    }
+    if dst.dtype().is_reduced_float() {
+        // in float32, rounded once: the float64 sum's bits (float32 holds
+        // 2p + 2 bits of a 2-byte float's p, so rounding twice is exact)
+        return apply2_inplace_reduced(dst, src, |x, y| x + y);
     }
     crate::dispatch_all!(dst.dtype(), T => add_assign_typed::<T>(dst, src))
 }

@@ -37,6 +37,14 @@ pub trait RowApply<T>: Sync {
     fn one(&self, x: T) -> T;
 }
 
+/// An in-place two-input kernel, as [`RowZip`]: `dst[i] = f(dst[i],
+/// src[i])`; `fill` with one `src` value for all.
+pub trait RowUpdate<T, S>: Sync {
+    fn run(&self, dst: &mut [T], src: &[S]);
+    fn one(&self, d: T, s: S) -> T;
+    fn fill(&self, dst: &mut [T], s: S);
+}
+
 /// A closure as a kernel, its slice loops from [`slices`].
 pub struct Each<F>(pub F);
 
@@ -83,6 +91,22 @@ impl<T: Copy, U, F: Fn(T, T) -> U + Sync> RowZip<T, U> for Each2<F> {
     fn right(&self, a: T, b: &[T], out: &mut [U]) {
         let f = &self.0;
         slices::map(b, out, &|v| f(a, v))
+    }
+}
+
+impl<T: Copy, S: Copy, F: Fn(T, S) -> T + Sync> RowUpdate<T, S> for Each2<F> {
+    #[inline]
+    fn run(&self, dst: &mut [T], src: &[S]) {
+        slices::update(dst, src, &self.0)
+    }
+    #[inline(always)]
+    fn one(&self, d: T, s: S) -> T {
+        (self.0)(d, s)
+    }
+    #[inline]
+    fn fill(&self, dst: &mut [T], s: S) {
+        let f = &self.0;
+        slices::apply(dst, &|v| f(v, s))
     }
 }
 
@@ -515,6 +539,23 @@ where
     S: Copy + Default + Send + Sync,
     F: Fn(T, S) -> T + Sync,
 {
+    update_with(dst, ld, src_data, ls, grain, &Each2(f))
+}
+
+/// [`update`] with a kernel.
+pub fn update_with<T, S, K>(
+    dst: &mut [T],
+    ld: &Layout,
+    src_data: &[S],
+    ls: &Layout,
+    grain: usize,
+    k: &K,
+) -> Result<()>
+where
+    T: Copy + Default + Send + Sync,
+    S: Copy + Default + Send + Sync,
+    K: RowUpdate<T, S>,
+{
     let (plan, [sd, ss], [sd1, ss1]) = checked_plan([ld, ls], [dst.len(), src_data.len()])?;
     let mem = [mem(dst), mem(src_data)];
     let out = SharedOut::new(dst);
@@ -527,8 +568,8 @@ where
                 // SAFETY: this block owns its elements of dst (check_out).
                 let d = unsafe { out.run(row, w) };
                 match y {
-                    Src::Run(y) => slices::update(d, y, f),
-                    Src::One(y) => slices::apply(d, &|v| f(v, y)),
+                    Src::Run(y) => k.run(d, y),
+                    Src::One(y) => k.fill(d, y),
                 }
             } else {
                 for j in 0..w {
@@ -538,7 +579,7 @@ where
                     };
                     // SAFETY: as above, element by element.
                     let v = unsafe { out.at(row + j * sd) };
-                    *v = f(*v, yv);
+                    *v = k.one(*v, yv);
                 }
             }
         }

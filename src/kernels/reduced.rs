@@ -32,6 +32,25 @@ pub trait Reduced: Element {
     fn sum_run(x: &[Self]) -> f32;
     /// `acc[i] += x[i]` in float32, converting in registers.
     fn add_rows(acc: &mut [f32], x: &[Self]);
+    /// `dst[i] = f(dst[i], src[i])`: [`Reduced::zip_fused`] by pieces
+    /// into a small buffer, copied back.
+    fn update_fused<F: Fn(f32, f32) -> f32>(dst: &mut [Self], src: &[Self], f: &F) {
+        let mut tmp = [Self::default(); CHUNK];
+        for (d, s) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+            let t = &mut tmp[..d.len()];
+            Self::zip_fused(d, s, t, f);
+            d.copy_from_slice(t);
+        }
+    }
+    /// `dst[i] = f(dst[i])`, as [`Reduced::update_fused`].
+    fn apply_fused<F: Fn(f32) -> f32>(dst: &mut [Self], f: &F) {
+        let mut tmp = [Self::default(); CHUNK];
+        for d in dst.chunks_mut(CHUNK) {
+            let t = &mut tmp[..d.len()];
+            Self::map_fused(d, t, f);
+            d.copy_from_slice(t);
+        }
+    }
 }
 
 impl Reduced for f16 {
@@ -500,6 +519,21 @@ impl<H: Reduced, F: Fn(f32, f32) -> f32 + Sync> RowZip<H, H> for Fused<F> {
     fn right(&self, a: H, b: &[H], out: &mut [H]) {
         let (f, a) = (&self.0, a.to_f32());
         H::map_fused(b, out, &|y| f(a, y))
+    }
+}
+
+impl<H: Reduced, F: Fn(f32, f32) -> f32 + Sync> super::elementwise::RowUpdate<H, H> for Fused<F> {
+    #[inline]
+    fn run(&self, dst: &mut [H], src: &[H]) {
+        H::update_fused(dst, src, &self.0)
+    }
+    #[inline]
+    fn one(&self, d: H, s: H) -> H {
+        H::from_f32((self.0)(d.to_f32(), s.to_f32()))
+    }
+    fn fill(&self, dst: &mut [H], s: H) {
+        let (f, s) = (&self.0, s.to_f32());
+        H::apply_fused(dst, &|v| f(v, s))
     }
 }
 

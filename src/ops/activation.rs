@@ -378,33 +378,18 @@ impl Tensor {
     /// so NaN outputs pass the gradient as in torch).
     pub fn threshold_backward(&self, y: &Tensor) -> Result<Tensor> {
         let dt = self.result_type(y);
-        let (g, yy) = (self.cast_raw(dt.compute()), y.cast_raw(dt.compute()));
         let rec = record("ThresholdBackwardBackward0", &[self, y]);
-        let out = match dt.compute() {
-            DType::F32 => Tensor::from(map2::<f32, f32>(
+        let out = if dt.is_floating() {
+            float_map2!(self, y, |g, y| if y <= 0.0 { 0.0 } else { g })
+        } else {
+            let (g, yy) = (self.cast_raw(DType::I64), y.cast_raw(DType::I64));
+            Tensor::from(map2::<i64, i64>(
                 &g,
                 &yy,
-                |g, y| if y <= 0.0 { 0.0 } else { g },
-            )?),
-            DType::F64 => Tensor::from(map2::<f64, f64>(
-                &g,
-                &yy,
-                |g, y| if y <= 0.0 { 0.0 } else { g },
-            )?),
-            _ => Tensor::from(map2::<i64, i64>(
-                &g.cast_raw(DType::I64),
-                &yy.cast_raw(DType::I64),
-                |g, y| {
-                    if y <= 0 {
-                        0
-                    } else {
-                        g
-                    }
-                },
+                |g, y| if y <= 0 { 0 } else { g },
             )?)
-            .cast_raw(dt),
-        }
-        .try_cast_raw(dt)?;
+            .try_cast_raw(dt)?
+        };
         rec.save("self", y).finish(out, |c| {
             let y = c.saved(0)?;
             let dg = c.grad_for(0, || c.grad().threshold_backward(&y))?;

@@ -144,6 +144,34 @@ def test_gradients_have_the_leaf_dtype(name):
     assert np.allclose(w.grad.double().tolist(), w64.grad.tolist(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("name", LOW)
+def test_gradient_accumulation_rounds_once(name):
+    # .grad += g in a 2-byte dtype: the sum computed exactly (float64 here)
+    # and rounded once, over lengths that end inside and on SIMD blocks,
+    # with ties, subnormals and an overflow to inf
+    d = _dt(fg, name)
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 8, 9, 33, 300, 5000):
+        a = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 5, n)).tolist()
+        b = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 5, n)).tolist()
+        a[0], b[0] = 60000.0, 60000.0
+        x = fg.tensor(a, dtype=d, requires_grad=True)
+        ga, gb = fg.tensor(a, dtype=d), fg.tensor(b, dtype=d)
+        x.backward(ga)
+        x.backward(gb)
+        want = (ga.double() + gb.double()).to(d)
+        got = x.grad
+        assert got.dtype == d
+        assert got.double().tolist() == want.double().tolist()
+        # relu's backward (through threshold_backward) accumulated twice
+        y = fg.tensor(a, dtype=d, requires_grad=True)
+        fg.relu(y).backward(gb)
+        fg.relu(y).backward(gb)
+        mask = [v > 0 for v in fg.tensor(a, dtype=d).tolist()]
+        want = [(2 * g if m else 0.0) for g, m in zip(gb.double().tolist(), mask)]
+        assert y.grad.double().tolist() == fg.tensor(want, dtype=fg.float64).to(d).double().tolist()
+
+
 class _RoundToBFloat16(fg.autograd.Function):
     """A straight-through quantiser: round in forward, identity backward."""
 
