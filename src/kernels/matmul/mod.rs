@@ -119,13 +119,18 @@ pub fn matmul(a: &Strided, b: &Strided) -> Result<Strided> {
 /// how it is split): the same values as `w @ im2col(x)`, without writing
 /// and reading back the im2col tensor (`k` times the input). `None` where
 /// this does not apply (another dtype, too few samples to keep the threads
-/// busy): the caller takes the unfused path.
+/// busy, a bias not contiguous or of another dtype): the caller takes the
+/// unfused path. `bias` (`[m]`) is added to each sample's rows in cache.
 pub fn conv_forward(
     x: &Strided,
     table: &super::window::Windows,
     w: &Strided,
+    bias: Option<&Strided>,
 ) -> Result<Option<Strided>> {
-    Ok(conv_forward_with(x, table, w, None, false)?.map(|(y, _)| y))
+    if bias.is_some_and(|b| !b.is_contiguous() || b.dtype() != x.dtype()) {
+        return Ok(None);
+    }
+    Ok(conv_forward_with(x, table, w, bias, false)?.map(|(y, _)| y))
 }
 
 /// [`conv_forward`] for a convolution that autograd records: the windows
