@@ -272,8 +272,8 @@ fn chunked_zip<H: Reduced, F: Fn(f32, f32) -> f32>(a: &[H], b: &[H], out: &mut [
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn f16c_map<F: Fn(f32) -> f32>(x: &[f16], out: &mut [f16], f: &F) {
     use std::arch::x86_64::{
-        __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm_loadu_si128, _mm_storeu_si128,
-        _MM_FROUND_TO_NEAREST_INT,
+        __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_loadu_si128,
+        _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT,
     };
     let n = out.len().min(x.len());
     let mut i = 0;
@@ -285,7 +285,7 @@ unsafe fn f16c_map<F: Fn(f32) -> f32>(x: &[f16], out: &mut [f16], f: &F) {
             let h = _mm_loadu_si128(x.as_ptr().add(i) as *const __m128i);
             let v: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(h));
             let r: [f32; 8] = std::array::from_fn(|j| f(v[j]));
-            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute(r));
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(r.as_ptr()));
             _mm_storeu_si128(out.as_mut_ptr().add(i) as *mut __m128i, h);
         }
         i += 8;
@@ -300,8 +300,8 @@ unsafe fn f16c_map<F: Fn(f32) -> f32>(x: &[f16], out: &mut [f16], f: &F) {
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn f16c_zip<F: Fn(f32, f32) -> f32>(a: &[f16], b: &[f16], out: &mut [f16], f: &F) {
     use std::arch::x86_64::{
-        __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm_loadu_si128, _mm_storeu_si128,
-        _MM_FROUND_TO_NEAREST_INT,
+        __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_loadu_si128,
+        _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT,
     };
     let n = out.len().min(a.len()).min(b.len());
     let mut i = 0;
@@ -315,7 +315,7 @@ unsafe fn f16c_zip<F: Fn(f32, f32) -> f32>(a: &[f16], b: &[f16], out: &mut [f16]
             let x: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(ha));
             let y: [f32; 8] = std::mem::transmute(_mm256_cvtph_ps(hb));
             let r: [f32; 8] = std::array::from_fn(|j| f(x[j], y[j]));
-            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(std::mem::transmute(r));
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(r.as_ptr()));
             _mm_storeu_si128(out.as_mut_ptr().add(i) as *mut __m128i, h);
         }
         i += 8;
