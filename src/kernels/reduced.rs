@@ -23,10 +23,10 @@ pub trait Reduced: Element {
     fn to_f32(self) -> f32;
     fn from_f32(v: f32) -> Self;
     /// `out[i] = f(x[i])` computed in float32, converting in registers.
-    fn map_fused<F: Fn(f32) -> f32>(x: &[Self], out: &mut [Self], f: &F);
+    fn map_fused<F: Fn(f32) -> f32 + Sync>(x: &[Self], out: &mut [Self], f: &F);
     /// `out[i] = f(a[i], b[i])` computed in float32, converting in
     /// registers.
-    fn zip_fused<F: Fn(f32, f32) -> f32>(a: &[Self], b: &[Self], out: &mut [Self], f: &F);
+    fn zip_fused<F: Fn(f32, f32) -> f32 + Sync>(a: &[Self], b: &[Self], out: &mut [Self], f: &F);
     /// The float32 sum of `x`, converting in registers: the bits of
     /// [`super::slices::fold_wide`] over the widened run.
     fn sum_run(x: &[Self]) -> f32;
@@ -34,7 +34,7 @@ pub trait Reduced: Element {
     fn add_rows(acc: &mut [f32], x: &[Self]);
     /// `dst[i] = f(dst[i], src[i])`: [`Reduced::zip_fused`] by pieces
     /// into a small buffer, copied back.
-    fn update_fused<F: Fn(f32, f32) -> f32>(dst: &mut [Self], src: &[Self], f: &F) {
+    fn update_fused<F: Fn(f32, f32) -> f32 + Sync>(dst: &mut [Self], src: &[Self], f: &F) {
         let mut tmp = [Self::default(); CHUNK];
         for (d, s) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
             let t = &mut tmp[..d.len()];
@@ -43,7 +43,7 @@ pub trait Reduced: Element {
         }
     }
     /// `dst[i] = f(dst[i])`, as [`Reduced::update_fused`].
-    fn apply_fused<F: Fn(f32) -> f32>(dst: &mut [Self], f: &F) {
+    fn apply_fused<F: Fn(f32) -> f32 + Sync>(dst: &mut [Self], f: &F) {
         let mut tmp = [Self::default(); CHUNK];
         for d in dst.chunks_mut(CHUNK) {
             let t = &mut tmp[..d.len()];
@@ -70,7 +70,7 @@ impl Reduced for f16 {
     fn from_f32(v: f32) -> Self {
         f16::from_f32(v)
     }
-    fn map_fused<F: Fn(f32) -> f32>(x: &[Self], out: &mut [Self], f: &F) {
+    fn map_fused<F: Fn(f32) -> f32 + Sync>(x: &[Self], out: &mut [Self], f: &F) {
         #[cfg(target_arch = "x86_64")]
         if has_f16c() {
             // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
@@ -78,7 +78,7 @@ impl Reduced for f16 {
         }
         chunked_map(x, out, f)
     }
-    fn zip_fused<F: Fn(f32, f32) -> f32>(a: &[Self], b: &[Self], out: &mut [Self], f: &F) {
+    fn zip_fused<F: Fn(f32, f32) -> f32 + Sync>(a: &[Self], b: &[Self], out: &mut [Self], f: &F) {
         #[cfg(target_arch = "x86_64")]
         if has_f16c() {
             // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
@@ -123,10 +123,10 @@ impl Reduced for bf16 {
     fn from_f32(v: f32) -> Self {
         bf16::from_f32(v)
     }
-    fn map_fused<F: Fn(f32) -> f32>(x: &[Self], out: &mut [Self], f: &F) {
+    fn map_fused<F: Fn(f32) -> f32 + Sync>(x: &[Self], out: &mut [Self], f: &F) {
         bf16_map(x, out, f)
     }
-    fn zip_fused<F: Fn(f32, f32) -> f32>(a: &[Self], b: &[Self], out: &mut [Self], f: &F) {
+    fn zip_fused<F: Fn(f32, f32) -> f32 + Sync>(a: &[Self], b: &[Self], out: &mut [Self], f: &F) {
         bf16_zip(a, b, out, f)
     }
     fn sum_run(x: &[Self]) -> f32 {
@@ -237,32 +237,15 @@ unsafe fn f16c_add_rows(acc: &mut [f32], x: &[f16]) {
     }
 }
 
-/// [`Reduced::map_fused`] by chunks through float32 buffers (float16 on a
-/// CPU without F16C).
-fn chunked_map<H: Reduced, F: Fn(f32) -> f32>(x: &[H], out: &mut [H], f: &F) {
-    let (mut a, mut r) = ([0f32; CHUNK], [0f32; CHUNK]);
-    for (xc, oc) in x.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-        let n = oc.len();
-        H::widen(xc, &mut a[..n]);
-        super::slices::map(&a[..n], &mut r[..n], f);
-        H::narrow(&r[..n], oc);
-    }
+/// [`Reduced::map_fused`] through float32 buffers ([`Widened`]; float16 on
+/// a CPU without F16C).
+fn chunked_map<H: Reduced, F: Fn(f32) -> f32 + Sync>(x: &[H], out: &mut [H], f: &F) {
+    RowMap::run(&Widened(&super::elementwise::Each(f)), x, out)
 }
 
-/// [`Reduced::zip_fused`] by chunks through float32 buffers.
-fn chunked_zip<H: Reduced, F: Fn(f32, f32) -> f32>(a: &[H], b: &[H], out: &mut [H], f: &F) {
-    let (mut x, mut y, mut r) = ([0f32; CHUNK], [0f32; CHUNK], [0f32; CHUNK]);
-    for ((ac, bc), oc) in a
-        .chunks(CHUNK)
-        .zip(b.chunks(CHUNK))
-        .zip(out.chunks_mut(CHUNK))
-    {
-        let n = oc.len();
-        H::widen(ac, &mut x[..n]);
-        H::widen(bc, &mut y[..n]);
-        super::slices::zip(&x[..n], &y[..n], &mut r[..n], f);
-        H::narrow(&r[..n], oc);
-    }
+/// [`Reduced::zip_fused`] through float32 buffers ([`Widened`]).
+fn chunked_zip<H: Reduced, F: Fn(f32, f32) -> f32 + Sync>(a: &[H], b: &[H], out: &mut [H], f: &F) {
+    RowZip::run(&Widened(&super::elementwise::Each2(f)), a, b, out)
 }
 
 /// [`Reduced::map_fused`] for float16 with F16C: eight elements loaded
