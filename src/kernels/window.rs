@@ -233,6 +233,54 @@ impl Windows {
         crate::kernels::slices::gather_runs(&plane[..self.plane], &self.runs, fill, dst);
     }
 
+    /// The windows `cols` (a range of `0..l`) alone, as a table of their
+    /// own: [`ColumnBlock::gather_plane`] writes `[k, cols.len()]`, the
+    /// columns `cols` of [`Windows::gather_plane`]'s `[k, l]`.
+    pub fn column_block(&self, cols: std::ops::Range<usize>) -> ColumnBlock {
+        let (l, width) = (self.l, cols.len());
+        let mut runs = Vec::new();
+        for kk in 0..self.k {
+            let (lo, hi) = (kk * l + cols.start, kk * l + cols.end);
+            let first = self.runs.partition_point(|r| r.dst + r.len <= lo);
+            for r in self.runs[first..].iter().take_while(|r| r.dst < hi) {
+                let (a, b) = (r.dst.max(lo), (r.dst + r.len).min(hi));
+                let src = match r.src < 0 {
+                    true => r.src,
+                    false => r.src + ((a - r.dst) * r.step) as i64,
+                };
+                runs.push(Run {
+                    dst: kk * width + (a - lo),
+                    src,
+                    len: b - a,
+                    step: r.step,
+                });
+            }
+        }
+        ColumnBlock {
+            plane: self.plane,
+            cols,
+            runs,
+        }
+    }
+}
+
+/// A range of a [`Windows`] table's windows (see [`Windows::column_block`]).
+pub struct ColumnBlock {
+    plane: usize,
+    /// The windows, a range of `0..l`.
+    pub cols: std::ops::Range<usize>,
+    runs: Vec<Run>,
+}
+
+impl ColumnBlock {
+    /// The block's windows of one plane into `dst` (`k * cols.len()`
+    /// elements, window-minor), `fill` over padding.
+    pub fn gather_plane<T: Element>(&self, plane: &[T], fill: T, dst: &mut [T]) {
+        crate::kernels::slices::gather_runs(&plane[..self.plane], &self.runs, fill, dst);
+    }
+}
+
+impl Windows {
     /// Per plane and window, the sum of the window's elements (padding
     /// adds nothing), kernel position by kernel position: [`Windows::gather`]
     /// summed over the kernel positions, without the gathered copy (average
@@ -492,6 +540,44 @@ mod tests {
                 -1
             } else {
                 r.src + ((i - r.dst) * r.step) as i64
+            }
+        }
+    }
+
+    #[test]
+    fn column_blocks_are_the_columns_of_the_whole_gather() {
+        // (input, out, kernel, dilation, padding, stride): padding on both
+        // sides, strides, dilation, 1-D and 3-D
+        type Geometry<'a> = [&'a [usize]; 6];
+        let geometries: [Geometry; 4] = [
+            [&[9, 8], &[9, 8], &[3, 3], &[1, 1], &[1, 1], &[1, 1]],
+            [&[11, 10], &[5, 4], &[3, 4], &[2, 1], &[1, 0], &[2, 2]],
+            [&[17], &[9], &[5], &[1], &[2], &[2]],
+            [
+                &[4, 5, 6],
+                &[4, 5, 6],
+                &[3, 3, 3],
+                &[1, 1, 1],
+                &[1, 1, 1],
+                &[1, 1, 1],
+            ],
+        ];
+        for [input, out, kernel, dilation, padding, stride] in geometries {
+            let t = Windows::new(input, out, kernel, dilation, padding, stride).unwrap();
+            let plane: Vec<f32> = (0..t.plane).map(|i| i as f32 + 1.0).collect();
+            let mut whole = vec![0.0; t.k * t.l];
+            t.gather_plane(&plane, -1.0, &mut whole);
+            for width in [1, 3, 7, t.l] {
+                for start in (0..t.l).step_by(width) {
+                    let cols = start..(start + width).min(t.l);
+                    let block = t.column_block(cols.clone());
+                    let mut got = vec![f32::NAN; t.k * cols.len()];
+                    block.gather_plane(&plane, -1.0, &mut got);
+                    let want: Vec<f32> = (0..t.k)
+                        .flat_map(|kk| whole[kk * t.l + cols.start..kk * t.l + cols.end].to_vec())
+                        .collect();
+                    assert_eq!(got, want, "{input:?} {kernel:?} {cols:?}");
+                }
             }
         }
     }

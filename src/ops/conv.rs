@@ -368,30 +368,11 @@ impl Tensor {
         let mut inputs = vec![&x, weight];
         inputs.extend(bias);
         if groups == 1 && !crate::autograd::would_record(&inputs) {
-            // Values alone: no im2col tensor. Each sample's windows are
-            // gathered and multiplied while in cache, the bias added there
-            // too. Where one sample's windows outgrow the caches, stride 1
-            // reads them from the padded sample in place instead (that GEMM
-            // also computes the padding's columns: 6-12% more work on the
-            // operator sweep's small images, where it ran 5-40% slower).
+            // Values alone: no im2col tensor. The windows are gathered
+            // block by block and multiplied while in cache, the bias added
+            // there too.
             let xc = x.contiguous()?;
             let wm = weight.contiguous()?.reshape(&[cout as i64, per_group])?;
-            let windows_bytes =
-                per_group as usize * out.iter().product::<usize>() * x.dtype().itemsize();
-            #[cfg(target_arch = "x86_64")]
-            if w.stride.iter().all(|&v| v == 1) && windows_bytes > SHIFTED_FROM_BYTES {
-                let geometry = crate::kernels::matmul::ShiftedConv {
-                    input: &input,
-                    kernel: &w.kernel,
-                    dilation: &w.dilation,
-                    padding: &w.padding,
-                };
-                if let Some(y) = crate::kernels::matmul::conv_forward_shifted(&xc, &geometry, &wm)?
-                {
-                    let y = Tensor::from(y).reshape(&shape)?;
-                    return add_bias_unbatch(y, bias, self.ndim() == s + 1);
-                }
-            }
             let bc = bias.map(|b| b.contiguous()).transpose()?;
             let table = w.table(&input, &out)?;
             if let Some(y) = crate::kernels::matmul::conv_forward(&xc, &table, &wm, bc.as_deref())?
@@ -404,12 +385,6 @@ impl Tensor {
         add_bias_unbatch(y, None, self.ndim() == s + 1)
     }
 }
-
-/// One sample's window matrix size (bytes) from which a stride-1
-/// convolution without autograd reads the windows in place
-/// ([`crate::kernels::matmul::conv_forward_shifted`]) rather than
-/// gathering them.
-const SHIFTED_FROM_BYTES: usize = 2 << 20;
 
 /// A convolution as products with the window matrix: `cols = unfold(x)`
 /// (`[n, groups, per_group, l]`), `y = weight @ cols` per group
@@ -481,10 +456,11 @@ fn column_shapes(
     ([n, g, per_group, l], [g, cout / g, per_group])
 }
 
-/// One sample at a time: its windows gathered into its slice of `cols`
-/// and multiplied (plus the bias) while in cache
+/// Block by block: the windows gathered and multiplied (plus the bias)
+/// while in cache, and copied into `cols`
 /// ([`crate::kernels::matmul::conv_forward_keeping_windows`]); `None`
-/// where that kernel does not apply (dtype, few samples); one group.
+/// where that kernel does not apply (dtype, too little work for the
+/// threads); one group.
 fn columns_and_product(
     (x, weight, bias): (&Tensor, &Tensor, Option<&Tensor>),
     w: &Window,

@@ -154,8 +154,8 @@ impl Operand {
     }
 }
 
-/// Where the rows of a B operand start: evenly spaced ([`Operand`]) or
-/// anywhere ([`RowTable`]).
+/// Where the rows of a B operand start (evenly spaced in [`Operand`], the
+/// one kind the kernel is given today).
 pub trait BRows: Copy + Send + Sync {
     /// Row `p`'s first element.
     ///
@@ -187,44 +187,6 @@ impl BRows for Operand {
     #[inline(always)]
     fn columns_contiguous(&self) -> bool {
         self.rs == 1
-    }
-}
-
-/// A B operand with contiguous rows that start anywhere: row `p` is the
-/// `n` floats from `ptr + offsets[p]` (im2col without the copy: each row
-/// of a convolution's window matrix is a shifted slice of the padded
-/// input).
-#[derive(Clone, Copy)]
-pub struct RowTable {
-    pub ptr: *const f32,
-    /// `k` row offsets, in floats from `ptr`.
-    pub offsets: *const usize,
-    pub k: usize,
-}
-
-// SAFETY: as for `Operand`: dereferenced only inside `sgemm`, whose caller
-// guarantees that both pointers stay valid for the call.
-unsafe impl Send for RowTable {}
-unsafe impl Sync for RowTable {}
-
-impl BRows for RowTable {
-    #[inline(always)]
-    unsafe fn row(&self, p: usize) -> *const f32 {
-        self.ptr.add(*self.offsets.add(p))
-    }
-    #[inline(always)]
-    fn row_ahead(&self, p: usize, ahead: usize) -> *const f32 {
-        let q = (p + ahead).min(self.k - 1);
-        // SAFETY: q < k, an entry of the table (k > 0: sgemm's contract).
-        self.ptr.wrapping_add(unsafe { *self.offsets.add(q) })
-    }
-    #[inline(always)]
-    fn cs(&self) -> usize {
-        1
-    }
-    #[inline(always)]
-    fn columns_contiguous(&self) -> bool {
-        false
     }
 }
 
@@ -275,7 +237,7 @@ fn part_size(len: usize, max: usize, unit: usize) -> usize {
 ///
 /// # Safety
 /// `isa.available()` is true; `a` and `b` address m x k and k x n valid
-/// floats (for a [`RowTable`]: `k` offsets, each row's n floats valid);
+/// floats;
 /// `c` addresses m * n writable floats that nothing else reads or writes
 /// during the call and that do not overlap `a` or `b`; m, n, k > 0.
 pub unsafe fn sgemm<B: BRows>(

@@ -1,0 +1,367 @@
+//! A convolution's forward and input gradient as matrix products of its
+//! windows, without the im2col tensor in memory: the windows are gathered
+//! block by block into a buffer that stays in cache and multiplied there.
+
+use super::product::MatElem;
+use super::Mat;
+use crate::buffer::{DType, Strided};
+use crate::kernels::shared_out::SharedOut;
+use crate::kernels::window::{ColumnBlock, Windows};
+use crate::{bail, Result};
+use gemm::Parallelism;
+
+/// A convolution's forward without its im2col tensor: `x` is a contiguous
+/// `[batch, channels, *input]`, `w` a contiguous `[m, channels * table.k]`;
+/// the result is `[batch, m, table.l]`, sample `s` being `w @ cols(s)`
+/// with `cols(s)` its `[channels * k, l]` windows (padding read as zero),
+/// plus `bias` (`[m]`) on each row.
+///
+/// Each sample's windows are cut into column blocks of about
+/// [`COLUMN_BLOCK_BYTES`] ([`column_blocks`]); a unit of work gathers one
+/// block of one sample into a buffer that stays in cache, multiplies it on
+/// one thread by the kernel [`super::matmul`] takes for that product, and
+/// writes the block's output columns with the bias added. The blocks
+/// depend on the sizes alone, so the values do not depend on the thread
+/// count; blocks of several samples keep the threads busy at any batch
+/// size. `None` where this does not apply (another dtype, a bias not
+/// contiguous or of another dtype, fewer units of work than twice the
+/// threads): the caller takes the unfused path.
+pub fn conv_forward(
+    x: &Strided,
+    table: &Windows,
+    w: &Strided,
+    bias: Option<&Strided>,
+) -> Result<Option<Strided>> {
+    Ok(conv_forward_with(x, table, w, bias, false)?.map(|(y, _)| y))
+}
+
+/// [`conv_forward`] for a convolution that autograd records: the windows
+/// are also kept (`[batch, channels * k, l]`, for the weight's gradient),
+/// each block copied from the cache into them. The same values as
+/// [`conv_forward`], bit for bit. `None` where [`conv_forward`] gives
+/// `None`.
+pub fn conv_forward_keeping_windows(
+    x: &Strided,
+    table: &Windows,
+    w: &Strided,
+    bias: Option<&Strided>,
+) -> Result<Option<(Strided, Strided)>> {
+    Ok(conv_forward_with(x, table, w, bias, true)?
+        .map(|(y, cols)| (y, cols.expect("windows were kept"))))
+}
+
+/// Bytes of window matrix per column block: the block and its product stay
+/// in a core's L2 (1 MiB on AMD Zen 4, 512 KiB on Zen 3, 2 MiB on Intel's
+/// AVX-512 Xeons) while the GEMM reads it.
+pub const COLUMN_BLOCK_BYTES: usize = 256 << 10;
+
+/// The column blocks of a sample's `[kr, l]` window matrix (elements of
+/// `itemsize` bytes): as many as [`COLUMN_BLOCK_BYTES`] asks, of even
+/// widths (a multiple of 16, the widest GEMM tile, where they are wide),
+/// never narrower than 64 windows. Sizes alone decide them.
+pub fn column_blocks(kr: usize, l: usize, itemsize: usize) -> Vec<std::ops::Range<usize>> {
+    let fit = (COLUMN_BLOCK_BYTES / (kr * itemsize).max(1)).max(64);
+    let count = l.div_ceil(fit).max(1);
+    let mut width = l.div_ceil(count);
+    if width >= 128 {
+        width = width.next_multiple_of(16);
+    }
+    (0..l)
+        .step_by(width.max(1))
+        .map(|start| start..(start + width).min(l))
+        .collect()
+}
+
+fn conv_forward_with(
+    x: &Strided,
+    table: &Windows,
+    w: &Strided,
+    bias: Option<&Strided>,
+    keep: bool,
+) -> Result<Option<(Strided, Option<Strided>)>> {
+    if !x.is_contiguous()
+        || !w.is_contiguous()
+        || bias.is_some_and(|b| !b.is_contiguous() || b.dtype() != x.dtype())
+    {
+        return Ok(None);
+    }
+    let threads = crate::parallel::num_threads();
+    let units = x.shape()[0] * column_blocks(w.shape()[1], table.l, x.dtype().itemsize()).len();
+    if threads > 1 && units < 2 * threads {
+        return Ok(None);
+    }
+    match x.dtype() {
+        DType::F32 => conv_typed::<f32>(x, table, w, bias, keep).map(Some),
+        DType::F64 => conv_typed::<f64>(x, table, w, bias, keep).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn conv_typed<T: MatElem>(
+    x: &Strided,
+    table: &Windows,
+    w: &Strided,
+    bias: Option<&Strided>,
+    keep: bool,
+) -> Result<(Strided, Option<Strided>)> {
+    let (samples, channels) = (x.shape()[0], x.shape()[1]);
+    let (m, kr, l) = (w.shape()[0], channels * table.k, table.l);
+    if w.shape()[1] != kr
+        || x.numel() != samples * channels * table.plane
+        || bias.is_some_and(|b| b.numel() != m)
+    {
+        bail!(
+            internal,
+            "kernels::conv_forward: shapes do not match the table"
+        );
+    }
+    let sx = x.storage().read_recursive();
+    let sw = w.storage().read_recursive();
+    let sb = bias.map(|b| b.storage().read_recursive());
+    let dx = &sx.as_slice::<T>()[x.layout().offset..];
+    let dw = sw.as_slice::<T>();
+    let db = match (&sb, bias) {
+        (Some(s), Some(b)) => Some(&s.as_slice::<T>()[b.layout().offset..][..m]),
+        _ => None,
+    };
+    let per_sample = channels * table.plane;
+    let mut out = crate::buffer::pool::try_buffer::<T>(samples * m * l)?;
+    let mut kept = match keep {
+        true => crate::buffer::pool::try_buffer::<T>(samples * kr * l)?,
+        false => Vec::new(),
+    };
+    if !out.is_empty() {
+        let blocks: Vec<ColumnBlock> = column_blocks(kr, l, std::mem::size_of::<T>())
+            .into_iter()
+            .map(|cols| table.column_block(cols))
+            .collect();
+        let widest = blocks.iter().map(|b| b.cols.len()).max().unwrap_or(0);
+        let am = Mat {
+            off: w.layout().offset,
+            rs: kr,
+            cs: 1,
+        };
+        let (ys, cs) = (SharedOut::new(&mut out), SharedOut::new(&mut kept));
+        let scratch = Scratch::new(kr * widest + m * widest);
+        // Unit `u`: block `u % blocks` of sample `u / blocks`.
+        let unit = |u: usize| -> Result<()> {
+            let (s, block) = (u / blocks.len(), &blocks[u % blocks.len()]);
+            let (c0, width) = (block.cols.start, block.cols.len());
+            let mut buf = scratch.take()?;
+            let (cols, product) = buf.split_at_mut(kr * width);
+            let product = &mut product[..m * width];
+            let sample = &dx[s * per_sample..(s + 1) * per_sample];
+            for (plane, c) in sample
+                .chunks_exact(table.plane.max(1))
+                .zip(cols.chunks_exact_mut((table.k * width).max(1)))
+            {
+                block.gather_plane(plane, T::zero(), c);
+            }
+            let bm = Mat {
+                off: 0,
+                rs: width,
+                cs: 1,
+            };
+            let mnk = [m, width, kr];
+            T::product(
+                product,
+                dw,
+                am,
+                cols,
+                bm,
+                mnk,
+                T::path(mnk),
+                Parallelism::None,
+            );
+            for (r, row) in product.chunks_exact(width).enumerate() {
+                // SAFETY: unit (s, block) alone writes columns c0..c0 + width
+                // of sample s's rows, inside `out` (`[samples, m, l]`).
+                let dst = unsafe { ys.run((s * m + r) * l + c0, width) };
+                match db {
+                    Some(b) => dst.iter_mut().zip(row).for_each(|(y, &v)| *y = v + b[r]),
+                    None => dst.copy_from_slice(row),
+                }
+            }
+            if keep {
+                for (q, row) in cols.chunks_exact(width).enumerate() {
+                    // SAFETY: as above, in `kept` (`[samples, kr, l]`).
+                    unsafe { cs.run((s * kr + q) * l + c0, width) }.copy_from_slice(row);
+                }
+            }
+            scratch.give(buf);
+            Ok(())
+        };
+        let failed = parking_lot::Mutex::new(None);
+        crate::parallel::for_each_index(samples * blocks.len(), &|u| {
+            if let Err(e) = unit(u) {
+                *failed.lock() = Some(e);
+            }
+        });
+        scratch.recycle();
+        if let Some(e) = failed.into_inner() {
+            return Err(e);
+        }
+    }
+    drop((sx, sw, sb));
+    let cols = keep.then(|| Strided::contiguous(T::wrap(kept), &[samples, kr, l]));
+    Ok((Strided::contiguous(T::wrap(out), &[samples, m, l]), cols))
+}
+
+/// Scratch buffers of one length from the pool, one per unit of work
+/// running at a time: taken by a unit, given back when it ends, returned
+/// to the pool at the end of the call.
+struct Scratch<T: MatElem> {
+    len: usize,
+    free: parking_lot::Mutex<Vec<Vec<T>>>,
+}
+
+impl<T: MatElem> Scratch<T> {
+    fn new(len: usize) -> Self {
+        Scratch {
+            len,
+            free: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn take(&self) -> Result<Vec<T>> {
+        match self.free.lock().pop() {
+            Some(b) => Ok(b),
+            None => crate::buffer::pool::try_buffer::<T>(self.len),
+        }
+    }
+
+    fn give(&self, b: Vec<T>) {
+        self.free.lock().push(b);
+    }
+
+    fn recycle(self) {
+        self.free
+            .into_inner()
+            .into_iter()
+            .for_each(crate::buffer::pool::recycle);
+    }
+}
+
+/// A convolution's input gradient without the windows' gradient tensor:
+/// `grad` is a contiguous `[batch, m, table.l]`, `w` a contiguous `[m,
+/// channels * table.k]`; the result is `[batch, channels * table.plane]`,
+/// sample `s` being `fold(w^T @ grad(s))`. Each sample's product goes to a
+/// buffer that stays in cache and is added back to the input positions at
+/// once, one sample per thread (so the sums do not depend on the thread
+/// count). `None` where [`conv_forward`] gives `None`.
+pub fn conv_input_grad(grad: &Strided, table: &Windows, w: &Strided) -> Result<Option<Strided>> {
+    let threads = crate::parallel::num_threads();
+    let samples = grad.shape()[0];
+    if !grad.is_contiguous()
+        || !w.is_contiguous()
+        || grad.dtype() != w.dtype()
+        || (threads > 1 && samples < 2 * threads)
+    {
+        return Ok(None);
+    }
+    match grad.dtype() {
+        DType::F32 => conv_input_grad_typed::<f32>(grad, table, w).map(Some),
+        DType::F64 => conv_input_grad_typed::<f64>(grad, table, w).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn conv_input_grad_typed<T: MatElem>(
+    grad: &Strided,
+    table: &Windows,
+    w: &Strided,
+) -> Result<Strided> {
+    let (samples, m, l) = (grad.shape()[0], grad.shape()[1], grad.shape()[2]);
+    let kr = w.shape()[1];
+    let channels = kr / table.k.max(1);
+    if w.shape()[0] != m || l != table.l || channels * table.k != kr {
+        bail!(
+            internal,
+            "kernels::conv_input_grad: shapes do not match the table"
+        );
+    }
+    let per_sample = channels * table.plane;
+    let mut out = crate::buffer::pool::try_buffer::<T>(samples * per_sample)?;
+    if out.is_empty() {
+        return Ok(Strided::contiguous(T::wrap(out), &[samples, per_sample]));
+    }
+    let mnk = [kr, l, m];
+    let path = T::path(mnk);
+    let sg = grad.storage().read_recursive();
+    let sw = w.storage().read_recursive();
+    let (dg, dw) = (sg.as_slice::<T>(), sw.as_slice::<T>());
+    // w^T: row i of the left operand is column i of w.
+    let am = Mat {
+        off: w.layout().offset,
+        rs: 1,
+        cs: kr,
+    };
+    let plane_cols = table.k * l;
+    for_each_sample_with_buffer(&mut out, per_sample, kr * l, |s, dst, cols| {
+        let bm = Mat {
+            off: grad.layout().offset + s * m * l,
+            rs: l,
+            cs: 1,
+        };
+        T::product(cols, dw, am, dg, bm, mnk, path, Parallelism::None);
+        for (plane, c) in dst
+            .chunks_exact_mut(table.plane.max(1))
+            .zip(cols.chunks_exact(plane_cols.max(1)))
+        {
+            table.scatter_add_plane(c, plane);
+        }
+    })?;
+    drop((sg, sw));
+    Ok(Strided::contiguous(T::wrap(out), &[samples, per_sample]))
+}
+
+/// `each(s, dst, buf)` for every sample `s` of `out` (`dst`: its
+/// `sample_len` elements), in blocks of whole samples over the threads
+/// (about two blocks per thread), each block with its own scratch buffer
+/// of `buf_len` elements from the pool (returned afterwards).
+fn for_each_sample_with_buffer<T: MatElem>(
+    out: &mut [T],
+    sample_len: usize,
+    buf_len: usize,
+    each: impl Fn(usize, &mut [T], &mut [T]) + Sync,
+) -> Result<()> {
+    let sample_len = sample_len.max(1);
+    let per = samples_per_block(out.len() / sample_len);
+    let bufs = (0..out.len().div_ceil(per * sample_len))
+        .map(|_| crate::buffer::pool::try_buffer::<T>(buf_len).map(parking_lot::Mutex::new))
+        .collect::<Result<Vec<_>>>()?;
+    let run = |first: usize, block: &mut [T]| {
+        let mut buf = bufs[first / (per * sample_len)].lock();
+        for (i, dst) in block.chunks_mut(sample_len).enumerate() {
+            each(first / sample_len + i, dst, &mut buf);
+        }
+    };
+    for_sample_blocks(out, per * sample_len, run);
+    bufs.into_iter()
+        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
+    Ok(())
+}
+
+/// Samples per block of a convolution's forward: about two blocks per
+/// thread (one block on one thread).
+pub(super) fn samples_per_block(samples: usize) -> usize {
+    match crate::parallel::num_threads() {
+        1 => samples,
+        threads => samples.div_ceil(2 * threads),
+    }
+}
+
+/// `run(first, block)` for each block of `block_len` elements of `out`
+/// (`first`: the block's first element), over the threads when there are
+/// several.
+pub(super) fn for_sample_blocks<T: Send>(
+    out: &mut [T],
+    block_len: usize,
+    run: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if crate::parallel::num_threads() > 1 {
+        crate::parallel::for_each_block_mut(out, block_len, run);
+    } else {
+        run(0, out);
+    }
+}
