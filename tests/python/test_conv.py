@@ -105,6 +105,53 @@ def test_conv_values_alone_match_the_recorded_forward(shape, threads):
     np.testing.assert_allclose(want, ref, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        # (n, c, h, o, k, stride, pad, dtype)
+        (1, 16, 40, 8, 3, 1, 1, "float32"),  # one sample, several column blocks
+        (6, 8, 20, 12, 3, 2, 1, "float64"),  # several samples per partial sum
+        (40, 3, 9, 4, 3, 1, 0, "float32"),  # more units than partial sums
+    ],
+)
+def test_conv_gradients_do_not_depend_on_the_thread_count(shape):
+    """The weight's gradient gathers the windows again block by block and
+    sums the blocks in an order fixed by the sizes: the same bits at 1, 2
+    and 3 threads, and equal to a direct float64 sum over the windows."""
+    n, c, h, o, k, stride, pad, dtype = shape
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((n, c, h, h)).astype(dtype)
+    w = rng.standard_normal((o, c, k, k)).astype(dtype)
+    F = F_of(ferrograd)
+    old = ferrograd.get_num_threads()
+    grads = []
+    try:
+        for threads in (1, 2, 3):
+            ferrograd.set_num_threads(threads)
+            X = ferrograd.from_numpy(x).requires_grad_()
+            W = ferrograd.from_numpy(w).requires_grad_()
+            y = F.conv2d(X, W, stride=stride, padding=pad)
+            g = ferrograd.from_numpy(np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype))
+            y.backward(g)
+            grads.append((X.grad.numpy(), W.grad.numpy(), g.numpy()))
+    finally:
+        ferrograd.set_num_threads(old)
+    for dx, dw, _ in grads[1:]:
+        assert np.array_equal(dx, grads[0][0])
+        assert np.array_equal(dw, grads[0][1])
+    dw, g = grads[0][1], grads[0][2].astype(np.float64)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    ref = np.zeros((o, c, k, k))
+    for a in range(k):
+        for b in range(k):
+            win = xp[
+                :, :, a : a + stride * g.shape[2] : stride, b : b + stride * g.shape[3] : stride
+            ]
+            ref[:, :, a, b] = np.einsum("nchw,nohw->oc", win, g)
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(dw, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
 def test_conv_records_when_only_the_bias_requires_grad(lib):
     # the values-only path adds the bias inside its kernel: a bias that
     # requires grad (input and weight not) must still get its gradient

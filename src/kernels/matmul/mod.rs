@@ -50,7 +50,8 @@ mod path;
 mod product;
 
 pub use conv::{
-    column_blocks, conv_forward, conv_forward_keeping_windows, conv_input_grad, COLUMN_BLOCK_BYTES,
+    column_blocks, conv_forward, conv_input_grad, conv_weight_grad, COLUMN_BLOCK_BYTES,
+    FORWARD_MIN_WIDTH, WEIGHT_GRAD_MIN_WIDTH, WEIGHT_GRAD_PARTS,
 };
 use gemv::gemv;
 pub use path::{
