@@ -32,6 +32,13 @@ pub trait Reduced: Element {
     fn sum_run(x: &[Self]) -> f32;
     /// `acc[i] += x[i]` in float32, converting in registers.
     fn add_rows(acc: &mut [f32], x: &[Self]);
+    /// `acc[i] += x[r * stride + i]` for each row `r < rows` in order: the
+    /// bits of [`Reduced::add_rows`] row by row.
+    fn add_row_group(acc: &mut [f32], x: &[Self], stride: usize, rows: usize) {
+        for r in 0..rows {
+            Self::add_rows(acc, &x[r * stride..r * stride + acc.len()]);
+        }
+    }
     /// `dst[i] = f(dst[i], src[i])`: [`Reduced::zip_fused`] by pieces
     /// into a small buffer, copied back.
     fn update_fused<F: Fn(f32, f32) -> f32 + Sync>(dst: &mut [Self], src: &[Self], f: &F) {
@@ -102,6 +109,18 @@ impl Reduced for f16 {
         }
         for (a, h) in acc.iter_mut().zip(x) {
             *a += h.to_f32();
+        }
+    }
+    fn add_row_group(acc: &mut [f32], x: &[Self], stride: usize, rows: usize) {
+        let w = acc.len();
+        #[cfg(target_arch = "x86_64")]
+        if has_f16c() && (rows == 0 || (rows - 1) * stride + w <= x.len()) {
+            // SAFETY: the CPU has AVX2, FMA and F16C (checked above), and
+            // every row's w elements lie inside x (checked above).
+            return unsafe { f16c_add_row_group(acc, x, stride, rows) };
+        }
+        for r in 0..rows {
+            Self::add_rows(acc, &x[r * stride..r * stride + w]);
         }
     }
 }
@@ -220,20 +239,60 @@ unsafe fn f16c_sum(x: &[f16]) -> f32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn f16c_add_rows(acc: &mut [f32], x: &[f16]) {
+    use std::arch::x86_64::{
+        __m128i, _mm256_add_ps, _mm256_cvtph_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128,
+    };
     let n = acc.len().min(x.len());
     let (acc, x) = (&mut acc[..n], &x[..n]);
     let mut blocks = acc.chunks_exact_mut(8);
     for (a, c) in (&mut blocks).zip(x.chunks_exact(8)) {
-        // SAFETY: the CPU has F16C and AVX (this function's features);
-        // `c` holds 8 elements.
-        let v = unsafe { f16c_load8(c) };
-        for i in 0..8 {
-            a[i] += v[i];
+        // SAFETY: the CPU has F16C and AVX (this function's features); `a`
+        // and `c` hold 8 elements each (unaligned loads and store).
+        unsafe {
+            let v = _mm256_cvtph_ps(_mm_loadu_si128(c.as_ptr() as *const __m128i));
+            let sum = _mm256_add_ps(_mm256_loadu_ps(a.as_ptr()), v);
+            _mm256_storeu_ps(a.as_mut_ptr(), sum);
         }
     }
     let done = n - blocks.into_remainder().len();
     for (a, h) in acc[done..].iter_mut().zip(&x[done..]) {
         *a += h.to_f32();
+    }
+}
+
+/// [`Reduced::add_row_group`] for float16 with F16C: each block of 8
+/// accumulators stays in a register while the rows are added into it in
+/// order (the same sums as row by row, without a load and store of the
+/// accumulators per row).
+///
+/// # Safety
+/// The CPU has AVX2, FMA and F16C, and `x` holds `(rows - 1) * stride +
+/// acc.len()` elements (when `rows > 0`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16c_add_row_group(acc: &mut [f32], x: &[f16], stride: usize, rows: usize) {
+    use std::arch::x86_64::{
+        __m128i, _mm256_add_ps, _mm256_cvtph_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128,
+    };
+    let w = acc.len();
+    let full = w - w % 8;
+    let p = x.as_ptr();
+    for j in (0..full).step_by(8) {
+        // SAFETY: j + 8 <= w: inside acc and, for each row r < rows, inside
+        // x (the caller's bound); unaligned loads and store.
+        unsafe {
+            let mut a = _mm256_loadu_ps(acc.as_ptr().add(j));
+            for r in 0..rows {
+                let h = _mm_loadu_si128(p.add(r * stride + j) as *const __m128i);
+                a = _mm256_add_ps(a, _mm256_cvtph_ps(h));
+            }
+            _mm256_storeu_ps(acc.as_mut_ptr().add(j), a);
+        }
+    }
+    for (j, a) in acc.iter_mut().enumerate().skip(full) {
+        for r in 0..rows {
+            *a += x[r * stride + j].to_f32();
+        }
     }
 }
 
@@ -620,28 +679,55 @@ fn fold_lanes<H: Reduced>(x: &[H], lane: usize, f: &Sum<f32>) -> Vec<f32> {
 }
 
 /// The sum down each of the `inner` columns of `x` (2-byte floats, `outer`
-/// rows of `inner`): a sum over leading dims. Blocks of columns split over
-/// the threads; each keeps a row of float32 accumulators and adds the rows
-/// into it, converting as it reads (same order for any thread count).
+/// rows of `inner`): a sum over leading dims, converting as it reads.
+///
+/// The rows are cut into pieces of [`ROW_PIECE`], the columns into blocks;
+/// a unit of work (a piece of a block) keeps a row of float32 accumulators
+/// and adds its rows into it in order; the pieces' sums are then added in
+/// order. The pieces depend on the sizes alone and a column's sum does not
+/// depend on the blocks, so the blocks are sized for the threads (about
+/// eight units per thread, 64 to [`FOLD_CHUNK`] columns) and the result is
+/// the same for any thread count. (Blocks of 2048 alone split a 100x10000
+/// sum into five units for two threads, and a 10000x100 one into one.)
 fn fold_columns<H: Reduced>(x: &[H], outer: usize, inner: usize, f: &Sum<f32>) -> Vec<f32> {
-    let mut out = vec![0f32; inner];
-    let shared = SharedOut::new(&mut out);
-    for_each_index(inner.div_ceil(FOLD_CHUNK), &|b| {
-        let j0 = b * FOLD_CHUNK;
-        let w = FOLD_CHUNK.min(inner - j0);
+    let pieces = outer.div_ceil(ROW_PIECE).max(1);
+    let threads = crate::parallel::num_threads();
+    let width = (inner * pieces)
+        .div_ceil(8 * threads)
+        .next_multiple_of(64)
+        .clamp(64, FOLD_CHUNK);
+    let blocks = inner.div_ceil(width);
+    let mut sums = vec![0f32; pieces * inner];
+    let shared = SharedOut::new(&mut sums);
+    for_each_index(pieces * blocks, &|u| {
+        let (p, j0) = (u / blocks, (u % blocks) * width);
+        let w = width.min(inner - j0);
         let mut acc = [0f32; FOLD_CHUNK];
         let acc = &mut acc[..w];
-        for i in 0..outer {
-            let row = i * inner + j0;
-            H::add_rows(acc, &x[row..row + w]);
+        // groups of rows, each added in order with the accumulators held
+        let (first, end) = (p * ROW_PIECE, ((p + 1) * ROW_PIECE).min(outer));
+        for g in (first..end).step_by(ROW_GROUP) {
+            let rows = ROW_GROUP.min(end - g);
+            let start = g * inner + j0;
+            H::add_row_group(acc, &x[start..start + (rows - 1) * inner + w], inner, rows);
         }
-        for (k, &a) in acc.iter().enumerate() {
-            // SAFETY: block b writes out[j0..j0 + w] only, once each.
-            unsafe { shared.write(j0 + k, f.finish(a)) }
-        }
+        // SAFETY: unit (p, block) writes sums[p * inner + j0..][..w] only.
+        unsafe { shared.run(p * inner + j0, w) }.copy_from_slice(acc);
     });
-    out
+    let (out, rest) = sums.split_at_mut(inner);
+    for piece in rest.chunks_exact(inner.max(1)) {
+        out.iter_mut().zip(piece).for_each(|(o, &v)| *o += v);
+    }
+    sums.truncate(inner);
+    sums.iter_mut().for_each(|v| *v = f.finish(*v));
+    sums
 }
+
+/// Rows per piece of [`fold_columns`].
+const ROW_PIECE: usize = 256;
+/// Rows [`fold_columns`] adds at a time (their streams stay few enough for
+/// the prefetchers).
+const ROW_GROUP: usize = 8;
 
 /// A fold of a contiguous float16/bfloat16 tensor over its trailing dims
 /// (a whole sum, a mean over the last dim) or its leading dims (`sum(0)`)
@@ -880,6 +966,27 @@ mod tests {
             let want: Vec<f32> = acc.iter().zip(&wide).map(|(a, w)| a + w).collect();
             H::add_rows(&mut acc, &fin);
             assert_eq!(acc, want, "rows, n = {n}");
+            // a group of rows (stride past the width) in one call: the bits
+            // of adding them one by one
+            let w = fin.len() / 3;
+            for rows in 0..4usize {
+                let stride = w + 1;
+                if rows > 0 && (rows - 1) * stride + w > fin.len() {
+                    continue;
+                }
+                let mut group: Vec<f32> = (0..w).map(|i| i as f32 * 0.37).collect();
+                let mut one_by_one = group.clone();
+                H::add_row_group(&mut group, &fin, stride, rows);
+                for r in 0..rows {
+                    H::add_rows(&mut one_by_one, &fin[r * stride..r * stride + w]);
+                }
+                let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&group),
+                    bits(&one_by_one),
+                    "row group, n = {n}, rows = {rows}"
+                );
+            }
         }
     }
 
