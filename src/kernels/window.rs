@@ -258,6 +258,7 @@ impl Windows {
         }
         ColumnBlock {
             plane: self.plane,
+            k: self.k,
             cols,
             runs,
         }
@@ -267,6 +268,7 @@ impl Windows {
 /// A range of a [`Windows`] table's windows (see [`Windows::column_block`]).
 pub struct ColumnBlock {
     plane: usize,
+    k: usize,
     /// The windows, a range of `0..l`.
     pub cols: std::ops::Range<usize>,
     runs: Vec<Run>,
@@ -277,6 +279,18 @@ impl ColumnBlock {
     /// elements, window-minor), `fill` over padding.
     pub fn gather_plane<T: Element>(&self, plane: &[T], fill: T, dst: &mut [T]) {
         crate::kernels::slices::gather_runs(&plane[..self.plane], &self.runs, fill, dst);
+    }
+
+    /// [`ColumnBlock::gather_plane`] of each whole plane of `planes` into
+    /// its `[k, cols.len()]` part of `dst`, in order.
+    pub fn gather_planes<T: Element>(&self, planes: &[T], fill: T, dst: &mut [T]) {
+        let per = self.k * self.cols.len();
+        for (plane, d) in planes
+            .chunks_exact(self.plane.max(1))
+            .zip(dst.chunks_exact_mut(per.max(1)))
+        {
+            self.gather_plane(plane, fill, d);
+        }
     }
 }
 

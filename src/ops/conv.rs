@@ -531,10 +531,7 @@ fn finish_conv(
         let recorded = crate::autograd::would_record(&[grad, &weight, &x]);
         let dx = c.grad_for(0, || {
             if !recorded && g == 1 {
-                if let Some(dx) = input_grad_as_conv(grad, &weight, &w, &in_shape, &out)? {
-                    return Ok(dx);
-                }
-                if let Some(dx) = input_grad_by_samples(grad, &weight, &w, &in_shape, &out)? {
+                if let Some(dx) = input_grad_in_cache(grad, &weight, &w, &in_shape, &out)? {
                     return Ok(dx);
                 }
             }
@@ -571,12 +568,12 @@ fn finish_conv(
     })
 }
 
-/// A sample's `w^T @ grad` size (bytes) from which [`input_grad_as_conv`]
-/// is taken.
+/// A sample's `w^T @ grad` size (bytes) from which [`input_grad_in_cache`]
+/// runs a convolution.
 const DX_AS_CONV_FROM_BYTES: usize = 2 << 20;
 
-/// The input's gradient of a one-group, stride-1 convolution as the
-/// convolution it is: `grad` (padded by `dilation * (k - 1) - padding`)
+/// The input's gradient of a one-group convolution without `w^T @ grad`
+/// in memory. For stride 1, as the convolution it is: `grad` (padded by `dilation * (k - 1) - padding`)
 /// with the weight's channels swapped and its kernel flipped, so the
 /// blocked forward kernel runs it (its products sum over `c_out * k`,
 /// where `w^T @ grad` sums over `c_out` alone and writes `k` times the
@@ -585,10 +582,12 @@ const DX_AS_CONV_FROM_BYTES: usize = 2 << 20;
 /// channels enough to fill the GEMM's rows (on the conv sweep's shapes, AMD
 /// Zen 4: 0.60 against 0.76 of torch's backward on 4x32x56x56, 0.70
 /// against 0.83 on 3x16x64x64; with 3 input channels, or a 16x16 image, it
-/// ran slower). `None` elsewhere, and for strides or padding wider than the
-/// kernel's extent less one. Not differentiable: for a backward that is not
-/// itself recorded.
-fn input_grad_as_conv(
+/// ran slower). Elsewhere (and for strides, or padding wider than the
+/// kernel's extent less one) sample by sample
+/// ([`crate::kernels::matmul::conv_input_grad`]; `None` where it does not
+/// apply).
+/// Not differentiable: for a backward that is not itself recorded.
+fn input_grad_in_cache(
     grad: &Tensor,
     weight: &Tensor,
     w: &Window,
@@ -606,7 +605,20 @@ fn input_grad_as_conv(
         || cin < 16
         || dcols_bytes <= DX_AS_CONV_FROM_BYTES
     {
-        return Ok(None);
+        // sample by sample (kernels::matmul::conv_input_grad)
+        let (n, cout) = (grad.shape()[0], weight.shape()[0]);
+        let l = out.iter().product::<usize>();
+        let grad = grad
+            .reshape(&[n as i64, cout as i64, l as i64])?
+            .contiguous()?;
+        let wm = weight
+            .contiguous()?
+            .reshape(&[cout as i64, (weight.numel() / cout.max(1)) as i64])?;
+        let table = w.table(&in_shape[2..], out)?;
+        let Some(dx) = crate::kernels::matmul::conv_input_grad(&grad, &table, &wm)? else {
+            return Ok(None);
+        };
+        return Ok(Some(Tensor::from(dx).reshape(&super::to_i64(in_shape))?));
     }
     let mut grad_shape = vec![in_shape[0] as i64, weight.shape()[0] as i64];
     grad_shape.extend(out.iter().map(|&o| o as i64));
@@ -626,32 +638,6 @@ fn input_grad_as_conv(
         bail!(internal, "conv: the input gradient's shape");
     }
     Ok(Some(dx))
-}
-
-/// The input's gradient of a one-group convolution, sample by sample in
-/// cache ([`crate::kernels::matmul::conv_input_grad`]); `None` where that
-/// kernel does not apply. Not differentiable: for a backward that is not
-/// itself recorded.
-fn input_grad_by_samples(
-    grad: &Tensor,
-    weight: &Tensor,
-    w: &Window,
-    in_shape: &[usize],
-    out: &[usize],
-) -> Result<Option<Tensor>> {
-    let (n, cout) = (grad.shape()[0], weight.shape()[0]);
-    let l = out.iter().product::<usize>();
-    let grad = grad
-        .reshape(&[n as i64, cout as i64, l as i64])?
-        .contiguous()?;
-    let wm = weight
-        .contiguous()?
-        .reshape(&[cout as i64, (weight.numel() / cout.max(1)) as i64])?;
-    let table = w.table(&in_shape[2..], out)?;
-    let Some(dx) = crate::kernels::matmul::conv_input_grad(&grad, &table, &wm)? else {
-        return Ok(None);
-    };
-    Ok(Some(Tensor::from(dx).reshape(&super::to_i64(in_shape))?))
 }
 
 impl Tensor {

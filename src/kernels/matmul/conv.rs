@@ -157,13 +157,7 @@ fn conv_typed<T: MatElem>(
             let mut buf = scratch.take()?;
             let (cols, product) = buf.split_at_mut(kr * width);
             let product = &mut product[..m * width];
-            let sample = &dx[s * per_sample..(s + 1) * per_sample];
-            for (plane, c) in sample
-                .chunks_exact(table.plane.max(1))
-                .zip(cols.chunks_exact_mut((table.k * width).max(1)))
-            {
-                block.gather_plane(plane, T::zero(), c);
-            }
+            block.gather_planes(&dx[s * per_sample..(s + 1) * per_sample], T::zero(), cols);
             let bm = Mat {
                 off: 0,
                 rs: width,
@@ -267,13 +261,7 @@ fn conv_weight_grad_typed<T: MatElem>(
         let (c0, width) = (block.cols.start, block.cols.len());
         let mut buf = scratch.take()?;
         let (cols, product) = buf.split_at_mut(kr * width);
-        let sample = &dx[s * per_sample..(s + 1) * per_sample];
-        for (plane, c) in sample
-            .chunks_exact(table.plane.max(1))
-            .zip(cols.chunks_exact_mut((table.k * width).max(1)))
-        {
-            block.gather_plane(plane, T::zero(), c);
-        }
+        block.gather_planes(&dx[s * per_sample..(s + 1) * per_sample], T::zero(), cols);
         let am = Mat {
             off: grad.layout().offset + s * m * l + c0,
             rs: l,
