@@ -198,6 +198,7 @@ fn each_block<const N: usize, S>(
     if whole && plan.dims().0.len() >= 2 {
         return plan.for_each_rows_with(grain, init, f);
     }
+    let grain = strided_grain(grain, inner, mem);
     plan.for_each_run_with(grain, init, |bufs, offs, len| {
         if whole {
             return f(bufs, offs, len, 1);
@@ -210,6 +211,33 @@ fn each_block<const N: usize, S>(
         }
     });
 }
+
+/// `grain` (elements, for contiguous operands) for operands read with
+/// `inner` strides along the runs: an element of an operand with a long
+/// stride costs a cache line where a contiguous one costs its own bytes,
+/// so the work worth the threads comes in fewer elements (a column of a
+/// wide matrix, a slice with a step). Never below [`MIN_STRIDED_GRAIN`].
+fn strided_grain<const N: usize>(
+    grain: usize,
+    inner: [usize; N],
+    mem: [(usize, usize); N],
+) -> usize {
+    const LINE: usize = 64;
+    let dense: usize = mem.iter().map(|m| m.1).sum();
+    let touched: usize = (0..N)
+        .map(|k| match inner[k] {
+            0 => 0,
+            s => (s * mem[k].1).min(LINE).max(mem[k].1),
+        })
+        .sum();
+    if touched <= dense {
+        return grain;
+    }
+    (grain * dense / touched).max(MIN_STRIDED_GRAIN.min(grain))
+}
+
+/// The fewest elements of a strided loop split over the threads.
+const MIN_STRIDED_GRAIN: usize = 1 << 14;
 
 /// One input's values over a block: rows of its own buffer (contiguous
 /// along dim 0), one value per row (stride 0 along dim 0), or copied into
@@ -590,6 +618,22 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strided_operands_split_over_the_threads_from_fewer_elements() {
+        let f32s = [(0, 4), (0, 4)];
+        // contiguous and broadcast operands keep the grain
+        assert_eq!(strided_grain(1 << 17, [1, 1], f32s), 1 << 17);
+        assert_eq!(strided_grain(1 << 17, [1, 0], f32s), 1 << 17);
+        // every other element: 4 + 8 bytes touched per 8
+        assert_eq!(strided_grain(1 << 17, [1, 2], f32s), (1 << 17) * 8 / 12);
+        assert_eq!(strided_grain(1 << 17, [1, 4], f32s), (1 << 17) * 8 / 20);
+        // a column of a wide matrix: a cache line per element read
+        assert_eq!(strided_grain(1 << 19, [1, 16], f32s), (1 << 19) * 8 / 68);
+        assert_eq!(strided_grain(1 << 17, [1, 1000], f32s), MIN_STRIDED_GRAIN);
+        // never above the grain asked for
+        assert_eq!(strided_grain(100, [1, 1000], f32s), 100);
+    }
 
     fn layout(shape: &[usize], strides: &[usize], offset: usize) -> Layout {
         Layout::strided(shape, strides, offset)

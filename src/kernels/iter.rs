@@ -641,7 +641,7 @@ impl<const N: usize> Plan<N> {
 /// Prefetches the cache lines of `len` bytes at `addr` (only ever
 /// prefetched, never read: a stale or out-of-range address is harmless).
 #[inline(always)]
-fn prefetch_bytes(addr: usize, len: usize) {
+pub(crate) fn prefetch_bytes(addr: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -105,6 +105,11 @@ pub trait AlongDim<T, U>: Sync {
     fn lane(&self, x: &[T], out: &mut [U]);
     /// A block of lanes (see [`Rows`]).
     fn rows(&self, b: &mut Rows<'_, T, U>);
+    /// The work per element, in units of one add (a sum or a scan: 1):
+    /// the threads share the work from [`GRAIN`] units.
+    fn cost(&self) -> usize {
+        1
+    }
 }
 
 /// Runs `op` along the middle dim of `x`, a contiguous `[outer, n, inner]`
@@ -122,13 +127,14 @@ where
         return;
     }
     let threads = num_threads();
+    let grain = (GRAIN / op.cost().max(1)).max(1);
     if inner == 1 {
         // Contiguous lanes.
         let lanes = outer;
-        let per = if threads < 2 || lanes * n < GRAIN {
+        let per = if threads < 2 || lanes * n < grain {
             lanes.max(1)
         } else {
-            lanes.div_ceil(4 * threads).max(GRAIN / n.max(1) / 4).max(1)
+            lanes.div_ceil(4 * threads).max(grain / n.max(1) / 4).max(1)
         };
         let ptr = SharedOut::new(out);
         let chunks = lanes.div_ceil(per);
@@ -168,10 +174,10 @@ where
         op.rows(&mut rows);
     };
     let cost = n * w;
-    if threads < 2 || units < 2 || units * cost < GRAIN {
+    if threads < 2 || units < 2 || units * cost < grain {
         return (0..units).for_each(run_unit);
     }
-    let per = units.div_ceil(4 * threads).max(GRAIN / cost / 4).max(1);
+    let per = units.div_ceil(4 * threads).max(grain / cost / 4).max(1);
     let chunks = units.div_ceil(per);
     for_each_index(chunks, &|c| {
         (c * per..((c + 1) * per).min(units)).for_each(run_unit)
@@ -204,10 +210,17 @@ fn shift<T: VecFloat>(m: T) -> T {
     }
 }
 
+/// An `exp` with the maximum, sum and scaling around it, in adds
+/// ([`AlongDim::cost`]): a 100 x 100 softmax is worth two threads.
+const EXP_COST: usize = 4;
+
 /// `exp(x) / sum(exp(x))` along the dim.
 pub struct Softmax;
 
 impl<T: VecFloat> AlongDim<T, T> for Softmax {
+    fn cost(&self) -> usize {
+        EXP_COST
+    }
     fn out_len(&self, n: usize) -> usize {
         n
     }
@@ -241,8 +254,9 @@ fn short_fold<T: Copy, F: Fn(T, T) -> T>(x: &[T], init: T, f: &F) -> T {
 }
 
 /// Lanes shorter than this take [`slices::fold_lanes_short`]'s folds in
-/// [`softmax_lane`].
-const SHORT_SOFTMAX: usize = 128;
+/// [`softmax_lane`] (faster up to 32 elements, slower from 64: float32
+/// lanes of 1000 x n, one thread, AVX-512 Zen 4).
+const SHORT_SOFTMAX: usize = 48;
 
 crate::kernels::simd::dispatched! {
     /// Softmax (or, with `log`, log-softmax) of one contiguous lane into
@@ -279,6 +293,9 @@ crate::kernels::simd::dispatched! {
 pub struct LogSoftmax;
 
 impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
+    fn cost(&self) -> usize {
+        EXP_COST
+    }
     fn out_len(&self, n: usize) -> usize {
         n
     }
@@ -305,6 +322,9 @@ impl<T: VecFloat> AlongDim<T, T> for LogSoftmax {
 pub struct LogSumExp;
 
 impl<T: VecFloat> AlongDim<T, T> for LogSumExp {
+    fn cost(&self) -> usize {
+        EXP_COST
+    }
     fn out_len(&self, _n: usize) -> usize {
         1
     }

@@ -177,6 +177,9 @@ pub fn index_gather_as(src: &Strided, plan: &AdvPlan, out: &Layout) -> Result<St
     crate::dispatch_all!(src.dtype(), T => go::<T>(src, &offs, &walk, out))
 }
 
+/// How many pieces ahead [`index_gather`] prefetches.
+const GATHER_AHEAD: usize = 4;
+
 /// `src[indices]` as a fresh contiguous tensor.
 ///
 /// The result is row-major over (kept dims before the block, the indexed
@@ -236,11 +239,25 @@ pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
                         }
                         return;
                     }
+                    // The piece `GATHER_AHEAD` on, prefetched while this
+                    // one is copied: pieces at random places are each a
+                    // wait on memory that the hardware does not foresee.
+                    let ahead = b + GATHER_AHEAD;
+                    let (mut pa, mut oa) = (ahead / offs.len(), ahead % offs.len());
+                    let bytes = piece * std::mem::size_of::<T>();
                     for dst in chunk.chunks_exact_mut(piece) {
                         let base = pre[p] + offs[o];
                         o += 1;
                         if o == offs.len() {
                             (p, o) = (p + 1, 0);
+                        }
+                        if step == Some(1) && pa < pre.len() {
+                            let at = d.as_ptr() as usize + (pre[pa] + offs[oa]) * bytes / piece;
+                            crate::kernels::iter::prefetch_bytes(at, bytes);
+                            oa += 1;
+                            if oa == offs.len() {
+                                (pa, oa) = (pa + 1, 0);
+                            }
                         }
                         match step {
                             // A contiguous piece: a plain copy (no SIMD
