@@ -337,6 +337,15 @@ where
     };
     let width = if side > 1 {
         d0.size
+    } else if d0.stride == 1 {
+        // Contiguous rows: pieces as wide as the threads allow (up to an L1
+        // of accumulators), so that each row is read in long runs the
+        // prefetcher follows. Each output's sum is the same for any width.
+        d0.size
+            .div_ceil(4 * num_threads())
+            .next_multiple_of(16)
+            .clamp(ROW_WIDTH, ROW_BLOCK_WIDTH)
+            .min(d0.size)
     } else {
         d0.size.min(ROW_WIDTH)
     };
@@ -410,11 +419,9 @@ where
         for seg in others.chunks(w) {
             f.rows(first, seg);
         }
-        for (j, &a) in first.iter().enumerate() {
-            // SAFETY: outputs (oo + (j0 + j) * out stride) belong to unit u
-            // alone: units split the kept index space.
-            unsafe { out.write(oo + (j0 + j) * d0.out, f.finish(a)) };
-        }
+        // SAFETY: outputs (oo + (j0 + j) * out stride) belong to unit u
+        // alone: units split the kept index space.
+        unsafe { store_row(out, oo + j0 * d0.out, d0.out, first, f) };
     });
 }
 
@@ -466,12 +473,37 @@ where
         for rb in 0..row_blocks {
             f.rows(&mut acc, &parts[(lane * row_blocks + rb) * width..][..w]);
         }
-        for (j, &a) in acc.iter().enumerate() {
-            // SAFETY: outputs (oo + (j0 + j) * out stride) belong to this
-            // lane alone.
-            unsafe { out.write(oo + (j0 + j) * d0.out, f.finish(a)) };
-        }
+        // SAFETY: outputs (oo + (j0 + j) * out stride) belong to this lane
+        // alone.
+        unsafe { store_row(out, oo + j0 * d0.out, d0.out, &acc, f) };
     });
+}
+
+/// Stores `f.finish(acc[j])` at output `at + j * stride` for each `j`: a
+/// contiguous run as one slice loop (element by element, with the
+/// index arithmetic, it took two thirds of a sum over 8 rows of 125000).
+///
+/// # Safety
+/// Those outputs lie inside `out` and no other thread writes them.
+unsafe fn store_row<T: Copy, F: Fold<T>>(
+    out: SharedOut<T>,
+    at: usize,
+    stride: usize,
+    acc: &[T],
+    f: &F,
+) {
+    if stride == 1 {
+        // SAFETY: the caller's promise, for the run at..at + acc.len().
+        let dst = unsafe { out.run(at, acc.len()) };
+        for (d, &a) in dst.iter_mut().zip(acc) {
+            *d = f.finish(a);
+        }
+    } else {
+        for (j, &a) in acc.iter().enumerate() {
+            // SAFETY: the caller's promise, element by element.
+            unsafe { out.write(at + j * stride, f.finish(a)) };
+        }
+    }
 }
 
 /// Widest column block of [`row_blocks`]: a partial of 4096 floats (16 KB)
