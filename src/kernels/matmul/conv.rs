@@ -399,71 +399,32 @@ fn conv_input_grad_typed<T: MatElem>(
         cs: kr,
     };
     let plane_cols = table.k * l;
-    for_each_sample_with_buffer(&mut out, per_sample, kr * l, |s, dst, cols| {
+    let ys = SharedOut::new(&mut out);
+    let scratch = Scratch::new(kr * l);
+    // Unit `s`: sample `s`'s product in a buffer, added back into its planes.
+    let unit = |s: usize, par: Parallelism| -> Result<()> {
+        let mut cols = scratch.take()?;
         let bm = Mat {
             off: grad.layout().offset + s * m * l,
             rs: l,
             cs: 1,
         };
-        T::product(cols, dw, am, dg, bm, mnk, path, Parallelism::None);
+        T::product(&mut cols, dw, am, dg, bm, mnk, path, par);
+        // SAFETY: unit s alone writes sample s's elements of `out`
+        // (`[samples, per_sample]`).
+        let dst = unsafe { ys.run(s * per_sample, per_sample) };
         for (plane, c) in dst
             .chunks_exact_mut(table.plane.max(1))
             .zip(cols.chunks_exact(plane_cols.max(1)))
         {
             table.scatter_add_plane(c, plane);
         }
-    })?;
+        scratch.give(cols);
+        Ok(())
+    };
+    let done = for_each_unit(samples, &unit);
+    scratch.recycle();
+    done?;
     drop((sg, sw));
     Ok(Strided::contiguous(T::wrap(out), &[samples, per_sample]))
-}
-
-/// `each(s, dst, buf)` for every sample `s` of `out` (`dst`: its
-/// `sample_len` elements), in blocks of whole samples over the threads
-/// (about two blocks per thread), each block with its own scratch buffer
-/// of `buf_len` elements from the pool (returned afterwards).
-fn for_each_sample_with_buffer<T: MatElem>(
-    out: &mut [T],
-    sample_len: usize,
-    buf_len: usize,
-    each: impl Fn(usize, &mut [T], &mut [T]) + Sync,
-) -> Result<()> {
-    let sample_len = sample_len.max(1);
-    let per = samples_per_block(out.len() / sample_len);
-    let bufs = (0..out.len().div_ceil(per * sample_len))
-        .map(|_| crate::buffer::pool::try_buffer::<T>(buf_len).map(parking_lot::Mutex::new))
-        .collect::<Result<Vec<_>>>()?;
-    let run = |first: usize, block: &mut [T]| {
-        let mut buf = bufs[first / (per * sample_len)].lock();
-        for (i, dst) in block.chunks_mut(sample_len).enumerate() {
-            each(first / sample_len + i, dst, &mut buf);
-        }
-    };
-    for_sample_blocks(out, per * sample_len, run);
-    bufs.into_iter()
-        .for_each(|b| crate::buffer::pool::recycle(b.into_inner()));
-    Ok(())
-}
-
-/// Samples per block of a convolution's forward: about two blocks per
-/// thread (one block on one thread).
-pub(super) fn samples_per_block(samples: usize) -> usize {
-    match crate::parallel::num_threads() {
-        1 => samples,
-        threads => samples.div_ceil(2 * threads),
-    }
-}
-
-/// `run(first, block)` for each block of `block_len` elements of `out`
-/// (`first`: the block's first element), over the threads when there are
-/// several.
-pub(super) fn for_sample_blocks<T: Send>(
-    out: &mut [T],
-    block_len: usize,
-    run: impl Fn(usize, &mut [T]) + Sync,
-) {
-    if crate::parallel::num_threads() > 1 {
-        crate::parallel::for_each_block_mut(out, block_len, run);
-    } else {
-        run(0, out);
-    }
 }
