@@ -627,34 +627,19 @@ impl<const N: usize> Plan<N> {
                     let (s0, s1) = (self.strides[k][0], self.strides[k][1]);
                     let at = |o: usize| addr.wrapping_add(o * size);
                     if s0 == 1 {
-                        (0..nh).for_each(|i| prefetch_bytes(at(next[k] + i * s1), nw * size));
+                        (0..nh).for_each(|i| {
+                            super::prefetch::prefetch_bytes(at(next[k] + i * s1), nw * size)
+                        });
                     } else if s1 == 1 {
-                        (0..nw).for_each(|j| prefetch_bytes(at(next[k] + j * s0), nh * size));
+                        (0..nw).for_each(|j| {
+                            super::prefetch::prefetch_bytes(at(next[k] + j * s0), nh * size)
+                        });
                     }
                 }
             }
             f(offs, w, h);
         }
     }
-}
-
-/// Prefetches the cache lines of `len` bytes at `addr` (only ever
-/// prefetched, never read: a stale or out-of-range address is harmless).
-#[inline(always)]
-pub(crate) fn prefetch_bytes(addr: usize, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let mut a = addr & !63;
-        while a < addr + len {
-            // SAFETY: prefetching never faults and has no visible effect
-            // besides the cache; SSE is part of the x86-64 baseline.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(a as *const i8) };
-            a += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (addr, len);
 }
 
 #[cfg(test)]

@@ -244,7 +244,7 @@ pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
                     // wait on memory that the hardware does not foresee.
                     let ahead = b + GATHER_AHEAD;
                     let (mut pa, mut oa) = (ahead / offs.len(), ahead % offs.len());
-                    let bytes = piece * std::mem::size_of::<T>();
+                    let size = std::mem::size_of::<T>();
                     for dst in chunk.chunks_exact_mut(piece) {
                         let base = pre[p] + offs[o];
                         o += 1;
@@ -252,8 +252,8 @@ pub fn index_gather(src: &Strided, plan: &AdvPlan) -> Result<Strided> {
                             (p, o) = (p + 1, 0);
                         }
                         if step == Some(1) && pa < pre.len() {
-                            let at = d.as_ptr() as usize + (pre[pa] + offs[oa]) * bytes / piece;
-                            crate::kernels::iter::prefetch_bytes(at, bytes);
+                            let at = d.as_ptr() as usize + (pre[pa] + offs[oa]) * size;
+                            crate::kernels::prefetch::prefetch_bytes(at, piece * size);
                             oa += 1;
                             if oa == offs.len() {
                                 (pa, oa) = (pa + 1, 0);
