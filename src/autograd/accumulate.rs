@@ -3,7 +3,7 @@
 
 use super::grad_mode::is_grad_enabled;
 use super::node::{Backward, InputMeta, Node};
-use crate::kernels::iter::is_non_overlapping_dense;
+use crate::kernels::overlap::is_non_overlapping_dense;
 use crate::tensor::{Element, Layout, Tensor};
 use crate::{bail, Result};
 use parking_lot::Mutex;

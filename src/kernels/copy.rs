@@ -2,7 +2,7 @@
 //! (a transposed copy is walked in tiles).
 
 use super::elementwise;
-use super::iter::has_internal_overlap;
+use super::overlap::has_internal_overlap;
 use crate::buffer::layout::for_each_offset;
 use crate::buffer::{pool, DType, Element, Layout, Scalar, StorageData, Strided};
 use crate::{bail, dispatch_all, Result};
@@ -74,7 +74,7 @@ pub fn contiguous_as<U: Element>(t: &Strided) -> Result<Strided> {
 /// `t`'s memory order.
 pub fn copy_as<U: Element>(t: &Strided) -> Result<Strided> {
     let l = t.layout();
-    let lo = if super::iter::is_non_overlapping_dense(l) {
+    let lo = if super::overlap::is_non_overlapping_dense(l) {
         Layout {
             shape: l.shape.clone(),
             strides: l.strides.clone(),

@@ -7,7 +7,8 @@
 //! layout stays inside its buffer and that the written layout has no two
 //! indices on one element, before anything is written.
 
-use super::iter::{assert_no_internal_overlap, Plan};
+use super::iter::Plan;
+use super::overlap::assert_no_internal_overlap;
 use super::shared_out::SharedOut;
 use super::slices;
 use super::transpose;

@@ -12,6 +12,7 @@ pub mod join;
 pub mod lanes;
 pub mod math;
 pub mod matmul;
+pub mod overlap;
 pub mod prefetch;
 pub mod reduce;
 pub mod reduced;

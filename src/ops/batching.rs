@@ -1,7 +1,7 @@
 //! Batching rules: how each op maps over vmap's batch dims.
 //!
 //! A batched value (torch's BatchedTensorImpl; the binding is
-//! `python/core/batched.rs`) is a physical tensor whose leading dims are the
+//! `python/core/batched/`) is a physical tensor whose leading dims are the
 //! batch dims of its vmap levels, one per level in increasing level order,
 //! followed by the logical (per-sample) dims. Every rule below keeps that
 //! form: it shifts dim arguments past the batch dims, prefixes shapes with
@@ -625,7 +625,7 @@ pub fn rule(name: &str) -> Option<Rule> {
         return Some(Rule::Plain);
     }
     // The in-place twin of a pointwise op: its rule checks that the write
-    // cannot change what a fallback would rerun (see `batched.rs`).
+    // cannot change what a fallback would rerun (see `python/core/batched/`).
     if let Some(base) = name.strip_suffix('_').filter(|b| !b.starts_with("__")) {
         if rule(base) == Some(Rule::Pointwise) {
             return Some(Rule::PointwiseInplace);

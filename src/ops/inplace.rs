@@ -8,7 +8,7 @@
 use crate::autograd::node::{Backward, InputMeta, Node};
 use crate::autograd::{is_grad_enabled, no_grad, record};
 use crate::kernels::copy::{check_can_cast, copy_into, fill};
-use crate::kernels::iter::{check_write, has_internal_overlap};
+use crate::kernels::overlap::{check_write, has_internal_overlap};
 use crate::tensor::layout::broadcast_shapes;
 use crate::tensor::{DType, Layout, Scalar, Strided, Tensor};
 use crate::{bail, Result};
@@ -258,7 +258,7 @@ impl Tensor {
         }
         // torch's fill_(Tensor) is a copy_ (fill_(Scalar) is not): it may
         // not write an expanded view.
-        crate::kernels::iter::assert_no_internal_overlap(self.layout())?;
+        crate::kernels::overlap::assert_no_internal_overlap(self.layout())?;
         if !(is_grad_enabled() && (value.requires_grad() || self.requires_grad())) {
             return self.fill_named(value.item()?, "fill_", "FillBackward3");
         }
@@ -473,7 +473,7 @@ impl Backward for CopySlices {
             // torch copies the op's gradient for the view's old value into
             // the view's slice of the base's gradient: refused when the
             // view overlaps itself (an in-place op on an expanded tensor)
-            crate::kernels::iter::assert_no_internal_overlap(&self.view)?;
+            crate::kernels::overlap::assert_no_internal_overlap(&self.view)?;
         }
         let old_base = match node.next_edges()[0] {
             Some(_) => Some(relayout(&g, &self.base, &self.base, Some(&self.view))?),

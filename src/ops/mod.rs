@@ -8,6 +8,7 @@ pub mod addmm;
 pub mod arith;
 pub mod batching;
 pub mod combine;
+pub mod compare;
 pub mod conv;
 pub mod convert;
 pub mod decomp;

@@ -75,7 +75,7 @@ pub fn rows() -> impl Iterator<Item = &'static OpRow> {
         super::arith::BINARY_ROWS,
         super::trig::BINARY_ROWS,
         super::special::BINARY_ROWS,
-        super::pointwise::COMPARE_ROWS,
+        super::compare::COMPARE_ROWS,
     ]
     .into_iter()
     .flatten()

@@ -305,7 +305,8 @@ impl Tensor {
         let rec = record("AsStridedScatterBackward0", &[self]);
         let out = Tensor::zeros(shape, self.dtype());
         let region = out.alias_with_layout(f(out.layout()));
-        if crate::kernels::iter::has_internal_overlap(region.layout()) && self.dtype().is_floating()
+        if crate::kernels::overlap::has_internal_overlap(region.layout())
+            && self.dtype().is_floating()
         {
             // several elements of the view are one of `out`: their values add up
             let src = self.alias_with_layout(self.layout().expand(region.shape())?);

@@ -311,7 +311,7 @@ fn view_case(shape: &[usize], ops: &[Op], f32: bool) -> std::result::Result<(), 
     let res = vc.add_(&Tensor::scalar(1000.0.into(), dtype));
     // (A reshape that had to copy gives a fresh tensor, which a later
     // expand can still make overlap itself.)
-    let repeats = ferrograd::kernels::iter::has_internal_overlap(vc.layout());
+    let repeats = ferrograd::kernels::overlap::has_internal_overlap(vc.layout());
     if (shares && r.overlaps()) || repeats {
         prop_assert!(
             res.is_err(),

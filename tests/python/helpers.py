@@ -434,3 +434,20 @@ def forward_tangents(lib, fn, sample, arrays, tangents):
             t = fwAD.unpack_dual(o).tangent
             result.append(np.zeros(tuple(o.shape)) if t is None else to_numpy(t))
     return result
+
+
+def no_vmap_fallback(f, *args, **kw):
+    """``f(*args, **kw)`` failing on vmap's fallback warning (the one-time
+    record of warned ops is cleared first, so that every fallback warns)."""
+    import warnings
+
+    from ferrograd.func import _vmap
+
+    warned = set(_vmap._warned)
+    _vmap._warned.clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            return f(*args, **kw)
+    finally:
+        _vmap._warned.update(warned)

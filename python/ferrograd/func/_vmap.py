@@ -2,7 +2,7 @@
 chunk_size, randomness) and errors.
 
 The mapped function runs once on batched tensors (``_C._BatchedTensor``,
-``src/python/core/batched.rs``): each op runs its batching rule
+``src/python/core/batched/``): each op runs its batching rule
 (``src/ops/batching.rs``) on the whole batch, in Rust. When an op has no
 rule (``_C._VmapFallback``) or a function that takes no batched tensor is
 called, vmap warns once naming it and runs ``func`` slice by slice (select

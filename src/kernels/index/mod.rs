@@ -120,7 +120,7 @@ pub fn masked_fill(dst: &Strided, mask: &Strided, value: crate::buffer::Scalar) 
     let mask = expanded(mask, dst.shape())?;
     fn go<T: Element>(dst: &Strided, mask: &Strided, x: T) -> Result<()> {
         let fill = move |v: T, m: bool| if m { x } else { v };
-        if super::iter::has_internal_overlap(dst.layout()) {
+        if super::overlap::has_internal_overlap(dst.layout()) {
             // torch lets masked_fill_ write an expanded tensor (deprecated):
             // one thread, element by element, as every repeat of an element
             // is written through the same location.

@@ -104,7 +104,7 @@ pub fn scatter(
     };
     let parallel = split != dim
         && !shares
-        && !super::super::iter::has_internal_overlap(dst.layout())
+        && !super::super::overlap::has_internal_overlap(dst.layout())
         && num_threads() > 1
         && ishape.iter().product::<usize>() >= 2 * GATHER_UNIT;
     let strides = [istrides.clone(), src_st, dst_st];

@@ -28,7 +28,7 @@
 use super::to_i64;
 use crate::autograd::{is_grad_enabled, record};
 use crate::kernels::index::{self as k, AdvPlan, ScatterSrc};
-use crate::kernels::iter::{
+use crate::kernels::overlap::{
     assert_no_internal_overlap, assert_no_overlap, assert_no_partial_overlap,
 };
 use crate::tensor::layout::{broadcast_shapes, wrap_dim};
@@ -217,7 +217,7 @@ fn masked_fill_value(values: &Tensor) -> Result<Tensor> {
 /// layouts, even when empty or not dense).
 fn no_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
     if a.same(b) {
-        bail!(runtime, "{}", crate::kernels::iter::PARTIAL_OVERLAP);
+        bail!(runtime, "{}", crate::kernels::overlap::PARTIAL_OVERLAP);
     }
     assert_no_overlap(a, b)
 }

@@ -1,7 +1,7 @@
 //! Pointwise ops from Python: Tensor methods, operators (`**`, `abs()`,
 //! comparisons, `& | ^ ~`) and module functions (`ferrograd.exp(x)`, ...).
 
-use crate::ops::pointwise::compare_ops;
+use crate::ops::compare::compare_ops;
 use crate::python::core::args::{as_scalar, tensor_arg, tensor_or_scalar};
 use crate::python::core::batched;
 use crate::python::core::bind::bind_functions;
