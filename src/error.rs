@@ -26,6 +26,9 @@ pub enum ErrorKind {
     /// A singular or non-positive-definite input (torch's
     /// `torch.linalg.LinAlgError`, a `RuntimeError` subclass).
     LinAlg,
+    /// Memory that cannot be shared as asked (DLPack, the buffer
+    /// protocol): `BufferError`.
+    Buffer,
 }
 
 #[derive(Debug, Clone, Error)]
@@ -81,6 +84,9 @@ impl Error {
     }
     pub fn linalg(msg: impl Into<String>) -> Self {
         Self::new(ErrorKind::LinAlg, msg)
+    }
+    pub fn buffer(msg: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Buffer, msg)
     }
 }
 

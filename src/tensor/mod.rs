@@ -1,6 +1,8 @@
 //! The tensor handle: an `Arc` around storage + layout + autograd metadata.
 
 pub mod create;
+pub mod dlpack;
+pub mod print;
 pub mod random;
 pub mod sampling;
 pub mod sampling_more;

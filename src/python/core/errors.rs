@@ -5,8 +5,8 @@
 
 use crate::{Error, ErrorKind};
 use pyo3::exceptions::{
-    PyAssertionError, PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError,
-    PyValueError,
+    PyAssertionError, PyBufferError, PyIndexError, PyNotImplementedError, PyRuntimeError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::PyErr;
@@ -37,6 +37,7 @@ impl From<Error> for PyErr {
             ErrorKind::Assertion => PyAssertionError::new_err(e.msg),
             ErrorKind::NotImplemented => PyNotImplementedError::new_err(e.msg),
             ErrorKind::LinAlg => LinAlgError::new_err(e.msg),
+            ErrorKind::Buffer => PyBufferError::new_err(e.msg),
         }
     }
 }
