@@ -4,6 +4,7 @@ pub mod create;
 pub mod dlpack;
 pub mod print;
 pub mod random;
+pub mod safetensors;
 pub mod sampling;
 pub mod sampling_more;
 

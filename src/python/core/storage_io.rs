@@ -47,7 +47,7 @@ fn _storage_from_bytes(data: &[u8], dtype: &str) -> PyResult<PyTensor> {
 
 /// The values of little-endian `data` of the torch dtype `dtype`, as a
 /// fresh 1-D tensor.
-pub(crate) fn tensor_from_le_bytes(data: &[u8], dtype: &str) -> PyResult<Tensor> {
+fn tensor_from_le_bytes(data: &[u8], dtype: &str) -> PyResult<Tensor> {
     let Some(dt) = DType::from_name(dtype) else {
         return Err(PyRuntimeError::new_err(format!(
             "ferrograd cannot load a storage of dtype {dtype}"
