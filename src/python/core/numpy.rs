@@ -194,33 +194,6 @@ fn check_byte_order(descr: &Bound<'_, PyArrayDescr>) -> PyResult<()> {
     Ok(())
 }
 
-/// Calls `f` with the element offset of every element of a strided layout.
-fn for_each_offset(shape: &[usize], strides: &[usize], mut f: impl FnMut(usize)) {
-    if shape.contains(&0) {
-        return;
-    }
-    let n = shape.len();
-    let mut idx = vec![0usize; n];
-    let mut off = 0usize;
-    loop {
-        f(off);
-        let mut d = n;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            off += strides[d];
-            if idx[d] < shape[d] {
-                break;
-            }
-            off -= strides[d] * shape[d];
-            idx[d] = 0;
-        }
-    }
-}
-
 /// A typed non-null pointer for a foreign buffer of `len` elements.
 fn typed_ptr<T>(ptr: *mut u8, len: usize) -> PyResult<NonNull<T>> {
     if len == 0 {
@@ -251,7 +224,7 @@ fn borrow_array(arr: &Bound<'_, PyUntypedArray>, dtype: DType) -> PyResult<Tenso
         // Rust's bool admits only 0 and 1; NumPy bool arrays hold only those
         // unless someone wrote other bytes through a reinterpreting view.
         let mut bad = false;
-        for_each_offset(&shape, &strides, |o| {
+        crate::buffer::layout::for_each_offset(&shape, &strides, 0, |o| {
             // SAFETY: o < extent, inside the array's memory.
             bad |= unsafe { *data.add(o) } > 1;
         });
