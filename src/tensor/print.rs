@@ -293,64 +293,58 @@ fn plain(v: El) -> String {
     }
 }
 
-fn vector_str(
-    v: View<'_>,
-    data: &Data<'_>,
-    indent: usize,
+/// What the text of every slice needs: the elements, their formatter,
+/// whether long dims are summarized, and the options.
+struct Printer<'a> {
+    data: &'a Data<'a>,
+    fmt: &'a Formatter,
     summarize: bool,
-    fmt: &Formatter,
-    opts: &PrintOptions,
-) -> String {
-    let element_length = (fmt.max_width + 2) as i64;
-    let per_line =
-        ((opts.linewidth as i64 - indent as i64).div_euclid(element_length)).max(1) as usize;
-    let n = v.shape[0];
-    let e = opts.edgeitems;
-    let at = |i: usize| fmt.format(data.get(v.offset + i * v.strides[0]));
-    let items: Vec<String> = if summarize && e == 0 {
-        vec!["...".into()]
-    } else if summarize && n > 2 * e {
-        (0..e)
-            .map(at)
-            .chain(std::iter::once(" ...".to_string()))
-            .chain((n - e..n).map(at))
-            .collect()
-    } else {
-        (0..n).map(at).collect()
-    };
-    let lines: Vec<String> = items.chunks(per_line).map(|c| c.join(", ")).collect();
-    format!(
-        "[{}]",
-        lines.join(&format!(",\n{}", " ".repeat(indent + 1)))
-    )
+    opts: &'a PrintOptions,
 }
 
-fn tensor_str_rec(
-    v: View<'_>,
-    data: &Data<'_>,
-    indent: usize,
-    summarize: bool,
-    fmt: &Formatter,
-    opts: &PrintOptions,
-) -> String {
-    match v.shape.len() {
-        0 => fmt.format(data.get(v.offset)),
-        1 => vector_str(v, data, indent, summarize, fmt, opts),
-        dim => {
-            let n = v.shape[0];
-            let e = opts.edgeitems;
-            let rec = |i: usize| tensor_str_rec(v.sub(i), data, indent + 1, summarize, fmt, opts);
-            let slices: Vec<String> = if summarize && n > 2 * e {
-                (0..e)
-                    .map(rec)
-                    .chain(std::iter::once("...".to_string()))
-                    .chain((n - e..n).map(rec))
-                    .collect()
-            } else {
-                (0..n).map(rec).collect()
-            };
-            let sep = format!(",{}{}", "\n".repeat(dim - 1), " ".repeat(indent + 1));
-            format!("[{}]", slices.join(&sep))
+impl Printer<'_> {
+    /// `item(i)` for each of `n` entries, or, summarized, for the
+    /// `edgeitems` at each end with `gap` between them.
+    fn entries(&self, n: usize, gap: &str, item: impl Fn(usize) -> String) -> Vec<String> {
+        let e = self.opts.edgeitems;
+        if self.summarize && n > 2 * e {
+            (0..e)
+                .map(&item)
+                .chain(std::iter::once(gap.to_string()))
+                .chain((n - e..n).map(&item))
+                .collect()
+        } else {
+            (0..n).map(item).collect()
+        }
+    }
+
+    fn vector(&self, v: View<'_>, indent: usize) -> String {
+        let element_length = (self.fmt.max_width + 2) as i64;
+        let per_line = ((self.opts.linewidth as i64 - indent as i64).div_euclid(element_length))
+            .max(1) as usize;
+        let items = if self.summarize && self.opts.edgeitems == 0 {
+            vec!["...".into()]
+        } else {
+            self.entries(v.shape[0], " ...", |i| {
+                self.fmt.format(self.data.get(v.offset + i * v.strides[0]))
+            })
+        };
+        let lines: Vec<String> = items.chunks(per_line).map(|c| c.join(", ")).collect();
+        format!(
+            "[{}]",
+            lines.join(&format!(",\n{}", " ".repeat(indent + 1)))
+        )
+    }
+
+    fn slice(&self, v: View<'_>, indent: usize) -> String {
+        match v.shape.len() {
+            0 => self.fmt.format(self.data.get(v.offset)),
+            1 => self.vector(v, indent),
+            dim => {
+                let slices = self.entries(v.shape[0], "...", |i| self.slice(v.sub(i), indent + 1));
+                let sep = format!(",{}{}", "\n".repeat(dim - 1), " ".repeat(indent + 1));
+                format!("[{}]", slices.join(&sep))
+            }
         }
     }
 }
@@ -379,7 +373,13 @@ fn tensor_str(t: &Tensor, indent: usize, opts: &PrintOptions) -> String {
     summarized(view, opts, summarize, &mut offs);
     let vals: Vec<El> = offs.iter().map(|&o| data.get(o)).collect();
     let fmt = Formatter::new(&vals, t.dtype().is_floating(), opts);
-    tensor_str_rec(view, &data, indent, summarize, &fmt, opts)
+    let printer = Printer {
+        data: &data,
+        fmt: &fmt,
+        summarize,
+        opts,
+    };
+    printer.slice(view, indent)
 }
 
 /// Python's `str(tuple(shape))`.
