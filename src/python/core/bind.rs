@@ -416,7 +416,7 @@ macro_rules! bind_binary_ops {
 }
 pub(crate) use bind_binary_ops;
 
-/// The bindings of a comparison table (see `crate::ops::pointwise`), as
+/// The bindings of a comparison table (see `crate::ops::compare`), as
 /// `bind_binary_ops!`'s.
 macro_rules! bind_compare_ops {
     ($(
