@@ -250,6 +250,12 @@ impl Managed {
         let Ok(ndim) = usize::try_from(dl.ndim) else {
             bail!(value, "from_dlpack: negative ndim {}", dl.ndim);
         };
+        if ndim > 0 && dl.shape.is_null() {
+            bail!(
+                buffer,
+                "from_dlpack: a DLTensor of {ndim} dims without a shape"
+            );
+        }
         let read = |p: *mut i64| -> Vec<i64> {
             // SAFETY: the caller's contract: `p` holds `ndim` int64s.
             unsafe { std::slice::from_raw_parts(p, ndim) }.to_vec()
@@ -440,6 +446,12 @@ mod tests {
             (*p.as_ptr()).dl_tensor.device.device_type = KDL_CPU;
             let e = from_dlpack(Managed::Legacy(p)).unwrap_err();
             assert_eq!(e.kind, crate::ErrorKind::Type);
+            (*p.as_ptr()).dl_tensor.dtype.lanes = 1;
+            let shape = (*p.as_ptr()).dl_tensor.shape;
+            (*p.as_ptr()).dl_tensor.shape = std::ptr::null_mut();
+            let e = from_dlpack(Managed::Legacy(p)).unwrap_err();
+            assert_eq!(e.kind, crate::ErrorKind::Buffer);
+            (*p.as_ptr()).dl_tensor.shape = shape;
             Managed::Legacy(p).delete();
         }
         assert_eq!(Arc::strong_count(t.storage()), 1);
