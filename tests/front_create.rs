@@ -97,6 +97,50 @@ fn eye_and_full() {
     assert_eq!(t.to_vec::<f64>(), vec![2.5, 2.5]);
 }
 
+#[test]
+fn arange_infers_its_dtype_and_refuses_a_step_that_truncates_to_zero() {
+    let ints = Tensor::arange(Scalar::Int(0), Scalar::Int(3), Scalar::Int(1), None).unwrap();
+    assert_eq!(ints.dtype(), DType::I64);
+    let floats = Tensor::arange(Scalar::Int(0), Scalar::Float(1.0), Scalar::Int(1), None).unwrap();
+    assert_eq!(floats.dtype(), DType::F32);
+    // torch: ValueError for a float step of an integer range, RuntimeError for 0
+    let e = Tensor::arange(
+        Scalar::Int(0),
+        Scalar::Int(5),
+        Scalar::Float(0.5),
+        DType::I64,
+    );
+    assert_eq!(e.unwrap_err().kind, ferrograd::ErrorKind::Value);
+    let e = Tensor::arange(Scalar::Int(0), Scalar::Int(5), Scalar::Int(0), None);
+    assert_eq!(e.unwrap_err().kind, ferrograd::ErrorKind::Runtime);
+}
+
+#[test]
+fn from_scalars_converts_as_torch_tensor_does() {
+    let mixed = [Scalar::Bool(true), Scalar::Int(-2), Scalar::Float(2.75)];
+    let t = Tensor::from_scalars(&mixed, &[3], DType::F64).unwrap();
+    assert_eq!(t.to_vec::<f64>(), vec![1.0, -2.0, 2.75]);
+    let t = Tensor::from_scalars(&mixed, &[1, 3], DType::I64).unwrap();
+    assert_eq!(
+        (t.shape(), t.to_vec::<i64>()),
+        (&[1usize, 3][..], vec![1, -2, 2])
+    );
+    let t = Tensor::from_scalars(&mixed, &[3], DType::Bool).unwrap();
+    assert_eq!(t.to_vec::<bool>(), vec![true, true, true]);
+    // uint8 takes -1 (wrapping to 255) but not 256
+    let t = Tensor::from_scalars(&[Scalar::Int(-1)], &[1], DType::U8).unwrap();
+    assert_eq!(t.to_vec::<i64>(), vec![255]);
+    let e = Tensor::from_scalars(&[Scalar::Int(256)], &[1], DType::U8).unwrap_err();
+    assert_eq!(
+        e.msg,
+        "value cannot be converted to type uint8 without overflow"
+    );
+    // an integer above 2^53 rounds once into float32, not through float64
+    let big = (1i64 << 60) + (1 << 36) + 1;
+    let t = Tensor::from_scalars(&[Scalar::Int(big)], &[1], DType::F32).unwrap();
+    assert_eq!(t.to_vec::<f32>(), vec![big as f32]);
+}
+
 /// Everything touching the global generator lives in one test: tests in a
 /// binary run in parallel and would otherwise interleave their draws.
 #[test]

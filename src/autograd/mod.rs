@@ -6,6 +6,7 @@ pub mod anomaly;
 pub mod autocast;
 pub mod batched_grad;
 pub mod custom;
+pub mod dot;
 pub mod engine;
 pub mod forward;
 pub mod function;

@@ -46,6 +46,17 @@ pub fn set_default_float(dtype: DType) -> crate::Result<()> {
     Ok(())
 }
 
+/// A floating dtype's limits, by torch.finfo's names: `eps` (the gap
+/// above 1), `max` (`min` is `-max`), `tiny` (the smallest normal) and
+/// `resolution` (about 10^-digits).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatLimits {
+    pub eps: f64,
+    pub max: f64,
+    pub tiny: f64,
+    pub resolution: f64,
+}
+
 impl DType {
     /// Every dtype, in promotion-rank order.
     pub const ALL: [DType; 10] = [
@@ -179,6 +190,38 @@ impl DType {
             DType::I32 => (i32::MIN as i64, i32::MAX as i64),
             DType::I64 => (i64::MIN, i64::MAX),
             _ => return None,
+        })
+    }
+    /// The machine limits of a floating dtype (finfo), `None` for others.
+    pub fn float_limits(self) -> Option<FloatLimits> {
+        use half::{bf16, f16};
+        let (eps, max, tiny, resolution) = match self {
+            DType::F32 => (
+                f32::EPSILON as f64,
+                f32::MAX as f64,
+                f32::MIN_POSITIVE as f64,
+                1e-6,
+            ),
+            DType::F64 => (f64::EPSILON, f64::MAX, f64::MIN_POSITIVE, 1e-15),
+            DType::F16 => (
+                f16::EPSILON.to_f64(),
+                f16::MAX.to_f64(),
+                f16::MIN_POSITIVE.to_f64(),
+                1e-3,
+            ),
+            DType::BF16 => (
+                bf16::EPSILON.to_f64(),
+                bf16::MAX.to_f64(),
+                bf16::MIN_POSITIVE.to_f64(),
+                1e-2,
+            ),
+            _ => return None,
+        };
+        Some(FloatLimits {
+            eps,
+            max,
+            tiny,
+            resolution,
         })
     }
     /// Integer dtypes (not bool).

@@ -41,6 +41,31 @@ pub enum BatchRule {
     Broadcast,
 }
 
+impl OpKind {
+    /// The kind's name in `_C._op_table()` (what the stub generator and the
+    /// docs group by).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::UnaryFloat => "unary_float",
+            OpKind::Binary(DtypeRule::numeric) => "binary_numeric",
+            OpKind::Binary(DtypeRule::float) => "binary_float",
+            OpKind::Binary(DtypeRule::compare) => "compare",
+            OpKind::Binary(DtypeRule::logical) => "logical",
+            OpKind::Binary(DtypeRule::bitwise) => "bitwise",
+        }
+    }
+}
+
+impl BatchRule {
+    /// The rule's name in `_C._op_table()`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchRule::Elementwise => "elementwise",
+            BatchRule::Broadcast => "broadcast",
+        }
+    }
+}
+
 /// One op of a family table.
 #[derive(Clone, Copy, Debug)]
 pub struct OpRow {

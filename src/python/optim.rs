@@ -22,50 +22,36 @@ fn get<'py, T: for<'a> FromPyObject<'a, 'py>>(
     }
 }
 
+/// A value of `crate::optim` (a struct or an enum variant) from the dict's
+/// entries of its field names (`field = "key"` where torch's name differs).
+macro_rules! from_dict {
+    ($d:expr => $($path:ident)::+ { $($field:ident $(= $key:literal)?),* $(,)? }) => {
+        $($path)::+ { $($field: get($d, from_dict!(@key $field $($key)?))?,)* }
+    };
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident $key:literal) => { $key };
+}
+
 fn sgd_options(g: &Bound<'_, PyDict>) -> PyResult<SgdOptions> {
-    Ok(SgdOptions {
-        lr: get(g, "lr")?,
-        momentum: get(g, "momentum")?,
-        dampening: get(g, "dampening")?,
-        weight_decay: get(g, "weight_decay")?,
-        nesterov: get(g, "nesterov")?,
-        maximize: get(g, "maximize")?,
-    })
+    Ok(from_dict!(g => SgdOptions { lr, momentum, dampening, weight_decay, nesterov, maximize }))
 }
 
 fn adam_options(g: &Bound<'_, PyDict>) -> PyResult<AdamOptions> {
-    Ok(AdamOptions {
-        lr: get(g, "lr")?,
-        betas: get(g, "betas")?,
-        eps: get(g, "eps")?,
-        weight_decay: get(g, "weight_decay")?,
-        amsgrad: get(g, "amsgrad")?,
-        maximize: get(g, "maximize")?,
-        decoupled_weight_decay: get(g, "decoupled_weight_decay")?,
-    })
+    Ok(from_dict!(g => AdamOptions {
+        lr, betas, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay
+    }))
 }
 
 fn rmsprop_options(g: &Bound<'_, PyDict>) -> PyResult<RmspropOptions> {
-    Ok(RmspropOptions {
-        lr: get(g, "lr")?,
-        alpha: get(g, "alpha")?,
-        eps: get(g, "eps")?,
-        weight_decay: get(g, "weight_decay")?,
-        momentum: get(g, "momentum")?,
-        centered: get(g, "centered")?,
-        maximize: get(g, "maximize")?,
-    })
+    Ok(
+        from_dict!(g => RmspropOptions { lr, alpha, eps, weight_decay, momentum, centered, maximize }),
+    )
 }
 
 fn adagrad_options(g: &Bound<'_, PyDict>) -> PyResult<AdagradOptions> {
-    Ok(AdagradOptions {
-        lr: get(g, "lr")?,
-        lr_decay: get(g, "lr_decay")?,
-        weight_decay: get(g, "weight_decay")?,
-        initial_accumulator_value: get(g, "initial_accumulator_value")?,
-        eps: get(g, "eps")?,
-        maximize: get(g, "maximize")?,
-    })
+    Ok(from_dict!(g => AdagradOptions {
+        lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize
+    }))
 }
 
 fn unknown(rule: &str) -> PyErr {
@@ -240,30 +226,12 @@ fn fill_state(
 fn schedule(kind: &str, h: &Bound<'_, PyDict>, factor: Option<f64>) -> PyResult<Schedule> {
     let factor = || factor.ok_or_else(|| PyValueError::new_err("the lambda's factor is missing"));
     Ok(match kind {
-        "step" => Schedule::Step {
-            step_size: get(h, "step_size")?,
-            gamma: get(h, "gamma")?,
-        },
-        "multistep" => Schedule::MultiStep {
-            milestones: get(h, "milestones")?,
-            gamma: get(h, "gamma")?,
-        },
-        "exponential" => Schedule::Exponential {
-            gamma: get(h, "gamma")?,
-        },
-        "cosine" => Schedule::CosineAnnealing {
-            t_max: get(h, "T_max")?,
-            eta_min: get(h, "eta_min")?,
-        },
-        "linear" => Schedule::Linear {
-            start_factor: get(h, "start_factor")?,
-            end_factor: get(h, "end_factor")?,
-            total_iters: get(h, "total_iters")?,
-        },
-        "constant" => Schedule::Constant {
-            factor: get(h, "factor")?,
-            total_iters: get(h, "total_iters")?,
-        },
+        "step" => from_dict!(h => Schedule::Step { step_size, gamma }),
+        "multistep" => from_dict!(h => Schedule::MultiStep { milestones, gamma }),
+        "exponential" => from_dict!(h => Schedule::Exponential { gamma }),
+        "cosine" => from_dict!(h => Schedule::CosineAnnealing { t_max = "T_max", eta_min }),
+        "linear" => from_dict!(h => Schedule::Linear { start_factor, end_factor, total_iters }),
+        "constant" => from_dict!(h => Schedule::Constant { factor, total_iters }),
         "lambda" => Schedule::Lambda { factor: factor()? },
         "multiplicative" => Schedule::Multiplicative { factor: factor()? },
         _ => return Err(PyValueError::new_err(format!("unknown schedule {kind:?}"))),

@@ -62,7 +62,22 @@ impl Tensor {
     /// `start, start+step, ...` below `end` (torch.arange). As in torch,
     /// the length is `ceil((end - start) / step)` computed in f64, and for an
     /// integer dtype `start` and `step` are first cast to integers.
-    pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<Tensor> {
+    /// `dtype: None` is torch's inference: the default float dtype when any
+    /// bound is a float, else int64.
+    pub fn arange(
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        dtype: impl Into<Option<DType>>,
+    ) -> Result<Tensor> {
+        let any_float = [start, end, step]
+            .iter()
+            .any(|x| matches!(x, Scalar::Float(_)));
+        let dtype = dtype.into().unwrap_or(if any_float {
+            super::dtype::default_float()
+        } else {
+            DType::I64
+        });
         let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
         if !s.is_finite() || !e.is_finite() {
             bail!(
@@ -75,8 +90,12 @@ impl Tensor {
         if dtype == DType::Bool {
             bail!(not_implemented, "\"arange_cpu\" not implemented for 'Bool'");
         }
-        if st == 0.0 || (dtype.is_integral() && scalar_as_i64(step) == 0) {
+        if st == 0.0 {
             bail!(runtime, "step must be nonzero");
+        }
+        if dtype.is_integral() && scalar_as_i64(step) == 0 {
+            // a float step that truncates to 0 (torch: ValueError)
+            bail!(value, "step must be nonzero");
         }
         if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
             bail!(
@@ -157,6 +176,43 @@ impl Tensor {
                 fill(start.trunc(), end.trunc(), steps, f64::mul_add),
                 &[steps],
             )?
+            .cast_raw(int),
+        })
+    }
+    /// A tensor of `shape` holding `values` (row-major) as `dtype`, converted
+    /// as torch.tensor converts Python numbers: for an integer dtype each
+    /// number is range-checked first (c10's `checked_convert`: uint8 takes
+    /// -255..=255, negatives wrapping), float16/bfloat16 round from float64.
+    pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let fits = |v: &Scalar| matches!(v, Scalar::Bool(_)) || v.checked_to(dtype).is_ok();
+        if dtype.is_integral() && !values.iter().all(fits) {
+            bail!(
+                runtime,
+                "value cannot be converted to type {} without overflow",
+                dtype.name()
+            );
+        }
+        fn each<T: Element>(
+            values: &[Scalar],
+            shape: &[usize],
+            f: fn(Scalar) -> T,
+        ) -> Result<Tensor> {
+            Tensor::from_vec(values.iter().map(|&v| f(v)).collect::<Vec<T>>(), shape)
+        }
+        Ok(match dtype {
+            DType::Bool => each(values, shape, |v| v.to_f64() != 0.0)?,
+            DType::F32 => each(values, shape, |v| match v {
+                Scalar::Int(i) => i as f32,
+                v => v.to_f64() as f32,
+            })?,
+            DType::F64 => each(values, shape, Scalar::to_f64)?,
+            low if low.is_reduced_float() => {
+                Self::from_scalars(values, shape, DType::F64)?.try_cast_raw(low)?
+            }
+            int => each(values, shape, |v| match v {
+                Scalar::Int(i) => i,
+                v => v.to_f64() as i64,
+            })?
             .cast_raw(int),
         })
     }

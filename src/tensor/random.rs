@@ -225,6 +225,17 @@ impl Generator {
     pub fn manual_seed(&self, seed: u64) {
         *self.0.lock() = GenState::new(seed);
     }
+    /// Reseeds from a non-deterministic source (torch's
+    /// `getNonDeterministicRandom`: 63 bits); returns the seed.
+    pub fn seed(&self) -> u64 {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        h.write_u128(now.map(|d| d.as_nanos()).unwrap_or(0));
+        let seed = h.finish() & ((1u64 << 63) - 1);
+        self.manual_seed(seed);
+        seed
+    }
     pub fn initial_seed(&self) -> u64 {
         self.0.lock().engine.seed
     }

@@ -25,6 +25,17 @@ pub struct AdvPlan {
 }
 
 impl AdvPlan {
+    /// The plan of one index vector along dim `dim` of an `ndim`-dim
+    /// tensor (index_select's): the other dims kept in their places.
+    pub fn along(ndim: usize, dim: usize, index: Vec<i64>) -> AdvPlan {
+        AdvPlan {
+            pre: (0..dim).collect(),
+            post: (dim + 1..ndim).collect(),
+            bshape: smallvec::smallvec![index.len()],
+            dims: vec![dim],
+            idx: vec![index],
+        }
+    }
     /// The shape of `src[indices]` for a source of shape `shape`.
     pub fn out_shape(&self, shape: &[usize]) -> Dims {
         let mut out = Dims::new();

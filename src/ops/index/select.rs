@@ -30,26 +30,19 @@ impl Tensor {
         if iv.iter().any(|&i| i < 0 || i >= size) {
             bail!(index, "index out of range in self");
         }
-        let n = iv.len();
-        let mut idx: Vec<Option<Tensor>> = vec![None; d];
-        idx.push(Some(Tensor::from_vec(iv.clone(), &[n])?));
-        let plan = Arc::new(plan_indices(self.shape(), &idx)?);
+        let plan = Arc::new(AdvPlan::along(self.ndim(), d, iv));
         let rec = record("IndexSelectBackward0", &[self])
             .attr("dim", dim)
             .attr("self_sym_sizes", self.shape());
         let out = Tensor::from(k::index_gather(self, &plan)?);
         let shape = self.dims();
-        let index_values = iv;
         rec.save("index", index).finish(out, move |c| {
             let g = c.grad();
             if !crate::autograd::is_grad_enabled() {
                 // No graph of the backward: one kernel.
-                return Ok(vec![Some(Tensor::from(k::index_add_new(
-                    &shape,
-                    d,
-                    &index_values,
-                    g,
-                )?))]);
+                let index_values = &plan.idx[0];
+                let add = k::index_add_new(&shape, d, index_values, g)?;
+                return Ok(vec![Some(Tensor::from(add))]);
             }
             let z = Tensor::zeros(&shape, g.dtype());
             Ok(vec![Some(z.index_put_plan(plan.clone(), g, true)?)])

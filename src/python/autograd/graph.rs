@@ -1,12 +1,11 @@
 //! `ferrograd.autograd.graph` internals: saved-tensor hooks with Python
 //! callables, gradient edges, version bumps and the DOT export of a
-//! backward graph (the graph walk is here, in Rust).
+//! backward graph (its graph walk is `crate::autograd::dot`).
 
 use crate::autograd::multi_grad_hook::{
     register_multi_grad_hook, MultiGradFn, MultiGradHandle, MultiGradMode,
 };
 use crate::autograd::saved_hooks::{self, Packed, SavedTensorHooks};
-use crate::autograd::{AccumulateGrad, Node};
 use crate::python::autograd::function::node_to_py;
 use crate::python::core::bind::bind_functions;
 use crate::python::core::errors::error_from_py;
@@ -17,7 +16,6 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// A (pack, unpack) pair of Python callables. The GIL is taken only to
@@ -191,7 +189,7 @@ bind_functions! { register_functions:
             let name = names.get(&(Arc::as_ptr(&inner.0) as usize)).cloned();
             roots.push((inner, name));
         }
-        Ok(graph_to_dot(&roots, &names, show_saved))
+        Ok(crate::autograd::dot::graph_to_dot(&roots, &names, show_saved))
     }
 }
 
@@ -220,101 +218,6 @@ impl PyMultiGradHandle {
     fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) {
         self.0.remove();
     }
-}
-
-fn shape_str(s: &[usize]) -> String {
-    let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
-    if parts.len() == 1 {
-        format!("({},)", parts[0])
-    } else {
-        format!("({})", parts.join(", "))
-    }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-fn key(n: &Arc<Node>) -> usize {
-    Arc::as_ptr(n) as usize
-}
-
-/// The DOT text of the backward graph of `roots` (torchviz's `make_dot`
-/// layout: roots in green, leaves in blue with their `params` name and
-/// shape, saved tensors in orange with dashed edges when `show_saved`).
-pub fn graph_to_dot(
-    roots: &[(Tensor, Option<String>)],
-    params: &HashMap<usize, String>,
-    show_saved: bool,
-) -> String {
-    let mut out = String::from(
-        "digraph {\n\tgraph [size=\"12,12\"]\n\tnode [align=left fontname=monospace fontsize=10 height=0.2 ranksep=0.1 shape=box style=filled]\n",
-    );
-    let mut seen: HashMap<usize, ()> = HashMap::new();
-    let mut stack: Vec<Arc<Node>> = Vec::new();
-    for (i, (t, name)) in roots.iter().enumerate() {
-        let id = format!("out{i}");
-        let label = match name {
-            Some(n) => format!("{}\n{}", n, shape_str(t.shape())),
-            None => shape_str(t.shape()),
-        };
-        let _ = writeln!(
-            out,
-            "\t{id} [label=\"{}\" fillcolor=darkolivegreen1]",
-            esc(&label)
-        );
-        if let Some(f) = t.grad_fn() {
-            let _ = writeln!(out, "\tn{} -> {id}", key(&f));
-            stack.push(f);
-        }
-    }
-    while let Some(n) = stack.pop() {
-        let k = key(&n);
-        if seen.insert(k, ()).is_some() {
-            continue;
-        }
-        match n.backward().as_any().downcast_ref::<AccumulateGrad>() {
-            Some(acc) => {
-                let v = &acc.variable();
-                let name = params.get(&(Arc::as_ptr(&v.0) as usize));
-                let label = match name {
-                    Some(nm) => format!("{}\n{}", nm, shape_str(v.shape())),
-                    None => shape_str(v.shape()),
-                };
-                let _ = writeln!(
-                    out,
-                    "\tn{k} [label=\"{}\" fillcolor=lightblue]",
-                    esc(&label)
-                );
-            }
-            None => {
-                let _ = writeln!(out, "\tn{k} [label=\"{}\"]", esc(&n.name()));
-                if show_saved {
-                    for (si, sname) in n.backward().saved_names().into_iter().enumerate() {
-                        if let Some(Ok(t)) = n.backward().saved(sname, &n) {
-                            let label = format!("{}\n{}", sname, shape_str(t.shape()));
-                            let _ = writeln!(
-                                out,
-                                "\ts{k}_{si} [label=\"{}\" fillcolor=orange]",
-                                esc(&label)
-                            );
-                            let _ = writeln!(out, "\ts{k}_{si} -> n{k} [dir=none style=dashed]");
-                        }
-                    }
-                }
-            }
-        }
-        for e in n.next_edges().iter().flatten() {
-            let _ = writeln!(out, "\tn{} -> n{k}", key(&e.node));
-            if !seen.contains_key(&key(&e.node)) {
-                stack.push(e.node.clone());
-            }
-        }
-    }
-    out.push_str("}\n");
-    out
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

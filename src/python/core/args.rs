@@ -220,14 +220,12 @@ pub(crate) fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
     if obj.is_instance_of::<PyTensor>() || crate::python::core::numpy::is_ndarray(obj) {
         return None;
     }
-    use crate::python::core::data::Val;
     let numpy = crate::python::core::numpy::numpy_loaded(obj.py());
     match crate::python::core::numpy::numpy_scalar(obj, numpy).ok()?? {
         // torch reads np.bool_ as a float number (`int_t + np.bool_(True)`
         // is float32)
-        (Val::B(b), _) => Some(Scalar::Float(if b { 1.0 } else { 0.0 })),
-        (Val::I(i), _) => Some(Scalar::Int(i)),
-        (Val::F(f), _) => Some(Scalar::Float(f)),
+        (Scalar::Bool(b), _) => Some(Scalar::Float(if b { 1.0 } else { 0.0 })),
+        (s, _) => Some(s),
     }
 }
 
@@ -235,14 +233,9 @@ pub(crate) fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
 /// scalar as its own kind (`np.bool_` a bool, unlike [`as_scalar`]), else
 /// a Python number.
 pub(crate) fn value_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
-    use crate::python::core::data::Val;
     let numpy = crate::python::core::numpy::numpy_loaded(obj.py());
-    if let Some(s) = crate::python::core::numpy::numpy_scalar(obj, numpy)? {
-        return Ok(Some(match s.0 {
-            Val::B(b) => Scalar::Bool(b),
-            Val::I(i) => Scalar::Int(i),
-            Val::F(f) => Scalar::Float(f),
-        }));
+    if let Some((s, _)) = crate::python::core::numpy::numpy_scalar(obj, numpy)? {
+        return Ok(Some(s));
     }
     Ok(as_scalar(obj))
 }

@@ -614,3 +614,12 @@ macro_rules! bind_functions {
     (@get by_bound $p:ident) => { $p };
 }
 pub(crate) use bind_functions;
+
+/// Adds `#[pyfunction]`s that a macro made per rank (`conv1d`..`conv3d`)
+/// to a module: `add_functions!(m => f, g, h)`.
+macro_rules! add_functions {
+    ($m:expr => $($f:path),* $(,)?) => {
+        $(pyo3::types::PyModuleMethods::add_function($m, pyo3::wrap_pyfunction!($f, $m)?)?;)*
+    };
+}
+pub(crate) use add_functions;

@@ -9,14 +9,6 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
 
-/// One element of nested Python data, before the dtype is known.
-#[derive(Clone, Copy)]
-pub(crate) enum Val {
-    B(bool),
-    I(i64),
-    F(f64),
-}
-
 pub(crate) fn py_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     obj.extract::<i64>()
         .map_err(|_| PyValueError::new_err("Overflow when unpacking long long"))
@@ -26,7 +18,7 @@ pub(crate) struct Flattener {
     shape: Vec<usize>,
     /// Number of dims, fixed by the first scalar met.
     ndim: Option<usize>,
-    vals: Vec<Val>,
+    vals: Vec<Scalar>,
     /// The promoted dtype of everything seen so far.
     dtype: Option<DType>,
     /// Whether NumPy is loaded (so NumPy scalars may appear).
@@ -41,20 +33,20 @@ impl Flattener {
     fn scalar(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
         let (val, d) = if obj.is_exact_instance_of::<PyFloat>() {
             (
-                Val::F(obj.extract::<f64>()?),
+                Scalar::Float(obj.extract::<f64>()?),
                 crate::tensor::dtype::default_float(),
             )
         } else if obj.is_instance_of::<PyBool>() {
-            (Val::B(obj.extract::<bool>()?), DType::Bool)
+            (Scalar::Bool(obj.extract::<bool>()?), DType::Bool)
         } else if obj.is_exact_instance_of::<PyInt>() {
-            (Val::I(py_int(obj)?), DType::I64)
+            (Scalar::Int(py_int(obj)?), DType::I64)
         } else if let Some(v) = numpy::numpy_scalar(obj, self.numpy)? {
             v
         } else if obj.is_instance_of::<PyInt>() {
-            (Val::I(py_int(obj)?), DType::I64)
+            (Scalar::Int(py_int(obj)?), DType::I64)
         } else if obj.is_instance_of::<PyFloat>() {
             (
-                Val::F(obj.extract::<f64>()?),
+                Scalar::Float(obj.extract::<f64>()?),
                 crate::tensor::dtype::default_float(),
             )
         } else if let Ok(t) = obj.cast::<PyTensor>() {
@@ -64,12 +56,7 @@ impl Flattener {
                     "only one element tensors can be converted to Python scalars",
                 ));
             }
-            let v = match t.item()? {
-                Scalar::Bool(b) => Val::B(b),
-                Scalar::Int(i) => Val::I(i),
-                Scalar::Float(f) => Val::F(f),
-            };
-            (v, t.dtype())
+            (t.item()?, t.dtype())
         } else {
             return Ok(false);
         };
@@ -175,79 +162,18 @@ impl Flattener {
         }
         self.see(t.dtype());
         match t.dtype() {
-            DType::Bool => self.vals.extend(t.to_vec::<bool>().into_iter().map(Val::B)),
-            d if d.is_integral() => self.vals.extend(t.to_vec::<i64>().into_iter().map(Val::I)),
-            _ => self.vals.extend(t.to_vec::<f64>().into_iter().map(Val::F)),
+            DType::Bool => self
+                .vals
+                .extend(t.to_vec::<bool>().into_iter().map(Scalar::Bool)),
+            d if d.is_integral() => self
+                .vals
+                .extend(t.to_vec::<i64>().into_iter().map(Scalar::Int)),
+            _ => self
+                .vals
+                .extend(t.to_vec::<f64>().into_iter().map(Scalar::Float)),
         }
         Ok(())
     }
-}
-
-pub(crate) fn vals_to_tensor(vals: &[Val], shape: &[usize], dtype: DType) -> PyResult<Tensor> {
-    if dtype.is_integral() {
-        // torch's range check of each value (c10's checked_convert, named
-        // by the dtype: "uint8"); -1 still becomes uint8 255.
-        for v in vals {
-            let s = match *v {
-                Val::B(_) => continue,
-                Val::I(i) => crate::tensor::Scalar::Int(i),
-                Val::F(f) => crate::tensor::Scalar::Float(f),
-            };
-            if s.checked_to(dtype).is_err() {
-                return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "value cannot be converted to type {} without overflow",
-                    dtype.name()
-                )));
-            }
-        }
-    }
-    Ok(match dtype {
-        DType::Bool => Tensor::from_vec(
-            vals.iter()
-                .map(|v| match *v {
-                    Val::B(b) => b,
-                    Val::I(i) => i != 0,
-                    Val::F(f) => f != 0.0,
-                })
-                .collect::<Vec<_>>(),
-            shape,
-        )?,
-        DType::F32 => Tensor::from_vec(
-            vals.iter()
-                .map(|v| match *v {
-                    Val::B(b) => b as i64 as f32,
-                    Val::I(i) => i as f32,
-                    Val::F(f) => f as f32,
-                })
-                .collect::<Vec<_>>(),
-            shape,
-        )?,
-        DType::F64 => Tensor::from_vec(
-            vals.iter()
-                .map(|v| match *v {
-                    Val::B(b) => b as i64 as f64,
-                    Val::I(i) => i as f64,
-                    Val::F(f) => f,
-                })
-                .collect::<Vec<_>>(),
-            shape,
-        )?,
-        // through float64, rounded as c10's Half/BFloat16 constructors round
-        low if low.is_reduced_float() => {
-            vals_to_tensor(vals, shape, DType::F64)?.try_cast_raw(low)?
-        }
-        int => Tensor::from_vec(
-            vals.iter()
-                .map(|v| match *v {
-                    Val::B(b) => b as i64,
-                    Val::I(i) => i,
-                    Val::F(f) => f as i64,
-                })
-                .collect::<Vec<_>>(),
-            shape,
-        )?
-        .cast_raw(int),
-    })
 }
 
 /// A new tensor (own memory, no history) holding a copy of `data`: nested
@@ -278,5 +204,5 @@ pub(crate) fn tensor_from_py(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> P
     };
     f.walk(data, 0)?;
     let d = dtype.unwrap_or(f.dtype.unwrap_or(crate::tensor::dtype::default_float()));
-    vals_to_tensor(&f.vals, &f.shape, d)
+    Ok(Tensor::from_scalars(&f.vals, &f.shape, d)?)
 }

@@ -105,40 +105,19 @@ impl FInfo {
     #[pyo3(signature = (dtype=None))]
     fn new(dtype: Option<PyDType>) -> PyResult<Self> {
         let d = dtype.map_or_else(crate::tensor::dtype::default_float, |d| d.dtype);
-        let (eps, max, tiny, resolution) = match d {
-            DType::F32 => (
-                f32::EPSILON as f64,
-                f32::MAX as f64,
-                f32::MIN_POSITIVE as f64,
-                1e-6,
-            ),
-            DType::F64 => (f64::EPSILON, f64::MAX, f64::MIN_POSITIVE, 1e-15),
-            DType::F16 => (
-                half::f16::EPSILON.to_f64(),
-                half::f16::MAX.to_f64(),
-                half::f16::MIN_POSITIVE.to_f64(),
-                1e-3,
-            ),
-            DType::BF16 => (
-                half::bf16::EPSILON.to_f64(),
-                half::bf16::MAX.to_f64(),
-                half::bf16::MIN_POSITIVE.to_f64(),
-                1e-2,
-            ),
-            _ => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(
-                    "torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'",
-                ))
-            }
+        let Some(l) = d.float_limits() else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'",
+            ));
         };
         Ok(FInfo {
             bits: d.itemsize() * 8,
-            eps,
-            max,
-            min: -max,
-            tiny,
-            smallest_normal: tiny,
-            resolution,
+            eps: l.eps,
+            max: l.max,
+            min: -l.max,
+            tiny: l.tiny,
+            smallest_normal: l.tiny,
+            resolution: l.resolution,
             dtype: d.name(),
         })
     }

@@ -7,6 +7,7 @@
 //! `set_state` takes that, or any array-like of bytes (a torch ByteTensor,
 //! a NumPy uint8 array), so states move between the two libraries.
 
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::random::Generator;
 use crate::{DType, Tensor};
@@ -112,9 +113,7 @@ impl PyGenerator {
     }
     /// Seeds from a non-deterministic source; returns the seed.
     fn seed(&self) -> u64 {
-        let s = nondeterministic_seed();
-        self.inner.manual_seed(s);
-        s
+        self.inner.seed()
     }
     fn initial_seed(&self) -> u64 {
         self.inner.initial_seed()
@@ -137,19 +136,6 @@ impl PyGenerator {
     fn __repr__(&self) -> String {
         "<ferrograd._C.Generator object>".into()
     }
-}
-
-/// A seed from the OS (torch's `getNonDeterministicRandom`): 63 bits.
-fn nondeterministic_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish() & ((1u64 << 63) - 1)
 }
 
 /// The `generator=` argument: None means the default generator.
@@ -183,46 +169,35 @@ fn default_generator(py: Python<'_>) -> PyResult<Bound<'_, PyGenerator>> {
     Ok(g.bind(py).clone())
 }
 
-/// Seeds the default generator; returns it (torch.manual_seed).
-#[pyfunction]
-fn manual_seed<'py>(
-    py: Python<'py>,
-    seed: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyGenerator>> {
-    let g = default_generator(py)?;
-    g.get().inner.manual_seed(seed_arg(seed)?);
-    Ok(g)
-}
-
-/// Seeds the default generator non-deterministically; returns the seed.
-#[pyfunction]
-fn seed(py: Python<'_>) -> PyResult<u64> {
-    Ok(default_generator(py)?.get().seed())
-}
-
-#[pyfunction]
-fn initial_seed() -> u64 {
-    Generator::default_generator().initial_seed()
-}
-
-#[pyfunction]
-fn get_rng_state() -> PyResult<PyTensor> {
-    state_tensor(Generator::default_generator().get_state())
-}
-
-#[pyfunction]
-fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
-    let b = state_bytes(new_state)?;
-    Ok(Generator::default_generator().set_state(&b)?)
+bind_functions! { register_rng_fns:
+    /// Seeds the default generator; returns it (torch.manual_seed).
+    fn manual_seed<'py>(
+        py: Python<'py>,
+        seed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyGenerator>> {
+        let g = default_generator(py)?;
+        g.get().inner.manual_seed(seed_arg(seed)?);
+        Ok(g)
+    }
+    /// Seeds the default generator non-deterministically; returns the seed.
+    fn seed(py: Python<'_>) -> PyResult<u64> {
+        Ok(default_generator(py)?.get().seed())
+    }
+    fn initial_seed() -> u64 {
+        Generator::default_generator().initial_seed()
+    }
+    fn get_rng_state() -> PyResult<PyTensor> {
+        state_tensor(Generator::default_generator().get_state())
+    }
+    fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let b = state_bytes(new_state)?;
+        Ok(Generator::default_generator().set_state(&b)?)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_rng_fns(m)?;
     m.add_class::<PyGenerator>()?;
     m.add("default_generator", default_generator(m.py())?)?;
-    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
-    m.add_function(wrap_pyfunction!(seed, m)?)?;
-    m.add_function(wrap_pyfunction!(initial_seed, m)?)?;
-    m.add_function(wrap_pyfunction!(get_rng_state, m)?)?;
-    m.add_function(wrap_pyfunction!(set_rng_state, m)?)?;
     Ok(())
 }

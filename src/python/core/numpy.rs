@@ -14,9 +14,9 @@
 
 use crate::buffer::Element;
 use crate::python::core::bind::bind_functions;
-use crate::python::core::data::Val;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::storage::Buf;
+use crate::tensor::Scalar;
 use crate::tensor::{Layout, Storage};
 use crate::{DType, Tensor};
 use numpy::npyffi::{self, npy_intp, NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE, PY_ARRAY_API};
@@ -113,7 +113,10 @@ fn np_type_name(descr: &Bound<'_, PyArrayDescr>) -> String {
 /// A NumPy scalar (`np.float64(1.5)`, `np.int32(3)`, `np.bool_(True)`) or a
 /// 0-d array, as a value and the dtype torch infers for it. `None` if `obj`
 /// is neither (or NumPy is not loaded).
-pub(crate) fn numpy_scalar(obj: &Bound<'_, PyAny>, numpy: bool) -> PyResult<Option<(Val, DType)>> {
+pub(crate) fn numpy_scalar(
+    obj: &Bound<'_, PyAny>,
+    numpy: bool,
+) -> PyResult<Option<(Scalar, DType)>> {
     if !numpy {
         return Ok(None);
     }
@@ -144,16 +147,16 @@ pub(crate) fn numpy_scalar(obj: &Bound<'_, PyAny>, numpy: bool) -> PyResult<Opti
         Kind::Unsupported => return Ok(None),
     };
     let val = match dtype {
-        DType::Bool => Val::B(obj.is_truthy()?),
+        DType::Bool => Scalar::Bool(obj.is_truthy()?),
         d if d.is_integral() => {
             let i = obj.call_method0(pyo3::intern!(py, "item"))?;
             match i.extract::<i64>() {
-                Ok(v) => Val::I(v),
+                Ok(v) => Scalar::Int(v),
                 // uint64 above i64::MAX wraps, as the array conversion does.
-                Err(_) => Val::I(i.extract::<u64>()? as i64),
+                Err(_) => Scalar::Int(i.extract::<u64>()? as i64),
             }
         }
-        _ => Val::F(
+        _ => Scalar::Float(
             obj.call_method0(pyo3::intern!(py, "item"))?
                 .extract::<f64>()?,
         ),

@@ -65,18 +65,10 @@ bind_functions! { register_functions:
         if let Some(name) = profile {
             o = o.with_profile(name)?;
         }
-        if let Some(p) = precision {
-            o.precision = p;
-        }
-        if let Some(t) = threshold {
-            o.threshold = t;
-        }
-        if let Some(e) = edgeitems {
-            o.edgeitems = e;
-        }
-        if let Some(l) = linewidth {
-            o.linewidth = l;
-        }
+        o.precision = precision.unwrap_or(o.precision);
+        o.threshold = threshold.unwrap_or(o.threshold);
+        o.edgeitems = edgeitems.unwrap_or(o.edgeitems);
+        o.linewidth = linewidth.unwrap_or(o.linewidth);
         o.sci_mode = sci_mode;
         print::set_print_options(o);
         Ok(())

@@ -3,6 +3,7 @@
 //! and the metadata); the format is `tensor::safetensors`'s. The Python
 //! front is `ferrograd.utils.safetensors`.
 
+use crate::python::core::bind::add_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::safetensors::{deserialize, serialize};
 use crate::Tensor;
@@ -54,6 +55,6 @@ fn _safetensors_load<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Loaded<'py>>
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_safetensors_save, m)?)?;
-    m.add_function(wrap_pyfunction!(_safetensors_load, m)?)
+    add_functions!(m => _safetensors_save, _safetensors_load);
+    Ok(())
 }

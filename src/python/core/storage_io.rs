@@ -3,6 +3,7 @@
 //! from bytes in, and views over a storage. All copies happen here.
 
 use crate::buffer::Element;
+use crate::python::core::bind::add_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Layout;
 use crate::{DType, Tensor};
@@ -92,8 +93,6 @@ fn _storage_view(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_storage_info, m)?)?;
-    m.add_function(wrap_pyfunction!(_storage_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(_storage_from_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(_storage_view, m)?)
+    add_functions!(m => _storage_info, _storage_bytes, _storage_from_bytes, _storage_view);
+    Ok(())
 }

@@ -16,9 +16,9 @@ pub(crate) fn like_dtype(input: &Tensor, dtype: Option<DTypeArg>) -> DType {
 
 /// `name(input, [args], *, dtype=None, layout=None, device=None,
 /// requires_grad=False, memory_format=None)`: `|input, dtype| make`, dtype
-/// defaulting to the input's.
+/// defaulting to the input's; `fn $register(m)` adds them all.
 macro_rules! like_factories {
-    ($(
+    ($register:ident: $(
         $(#[$meta:meta])* $name:ident($($arg:ident: $ty:ty $(= $def:tt)?),*)
             => |$t:ident, $d:ident| $make:expr;
     )*) => {$(
@@ -41,10 +41,14 @@ macro_rules! like_factories {
             let made: PyResult<Tensor> = $make;
             finish(made?, requires_grad)
         }
-    )*};
+    )*
+    pub(crate) fn $register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        $(m.add_function(wrap_pyfunction!($name, m)?)?;)*
+        Ok(())
+    }};
 }
 
-like_factories! {
+like_factories! { register_like:
     /// Zeros of the input's shape.
     zeros_like() => |t, d| Ok(Tensor::try_full(t.shape(), Scalar::Int(0), d)?);
     /// Ones of the input's shape.

@@ -27,39 +27,53 @@ pub(crate) fn dtype_from_type_name(s: &str) -> Option<DType> {
         .find(|d| d.legacy_tensor_name() == short)
 }
 
-/// `Tensor.new_*(*size, dtype=None, device=None, requires_grad=False,
-/// layout=None, pin_memory=False)` filled with `value`, of self's dtype
-/// unless `dtype` is given.
-macro_rules! new_factories {
-    ($($(#[$meta:meta])* $name:ident => $value:expr;)*) => {
+/// `Tensor.new_*` methods, each written once: its own parameters (as in
+/// [`factories!`]'s items), then torch's `dtype=None, device=None,
+/// requires_grad=False, layout=None, pin_memory=False`; the body sees the
+/// dtype (self's unless given) and makes the tensor, which then gets
+/// `requires_grad`.
+macro_rules! new_methods {
+    ($($(#[doc = $doc:literal])* fn $name:ident($($sig:tt)*)($($arg:ident: $ty:ty),* $(,)?) |$d:ident| $body:block)*) => {
         #[pymethods]
-        impl PyTensor {
-            $(
-                $(#[$meta])*
-                #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-                fn $name(
-                    &self,
-                    size: &Bound<'_, PyTuple>,
-                    dtype: Option<DTypeArg>,
-                    device: Option<&Bound<'_, PyAny>>,
-                    requires_grad: bool,
-                    layout: Option<&Bound<'_, PyAny>>,
-                    pin_memory: bool,
-                ) -> PyResult<Fresh> {
-                    cpu_only(layout, device, pin_memory)?;
-                    let s = shape_varargs(size, stringify!($name))?;
-                    let d = like_dtype(&self.inner, dtype);
-                    finish(Tensor::try_full(&s, Scalar::Int($value), d)?, requires_grad)
-                }
-            )*
-        }
+        impl PyTensor {$(
+            $(#[doc = $doc])*
+            #[pyo3(signature = ($($sig)* dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
+            #[allow(clippy::too_many_arguments)]
+            fn $name(
+                &self,
+                $($arg: $ty,)*
+                dtype: Option<DTypeArg>,
+                device: Option<&Bound<'_, PyAny>>,
+                requires_grad: bool,
+                layout: Option<&Bound<'_, PyAny>>,
+                pin_memory: bool,
+            ) -> PyResult<Fresh> {
+                cpu_only(layout, device, pin_memory)?;
+                let $d = like_dtype(&self.inner, dtype);
+                let make = || -> PyResult<Tensor> { Ok($body) };
+                finish(make()?, requires_grad)
+            }
+        )*}
     };
 }
 
-new_factories! {
-    new_zeros => 0;
-    new_ones => 1;
-    new_empty => 0;
+new_methods! {
+    fn new_zeros(*size,)(size: &Bound<'_, PyTuple>) |d| {
+        Tensor::try_full(&shape_varargs(size, "new_zeros")?, Scalar::Int(0), d)?
+    }
+    fn new_ones(*size,)(size: &Bound<'_, PyTuple>) |d| {
+        Tensor::try_full(&shape_varargs(size, "new_ones")?, Scalar::Int(1), d)?
+    }
+    fn new_empty(*size,)(size: &Bound<'_, PyTuple>) |d| {
+        Tensor::try_full(&shape_varargs(size, "new_empty")?, Scalar::Int(0), d)?
+    }
+    fn new_full(size, fill_value, *,)(size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>) |d| {
+        let s = checked_dims(&seq_shape(size, "new_full")?)?;
+        Tensor::try_full(&s, fill_scalar(fill_value)?.checked_to(d)?, d)?
+    }
+    fn new_tensor(data, *,)(data: &Bound<'_, PyAny>) |d| {
+        tensor_from_py(data, Some(d))?
+    }
 }
 
 #[pymethods]
@@ -104,38 +118,6 @@ impl PyTensor {
         Err(PyTypeError::new_err(
             "new() received an invalid combination of arguments: expected (), (*size), (Size), (data) or (Tensor)",
         ))
-    }
-
-    #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    fn new_full(
-        &self,
-        size: &Bound<'_, PyAny>,
-        fill_value: &Bound<'_, PyAny>,
-        dtype: Option<DTypeArg>,
-        device: Option<&Bound<'_, PyAny>>,
-        requires_grad: bool,
-        layout: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-    ) -> PyResult<Fresh> {
-        cpu_only(layout, device, pin_memory)?;
-        let s = checked_dims(&seq_shape(size, "new_full")?)?;
-        let v = fill_scalar(fill_value)?;
-        let d = like_dtype(&self.inner, dtype);
-        finish(Tensor::try_full(&s, v.checked_to(d)?, d)?, requires_grad)
-    }
-    #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false))]
-    fn new_tensor(
-        &self,
-        data: &Bound<'_, PyAny>,
-        dtype: Option<DTypeArg>,
-        device: Option<&Bound<'_, PyAny>>,
-        requires_grad: bool,
-        layout: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-    ) -> PyResult<Fresh> {
-        cpu_only(layout, device, pin_memory)?;
-        let t = tensor_from_py(data, Some(like_dtype(&self.inner, dtype)))?;
-        finish(t, requires_grad)
     }
 
     /// `to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, and the

@@ -19,7 +19,7 @@ use crate::python::core::numpy;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use crate::{DType, Tensor};
-use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
@@ -80,147 +80,6 @@ bind_functions! { register_functions:
             return Ok(Py::new(py, wrap(t))?.into_any());
         }
         Ok(Py::new(py, wrap(tensor_from_py(data, dtype)?))?.into_any())
-    }
-    /// `empty`: values unspecified (a reused buffer's old ones, or zeros),
-    /// never uninitialised memory.
-    #[pyo3(signature = (*shape, size=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false, memory_format=None))]
-    pub(crate) fn empty(
-        shape: &Bound<'_, PyTuple>,
-        size: Option<&Bound<'_, PyAny>>,
-        dtype: Option<DTypeArg>,
-        layout: Option<&Bound<'_, PyAny>>,
-        device: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-        requires_grad: bool,
-        memory_format: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Fresh> {
-        let _ = (layout, memory_format);
-        check_device(device)?;
-        check_pin_memory(pin_memory)?;
-        let s = shape_from(shape, size, "empty")?;
-        finish(Tensor::try_empty(&s, default_float(dtype))?, requires_grad)
-    }
-    #[pyo3(signature = (size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-    pub(crate) fn full(
-        size: &Bound<'_, PyAny>,
-        fill_value: &Bound<'_, PyAny>,
-        dtype: Option<DTypeArg>,
-        layout: Option<&Bound<'_, PyAny>>,
-        device: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-        requires_grad: bool,
-    ) -> PyResult<Fresh> {
-        cpu_only(layout, device, pin_memory)?;
-        let s = checked_dims(&seq_shape(size, "full")?)?;
-        let v = fill_scalar(fill_value)?;
-        let d = dt(dtype).unwrap_or(v.dtype());
-        finish(Tensor::try_full(&s, v.checked_to(d)?, d)?, requires_grad)
-    }
-    #[pyo3(signature = (*args, start=None, end=None, step=None, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-    pub(crate) fn arange(
-        args: &Bound<'_, PyTuple>,
-        start: Option<&Bound<'_, PyAny>>,
-        end: Option<&Bound<'_, PyAny>>,
-        step: Option<&Bound<'_, PyAny>>,
-        dtype: Option<DTypeArg>,
-        layout: Option<&Bound<'_, PyAny>>,
-        device: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-        requires_grad: bool,
-    ) -> PyResult<Fresh> {
-        cpu_only(layout, device, pin_memory)?;
-        let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
-        let (s, e, st) = match (pos.len(), start, end, step) {
-            (0, s, Some(e), st) => (s.cloned(), e.clone(), st.cloned()),
-            (1, None, None, st) => (None, pos[0].clone(), st.cloned()),
-            (1, None, Some(e), st) => (Some(pos[0].clone()), e.clone(), st.cloned()),
-            (2, None, None, st) => (Some(pos[0].clone()), pos[1].clone(), st.cloned()),
-            (3, None, None, None) => (Some(pos[0].clone()), pos[1].clone(), Some(pos[2].clone())),
-            _ => {
-                return Err(PyTypeError::new_err(
-                    "arange() received an invalid combination of arguments: expected (end), (start, end) or (start, end, step)",
-                ))
-            }
-        };
-        let e = range_scalar(&e, "end")?;
-        let s = s
-            .map(|s| range_scalar(&s, "start"))
-            .transpose()?
-            .unwrap_or(Scalar::Int(0));
-        let st = st
-            .map(|s| range_scalar(&s, "step"))
-            .transpose()?
-            .unwrap_or(Scalar::Int(1));
-        let any_float = [s, e, st].iter().any(|x| matches!(x, Scalar::Float(_)));
-        let d = dt(dtype).unwrap_or(if any_float {
-            crate::tensor::dtype::default_float()
-        } else {
-            DType::I64
-        });
-        if d == DType::Bool {
-            return Err(PyNotImplementedError::new_err(
-                "\"arange_cpu\" not implemented for 'Bool'",
-            ));
-        }
-        if d.is_integral() && st.to_f64() != 0.0 && (st.to_f64() as i64) == 0 {
-            return Err(PyValueError::new_err("step must be nonzero"));
-        }
-        finish(Tensor::arange(s, e, st, d)?, requires_grad)
-    }
-    #[pyo3(signature = (start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-    pub(crate) fn linspace(
-        start: &Bound<'_, PyAny>,
-        end: &Bound<'_, PyAny>,
-        steps: i64,
-        dtype: Option<DTypeArg>,
-        layout: Option<&Bound<'_, PyAny>>,
-        device: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-        requires_grad: bool,
-    ) -> PyResult<Fresh> {
-        cpu_only(layout, device, pin_memory)?;
-        if steps < 0 {
-            return Err(PyRuntimeError::new_err(
-                "number of steps must be non-negative",
-            ));
-        }
-        let s = range_scalar(start, "start")?.to_f64();
-        let e = range_scalar(end, "end")?.to_f64();
-        let d = default_float(dtype);
-        if d == DType::Bool {
-            return Err(PyNotImplementedError::new_err(
-                "\"linspace_cpu\" not implemented for 'Bool'",
-            ));
-        }
-        finish(Tensor::linspace(s, e, steps as usize, d)?, requires_grad)
-    }
-    #[pyo3(signature = (n, m=None, *, dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-    pub(crate) fn eye(
-        n: i64,
-        m: Option<i64>,
-        dtype: Option<DTypeArg>,
-        layout: Option<&Bound<'_, PyAny>>,
-        device: Option<&Bound<'_, PyAny>>,
-        pin_memory: bool,
-        requires_grad: bool,
-    ) -> PyResult<Fresh> {
-        cpu_only(layout, device, pin_memory)?;
-        if n < 0 {
-            return Err(PyRuntimeError::new_err(format!(
-                "n must be greater or equal to 0, got {n}"
-            )));
-        }
-        let m = m.unwrap_or(n);
-        if m < 0 {
-            return Err(PyRuntimeError::new_err(format!(
-                "m must be greater or equal to 0, got {m}"
-            )));
-        }
-        checked_dims(&[n, m])?;
-        finish(
-            Tensor::eye(n as usize, m as usize, default_float(dtype))?,
-            requires_grad,
-        )
     }
     pub(crate) fn get_default_dtype() -> PyDType {
         crate::tensor::dtype::default_float().into()
@@ -311,43 +170,123 @@ pub(crate) fn cpu_only(
 // factories
 // ---------------------------------------------------------------------------
 
-pub(crate) fn default_float(d: Option<DTypeArg>) -> DType {
-    dt(d).unwrap_or(crate::tensor::dtype::default_float())
+/// The dtype asked for, else the default float dtype.
+pub(crate) fn float_or_default(d: Option<DType>) -> DType {
+    d.unwrap_or(crate::tensor::dtype::default_float())
 }
 
-/// `name(*shape, size=None, dtype=None, layout=None, device=None,
-/// pin_memory=False, requires_grad=False)` factories: `|shape, dtype| make`;
-/// `name [generator]` also takes `generator=None` after `size`.
-macro_rules! shape_factories {
-    ($($(#[$meta:meta])* $name:ident $([$generator:ident])? => |$s:ident, $d:ident| $make:expr;)*) => {$(
-        $(#[$meta])*
-        #[pyfunction]
-        #[pyo3(signature = (*shape, size=None, $($generator=None,)? dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
-        pub(crate) fn $name(
-            shape: &Bound<'_, PyTuple>,
-            size: Option<&Bound<'_, PyAny>>,
-            $($generator: Option<&Bound<'_, PyAny>>,)?
-            dtype: Option<DTypeArg>,
-            layout: Option<&Bound<'_, PyAny>>,
-            device: Option<&Bound<'_, PyAny>>,
-            pin_memory: bool,
-            requires_grad: bool,
-        ) -> PyResult<Fresh> {
-            cpu_only(layout, device, pin_memory)?;
-            $(let $generator = crate::python::core::generator::generator_arg($generator, stringify!($name))?;)?
-            let $s = shape_from(shape, size, stringify!($name))?;
-            let $d = default_float(dtype);
-            finish($make, requires_grad)
+/// Factory `#[pyfunction]`s, each written once: its own parameters come
+/// first (`fn name(signature...)(params...)`, the signature up to where
+/// torch's factory keywords go), then torch's factory keywords `dtype=None,
+/// layout=None, device=None, pin_memory=False, requires_grad=False`. The
+/// layout is accepted, the device must be the CPU and pin_memory False; the
+/// body sees the dtype asked for (`|dtype|`, an `Option<DType>`) and makes
+/// the tensor, which then gets `requires_grad` ([`finish`]). `fn $register(m)`
+/// adds them all to the module.
+macro_rules! factories {
+    ($register:ident: $(
+        $(#[doc = $doc:literal])*
+        fn $name:ident($($sig:tt)*)($($arg:ident: $ty:ty),* $(,)?) |$dtype:ident| $body:block
+    )*) => {
+        $(
+            $(#[doc = $doc])*
+            #[pyfunction]
+            #[pyo3(signature = ($($sig)* dtype=None, layout=None, device=None, pin_memory=false, requires_grad=false))]
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) fn $name(
+                $($arg: $ty,)*
+                dtype: Option<DTypeArg>,
+                layout: Option<&Bound<'_, PyAny>>,
+                device: Option<&Bound<'_, PyAny>>,
+                pin_memory: bool,
+                requires_grad: bool,
+            ) -> PyResult<Fresh> {
+                cpu_only(layout, device, pin_memory)?;
+                let $dtype = dt(dtype);
+                let make = || -> PyResult<Tensor> { Ok($body) };
+                finish(make()?, requires_grad)
+            }
+        )*
+        pub(crate) fn $register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add_function(wrap_pyfunction!($name, m)?)?;)*
+            Ok(())
         }
-    )*};
+    };
 }
-pub(crate) use shape_factories;
+pub(crate) use factories;
 
-shape_factories! {
+factories! { register_factories:
+    /// `empty`: values unspecified (a reused buffer's old ones, or zeros),
+    /// never uninitialised memory.
+    fn empty(*shape, size=None, memory_format=None,)(
+        shape: &Bound<'_, PyTuple>,
+        size: Option<&Bound<'_, PyAny>>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) |dtype| {
+        let _ = memory_format;
+        let s = shape_from(shape, size, "empty")?;
+        Tensor::try_empty(&s, float_or_default(dtype))?
+    }
     /// A tensor of zeros.
-    zeros => |s, d| Tensor::try_full(&s, Scalar::Int(0), d)?;
+    fn zeros(*shape, size=None,)(shape: &Bound<'_, PyTuple>, size: Option<&Bound<'_, PyAny>>) |dtype| {
+        let s = shape_from(shape, size, "zeros")?;
+        Tensor::try_full(&s, Scalar::Int(0), float_or_default(dtype))?
+    }
     /// A tensor of ones.
-    ones => |s, d| Tensor::try_full(&s, Scalar::Int(1), d)?;
+    fn ones(*shape, size=None,)(shape: &Bound<'_, PyTuple>, size: Option<&Bound<'_, PyAny>>) |dtype| {
+        let s = shape_from(shape, size, "ones")?;
+        Tensor::try_full(&s, Scalar::Int(1), float_or_default(dtype))?
+    }
+    fn full(size, fill_value, *,)(size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>) |dtype| {
+        let s = checked_dims(&seq_shape(size, "full")?)?;
+        let v = fill_scalar(fill_value)?;
+        let d = dtype.unwrap_or(v.dtype());
+        Tensor::try_full(&s, v.checked_to(d)?, d)?
+    }
+    fn arange(*args, start=None, end=None, step=None,)(
+        args: &Bound<'_, PyTuple>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        step: Option<&Bound<'_, PyAny>>,
+    ) |dtype| {
+        let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let (s, e, st) = match (pos.len(), start, end, step) {
+            (0, s, Some(e), st) => (s.cloned(), e.clone(), st.cloned()),
+            (1, None, None, st) => (None, pos[0].clone(), st.cloned()),
+            (1, None, Some(e), st) => (Some(pos[0].clone()), e.clone(), st.cloned()),
+            (2, None, None, st) => (Some(pos[0].clone()), pos[1].clone(), st.cloned()),
+            (3, None, None, None) => (Some(pos[0].clone()), pos[1].clone(), Some(pos[2].clone())),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "arange() received an invalid combination of arguments: expected (end), (start, end) or (start, end, step)",
+                ))
+            }
+        };
+        let e = range_scalar(&e, "end")?;
+        let number = |v: Option<Bound<'_, PyAny>>, what, default| match v {
+            Some(v) => range_scalar(&v, what),
+            None => Ok(Scalar::Int(default)),
+        };
+        Tensor::arange(number(s, "start", 0)?, e, number(st, "step", 1)?, dtype)?
+    }
+    fn linspace(start, end, steps, *,)(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>, steps: i64) |dtype| {
+        if steps < 0 {
+            return Err(PyRuntimeError::new_err("number of steps must be non-negative"));
+        }
+        let s = range_scalar(start, "start")?.to_f64();
+        let e = range_scalar(end, "end")?.to_f64();
+        Tensor::linspace(s, e, steps as usize, float_or_default(dtype))?
+    }
+    fn eye(n, m=None, *,)(n: i64, m: Option<i64>) |dtype| {
+        let m = m.unwrap_or(n);
+        if let Some((k, v)) = [("n", n), ("m", m)].into_iter().find(|&(_, v)| v < 0) {
+            return Err(PyRuntimeError::new_err(format!(
+                "{k} must be greater or equal to 0, got {v}"
+            )));
+        }
+        let [n, m] = checked_dims(&[n, m])?[..] else { unreachable!("two dims") };
+        Tensor::eye(n, m, float_or_default(dtype))?
+    }
 }
 
 /// A fill value and the dtype torch infers from it.
@@ -402,19 +341,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_functions(m)?;
     m.add_class::<crate::python::core::device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(_set_size_class, m)?)?;
-    m.add_function(wrap_pyfunction!(zeros, m)?)?;
-    m.add_function(wrap_pyfunction!(ones, m)?)?;
-    m.add_function(wrap_pyfunction!(random::rand, m)?)?;
-    m.add_function(wrap_pyfunction!(random::randn, m)?)?;
-    m.add_function(wrap_pyfunction!(random::randint, m)?)?;
-    m.add_function(wrap_pyfunction!(random::randperm, m)?)?;
+    register_factories(m)?;
+    random::register_random(m)?;
     crate::python::core::generator::register(m)?;
-    m.add_function(wrap_pyfunction!(like::zeros_like, m)?)?;
-    m.add_function(wrap_pyfunction!(like::ones_like, m)?)?;
-    m.add_function(wrap_pyfunction!(like::empty_like, m)?)?;
-    m.add_function(wrap_pyfunction!(like::full_like, m)?)?;
-    m.add_function(wrap_pyfunction!(like::rand_like, m)?)?;
-    m.add_function(wrap_pyfunction!(like::randn_like, m)?)?;
-    m.add_function(wrap_pyfunction!(like::randint_like, m)?)?;
+    like::register_like(m)?;
     Ok(())
 }

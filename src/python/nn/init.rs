@@ -4,7 +4,7 @@
 
 use crate::nn::init;
 use crate::python::core::args::as_scalar;
-use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::{add_functions, bind_functions};
 use crate::python::core::tensor::PyTensor;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -92,15 +92,7 @@ bind_functions! { register_i_fns:
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let i = PyModule::new(m.py(), "_init")?;
     register_i_fns(&i)?;
-    for f in [
-        wrap_pyfunction!(uniform_, &i)?,
-        wrap_pyfunction!(normal_, &i)?,
-        wrap_pyfunction!(xavier_uniform_, &i)?,
-        wrap_pyfunction!(xavier_normal_, &i)?,
-        wrap_pyfunction!(kaiming_uniform_, &i)?,
-        wrap_pyfunction!(kaiming_normal_, &i)?,
-    ] {
-        i.add_function(f)?;
-    }
+    add_functions!(&i => uniform_, normal_, xavier_uniform_, xavier_normal_);
+    add_functions!(&i => kaiming_uniform_, kaiming_normal_);
     m.add_submodule(&i)
 }

@@ -3,7 +3,7 @@
 
 use crate::python::core::args::{as_scalar, tensor_arg};
 use crate::python::core::batched;
-use crate::python::core::bind::bind_methods;
+use crate::python::core::bind::{add_functions, bind_methods};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::tensor::Scalar;
 use pyo3::exceptions::PyTypeError;
@@ -90,9 +90,6 @@ bind_methods! { addmm_fns, register_fns:
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_fns(m)?;
-    m.add_function(wrap_pyfunction!(addmm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(addmv_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(baddbmm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(addbmm_fn, m)?)?;
+    add_functions!(m => addmm_fn, addmv_fn, baddbmm_fn, addbmm_fn);
     Ok(())
 }

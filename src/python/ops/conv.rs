@@ -6,7 +6,7 @@ use crate::ops::conv::ConvPadding;
 use crate::ops::interpolate::InterpMode;
 use crate::python::core::args::{ints, tensor_arg};
 use crate::python::core::batched;
-use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::{add_functions, bind_functions};
 use crate::python::core::tensor::{wrap, PyTensor};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
@@ -427,32 +427,13 @@ adaptive_avg_pool_fn!(adaptive_avg_pool3d, 3);
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
     register_nn_fns(&nn)?;
-    for f in [
-        wrap_pyfunction!(conv1d, &nn)?,
-        wrap_pyfunction!(conv2d, &nn)?,
-        wrap_pyfunction!(conv3d, &nn)?,
-        wrap_pyfunction!(conv_transpose1d, &nn)?,
-        wrap_pyfunction!(conv_transpose2d, &nn)?,
-        wrap_pyfunction!(conv_transpose3d, &nn)?,
-        wrap_pyfunction!(max_pool1d, &nn)?,
-        wrap_pyfunction!(max_pool2d, &nn)?,
-        wrap_pyfunction!(max_pool3d, &nn)?,
-        wrap_pyfunction!(max_pool1d_with_indices, &nn)?,
-        wrap_pyfunction!(max_pool2d_with_indices, &nn)?,
-        wrap_pyfunction!(max_pool3d_with_indices, &nn)?,
-        wrap_pyfunction!(avg_pool2d, &nn)?,
-        wrap_pyfunction!(avg_pool3d, &nn)?,
-        wrap_pyfunction!(adaptive_avg_pool1d, &nn)?,
-        wrap_pyfunction!(adaptive_avg_pool2d, &nn)?,
-        wrap_pyfunction!(adaptive_avg_pool3d, &nn)?,
-        wrap_pyfunction!(adaptive_max_pool1d, &nn)?,
-        wrap_pyfunction!(adaptive_max_pool2d, &nn)?,
-        wrap_pyfunction!(adaptive_max_pool3d, &nn)?,
-        wrap_pyfunction!(adaptive_max_pool1d_with_indices, &nn)?,
-        wrap_pyfunction!(adaptive_max_pool2d_with_indices, &nn)?,
-        wrap_pyfunction!(adaptive_max_pool3d_with_indices, &nn)?,
-    ] {
-        nn.add_function(f)?;
-    }
+    add_functions!(&nn => conv1d, conv2d, conv3d);
+    add_functions!(&nn => conv_transpose1d, conv_transpose2d, conv_transpose3d);
+    add_functions!(&nn => max_pool1d, max_pool2d, max_pool3d, avg_pool2d, avg_pool3d);
+    add_functions!(&nn => max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices);
+    add_functions!(&nn => adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d);
+    add_functions!(&nn => adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d);
+    add_functions!(&nn => adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices);
+    add_functions!(&nn => adaptive_max_pool3d_with_indices);
     Ok(())
 }

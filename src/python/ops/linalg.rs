@@ -3,6 +3,7 @@
 
 use crate::python::core::args::tensor_arg;
 use crate::python::core::batched;
+use crate::python::core::bind::add_functions;
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::prelude::*;
@@ -96,12 +97,6 @@ binary_fn!(outer_fn, "outer", input, vec2, Tensor::outer);
 binary_fn!(ger_fn, "ger", input, vec2, Tensor::outer);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(matmul_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(mm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(bmm_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(mv_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(dot_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(outer_fn, m)?)?;
-    m.add_function(wrap_pyfunction!(ger_fn, m)?)?;
+    add_functions!(m => matmul_fn, mm_fn, bmm_fn, mv_fn, dot_fn, outer_fn, ger_fn);
     Ok(())
 }

@@ -4,7 +4,7 @@
 use crate::ops::loss::{self, Reduction};
 use crate::python::core::args::type_name;
 use crate::python::core::batched;
-use crate::python::core::bind::bind_functions;
+use crate::python::core::bind::{add_functions, bind_functions};
 use crate::python::core::tensor::{wrap, PyTensor};
 use crate::Tensor;
 use pyo3::exceptions::PyTypeError;
@@ -272,11 +272,6 @@ pointwise_losses!(mse_loss, l1_loss);
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let nn = m.getattr("_nn")?.cast_into::<PyModule>()?;
     register_nn_fns(&nn)?;
-    for f in [
-        wrap_pyfunction!(mse_loss, &nn)?,
-        wrap_pyfunction!(l1_loss, &nn)?,
-    ] {
-        nn.add_function(f)?;
-    }
+    add_functions!(&nn => mse_loss, l1_loss);
     Ok(())
 }

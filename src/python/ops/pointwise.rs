@@ -211,8 +211,7 @@ bind_methods! { pointwise_fns, register_fns:
         min: Option<&Bound<'py, PyAny>>,
         max: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRef<'py, PyTensor>> {
-        clamp_impl(&slf.inner, min, max, true)?;
-        Ok(slf)
+        Self::clamp_(slf, min, max)
     }
     fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(match as_scalar(min) {

@@ -304,47 +304,36 @@ impl PyTensor {
 }
 
 /// var_mean / std_mean: (var or std, mean) over the same dims.
-fn spread_mean(
-    t: &Tensor,
-    dim: Option<&Bound<'_, PyAny>>,
-    unbiased: Option<&Bound<'_, PyAny>>,
-    keepdim: bool,
-    correction: Option<&Bound<'_, PyAny>>,
-    sqrt: bool,
-) -> PyResult<(PyTensor, PyTensor)> {
-    let spread = var_std(t, dim, unbiased, keepdim, correction, sqrt)?;
-    let mean_dims = match dim {
-        Some(d) if d.is_instance_of::<PyBool>() => vec![],
-        _ => dims(dim)?,
+macro_rules! spread_mean {
+    ($($name:ident, $sqrt:literal;)*) => {
+        bind_functions! { register_spread_mean: $(
+            #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
+            fn $name<'py>(
+                input: &Bound<'py, PyAny>,
+                dim: Option<&Bound<'py, PyAny>>,
+                unbiased: Option<&Bound<'py, PyAny>>,
+                keepdim: bool,
+                correction: Option<&Bound<'py, PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                vmap_rule!($name as stringify!($name), [input], [dim, unbiased, keepdim, correction]);
+                let t = &tensor_input(input, stringify!($name))?.borrow().inner;
+                let spread = var_std(t, dim, unbiased, keepdim, correction, $sqrt)?;
+                let mean_dims = match dim {
+                    Some(d) if d.is_instance_of::<PyBool>() => vec![],
+                    _ => dims(dim)?,
+                };
+                let mean = wrap(t.mean_dims(&mean_dims, keepdim, None)?);
+                (spread, mean).into_py_any(input.py())
+            }
+        )* }
     };
-    Ok((spread, wrap(t.mean_dims(&mean_dims, keepdim, None)?)))
+}
+spread_mean! {
+    var_mean, false;
+    std_mean, true;
 }
 
 bind_functions! { register_functions:
-    #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-    fn var_mean<'py>(
-        input: &Bound<'py, PyAny>,
-        dim: Option<&Bound<'py, PyAny>>,
-        unbiased: Option<&Bound<'py, PyAny>>,
-        keepdim: bool,
-        correction: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        vmap_rule!(var_mean as "var_mean", [input], [dim, unbiased, keepdim, correction]);
-        let x = &tensor_input(input, "var_mean")?.borrow().inner;
-        spread_mean(x, dim, unbiased, keepdim, correction, false)?.into_py_any(input.py())
-    }
-    #[pyo3(signature = (input, dim=None, unbiased=None, keepdim=false, *, correction=None))]
-    fn std_mean<'py>(
-        input: &Bound<'py, PyAny>,
-        dim: Option<&Bound<'py, PyAny>>,
-        unbiased: Option<&Bound<'py, PyAny>>,
-        keepdim: bool,
-        correction: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        vmap_rule!(std_mean as "std_mean", [input], [dim, unbiased, keepdim, correction]);
-        let x = &tensor_input(input, "std_mean")?.borrow().inner;
-        spread_mean(x, dim, unbiased, keepdim, correction, true)?.into_py_any(input.py())
-    }
     #[pyo3(name = "norm", signature = (input, p=None, dim=None, keepdim=false, out=None, dtype=None))]
     fn norm_fn<'py>(
         input: &Bound<'py, PyAny>,
@@ -374,6 +363,7 @@ bind_functions! { register_functions:
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_functions(m)?;
+    register_spread_mean(m)?;
     register_dims(m)?;
     register_fns(m)?;
     m.add("return_types", return_types(m.py())?)?;

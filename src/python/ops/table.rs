@@ -1,7 +1,7 @@
 //! `_C._op_table()`: the rows of `crate::ops::table`, one dict per op, for
 //! the stub generator, the docs and the registry tests.
 
-use crate::ops::table::{rows, BatchRule, DtypeRule, OpKind};
+use crate::ops::table::rows;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -16,20 +16,8 @@ fn _op_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("node", r.node)?;
             d.set_item("doc", r.doc.trim())?;
             d.set_item("domain", r.domain)?;
-            let kind = match r.kind {
-                OpKind::UnaryFloat => "unary_float",
-                OpKind::Binary(DtypeRule::numeric) => "binary_numeric",
-                OpKind::Binary(DtypeRule::float) => "binary_float",
-                OpKind::Binary(DtypeRule::compare) => "compare",
-                OpKind::Binary(DtypeRule::logical) => "logical",
-                OpKind::Binary(DtypeRule::bitwise) => "bitwise",
-            };
-            d.set_item("kind", kind)?;
-            let batch = match r.batch {
-                BatchRule::Elementwise => "elementwise",
-                BatchRule::Broadcast => "broadcast",
-            };
-            d.set_item("batch_rule", batch)?;
+            d.set_item("kind", r.kind.name())?;
+            d.set_item("batch_rule", r.batch.name())?;
             d.set_item("form", r.form)?;
             d.set_item("dunders", PyTuple::new(py, r.dunders)?)?;
             Ok(d)

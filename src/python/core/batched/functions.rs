@@ -66,7 +66,7 @@ pub(crate) fn add_product<'py>(
 /// returns [`function_rule`] of the rule `$key`: `$f` called again on the
 /// physical tensors, its other parameters `$a` by keyword.
 macro_rules! vmap_rule {
-    ($f:ident as $key:literal, [$($t:ident),+], [$($a:ident),*]) => {
+    ($f:ident as $key:expr, [$($t:ident),+], [$($a:ident),*]) => {
         if $crate::python::core::batched::any_batched(&[$($t),+]) {
             let py = [$($t),+][0].py();
             let kw = pyo3::types::PyDict::new(py);

@@ -16,6 +16,7 @@ use crate::ops::batching::{
     rule, union_levels, Absent, Align, AllDims, DimsRule, MatmulRanks, Rule,
 };
 use crate::python::core::args::make_size;
+use crate::python::core::bind::bind_functions;
 use crate::python::core::tensor::PyTensor;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -320,156 +321,127 @@ fn active_size(level: u32) -> PyResult<usize> {
     })
 }
 
-/// Starts a vmap level of `batch_size`; returns its number.
-#[pyfunction]
-fn _vmap_enter(batch_size: usize) -> u32 {
-    let lvl = NEXT.with(|n| {
-        let l = n.get();
-        n.set(l + 1);
-        l
-    });
-    ACTIVE.with(|a| a.borrow_mut().push((lvl, batch_size)));
-    lvl
-}
-
-/// Ends vmap level `level` (and any level started inside it).
-#[pyfunction]
-fn _vmap_exit(level: u32) {
-    ACTIVE.with(|a| a.borrow_mut().retain(|(l, _)| *l < level));
-    WRAPPED.with(|w| w.borrow_mut().retain(|(l, _)| *l < level));
-}
-
-/// The active levels, outermost first: [(level, batch size)].
-#[pyfunction]
-fn _vmap_levels() -> Vec<(u32, usize)> {
-    ACTIVE.with(|a| a.borrow().clone())
-}
-
-/// `x` batched over `level` at its logical dim `in_dim`.
-#[pyfunction]
-fn _vmap_wrap(x: &Bound<'_, PyAny>, in_dim: i64, level: u32) -> PyResult<Py<PyAny>> {
-    let size = active_size(level)?;
-    let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
-    let d = wrap_logical(in_dim, p.rank(), p.nb())?;
-    if p.phys.cast::<PyTensor>()?.borrow().inner.shape()[d] != size {
-        return Err(PyValueError::new_err("vmap: batch size mismatch"));
+bind_functions! { register_vmap_fns:
+    /// Starts a vmap level of `batch_size`; returns its number.
+    fn _vmap_enter(batch_size: usize) -> u32 {
+        let lvl = NEXT.with(|n| {
+            let l = n.get();
+            n.set(l + 1);
+            l
+        });
+        ACTIVE.with(|a| a.borrow_mut().push((lvl, batch_size)));
+        lvl
     }
-    let storage = p.phys.cast::<PyTensor>()?.borrow().inner.storage_ptr();
-    WRAPPED.with(|w| w.borrow_mut().push((level, storage)));
-    let phys = p.phys.call_method1("movedim", (d, p.nb()))?;
-    let mut levels = p.levels;
-    levels.push((level, size));
-    make(x.py(), phys, levels)
-}
-
-/// The output `x` of level `level`'s function with that level's dim at
-/// logical dim `out_dim` (expanded there when `x` is not batched over it).
-#[pyfunction]
-fn _vmap_unwrap(x: &Bound<'_, PyAny>, level: u32, out_dim: i64) -> PyResult<Py<PyAny>> {
-    let size = active_size(level)?;
-    let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
-    let nb = p.nb();
-    match p.levels.iter().position(|(l, _)| *l == level) {
-        Some(i) => {
-            let d = wrap_logical(out_dim, p.rank() + 1, nb - 1)?;
-            let phys = p.phys.call_method1("movedim", (i, d))?;
-            let mut levels = p.levels;
-            levels.remove(i);
-            make(x.py(), phys, levels)
+    /// Ends vmap level `level` (and any level started inside it).
+    fn _vmap_exit(level: u32) {
+        ACTIVE.with(|a| a.borrow_mut().retain(|(l, _)| *l < level));
+        WRAPPED.with(|w| w.borrow_mut().retain(|(l, _)| *l < level));
+    }
+    /// The active levels, outermost first: [(level, batch size)].
+    fn _vmap_levels() -> Vec<(u32, usize)> {
+        ACTIVE.with(|a| a.borrow().clone())
+    }
+    /// `x` batched over `level` at its logical dim `in_dim`.
+    fn _vmap_wrap(x: &Bound<'_, PyAny>, in_dim: i64, level: u32) -> PyResult<Py<PyAny>> {
+        let size = active_size(level)?;
+        let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
+        let d = wrap_logical(in_dim, p.rank(), p.nb())?;
+        if p.phys.cast::<PyTensor>()?.borrow().inner.shape()[d] != size {
+            return Err(PyValueError::new_err("vmap: batch size mismatch"));
         }
-        None => {
-            let d = wrap_logical(out_dim, p.rank() + 1, nb)?;
-            let phys = p.phys.call_method1("unsqueeze", (d,))?;
-            let mut shape: Vec<i64> = vec![-1; nb + p.rank() + 1];
-            shape[d] = size as i64;
-            let phys = phys.call_method1("expand", (shape,))?;
-            make(x.py(), phys, p.levels)
+        let storage = p.phys.cast::<PyTensor>()?.borrow().inner.storage_ptr();
+        WRAPPED.with(|w| w.borrow_mut().push((level, storage)));
+        let phys = p.phys.call_method1("movedim", (d, p.nb()))?;
+        let mut levels = p.levels;
+        levels.push((level, size));
+        make(x.py(), phys, levels)
+    }
+    /// The output `x` of level `level`'s function with that level's dim at
+    /// logical dim `out_dim` (expanded there when `x` is not batched over it).
+    fn _vmap_unwrap(x: &Bound<'_, PyAny>, level: u32, out_dim: i64) -> PyResult<Py<PyAny>> {
+        let size = active_size(level)?;
+        let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
+        let nb = p.nb();
+        match p.levels.iter().position(|(l, _)| *l == level) {
+            Some(i) => {
+                let d = wrap_logical(out_dim, p.rank() + 1, nb - 1)?;
+                let phys = p.phys.call_method1("movedim", (i, d))?;
+                let mut levels = p.levels;
+                levels.remove(i);
+                make(x.py(), phys, levels)
+            }
+            None => {
+                let d = wrap_logical(out_dim, p.rank() + 1, nb)?;
+                let phys = p.phys.call_method1("unsqueeze", (d,))?;
+                let mut shape: Vec<i64> = vec![-1; nb + p.rank() + 1];
+                shape[d] = size as i64;
+                let phys = phys.call_method1("expand", (shape,))?;
+                make(x.py(), phys, p.levels)
+            }
         }
     }
-}
-
-/// Whether `x` is a batched tensor.
-#[pyfunction]
-fn _vmap_is_batched(x: &Bound<'_, PyAny>) -> bool {
-    is_batched(x)
-}
-
-/// `x` batched over every active level it lacks (expanded: each sample
-/// sees the same values): how a transform inside vmap makes per-sample
-/// copies of an unbatched input it differentiates.
-#[pyfunction]
-fn _vmap_expand(x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
-    let active = _vmap_levels();
-    let all = union_levels([p.levels.as_slice(), active.as_slice()].into_iter());
-    if all.len() == p.nb() {
-        return Ok(x.clone().unbind());
+    /// Whether `x` is a batched tensor.
+    fn _vmap_is_batched(x: &Bound<'_, PyAny>) -> bool {
+        is_batched(x)
     }
-    let aligned = align(&p, &all, p.rank())?;
-    let mut shape: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
-    shape.extend(&p.logical);
-    let phys = aligned.call_method1("expand", (shape,))?;
-    make(x.py(), phys, all)
-}
-
-/// The physical tensor of `x` (`x` itself when it is not batched).
-#[pyfunction]
-fn _vmap_physical(x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    match x.cast::<PyBatched>() {
-        Ok(b) => Ok(b.get().phys.clone_ref(x.py())),
-        Err(_) => Ok(x.clone().unbind()),
+    /// `x` batched over every active level it lacks (expanded: each sample
+    /// sees the same values): how a transform inside vmap makes per-sample
+    /// copies of an unbatched input it differentiates.
+    fn _vmap_expand(x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let p = parts(x)?.ok_or_else(|| PyTypeError::new_err("vmap: expected a Tensor"))?;
+        let active = _vmap_levels();
+        let all = union_levels([p.levels.as_slice(), active.as_slice()].into_iter());
+        if all.len() == p.nb() {
+            return Ok(x.clone().unbind());
+        }
+        let aligned = align(&p, &all, p.rank())?;
+        let mut shape: Vec<usize> = all.iter().map(|(_, s)| *s).collect();
+        shape.extend(&p.logical);
+        let phys = aligned.call_method1("expand", (shape,))?;
+        make(x.py(), phys, all)
     }
-}
-
-/// The physical tensor of `g` laid out as `like`'s: aligned to its levels
-/// and expanded to its physical shape.
-#[pyfunction]
-fn _vmap_physical_like(g: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    let (Some(pg), Some(pl)) = (parts(g)?, parts(like)?) else {
-        return Err(PyTypeError::new_err("vmap: expected Tensors"));
-    };
-    if pg.levels.iter().any(|l| !pl.levels.contains(l)) {
-        return Err(PyRuntimeError::new_err(
-            "vmap: a gradient is batched over a level its output is not",
-        ));
+    /// The physical tensor of `x` (`x` itself when it is not batched).
+    fn _vmap_physical(x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match x.cast::<PyBatched>() {
+            Ok(b) => Ok(b.get().phys.clone_ref(x.py())),
+            Err(_) => Ok(x.clone().unbind()),
+        }
     }
-    let aligned = align(&pg, &pl.levels, pg.rank())?;
-    Ok(aligned
-        .call_method1("expand", (shape_of(&pl.phys)?,))?
-        .unbind())
-}
-
-/// `phys` batched over `like`'s levels.
-#[pyfunction]
-fn _vmap_like(phys: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    let levels = match like.cast::<PyBatched>() {
-        Ok(b) => b.get().levels.clone(),
-        Err(_) => Vec::new(),
-    };
-    make(phys.py(), phys.clone(), levels)
-}
-
-/// The names of the methods and functions with a batching rule that are
-/// not table rows (the registry test reports the others' coverage).
-#[pyfunction]
-fn _vmap_rule(name: &str) -> Option<String> {
-    rule(name).map(|r| format!("{r:?}"))
+    /// The physical tensor of `g` laid out as `like`'s: aligned to its levels
+    /// and expanded to its physical shape.
+    fn _vmap_physical_like(g: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let (Some(pg), Some(pl)) = (parts(g)?, parts(like)?) else {
+            return Err(PyTypeError::new_err("vmap: expected Tensors"));
+        };
+        if pg.levels.iter().any(|l| !pl.levels.contains(l)) {
+            return Err(PyRuntimeError::new_err(
+                "vmap: a gradient is batched over a level its output is not",
+            ));
+        }
+        let aligned = align(&pg, &pl.levels, pg.rank())?;
+        Ok(aligned
+            .call_method1("expand", (shape_of(&pl.phys)?,))?
+            .unbind())
+    }
+    /// `phys` batched over `like`'s levels.
+    fn _vmap_like(phys: &Bound<'_, PyAny>, like: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let levels = match like.cast::<PyBatched>() {
+            Ok(b) => b.get().levels.clone(),
+            Err(_) => Vec::new(),
+        };
+        make(phys.py(), phys.clone(), levels)
+    }
+    /// The names of the methods and functions with a batching rule that are
+    /// not table rows (the registry test reports the others' coverage).
+    fn _vmap_rule(name: &str) -> Option<String> {
+        rule(name).map(|r| format!("{r:?}"))
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_vmap_fns(m)?;
     m.add_class::<PyBatched>()?;
     m.add_class::<BatchedMethod>()?;
     m.add("_VmapFallback", m.py().get_type::<VmapFallback>())?;
-    m.add_function(wrap_pyfunction!(_vmap_enter, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_exit, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_levels, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_wrap, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_unwrap, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_is_batched, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_expand, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_physical, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_physical_like, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_like, m)?)?;
-    m.add_function(wrap_pyfunction!(_vmap_rule, m)?)?;
     Ok(())
 }
