@@ -56,15 +56,30 @@ impl Mt19937 {
     }
 
     fn next_state(&mut self) {
+        #[inline(always)]
+        fn twist(u: u32, v: u32) -> u32 {
+            (((u & UMASK) | (v & LMASK)) >> 1) ^ if v & 1 != 0 { MATRIX_A } else { 0 }
+        }
         let s = &mut self.state;
         self.left = N as i32;
         self.next = 0;
-        for i in 0..N {
-            let u = s[i];
-            let v = s[(i + 1) % N];
-            let twist = (((u & UMASK) | (v & LMASK)) >> 1) ^ if v & 1 != 0 { MATRIX_A } else { 0 };
-            s[i] = s[(i + M) % N] ^ twist;
+        // the usual loop `s[i] = s[(i + M) % N] ^ twist(s[i], s[(i + 1) % N])`
+        // for i in 0..N, cut where the indices wrap
+        for i in 0..N - M {
+            s[i] = s[i + M] ^ twist(s[i], s[i + 1]);
         }
+        for i in N - M..N - 1 {
+            s[i] = s[i + M - N] ^ twist(s[i], s[i + 1]);
+        }
+        s[N - 1] = s[M - 1] ^ twist(s[N - 1], s[0]);
+    }
+
+    #[inline(always)]
+    fn temper(mut y: u32) -> u32 {
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
     }
 
     pub(crate) fn next_u32(&mut self) -> u32 {
@@ -72,12 +87,34 @@ impl Mt19937 {
         if self.left == 0 {
             self.next_state();
         }
-        let mut y = self.state[self.next as usize];
+        let y = self.state[self.next as usize];
         self.next += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^ (y >> 18)
+        Self::temper(y)
+    }
+
+    /// The next `out.len()` words, the ones `next_u32` would give one by
+    /// one, leaving the same state: each run of the state tempered in one
+    /// loop.
+    pub(crate) fn fill(&mut self, out: &mut [u32]) {
+        let mut done = 0;
+        while done < out.len() {
+            if self.left <= 1 {
+                // `next_u32` would refresh here and take word 0
+                self.next_state();
+                self.left = N as i32 + 1;
+            }
+            let k = (out.len() - done).min(self.left as usize - 1);
+            let start = self.next as usize;
+            for (o, &y) in out[done..done + k]
+                .iter_mut()
+                .zip(&self.state[start..start + k])
+            {
+                *o = Self::temper(y);
+            }
+            self.next += k as u32;
+            self.left -= k as i32;
+            done += k;
+        }
     }
 
     fn is_valid(&self) -> bool {
@@ -110,6 +147,12 @@ impl GenState {
         let hi = self.engine.next_u32() as u64;
         let lo = self.engine.next_u32() as u64;
         (hi << 32) | lo
+    }
+    /// The next `n` words, in order.
+    pub(crate) fn words(&mut self, n: usize) -> Vec<u32> {
+        let mut out = vec![0u32; n];
+        self.engine.fill(&mut out);
+        out
     }
     /// `uniform_real_distribution<float>(0, 1)`: 24 random bits.
     pub(crate) fn uniform_f32(&mut self) -> f32 {
@@ -279,6 +322,27 @@ pub fn set_rng_state(state: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_words_are_the_words_one_by_one() {
+        for (skip, n) in [(0, 1), (0, 623), (1, 624), (5, 2000), (620, 10), (623, 1)] {
+            let (mut a, mut b) = (Mt19937::new(7), Mt19937::new(7));
+            for _ in 0..skip {
+                a.next_u32();
+                b.next_u32();
+            }
+            let one_by_one: Vec<u32> = (0..n).map(|_| a.next_u32()).collect();
+            let mut bulk = vec![0u32; n];
+            b.fill(&mut bulk);
+            assert_eq!(one_by_one, bulk, "skip {skip}, n {n}");
+            assert_eq!((a.left, a.next), (b.left, b.next), "skip {skip}, n {n}");
+            assert_eq!(
+                a.next_u32(),
+                b.next_u32(),
+                "skip {skip}, n {n}: the word after"
+            );
+        }
+    }
 
     #[test]
     fn mt19937_reference_words() {

@@ -16,10 +16,12 @@ use crate::{bail, Result};
 /// with the fused multiply-adds GCC forms from those intrinsics, so the
 /// results are bitwise torch's on an AVX2 machine.
 mod avx_mathfun {
+    #[inline(always)]
     fn fma(a: f32, b: f32, c: f32) -> f32 {
         a.mul_add(b, c)
     }
 
+    #[inline(always)]
     pub(super) fn log(x: f32) -> f32 {
         let x = x.max(f32::from_bits(0x0080_0000));
         let imm0 = (x.to_bits() >> 23) as i32 - 0x7f;
@@ -54,6 +56,7 @@ mod avx_mathfun {
         fma(e, 0.693_359_4, x + y)
     }
 
+    #[inline(always)]
     pub(super) fn sincos(x: f32) -> (f32, f32) {
         let mut sign_sin = x < 0.0;
         let mut x = x.abs();
@@ -86,6 +89,7 @@ mod avx_mathfun {
         (s, c)
     }
 
+    #[inline(always)]
     pub(super) fn normal_16(d: &mut [f32], mean: f32, std: f32) {
         let two_pi = (2.0 * std::f64::consts::PI) as f32;
         for j in 0..8 {
@@ -100,6 +104,7 @@ mod avx_mathfun {
 }
 
 /// float64 normals for 16 uniforms: torch's scalar `normal_fill_16`.
+#[inline(always)]
 fn normal_16_f64(d: &mut [f64], mean: f64, std: f64) {
     for j in 0..8 {
         let u1 = 1.0 - d[j];
@@ -111,27 +116,125 @@ fn normal_16_f64(d: &mut [f64], mean: f64, std: f64) {
     }
 }
 
-/// torch's `normal_fill`: uniforms for every element, Box-Muller over
-/// blocks of 16, and the last partial block redrawn and recomputed.
-fn normal_fill<T: Copy>(
-    g: &mut GenState,
-    n: usize,
-    uniform: fn(&mut GenState) -> T,
-    block: impl Fn(&mut [T]),
-) -> Vec<T> {
-    let mut d: Vec<T> = (0..n).map(|_| uniform(g)).collect();
-    let mut i = 0;
-    while i + 16 <= n {
-        block(&mut d[i..i + 16]);
-        i += 16;
-    }
-    if !n.is_multiple_of(16) {
-        for v in &mut d[n - 16..] {
-            *v = uniform(g);
+/// The slice loops of sampling, each built for the baseline, AVX2+FMA and
+/// AVX-512 (`kernels::simd::dispatched!`): on the SIMD paths `mul_add` is
+/// an FMA instruction instead of a call to libm's `fma`, and the values
+/// are the same bits on every path (a fused multiply-add is exact).
+mod loops {
+    use super::{avx_mathfun, normal_16_f64};
+    use crate::kernels::simd::dispatched;
+
+    dispatched! {
+        /// `uniform_real_distribution<float>` of each word (its low 24
+        /// bits), then scaled to [a, b): torch's float `uniform_`.
+        pub fn uniform_f32s / uniform_f32s_plain / uniform_f32s_avx2 <>(words: &[u32], out: &mut [f32], a: f32, b: f32) {
+            for (o, &w) in out.iter_mut().zip(words) {
+                let u = (w & ((1 << 24) - 1)) as f32 * (1.0 / (1u32 << 24) as f32);
+                *o = u.mul_add(b - a, a);
+            }
         }
-        block(&mut d[n - 16..]);
     }
-    d
+
+    dispatched! {
+        /// `uniform_real_distribution<double>` of each pair of words (the
+        /// first one high, 53 bits), then scaled to [a, b).
+        pub fn uniform_f64s / uniform_f64s_plain / uniform_f64s_avx2 <>(words: &[u32], out: &mut [f64], a: f64, b: f64) {
+            for (o, w) in out.iter_mut().zip(words.chunks_exact(2)) {
+                let bits = ((w[0] as u64) << 32 | w[1] as u64) & ((1u64 << 53) - 1);
+                *o = (bits as f64 * (1.0 / (1u64 << 53) as f64)).mul_add(b - a, a);
+            }
+        }
+    }
+
+    dispatched! {
+        /// Box-Muller over each whole block of 16 float32 uniforms.
+        pub fn normal_blocks_f32 / normal_blocks_f32_plain / normal_blocks_f32_avx2 <>(d: &mut [f32], mean: f32, std: f32) {
+            for block in d.chunks_exact_mut(16) {
+                avx_mathfun::normal_16(block, mean, std);
+            }
+        }
+    }
+
+    dispatched! {
+        /// Box-Muller over each whole block of 16 float64 uniforms.
+        pub fn normal_blocks_f64 / normal_blocks_f64_plain / normal_blocks_f64_avx2 <>(d: &mut [f64], mean: f64, std: f64) {
+            for block in d.chunks_exact_mut(16) {
+                normal_16_f64(block, mean, std);
+            }
+        }
+    }
+}
+
+/// Samples in the order torch's kernel writes them (memory order), at the
+/// precision they were drawn in.
+enum Samples {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Samples {
+    /// `n` uniforms in [from, to): float32 for float32 and the 2-byte
+    /// floats (which round them, as torch does), float64 otherwise.
+    fn uniform(g: &mut GenState, n: usize, dtype: DType, from: f64, to: f64) -> Samples {
+        if dtype.compute() == DType::F32 {
+            let mut out = vec![0f32; n];
+            loops::uniform_f32s(&g.words(n), &mut out, from as f32, to as f32);
+            Samples::F32(out)
+        } else {
+            let mut out = vec![0f64; n];
+            loops::uniform_f64s(&g.words(2 * n), &mut out, from, to);
+            Samples::F64(out)
+        }
+    }
+
+    /// `n` normals: torch's `normal_fill` (uniforms for every element,
+    /// Box-Muller over blocks of 16, the last partial block redrawn and
+    /// recomputed) for `blocks` (contiguous, 16 or more elements), else its
+    /// scalar cached Box-Muller.
+    fn normal(
+        g: &mut GenState,
+        n: usize,
+        dtype: DType,
+        blocks: bool,
+        mean: f64,
+        std: f64,
+    ) -> Samples {
+        if !blocks {
+            return Samples::F64((0..n).map(|_| g.normal_f64().mul_add(std, mean)).collect());
+        }
+        let whole = n / 16 * 16;
+        if dtype.compute() == DType::F32 {
+            let (m, s) = (mean as f32, std as f32);
+            let mut d = vec![0f32; n];
+            loops::uniform_f32s(&g.words(n), &mut d, 0.0, 1.0);
+            loops::normal_blocks_f32(&mut d[..whole], m, s);
+            if whole < n {
+                loops::uniform_f32s(&g.words(16), &mut d[n - 16..], 0.0, 1.0);
+                loops::normal_blocks_f32(&mut d[n - 16..], m, s);
+            }
+            Samples::F32(d)
+        } else {
+            let mut d = vec![0f64; n];
+            loops::uniform_f64s(&g.words(2 * n), &mut d, 0.0, 1.0);
+            loops::normal_blocks_f64(&mut d[..whole], mean, std);
+            if whole < n {
+                loops::uniform_f64s(&g.words(32), &mut d[n - 16..], 0.0, 1.0);
+                loops::normal_blocks_f64(&mut d[n - 16..], mean, std);
+            }
+            Samples::F64(d)
+        }
+    }
+
+    /// The samples as a tensor of `shape` whose memory `order` they follow
+    /// (still in their own dtype).
+    fn into_tensor(self, shape: &[usize], order: &[usize]) -> Result<Tensor> {
+        let pshape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
+        let t = match self {
+            Samples::F32(v) => Tensor::from_vec(v, &pshape)?,
+            Samples::F64(v) => Tensor::from_vec(v, &pshape)?,
+        };
+        t.permute(&inverse(order))
+    }
 }
 
 /// A tensor of `dtype` and `shape` from values listed in `order`
@@ -194,6 +297,11 @@ fn float_only(t: DType, kernel: &str) -> Result<()> {
 }
 
 impl Tensor {
+    /// Fills `self` with samples given in memory order.
+    fn fill_samples(&self, samples: Samples) -> Result<()> {
+        self.copy_(&samples.into_tensor(self.shape(), &memory_order(self))?)
+    }
+
     /// Fills `self` with `vals` given in memory order.
     fn fill_in_order(&self, vals: Vec<f64>) -> Result<()> {
         let order = memory_order(self);
@@ -220,23 +328,9 @@ impl Tensor {
                 cpp_double(to)
             );
         }
-        let n = self.numel();
         let gen = Generator::or_default(gen);
-        let vals: Vec<f64> = {
-            let mut g = gen.lock();
-            // float16/bfloat16 draw as float32 and round (torch's values)
-            if self.dtype().compute() == DType::F32 {
-                let (a, b) = (from as f32, to as f32);
-                (0..n)
-                    .map(|_| g.uniform_f32().mul_add(b - a, a) as f64)
-                    .collect()
-            } else {
-                (0..n)
-                    .map(|_| g.uniform_f64().mul_add(to - from, from))
-                    .collect()
-            }
-        };
-        self.fill_in_order(vals)
+        let samples = Samples::uniform(&mut gen.lock(), self.numel(), self.dtype(), from, to);
+        self.fill_samples(samples)
     }
 
     /// `normal_(mean, std)` with torch's values: the vectorised Box-Muller
@@ -252,30 +346,10 @@ impl Tensor {
             );
         }
         let n = self.numel();
+        let blocks = n >= 16 && self.is_contiguous();
         let gen = Generator::or_default(gen);
-        let vals: Vec<f64> = {
-            let mut g = gen.lock();
-            if n >= 16 && self.is_contiguous() {
-                // float16/bfloat16 as float32, rounded (torch's values up to
-                // 16 elements; longer ones differ, see the tests)
-                if self.dtype().compute() == DType::F32 {
-                    let (m, s) = (mean as f32, std as f32);
-                    normal_fill(&mut g, n, GenState::uniform_f32, |d| {
-                        avx_mathfun::normal_16(d, m, s)
-                    })
-                    .into_iter()
-                    .map(|v| v as f64)
-                    .collect()
-                } else {
-                    normal_fill(&mut g, n, GenState::uniform_f64, |d| {
-                        normal_16_f64(d, mean, std)
-                    })
-                }
-            } else {
-                (0..n).map(|_| g.normal_f64().mul_add(std, mean)).collect()
-            }
-        };
-        self.fill_in_order(vals)
+        let samples = Samples::normal(&mut gen.lock(), n, self.dtype(), blocks, mean, std);
+        self.fill_samples(samples)
     }
 
     /// `bernoulli_(p)` with a scalar p: `uniform_double < p` per element
@@ -415,17 +489,21 @@ impl Tensor {
     /// Uniform samples in [0, 1) (torch.rand).
     pub fn rand_gen(shape: &[usize], dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
         float_only(dtype, "check_uniform_bounds")?;
-        let t = Tensor::zeros(shape, dtype);
-        t.uniform_gen_(0.0, 1.0, gen)?;
-        Ok(t)
+        let n = shape.iter().product();
+        let gen = Generator::or_default(gen);
+        let samples = Samples::uniform(&mut gen.lock(), n, dtype, 0.0, 1.0);
+        let order: Vec<usize> = (0..shape.len()).collect();
+        samples.into_tensor(shape, &order)?.to_dtype(dtype)
     }
 
     /// Standard normal samples (torch.randn).
     pub fn randn_gen(shape: &[usize], dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
         float_only(dtype, "normal_kernel_cpu")?;
-        let t = Tensor::zeros(shape, dtype);
-        t.normal_gen_(0.0, 1.0, gen)?;
-        Ok(t)
+        let n = shape.iter().product();
+        let gen = Generator::or_default(gen);
+        let samples = Samples::normal(&mut gen.lock(), n, dtype, n >= 16, 0.0, 1.0);
+        let order: Vec<usize> = (0..shape.len()).collect();
+        samples.into_tensor(shape, &order)?.to_dtype(dtype)
     }
 
     pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
