@@ -18,6 +18,14 @@ fn shape_str(s: &[usize]) -> String {
     }
 }
 
+/// A tensor's box: its name (if it has one) over its shape, escaped.
+fn tensor_label(name: Option<&str>, t: &Tensor) -> String {
+    match name {
+        Some(n) => esc(&format!("{n}\n{}", shape_str(t.shape()))),
+        None => esc(&shape_str(t.shape())),
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -43,15 +51,8 @@ pub fn graph_to_dot(
     let mut stack: Vec<Arc<Node>> = Vec::new();
     for (i, (t, name)) in roots.iter().enumerate() {
         let id = format!("out{i}");
-        let label = match name {
-            Some(n) => format!("{}\n{}", n, shape_str(t.shape())),
-            None => shape_str(t.shape()),
-        };
-        let _ = writeln!(
-            out,
-            "\t{id} [label=\"{}\" fillcolor=darkolivegreen1]",
-            esc(&label)
-        );
+        let label = tensor_label(name.as_deref(), t);
+        let _ = writeln!(out, "\t{id} [label=\"{label}\" fillcolor=darkolivegreen1]");
         if let Some(f) = t.grad_fn() {
             let _ = writeln!(out, "\tn{} -> {id}", key(&f));
             stack.push(f);
@@ -66,15 +67,8 @@ pub fn graph_to_dot(
             Some(acc) => {
                 let v = &acc.variable();
                 let name = params.get(&(Arc::as_ptr(&v.0) as usize));
-                let label = match name {
-                    Some(nm) => format!("{}\n{}", nm, shape_str(v.shape())),
-                    None => shape_str(v.shape()),
-                };
-                let _ = writeln!(
-                    out,
-                    "\tn{k} [label=\"{}\" fillcolor=lightblue]",
-                    esc(&label)
-                );
+                let label = tensor_label(name.map(String::as_str), v);
+                let _ = writeln!(out, "\tn{k} [label=\"{label}\" fillcolor=lightblue]");
             }
             None => {
                 let _ = writeln!(out, "\tn{k} [label=\"{}\"]", esc(&n.name()));
